@@ -1,0 +1,137 @@
+//! `mirdsl`: the command-line face of the MindIR DSL tools.
+
+mod render;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "mirdsl", version, about = "Write, read, check and run MindIR graphs as text.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Format `.mir` files in place (directories are searched for `.mir` files).
+    Fmt {
+        /// Files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Report files that are not formatted instead of rewriting them; exit 1 if any.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Print the lossless syntax tree of a file (a debug view).
+    Parse {
+        file: PathBuf,
+    },
+}
+
+/// Exit codes shared by every subcommand.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FAILURE: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Fmt { paths, check } => fmt_command(&paths, check),
+        Command::Parse { file } => parse_command(&file),
+    };
+    ExitCode::from(code)
+}
+
+fn read(path: &Path) -> Result<String, u8> {
+    std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        EXIT_USAGE
+    })
+}
+
+/// Expands directories into the `.mir` files below them, sorted.
+fn collect_mir_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, u8> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.path());
+        for entry in entries {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if path.extension().is_some_and(|e| e == "mir") {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, &mut files).map_err(|e| {
+                eprintln!("error: cannot read directory {}: {e}", path.display());
+                EXIT_USAGE
+            })?;
+        } else if path.exists() {
+            files.push(path.clone());
+        } else {
+            eprintln!("error: no such file or directory: {}", path.display());
+            return Err(EXIT_USAGE);
+        }
+    }
+    Ok(files)
+}
+
+fn fmt_command(paths: &[PathBuf], check: bool) -> u8 {
+    let files = match collect_mir_files(paths) {
+        Ok(files) => files,
+        Err(code) => return code,
+    };
+    let mut code = EXIT_OK;
+    for file in files {
+        let text = match read(&file) {
+            Ok(text) => text,
+            Err(c) => return c,
+        };
+        match fmt::format(&text) {
+            Err(errors) => {
+                render::syntax_errors(&file, &text, &errors);
+                eprintln!(
+                    "error: not formatting {}: it has syntax errors (fix them first)",
+                    file.display()
+                );
+                code = EXIT_FAILURE;
+            }
+            Ok(formatted) if formatted == text => {}
+            Ok(_) if check => {
+                println!("{}: not formatted", file.display());
+                code = EXIT_FAILURE;
+            }
+            Ok(formatted) => {
+                if let Err(e) = std::fs::write(&file, formatted) {
+                    eprintln!("error: cannot write {}: {e}", file.display());
+                    return EXIT_USAGE;
+                }
+                println!("formatted {}", file.display());
+            }
+        }
+    }
+    code
+}
+
+fn parse_command(file: &Path) -> u8 {
+    let text = match read(file) {
+        Ok(text) => text,
+        Err(c) => return c,
+    };
+    let parse = syntax::parse(&text);
+    print!("{:#?}", parse.syntax_node());
+    if parse.errors().is_empty() {
+        EXIT_OK
+    } else {
+        render::syntax_errors(file, &text, parse.errors());
+        EXIT_FAILURE
+    }
+}
