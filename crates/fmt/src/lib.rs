@@ -66,7 +66,7 @@ impl Formatter {
     }
 
     fn write(&mut self, t: &SyntaxToken) {
-        if self.prev.is_some() {
+        if let Some(prev) = self.prev.clone() {
             if self.pending_newlines > 0 {
                 let newlines = self.newlines_before(t);
                 for _ in 0..newlines {
@@ -79,8 +79,7 @@ impl Formatter {
                 }
                 self.out.extend(std::iter::repeat_n(' ', self.line_indent));
             } else {
-                let prev = self.prev.as_ref().unwrap();
-                self.out.push_str(space_between(prev, t));
+                self.out.push_str(space_between(&prev, t));
             }
         } else {
             self.line_indent = 0;

@@ -8,7 +8,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "mirdsl", version, about = "Write, read, check and run MindIR graphs as text.")]
+#[command(
+    name = "mirdsl",
+    version,
+    about = "Write, read, check and run MindIR graphs as text."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,9 +30,7 @@ enum Command {
         check: bool,
     },
     /// Print the lossless syntax tree of a file (a debug view).
-    Parse {
-        file: PathBuf,
-    },
+    Parse { file: PathBuf },
 }
 
 /// Exit codes shared by every subcommand.

@@ -4,7 +4,10 @@ use std::path::Path;
 
 use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFile;
-use codespan_reporting::term::{self, termcolor::{ColorChoice, StandardStream}};
+use codespan_reporting::term::{
+    self,
+    termcolor::{ColorChoice, StandardStream},
+};
 
 pub fn syntax_errors(path: &Path, text: &str, errors: &[syntax::SyntaxError]) {
     let file = SimpleFile::new(path.display().to_string(), text);

@@ -311,7 +311,9 @@ impl Name {
         self.0.first_token()
     }
     pub fn text(&self) -> String {
-        self.token().map(|t| t.text().to_string()).unwrap_or_default()
+        self.token()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default()
     }
 }
 
@@ -320,7 +322,9 @@ impl NameRef {
         self.0.first_token()
     }
     pub fn text(&self) -> String {
-        self.token().map(|t| t.text().to_string()).unwrap_or_default()
+        self.token()
+            .map(|t| t.text().to_string())
+            .unwrap_or_default()
     }
 }
 
@@ -360,7 +364,9 @@ impl TupleType {
 
 impl FnType {
     pub fn params(&self) -> impl Iterator<Item = Type> {
-        child::<ParamList>(&self.0).into_iter().flat_map(|l| l.types())
+        child::<ParamList>(&self.0)
+            .into_iter()
+            .flat_map(|l| l.types())
     }
     pub fn ret(&self) -> Option<Type> {
         child(&self.0)

@@ -142,8 +142,14 @@ pub fn tokenize(text: &str) -> (Vec<Token>, Vec<SyntaxError>) {
             },
             Err(()) => {
                 let message = match lexer.slice().chars().next() {
-                    Some('.') => "unexpected `.`: a dotted name's segments must start with a letter or `_`".to_string(),
-                    Some('%') => "a temporary is `%` followed by letters, digits or `_` (`%1`, `%t`)".to_string(),
+                    Some('.') => {
+                        "unexpected `.`: a dotted name's segments must start with a letter or `_`"
+                            .to_string()
+                    }
+                    Some('%') => {
+                        "a temporary is `%` followed by letters, digits or `_` (`%1`, `%t`)"
+                            .to_string()
+                    }
                     Some(c) => format!("unexpected character `{}`", c.escape_debug()),
                     None => "unexpected input".to_string(),
                 };

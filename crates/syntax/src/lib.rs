@@ -66,11 +66,11 @@ fn merge_errors(errors: &mut Vec<SyntaxError>, parse_errors: Vec<SyntaxError>) {
         return;
     }
     let lexed: Vec<TextRange> = errors.iter().map(|e| e.range).collect();
-    errors.extend(
-        parse_errors
-            .into_iter()
-            .filter(|e| !lexed.iter().any(|r| r.contains_range(e.range) && !e.range.is_empty())),
-    );
+    errors.extend(parse_errors.into_iter().filter(|e| {
+        !lexed
+            .iter()
+            .any(|r| r.contains_range(e.range) && !e.range.is_empty())
+    }));
     errors.sort_by_key(|e| (e.range.start(), e.range.end()));
 }
 
@@ -112,10 +112,7 @@ impl Parse {
     pub fn debug_dump(&self) -> String {
         let mut out = format!("{:#?}", self.syntax_node());
         for error in self.errors.iter() {
-            out.push_str(&format!(
-                "error {:?}: {}\n",
-                error.range, error.message
-            ));
+            out.push_str(&format!("error {:?}: {}\n", error.range, error.message));
         }
         out
     }
@@ -144,7 +141,11 @@ impl Parse {
         if edit.delete.start() == range.start() || edit.delete.end() == range.end() {
             return None;
         }
-        if self.errors.iter().any(|e| e.range.intersect(range).is_some() || e.range.start() == range.end()) {
+        if self
+            .errors
+            .iter()
+            .any(|e| e.range.intersect(range).is_some() || e.range.start() == range.end())
+        {
             return None;
         }
         let mut text = item.to_string();

@@ -123,8 +123,10 @@ impl<'t> Parser<'t> {
     fn emit(&mut self, i: usize) {
         let range = self.token_range(i);
         let kind = self.tokens[i].kind;
-        self.builder
-            .token(kind.into(), &self.text[range.start().into()..range.end().into()]);
+        self.builder.token(
+            kind.into(),
+            &self.text[range.start().into()..range.end().into()],
+        );
     }
 
     fn flush_trivia(&mut self) {
@@ -220,10 +222,24 @@ impl<'t> Parser<'t> {
             Some(t) if t.kind != NEWLINE => self.token_range(i),
             _ => TextRange::empty(self.last_significant_end),
         };
-        if self.errors.last().is_some_and(|e| e.range.start() == range.start()) {
+        if self
+            .errors
+            .last()
+            .is_some_and(|e| e.range.start() == range.start())
+        {
             return;
         }
         let message = format!("{expected}, found {}", self.found());
+        self.errors.push(SyntaxError::new(message, range));
+    }
+
+    /// Reports an error whose message already says what is wrong at the next token.
+    fn error_plain(&mut self, message: &str) {
+        let i = self.nth_index(0);
+        let range = match self.tokens.get(i) {
+            Some(t) if t.kind != NEWLINE => self.token_range(i),
+            _ => TextRange::empty(self.last_significant_end),
+        };
         self.errors.push(SyntaxError::new(message, range));
     }
 
@@ -303,13 +319,15 @@ fn graph(p: &mut Parser) {
     p.bump(); // `graph`
     name(p, "a graph name");
     const HEADER: &[SyntaxKind] = &[L_PAREN, THIN_ARROW, L_BRACE, NEWLINE, GRAPH_KW, PARAM_KW];
+    let mut header_ok = true;
     if !p.at_any(HEADER) {
         p.error_here("expected `(`");
         p.recover_until(HEADER);
+        header_ok = false;
     }
     if p.at(L_PAREN) {
         param_list(p);
-    } else {
+    } else if header_ok {
         p.error_here("expected `(` and the graph's parameters");
     }
     if p.at(THIN_ARROW) {
@@ -385,7 +403,10 @@ fn list(p: &mut Parser, close: SyntaxKind, what: &str, elem: fn(&mut Parser) -> 
     if p.at(close) {
         p.bump();
     } else {
-        p.error_here(&format!("expected {} to close the {what}", close.describe()));
+        p.error_here(&format!(
+            "expected {} to close the {what}",
+            close.describe()
+        ));
     }
 }
 
@@ -513,7 +534,7 @@ fn stmt(p: &mut Parser) {
             p.finish_node();
         }
         PARAM_KW => {
-            p.error_here("`param` declares a weight and is only allowed at the top level");
+            p.error_plain("`param` declares a weight and is only allowed at the top level");
             p.recover_until(STMT_END);
         }
         IDENT | TEMP if matches!(p.nth(1), EQ | COLON) => let_stmt(p),

@@ -1,0 +1,164 @@
+//! Property tests: the parser takes any text without panicking and reproduces it
+//! exactly, and incremental reparsing agrees with parsing from scratch.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use syntax::{TextEdit, TextRange, TextSize};
+
+fn examples() -> Vec<String> {
+    let mut texts = Vec::new();
+    for dir in ["../../testdata", "test_data/ok", "test_data/err"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            if path.extension().is_some_and(|e| e == "mir") {
+                texts.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    texts
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Text that looks like `.mir` a good part of the time: tokens of the language
+/// mixed with arbitrary characters.
+fn mir_like() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("graph ".to_string()),
+        Just("param ".to_string()),
+        Just("return ".to_string()),
+        Just("if ".to_string()),
+        Just("else ".to_string()),
+        Just("fn".to_string()),
+        Just("=>".to_string()),
+        Just("->".to_string()),
+        Just("(".to_string()),
+        Just(")".to_string()),
+        Just("[".to_string()),
+        Just("]".to_string()),
+        Just("{".to_string()),
+        Just("}".to_string()),
+        Just(",".to_string()),
+        Just(";".to_string()),
+        Just(":".to_string()),
+        Just("=".to_string()),
+        Just(" + ".to_string()),
+        Just("\n".to_string()),
+        Just("# c\n".to_string()),
+        Just("\"s\\\"".to_string()),
+        Just("%1".to_string()),
+        Just("f32[B, ?, *]".to_string()),
+        "[a-z_][a-z0-9_.]{0,6}",
+        "[0-9]{1,3}(\\.[0-9])?",
+        any::<char>().prop_map(|c| c.to_string()),
+    ];
+    prop::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+}
+
+fn check_roundtrip(text: &str) {
+    let parse = syntax::parse(text);
+    assert_eq!(parse.syntax_node().to_string(), text);
+    // Typed accessors must not panic on any tree.
+    for item in parse.tree().items() {
+        let _ = item.name();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_text_round_trips(text in mir_like()) {
+        check_roundtrip(&text);
+    }
+
+    #[test]
+    fn arbitrary_unicode_round_trips(text in "\\PC{0,200}") {
+        check_roundtrip(&text);
+    }
+
+    #[test]
+    fn truncated_and_spliced_examples_round_trip(
+        a in any::<prop::sample::Index>(),
+        b in any::<prop::sample::Index>(),
+        cut1 in any::<prop::sample::Index>(),
+        cut2 in any::<prop::sample::Index>(),
+    ) {
+        let texts = examples();
+        let x = &texts[a.index(texts.len())];
+        let y = &texts[b.index(texts.len())];
+        let i = floor_char_boundary(x, cut1.index(x.len() + 1));
+        let j = floor_char_boundary(y, cut2.index(y.len() + 1));
+        check_roundtrip(&x[..i]);
+        check_roundtrip(&format!("{}{}", &x[..i], &y[j..]));
+    }
+
+    /// Reparsing after an edit gives exactly the tree and errors of a full parse.
+    #[test]
+    fn reparse_agrees_with_full_parse(
+        file in any::<prop::sample::Index>(),
+        at in any::<prop::sample::Index>(),
+        len in 0usize..12,
+        insert in prop_oneof![
+            Just(String::new()),
+            Just("x".to_string()),
+            Just(" + 1".to_string()),
+            Just("\n  a = b\n".to_string()),
+            Just("(".to_string()),
+            Just("}".to_string()),
+            Just("graph".to_string()),
+            Just("\ngraph g() { return 1 }\n".to_string()),
+            "[a-z0-9 ()\\[\\]{},=+\\n#\"]{0,8}",
+        ],
+    ) {
+        let texts = examples();
+        let text = &texts[file.index(texts.len())];
+        let start = floor_char_boundary(text, at.index(text.len() + 1));
+        let end = floor_char_boundary(text, start + len);
+        let edit = TextEdit {
+            delete: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
+            insert: insert.clone(),
+        };
+        let old = syntax::parse(text);
+        let mut new_text = text.clone();
+        edit.apply(&mut new_text);
+        let incremental = old.reparse(&edit);
+        let full = syntax::parse(&new_text);
+        prop_assert_eq!(incremental.syntax_node().to_string(), new_text);
+        prop_assert_eq!(incremental.green(), full.green());
+        prop_assert_eq!(incremental.errors(), full.errors());
+    }
+}
+
+/// An edit inside one graph's body reuses the untouched items' green nodes.
+#[test]
+fn reparse_of_an_edit_in_one_graph_shares_the_other_graphs() {
+    let text = "graph f(x) {\n  a = x\n  return a\n}\n\ngraph g(y) {\n  return y\n}\n";
+    let old = syntax::parse(text);
+    let offset = text.find("a = x").unwrap() + 4;
+    let edit = TextEdit {
+        delete: TextRange::new(
+            TextSize::from(offset as u32),
+            TextSize::from(offset as u32 + 1),
+        ),
+        insert: "Neg(x)".to_string(),
+    };
+    let new = old.reparse(&edit);
+    let old_g = old.syntax_node().children().nth(1).unwrap();
+    let new_g = new.syntax_node().children().nth(1).unwrap();
+    // Same green node (pointer-equal), not just equal text.
+    assert!(std::ptr::eq(old_g.green(), new_g.green()));
+    assert!(new.syntax_node().to_string().contains("a = Neg(x)"));
+}
