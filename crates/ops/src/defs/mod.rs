@@ -1,0 +1,41 @@
+//! The primitives, one file per family. Adding a primitive: add its `OpDef` to
+//! its family's `OPS` list, with schema, shape rule, gradient rule and kernel.
+
+pub mod elementwise;
+pub mod internal;
+pub mod linalg;
+pub mod makers;
+pub mod nn;
+pub mod reduce;
+pub mod shape;
+pub mod structure;
+
+use crate::OpDef;
+
+pub fn all() -> impl Iterator<Item = &'static OpDef> {
+    [
+        elementwise::OPS,
+        linalg::OPS,
+        reduce::OPS,
+        shape::OPS,
+        nn::OPS,
+        structure::OPS,
+        makers::OPS,
+        internal::OPS,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Sample calls of every family's primitives (see [`crate::eager::Sample`]).
+pub fn samples() -> Vec<crate::eager::Sample> {
+    let mut all = Vec::new();
+    all.extend(elementwise::samples());
+    all.extend(linalg::samples());
+    all.extend(reduce::samples());
+    all.extend(shape::samples());
+    all.extend(nn::samples());
+    all.extend(makers::samples());
+    all.extend(internal::samples());
+    all
+}

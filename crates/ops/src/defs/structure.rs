@@ -1,0 +1,70 @@
+//! Structural primitives. The analyser and the executor give these their
+//! meaning (they move values and functions around rather than compute); the
+//! schemas here serve docs, completion and argument checking.
+
+use ir::AbsVal;
+
+use crate::infer::InferCall;
+use crate::{Category, OpDef, OpError, OutputDef, ParamDef};
+
+fn handled_by_analysis(_: &InferCall) -> Result<AbsVal, OpError> {
+    Ok(AbsVal::Any)
+}
+
+const fn structural(
+    name: &'static str,
+    doc: &'static str,
+    params: &'static [ParamDef],
+    variadic: bool,
+) -> OpDef {
+    OpDef {
+        name,
+        category: Category::Structure,
+        doc,
+        params,
+        variadic,
+        output: OutputDef::Single,
+        infer: handled_by_analysis,
+        grad: None,
+        kernel: None,
+    }
+}
+
+pub const OPS: &[OpDef] = &[
+    structural("MakeTuple", "Builds a tuple of its arguments: `MakeTuple(a, b)` is `(a, b)`.", &[], true),
+    structural(
+        "TupleGetItem",
+        "Element `index` of a tuple: `TupleGetItem(t, 0)` is `t[0]`. The index must be a constant.",
+        &[ParamDef::input("tuple", "The tuple."), ParamDef::input("index", "A constant integer index.")],
+        false,
+    ),
+    structural(
+        "Switch",
+        "Chooses `true_branch` if `cond` holds, else `false_branch`; calling the result runs only that branch.",
+        &[
+            ParamDef::input("cond", "A `bool` scalar or a `bool[]` tensor."),
+            ParamDef::input("true_branch", "The value (usually a graph) for true."),
+            ParamDef::input("false_branch", "The value (usually a graph) for false."),
+        ],
+        false,
+    ),
+    structural(
+        "Partial",
+        "Binds the first arguments of a function: `Partial(f, a)(b)` is `f(a, b)`.",
+        &[],
+        true,
+    ),
+    structural(
+        "Depend",
+        "Returns `value`, after `expr` has been evaluated (orders side effects).",
+        &[ParamDef::input("value", "The result."), ParamDef::input("expr", "Evaluated first.")],
+        false,
+    ),
+    structural(
+        "StopGradient",
+        "Returns `x` unchanged; no gradient flows through it.",
+        &[ParamDef::input("x", "The value.")],
+        false,
+    ),
+    structural("Return", "Returns `x` from the graph (every graph ends with one).", &[ParamDef::input("x", "The value.")], false),
+];

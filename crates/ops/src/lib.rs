@@ -1,0 +1,333 @@
+//! The primitive registry: the namespace `mindspore/2.10`.
+//!
+//! Each primitive is one [`OpDef`]: its schema (inputs and attributes in
+//! signature order, attribute types, defaults and allowed values, output
+//! structure), its shape rule, its gradient rule and its CPU kernel, all in the
+//! file of its family under `defs/`. Docs, hover, completion, checking, autodiff
+//! and execution all read this one table.
+
+pub mod bind;
+pub mod defs;
+pub mod eager;
+pub mod grad;
+pub mod infer;
+pub mod kernel;
+pub mod mindspore_names;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use bind::{bind_call, check_attr, resolve_attrs, Attrs, BindError, Bound};
+pub use grad::{GNode, GradBuilder, GradCall, GradFn};
+pub use infer::{InferCall, InferFn};
+pub use ir::{AbsVal, AttrValue, DType};
+pub use kernel::{KArg, KValue, KernelCall, KernelFn};
+
+/// The namespace of this registry's schemas (MindSpore's op set and semantics).
+pub const NAMESPACE: &str = "mindspore/2.10";
+
+/// Groups for docs and completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Category {
+    Elementwise,
+    LinearAlgebra,
+    Reduction,
+    Shape,
+    NeuralNetwork,
+    /// MakeTuple, TupleGetItem, Switch, Partial, Depend, StopGradient, Return:
+    /// the analyser and the executor give these their meaning.
+    Structure,
+    TensorMaker,
+    /// Helpers used by gradient rules; not for users (names start with `_`).
+    Internal,
+}
+
+/// The type an attribute's value must have.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AttrType {
+    Int,
+    Float,
+    Bool,
+    /// A string from the allowed list, matched case-insensitively.
+    Str(&'static [&'static str]),
+    /// An int or a tuple of ints (`axis=1`, `axis=(0, 1)`, `axis=()`).
+    Ints,
+    /// A tuple of ints (a shape, a permutation).
+    IntTuple,
+    DType,
+    /// An int, a float or a bool (a fill value).
+    Number,
+}
+
+impl AttrType {
+    pub fn describe(&self) -> String {
+        match self {
+            AttrType::Int => "int".into(),
+            AttrType::Float => "float".into(),
+            AttrType::Bool => "bool".into(),
+            AttrType::Str(allowed) => format!(
+                "str, one of {}",
+                allowed
+                    .iter()
+                    .map(|a| format!("\"{a}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            AttrType::Ints => "int or tuple of ints".into(),
+            AttrType::IntTuple => "tuple of ints".into(),
+            AttrType::DType => "dtype".into(),
+            AttrType::Number => "number".into(),
+        }
+    }
+}
+
+/// An attribute default, in a form that fits in a `static` table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AttrDefault {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(&'static str),
+    Ints(&'static [i64]),
+    DType(DType),
+    None,
+}
+
+impl AttrDefault {
+    pub fn value(&self) -> AttrValue {
+        match *self {
+            AttrDefault::Int(i) => AttrValue::Int(i),
+            AttrDefault::Float(x) => AttrValue::float(x),
+            AttrDefault::Bool(b) => AttrValue::Bool(b),
+            AttrDefault::Str(s) => AttrValue::Str(s.to_string()),
+            AttrDefault::Ints(v) => {
+                AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
+            }
+            AttrDefault::DType(d) => AttrValue::DType(d),
+            AttrDefault::None => AttrValue::None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ParamKind {
+    /// A run-time input (a tensor, a scalar, or a tuple for `Concat`).
+    Input,
+    /// A constant attribute; `default: None` means it is required.
+    Attr {
+        ty: AttrType,
+        default: Option<AttrDefault>,
+    },
+}
+
+/// One parameter of a primitive's signature.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParamDef {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub doc: &'static str,
+}
+
+impl ParamDef {
+    pub const fn input(name: &'static str, doc: &'static str) -> ParamDef {
+        ParamDef {
+            name,
+            kind: ParamKind::Input,
+            doc,
+        }
+    }
+
+    pub const fn attr(
+        name: &'static str,
+        ty: AttrType,
+        default: Option<AttrDefault>,
+        doc: &'static str,
+    ) -> ParamDef {
+        ParamDef {
+            name,
+            kind: ParamKind::Attr { ty, default },
+            doc,
+        }
+    }
+
+    pub fn is_input(&self) -> bool {
+        matches!(self.kind, ParamKind::Input)
+    }
+}
+
+/// The structure of a primitive's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutputDef {
+    Single,
+    /// A tuple with these named elements (`LayerNorm` gives `(y, mean, variance)`).
+    Tuple(&'static [&'static str]),
+}
+
+/// A primitive.
+pub struct OpDef {
+    pub name: &'static str,
+    pub category: Category,
+    /// One paragraph: what it computes, in MindSpore's terms.
+    pub doc: &'static str,
+    pub params: &'static [ParamDef],
+    /// Takes any number of inputs (`MakeTuple`, `Partial`).
+    pub variadic: bool,
+    pub output: OutputDef,
+    pub infer: InferFn,
+    /// `None`: not differentiable (its inputs get zero gradients).
+    pub grad: Option<GradFn>,
+    /// `None` only for structural primitives, which the executor handles itself.
+    pub kernel: Option<KernelFn>,
+}
+
+impl std::fmt::Debug for OpDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OpDef({})", self.name)
+    }
+}
+
+impl OpDef {
+    pub fn inputs(&self) -> impl Iterator<Item = &ParamDef> {
+        self.params.iter().filter(|p| p.is_input())
+    }
+
+    pub fn attrs(&self) -> impl Iterator<Item = &ParamDef> {
+        self.params.iter().filter(|p| !p.is_input())
+    }
+
+    pub fn input_count(&self) -> usize {
+        self.inputs().count()
+    }
+
+    pub fn param(&self, name: &str) -> Option<&ParamDef> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// `MatMul(x, y, transpose_a=false, transpose_b=false)`: the signature as text.
+    pub fn signature(&self) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ParamKind::Input => p.name.to_string(),
+                ParamKind::Attr {
+                    default: Some(d), ..
+                } => format!("{}={}", p.name, d.value()),
+                ParamKind::Attr { ty, default: None } => format!("{}: {}", p.name, ty.describe()),
+            })
+            .collect();
+        let variadic = if self.variadic { ", ..." } else { "" };
+        format!("{}({}{variadic})", self.name, params.join(", "))
+    }
+}
+
+/// An error from a primitive's rules, with what it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpError {
+    pub message: String,
+    pub target: ErrorTarget,
+    /// Extra facts for the user ("`x` has shape [2, 3]").
+    pub notes: Vec<String>,
+}
+
+/// Which argument of the call an error is about (for its source span).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ErrorTarget {
+    Call,
+    Input(usize),
+    Attr(&'static str),
+}
+
+impl OpError {
+    pub fn call(message: impl Into<String>) -> OpError {
+        OpError {
+            message: message.into(),
+            target: ErrorTarget::Call,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn input(index: usize, message: impl Into<String>) -> OpError {
+        OpError {
+            message: message.into(),
+            target: ErrorTarget::Input(index),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn attr(name: &'static str, message: impl Into<String>) -> OpError {
+        OpError {
+            message: message.into(),
+            target: ErrorTarget::Attr(name),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> OpError {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Every primitive, by name.
+pub fn registry() -> &'static HashMap<&'static str, &'static OpDef> {
+    static REGISTRY: OnceLock<HashMap<&'static str, &'static OpDef>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut map = HashMap::new();
+        for op in defs::all() {
+            let previous = map.insert(op.name, op);
+            assert!(previous.is_none(), "primitive {} is defined twice", op.name);
+        }
+        map
+    })
+}
+
+pub fn lookup(name: &str) -> Option<&'static OpDef> {
+    registry().get(name).copied()
+}
+
+/// All user-visible primitives, sorted by name (completion, docs).
+pub fn public_ops() -> Vec<&'static OpDef> {
+    let mut ops: Vec<_> = registry()
+        .values()
+        .copied()
+        .filter(|o| o.category != Category::Internal)
+        .collect();
+    ops.sort_by_key(|o| o.name);
+    ops
+}
+
+/// The closest known names to `name` (for "did you mean").
+pub fn similar_names<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Vec<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

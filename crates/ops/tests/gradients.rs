@@ -1,0 +1,213 @@
+//! Every gradient rule in the registry against central finite differences, in
+//! f64, on the samples each primitive family lists; and every kernel against
+//! its shape rule.
+
+use ops::eager::{self, Sample};
+use ops::KValue;
+use tensor::{DType, Tensor};
+
+fn flatten(v: &KValue, out: &mut Vec<Tensor>) {
+    match v {
+        KValue::Tensor(t) => out.push(t.clone()),
+        KValue::Tuple(items) => items.iter().for_each(|i| flatten(i, out)),
+    }
+}
+
+/// A sensitivity with the structure of `out`: deterministic values in [-1, 1).
+fn sensitivity(out: &KValue, seed: u64) -> KValue {
+    match out {
+        KValue::Tensor(t) if t.dtype().is_float() => {
+            let KValue::Tensor(r) = eager::random_f64(t.shape(), seed, -1.0, 1.0) else {
+                unreachable!()
+            };
+            KValue::Tensor(r.cast(t.dtype()))
+        }
+        KValue::Tensor(t) => KValue::Tensor(Tensor::zeros(t.dtype(), t.shape().to_vec())),
+        KValue::Tuple(items) => KValue::Tuple(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| sensitivity(v, seed + i as u64 + 1))
+                .collect(),
+        ),
+    }
+}
+
+/// `sum(out · dout)` over every float tensor of the output.
+fn objective(sample: &Sample, inputs: &[KValue], dout: &KValue) -> f64 {
+    let out = eager::call(sample.op, inputs, sample.attrs.clone()).expect("forward");
+    let (mut outs, mut douts) = (Vec::new(), Vec::new());
+    flatten(&out, &mut outs);
+    flatten(dout, &mut douts);
+    outs.iter()
+        .zip(&douts)
+        .filter(|(o, _)| o.dtype().is_float())
+        .map(|(o, d)| {
+            o.to_f64_vec()
+                .iter()
+                .zip(d.to_f64_vec())
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+fn check(sample: &Sample) -> Result<(), String> {
+    let out =
+        eager::call(sample.op, &sample.inputs, sample.attrs.clone()).map_err(|e| e.message)?;
+    let dout = sensitivity(&out, 7);
+    let grads = eager::gradient(sample.op, &sample.inputs, sample.attrs.clone(), &dout)
+        .map_err(|e| e.message)?;
+    if grads.len() != sample.inputs.len() {
+        return Err(format!(
+            "{} gradients for {} inputs",
+            grads.len(),
+            sample.inputs.len()
+        ));
+    }
+    for (i, (input, grad)) in sample.inputs.iter().zip(&grads).enumerate() {
+        let KValue::Tensor(x) = input else { continue };
+        if !x.dtype().is_float() {
+            if let Some(KValue::Tensor(g)) = grad {
+                if g.to_f64_vec().iter().any(|&v| v != 0.0) {
+                    return Err(format!(
+                        "input {i} is {} but got a non-zero gradient",
+                        x.dtype()
+                    ));
+                }
+            }
+            continue;
+        }
+        let analytic = match grad {
+            Some(KValue::Tensor(g)) => {
+                if g.shape() != x.shape() {
+                    return Err(format!(
+                        "gradient {i} has shape {:?}, input has {:?}",
+                        g.shape(),
+                        x.shape()
+                    ));
+                }
+                g.to_f64_vec()
+            }
+            Some(KValue::Tuple(_)) => return Err(format!("gradient {i} is a tuple")),
+            None => vec![0.0; x.numel()],
+        };
+        let base = x.to_f64_vec();
+        let h = 1e-6;
+        for (j, &a) in analytic.iter().enumerate() {
+            let mut plus = base.clone();
+            plus[j] += h;
+            let mut minus = base.clone();
+            minus[j] -= h;
+            let mut inputs = sample.inputs.clone();
+            inputs[i] = KValue::Tensor(
+                Tensor::from_f64(x.shape().to_vec(), plus)
+                    .unwrap()
+                    .cast(x.dtype()),
+            );
+            let fp = objective(sample, &inputs, &dout);
+            inputs[i] = KValue::Tensor(
+                Tensor::from_f64(x.shape().to_vec(), minus)
+                    .unwrap()
+                    .cast(x.dtype()),
+            );
+            let fm = objective(sample, &inputs, &dout);
+            let numeric = (fp - fm) / (2.0 * h);
+            if (numeric - a).abs() > 1e-5 + 1e-4 * numeric.abs() {
+                return Err(format!(
+                    "d/d input{i}[{j}]: rule gives {a}, finite differences {numeric}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_gradient_rule_matches_finite_differences() {
+    let samples = ops::defs::samples();
+    let mut failures = Vec::new();
+    for sample in &samples {
+        if ops::lookup(sample.op).and_then(|o| o.grad).is_none() {
+            continue;
+        }
+        if let Err(e) = check(sample) {
+            failures.push(format!("{} {:?}: {e}", sample.op, sample.attrs));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "gradient mismatches:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_differentiable_primitive_has_a_sample() {
+    let samples = ops::defs::samples();
+    let missing: Vec<&str> = ops::registry()
+        .values()
+        .filter(|op| op.grad.is_some())
+        .filter(|op| !samples.iter().any(|s| s.op == op.name))
+        .map(|op| op.name)
+        .collect();
+    assert!(missing.is_empty(), "no gradient sample for: {missing:?}");
+}
+
+/// The kernel's result agrees with the shape rule's prediction on every sample.
+#[test]
+fn kernels_agree_with_shape_rules() {
+    for sample in ops::defs::samples() {
+        let op = ops::lookup(sample.op).unwrap();
+        let inputs: Vec<ops::AbsVal> = sample.inputs.iter().map(eager::abstract_of).collect();
+        let given: Vec<(String, ops::AttrValue)> = sample
+            .attrs
+            .iter()
+            .map(|(k, v)| (k.to_string(), ops::check_attr(op, k, v).unwrap()))
+            .collect();
+        let attrs = ops::resolve_attrs(op, &given);
+        let predicted = (op.infer)(&ops::InferCall {
+            op,
+            inputs: &inputs,
+            attrs: &attrs,
+        })
+        .unwrap();
+        let actual = eager::abstract_of(
+            &eager::call(sample.op, &sample.inputs, sample.attrs.clone()).unwrap(),
+        );
+        assert_eq!(
+            predicted, actual,
+            "{}: shape rule and kernel disagree",
+            sample.op
+        );
+    }
+}
+
+#[test]
+fn f32_and_f64_kernels_agree() {
+    for sample in ops::defs::samples() {
+        let to_f32 = |v: &KValue| match v {
+            KValue::Tensor(t) if t.dtype() == DType::F64 => KValue::Tensor(t.cast(DType::F32)),
+            other => other.clone(),
+        };
+        let inputs32: Vec<KValue> = sample.inputs.iter().map(to_f32).collect();
+        let (Ok(a), Ok(b)) = (
+            eager::call(sample.op, &sample.inputs, sample.attrs.clone()),
+            eager::call(sample.op, &inputs32, sample.attrs.clone()),
+        ) else {
+            continue;
+        };
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        flatten(&a, &mut xs);
+        flatten(&b, &mut ys);
+        for (x, y) in xs.iter().zip(&ys) {
+            for (p, q) in x.to_f64_vec().iter().zip(y.to_f64_vec()) {
+                assert!(
+                    (p - q).abs() <= 1e-4 + 1e-4 * p.abs(),
+                    "{}: f64 {p} vs f32 {q}",
+                    sample.op
+                );
+            }
+        }
+    }
+}
