@@ -31,6 +31,41 @@ enum Command {
     },
     /// Print the lossless syntax tree of a file (a debug view).
     Parse { file: PathBuf },
+    /// Type- and shape-check files (directories are searched for `.mir` files).
+    Check {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+        format: CheckFormat,
+    },
+    /// Print the lowered MindIR of a file's graphs.
+    Ir {
+        file: PathBuf,
+        /// Only this graph (with its nested graphs).
+        #[arg(long)]
+        entry: Option<String>,
+        #[arg(long, value_enum, default_value_t = IrFormat::Mir)]
+        format: IrFormat,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CheckFormat {
+    Human,
+    Json,
+    Github,
+    Sarif,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum IrFormat {
+    /// DSL text (parses and checks again).
+    Mir,
+    /// The text form of MindSpore's `.ir` dumps.
+    MsIr,
+    /// Graphviz DOT in the style of MindSpore's `.dot` files.
+    Dot,
 }
 
 /// Exit codes shared by every subcommand.
@@ -43,6 +78,12 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
+        Command::Check { paths, format } => check_command(&paths, format),
+        Command::Ir {
+            file,
+            entry,
+            format,
+        } => ir_command(&file, entry.as_deref(), format),
     };
     ExitCode::from(code)
 }
@@ -136,4 +177,112 @@ fn parse_command(file: &Path) -> u8 {
         render::syntax_errors(file, &text, parse.errors());
         EXIT_FAILURE
     }
+}
+
+fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
+    let files = match collect_mir_files(paths) {
+        Ok(files) => files,
+        Err(code) => return code,
+    };
+    let mut checked = Vec::new();
+    for file in files {
+        let text = match read(&file) {
+            Ok(text) => text,
+            Err(c) => return c,
+        };
+        let analysis = analysis::analyze(&text);
+        checked.push(render::Checked {
+            path: file.display().to_string(),
+            text,
+            diagnostics: analysis.diagnostics,
+        });
+    }
+    let errors = checked
+        .iter()
+        .flat_map(|c| &c.diagnostics)
+        .filter(|d| d.severity == analysis::Severity::Error)
+        .count();
+    let warnings = checked.iter().map(|c| c.diagnostics.len()).sum::<usize>() - errors;
+    match format {
+        CheckFormat::Human => {
+            render::human(&checked);
+            if errors + warnings > 0 {
+                eprintln!(
+                    "{} file{} checked: {errors} error{}, {warnings} warning{}",
+                    checked.len(),
+                    if checked.len() == 1 { "" } else { "s" },
+                    if errors == 1 { "" } else { "s" },
+                    if warnings == 1 { "" } else { "s" }
+                );
+            }
+        }
+        CheckFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&render::json(&checked)).unwrap()
+        ),
+        CheckFormat::Github => print!("{}", render::github(&checked)),
+        CheckFormat::Sarif => println!(
+            "{}",
+            serde_json::to_string_pretty(&render::sarif(&checked)).unwrap()
+        ),
+    }
+    if errors > 0 {
+        EXIT_FAILURE
+    } else {
+        EXIT_OK
+    }
+}
+
+fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
+    let text = match read(file) {
+        Ok(text) => text,
+        Err(c) => return c,
+    };
+    let analysis = analysis::analyze(&text);
+    if analysis.has_errors() {
+        let errors: Vec<_> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == analysis::Severity::Error)
+            .cloned()
+            .collect();
+        render::human(&[render::Checked {
+            path: file.display().to_string(),
+            text,
+            diagnostics: errors,
+        }]);
+        eprintln!(
+            "error: {} has errors; fix them to see its IR",
+            file.display()
+        );
+        return EXIT_FAILURE;
+    }
+    let mut program = analysis.source.program();
+    if let Some(name) = entry {
+        if program.graph(name).is_none() {
+            eprintln!("error: no graph `{name}` in {}", file.display());
+            return EXIT_USAGE;
+        }
+        program.graphs.retain(|(n, _)| n == name);
+    }
+    let arity = |name: &str| ops::lookup(name).map(|o| o.input_count());
+    let out = match format {
+        IrFormat::Mir => {
+            let mut out = String::new();
+            for w in &program.weights {
+                out.push_str(&format!("param {}: {} = ...\n", w.name, w.ty));
+            }
+            for (_, body) in &program.graphs {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&ir::print::print_body_with(body, &arity));
+            }
+            out
+        }
+        IrFormat::MsIr => ir::print::print_program(&program),
+        IrFormat::Dot => ir::print::print_program(&program),
+    };
+    print!("{out}");
+    EXIT_OK
 }

@@ -6,12 +6,14 @@
 
 pub mod ast;
 mod lexer;
+mod line_index;
 mod parser;
 mod syntax_kind;
 
 use std::sync::Arc;
 
 pub use lexer::{tokenize, unescape_string, Token};
+pub use line_index::{ColumnUnit, LineCol, LineIndex};
 pub use rowan::{Direction, GreenNode, NodeOrToken, TextRange, TextSize, WalkEvent};
 pub use syntax_kind::{MirLanguage, SyntaxKind};
 
@@ -122,19 +124,19 @@ impl Parse {
     /// is re-lexed and re-parsed and spliced into the old tree; otherwise the whole
     /// text is parsed again. The result is always what `parse` would give.
     pub fn reparse(&self, edit: &TextEdit) -> Parse {
-        let mut new_text = self.syntax_node().to_string();
         if let Some(parse) = self.reparse_item(edit) {
             return parse;
         }
+        // Only now: the text of the whole tree costs as much as a parse.
+        let mut new_text = self.syntax_node().to_string();
         edit.apply(&mut new_text);
         parse(&new_text)
     }
 
     fn reparse_item(&self, edit: &TextEdit) -> Option<Parse> {
         let root = self.syntax_node();
-        let item = root
-            .children()
-            .find(|n| n.text_range().contains_range(edit.delete))?;
+        // A binary search over the top-level children, not a walk of them all.
+        let item = root.child_or_token_at_range(edit.delete)?.into_node()?;
         let range = item.text_range();
         // The edit must stay strictly inside the item: edits at its edges can join it
         // with its neighbours.

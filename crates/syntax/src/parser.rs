@@ -6,7 +6,10 @@
 //! Trivia before a node's first token goes to the enclosing node, so nodes start
 //! and end on significant tokens.
 
-use rowan::{Checkpoint, GreenNode, GreenNodeBuilder};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use rowan::{GreenNode, GreenNodeData, GreenToken, GreenTokenData, NodeOrToken};
 
 use crate::lexer::Token;
 use crate::{SyntaxError, SyntaxKind, SyntaxKind::*, TextRange, TextSize};
@@ -35,7 +38,7 @@ pub(crate) fn parse_tokens(
         tokens,
         starts,
         pos: 0,
-        builder: GreenNodeBuilder::new(),
+        builder: Builder::new(tokens.len()),
         errors: Vec::new(),
         newline_is_trivia: vec![false],
         last_significant_end: TextSize::from(0),
@@ -43,7 +46,7 @@ pub(crate) fn parse_tokens(
     match entry {
         Entry::SourceFile => source_file(&mut p),
         Entry::Item => {
-            p.builder.start_node(SOURCE_FILE.into());
+            p.builder.start_node(SOURCE_FILE);
             item(&mut p);
             p.flush_trivia();
             if p.current() != EOF {
@@ -62,7 +65,7 @@ struct Parser<'t> {
     tokens: &'t [Token],
     starts: Vec<TextSize>,
     pos: usize,
-    builder: GreenNodeBuilder<'static>,
+    builder: Builder<'t>,
     errors: Vec<SyntaxError>,
     /// One entry per open bracket: whether a newline is trivia inside it.
     newline_is_trivia: Vec<bool>,
@@ -123,10 +126,8 @@ impl<'t> Parser<'t> {
     fn emit(&mut self, i: usize) {
         let range = self.token_range(i);
         let kind = self.tokens[i].kind;
-        self.builder.token(
-            kind.into(),
-            &self.text[range.start().into()..range.end().into()],
-        );
+        self.builder
+            .token(kind, &self.text[range.start().into()..range.end().into()]);
     }
 
     fn flush_trivia(&mut self) {
@@ -158,20 +159,20 @@ impl<'t> Parser<'t> {
 
     fn start_node(&mut self, kind: SyntaxKind) {
         self.flush_trivia();
-        self.builder.start_node(kind.into());
+        self.builder.start_node(kind);
     }
 
     fn finish_node(&mut self) {
         self.builder.finish_node();
     }
 
-    fn checkpoint(&mut self) -> Checkpoint {
+    fn checkpoint(&mut self) -> usize {
         self.flush_trivia();
         self.builder.checkpoint()
     }
 
-    fn start_node_at(&mut self, checkpoint: Checkpoint, kind: SyntaxKind) {
-        self.builder.start_node_at(checkpoint, kind.into());
+    fn start_node_at(&mut self, checkpoint: usize, kind: SyntaxKind) {
+        self.builder.start_node_at(checkpoint, kind);
     }
 
     fn open(&mut self, newline_is_trivia: bool) {
@@ -273,7 +274,7 @@ impl<'t> Parser<'t> {
 }
 
 fn source_file(p: &mut Parser) {
-    p.builder.start_node(SOURCE_FILE.into());
+    p.builder.start_node(SOURCE_FILE);
     loop {
         match p.current() {
             EOF => break,
@@ -786,4 +787,191 @@ fn if_expr(p: &mut Parser) {
         }
     }
     p.finish_node();
+}
+
+/// Builds the green tree like `rowan::GreenNodeBuilder`, and shares equal tokens
+/// and equal small nodes the same way, but cheaper for whole files: its tables
+/// are sized from the token count up front, a one-entry cache per token kind
+/// catches punctuation, keywords and common whitespace without hashing, and a
+/// small node is looked up by the identities of its (already shared) children
+/// rather than by hashing their contents, so growing a table never rehashes
+/// subtrees. The trees are equal (`==`) to the builder's.
+struct Builder<'t> {
+    /// Open nodes: kind and index of the first child in `children`.
+    parents: Vec<(SyntaxKind, usize)>,
+    /// Finished children of the open nodes, each with its identity: the address
+    /// of its shared green data, or 0 if it is not shared.
+    children: Vec<(u64, GreenElement)>,
+    last_token: Vec<Option<(u64, GreenToken)>>,
+    tokens: HashMap<(SyntaxKind, &'t str), (u64, GreenToken), FxBuild>,
+    /// Small nodes by the hash of their kind and children's identities.
+    nodes: HashMap<u64, GreenNode, FxBuild>,
+}
+
+type GreenElement = NodeOrToken<GreenNode, GreenToken>;
+type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// Nodes with more children than this are not shared (as in rowan).
+const MAX_SHARED_CHILDREN: usize = 3;
+
+impl<'t> Builder<'t> {
+    fn new(token_count: usize) -> Self {
+        let capacity = (token_count / 8).clamp(16, 1 << 16);
+        Builder {
+            parents: Vec::with_capacity(32),
+            children: Vec::with_capacity(64),
+            last_token: vec![None; SyntaxKind::__LAST as usize],
+            tokens: HashMap::with_capacity_and_hasher(capacity, FxBuild::default()),
+            nodes: HashMap::with_capacity_and_hasher(capacity, FxBuild::default()),
+        }
+    }
+
+    fn token(&mut self, kind: SyntaxKind, text: &'t str) {
+        let slot = &mut self.last_token[kind as usize];
+        let (id, token) = match slot {
+            Some((id, t)) if t.text() == text => (*id, t.clone()),
+            _ => {
+                let (id, token) = self
+                    .tokens
+                    .entry((kind, text))
+                    .or_insert_with(|| {
+                        let token = GreenToken::new(kind.into(), text);
+                        (&*token as *const GreenTokenData as u64, token)
+                    })
+                    .clone();
+                *slot = Some((id, token.clone()));
+                (id, token)
+            }
+        };
+        self.children.push((id, NodeOrToken::Token(token)));
+    }
+
+    fn start_node(&mut self, kind: SyntaxKind) {
+        self.parents.push((kind, self.children.len()));
+    }
+
+    fn finish_node(&mut self) {
+        let (kind, first_child) = self.parents.pop().expect("a node is open");
+        let children = &self.children[first_child..];
+        let shareable = children.len() <= MAX_SHARED_CHILDREN && children.iter().all(|c| c.0 != 0);
+        let element = if shareable {
+            let mut h = FxHasher::default();
+            h.write_u16(kind as u16);
+            for (id, _) in children {
+                h.add(*id);
+            }
+            let hash = h.finish();
+            let same = |node: &GreenNode| {
+                node.kind() == kind.into()
+                    && node.children().len() == children.len()
+                    && node.children().zip(children).all(|(a, (id, _))| {
+                        let address = match a {
+                            NodeOrToken::Node(n) => n as *const GreenNodeData as u64,
+                            NodeOrToken::Token(t) => t as *const GreenTokenData as u64,
+                        };
+                        address == *id
+                    })
+            };
+            match self.nodes.get(&hash) {
+                Some(node) if same(node) => {
+                    let node = node.clone();
+                    self.children.truncate(first_child);
+                    (&*node as *const GreenNodeData as u64, node)
+                }
+                found => {
+                    let collision = found.is_some();
+                    let node = GreenNode::new(
+                        kind.into(),
+                        self.children.drain(first_child..).map(|(_, c)| c),
+                    );
+                    if collision {
+                        // Another node has this hash: keep it, leave this one unshared.
+                        (0, node)
+                    } else {
+                        self.nodes.insert(hash, node.clone());
+                        (&*node as *const GreenNodeData as u64, node)
+                    }
+                }
+            }
+        } else {
+            let node = GreenNode::new(
+                kind.into(),
+                self.children.drain(first_child..).map(|(_, c)| c),
+            );
+            (0, node)
+        };
+        self.children
+            .push((element.0, NodeOrToken::Node(element.1)));
+    }
+
+    fn checkpoint(&self) -> usize {
+        self.children.len()
+    }
+
+    fn start_node_at(&mut self, checkpoint: usize, kind: SyntaxKind) {
+        assert!(checkpoint <= self.children.len(), "stale checkpoint");
+        if let Some(&(_, first_child)) = self.parents.last() {
+            assert!(
+                checkpoint >= first_child,
+                "checkpoint outside the open node"
+            );
+        }
+        self.parents.push((kind, checkpoint));
+    }
+
+    fn finish(mut self) -> GreenNode {
+        assert!(self.parents.is_empty() && self.children.len() == 1);
+        match self.children.pop() {
+            Some((_, NodeOrToken::Node(node))) => node,
+            _ => unreachable!("the root is a node"),
+        }
+    }
+}
+
+/// The Fx hash (as in rustc and rowan): fast and good enough for short keys.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, mut bytes: &[u8]) {
+        while let Some((chunk, rest)) = bytes.split_first_chunk::<8>() {
+            self.add(u64::from_le_bytes(*chunk));
+            bytes = rest;
+        }
+        if let Some((chunk, rest)) = bytes.split_first_chunk::<4>() {
+            self.add(u64::from(u32::from_le_bytes(*chunk)));
+            bytes = rest;
+        }
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }

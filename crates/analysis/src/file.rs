@@ -1,0 +1,115 @@
+//! Checking a whole file at once (the command line's path; the language
+//! server goes through the incremental database instead).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ir::{Program, Ty, WeightDef};
+use syntax::ast;
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::infer::{infer_entry, EntryResult, ProgramSource};
+use crate::lower::{lower_graph, lower_weight, ItemIndex, LoweredGraph};
+
+/// A file's lowered graphs and weights, by name.
+#[derive(Debug, Clone, Default)]
+pub struct FileSource {
+    pub graphs: HashMap<String, Arc<LoweredGraph>>,
+    pub weights: HashMap<String, WeightDef>,
+    /// Graph names in source order.
+    pub order: Vec<String>,
+}
+
+impl ProgramSource for FileSource {
+    fn graph(&self, name: &str) -> Option<Arc<LoweredGraph>> {
+        self.graphs.get(name).cloned()
+    }
+
+    fn weight(&self, name: &str) -> Option<Ty> {
+        self.weights.get(name).map(|w| w.ty.clone())
+    }
+}
+
+impl FileSource {
+    /// The program for execution and transformation: weights and graph bodies.
+    pub fn program(&self) -> Program {
+        let mut weights: Vec<WeightDef> = self.weights.values().cloned().collect();
+        weights.sort_by_key(|w| w.span.map(|s| s.start()));
+        Program {
+            graphs: self
+                .order
+                .iter()
+                .map(|n| (n.clone(), self.graphs[n].body.clone()))
+                .collect(),
+            weights,
+        }
+    }
+}
+
+/// Everything `mirdsl check` knows about a file.
+#[derive(Debug, Clone)]
+pub struct FileAnalysis {
+    pub parse: syntax::Parse,
+    pub source: FileSource,
+    pub entries: HashMap<String, EntryResult>,
+    /// All diagnostics, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl FileAnalysis {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == crate::Severity::Error)
+    }
+}
+
+/// Parses, lowers and infers every graph of a file.
+pub fn analyze(text: &str) -> FileAnalysis {
+    let parse = syntax::parse(text);
+    let mut diagnostics: Vec<Diagnostic> = parse
+        .errors()
+        .iter()
+        .map(|e| Diagnostic::error(Code::Syntax, e.range, e.message.clone()))
+        .collect();
+    let file = parse.tree();
+    let (index, index_diagnostics) = ItemIndex::build(&file);
+    diagnostics.extend(index_diagnostics);
+    let mut source = FileSource::default();
+    for item in file.items() {
+        match item {
+            ast::Item::Graph(g) => {
+                let lowered = lower_graph(&g, &index);
+                if source.graphs.contains_key(&lowered.name) || lowered.name.is_empty() {
+                    continue;
+                }
+                diagnostics.extend(lowered.diagnostics.iter().cloned());
+                source.order.push(lowered.name.clone());
+                source
+                    .graphs
+                    .insert(lowered.name.clone(), Arc::new(lowered));
+            }
+            ast::Item::Weight(w) => {
+                let (def, ds) = lower_weight(&w, None);
+                diagnostics.extend(ds);
+                if let Some(def) = def {
+                    source.weights.entry(def.name.clone()).or_insert(def);
+                }
+            }
+        }
+    }
+    let mut entries = HashMap::new();
+    for name in &source.order {
+        let result = infer_entry(&source, name);
+        diagnostics.extend(result.diagnostics.iter().cloned());
+        entries.insert(name.clone(), result);
+    }
+    diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    diagnostics.dedup();
+    FileAnalysis {
+        parse,
+        source,
+        entries,
+        diagnostics,
+    }
+}

@@ -1,0 +1,1086 @@
+//! Type and shape inference: abstract interpretation over MindIR graphs, as
+//! MindSpore's static analysis does.
+//!
+//! A graph is evaluated on abstract values (dtypes, shapes with symbolic
+//! dimensions, constants, tuples, function values). Every top-level graph is an
+//! entry, checked with its declared parameter types; each call of a graph is
+//! specialised on its (widened) argument values and cached, recursion is solved
+//! by fixpoint iteration from "not yet known" (⊥), and `if` branches are joined.
+//! An entry reports problems in its own graph; a problem inside a graph it calls
+//! (for those particular arguments) is reported at its call.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use ir::{
+    AbsVal, AttrValue, Body, DType, Dim, FnTy, GraphId, MetaFn, NodeId, NodeKind, PrimRef,
+    ScalarConst, Shape, TextRange, Ty, Value, WrtItem,
+};
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::lower::LoweredGraph;
+
+/// Where inference gets the program from (a plain map, or the incremental database).
+pub trait ProgramSource {
+    fn graph(&self, name: &str) -> Option<Arc<LoweredGraph>>;
+    /// A weight's declared type.
+    fn weight(&self, name: &str) -> Option<Ty>;
+}
+
+/// A function value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FuncVal {
+    Prim(PrimRef),
+    /// A graph with the values of its free variables (a closure when non-empty).
+    Graph {
+        item: Arc<str>,
+        graph: GraphId,
+        env: Vec<(NodeId, AbsVal)>,
+    },
+    Partial {
+        f: u32,
+        args: Vec<AbsVal>,
+    },
+    /// `grad`, `value_and_grad` or `vjp` not yet applied to a function.
+    MetaOp(MetaFn),
+    /// `grad(f)` etc.
+    Meta {
+        meta: MetaFn,
+        f: u32,
+    },
+    /// The backpropagator `vjp(f)(args)` returns.
+    Backprop {
+        f: u32,
+        args: Vec<AbsVal>,
+    },
+    /// One of several functions (a `Switch` on an unknown condition).
+    Union(Vec<u32>),
+}
+
+/// What inference found for one entry graph.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EntryResult {
+    /// Every value each node of the entry's own body took (one per specialisation).
+    pub node_values: HashMap<NodeId, Vec<AbsVal>>,
+    /// The entry's parameter values and result, when known.
+    pub params: Vec<AbsVal>,
+    pub output: Option<AbsVal>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Function types, for describing `AbsVal::Func` handles.
+    pub funcs: Vec<FuncVal>,
+}
+
+impl EntryResult {
+    /// A value as a type the user reads.
+    pub fn ty_of(&self, v: &AbsVal) -> Ty {
+        v.to_ty(&|_| None::<FnTy>)
+    }
+}
+
+type Val = Option<AbsVal>;
+
+#[derive(Clone)]
+enum CacheEntry {
+    InProgress(Val),
+    Done(Val),
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct SpecKey {
+    item: Arc<str>,
+    graph: GraphId,
+    args: Vec<AbsVal>,
+    env: Vec<(NodeId, AbsVal)>,
+}
+
+struct Frame {
+    item: Arc<str>,
+    lowered: Arc<LoweredGraph>,
+    graph: GraphId,
+    values: HashMap<NodeId, Val>,
+    env: Arc<HashMap<NodeId, Val>>,
+    evaluating: HashSet<NodeId>,
+}
+
+/// Infers the entry graph `name` (a top-level graph), checked with its declared
+/// parameter types (unannotated parameters are unknown).
+pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
+    let Some(lowered) = source.graph(name) else {
+        return EntryResult::default();
+    };
+    let mut engine = Engine {
+        source,
+        entry: Arc::from(name),
+        funcs: Vec::new(),
+        func_ids: HashMap::new(),
+        cache: HashMap::new(),
+        recursion_hit: false,
+        diagnostics: Vec::new(),
+        seen: HashSet::new(),
+        node_values: HashMap::new(),
+        call_stack: Vec::new(),
+        fv_cache: HashMap::new(),
+        depth: 0,
+    };
+    let body = lowered.body.clone();
+    let root = body.graph(body.root());
+    let args: Vec<Val> = root
+        .params
+        .iter()
+        .map(|&p| {
+            Some(
+                body.node(p)
+                    .annotation
+                    .as_ref()
+                    .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t)),
+            )
+        })
+        .collect();
+    let item: Arc<str> = Arc::from(name);
+    let output = engine.call_graph(
+        &item,
+        body.root(),
+        args.clone(),
+        Arc::new(HashMap::new()),
+        None,
+    );
+    if output.is_none() {
+        let range = root.name_span.unwrap_or_default();
+        engine.report(
+            &item,
+            Diagnostic::error(
+                Code::Recursion,
+                range,
+                format!("`{name}` never returns a value: every path recurses"),
+            ),
+        );
+    }
+    let mut diagnostics = engine.diagnostics;
+    diagnostics.sort_by_key(|d| (d.range.start(), d.code));
+    EntryResult {
+        node_values: engine.node_values,
+        params: args.into_iter().map(|a| a.unwrap_or(AbsVal::Any)).collect(),
+        output,
+        diagnostics,
+        funcs: engine.funcs,
+    }
+}
+
+struct Engine<'a> {
+    source: &'a dyn ProgramSource,
+    entry: Arc<str>,
+    funcs: Vec<FuncVal>,
+    func_ids: HashMap<FuncVal, u32>,
+    cache: HashMap<SpecKey, CacheEntry>,
+    recursion_hit: bool,
+    diagnostics: Vec<Diagnostic>,
+    seen: HashSet<(TextRange, Code, String)>,
+    node_values: HashMap<NodeId, Vec<AbsVal>>,
+    /// Calls in progress: the calling item and the call's range.
+    call_stack: Vec<(Arc<str>, TextRange, String)>,
+    fv_cache: HashMap<(Arc<str>, GraphId), Arc<Vec<NodeId>>>,
+    depth: usize,
+}
+
+/// Deeper than this, a chain of graph calls is reported instead of followed.
+const MAX_DEPTH: usize = 200;
+
+impl Engine<'_> {
+    fn intern(&mut self, f: FuncVal) -> AbsVal {
+        if let Some(&id) = self.func_ids.get(&f) {
+            return AbsVal::Func(id);
+        }
+        let id = self.funcs.len() as u32;
+        self.funcs.push(f.clone());
+        self.func_ids.insert(f, id);
+        AbsVal::Func(id)
+    }
+
+    /// Reports a diagnostic raised while evaluating `item`: as is when it is the
+    /// entry's own, else at the entry's call that led there.
+    fn report(&mut self, item: &Arc<str>, d: Diagnostic) {
+        let d = if *item == self.entry {
+            d
+        } else {
+            let Some((_, call, callee)) = self
+                .call_stack
+                .iter()
+                .find(|(caller, _, _)| *caller == self.entry)
+            else {
+                return;
+            };
+            let message = format!(
+                "calling `{callee}` with these arguments fails: {}",
+                d.message
+            );
+            let mut outer =
+                Diagnostic::error(d.code, *call, message).with_related(d.range, d.message.clone());
+            outer.related.extend(d.related);
+            outer.notes.extend(d.notes);
+            outer
+        };
+        if self.seen.insert((d.range, d.code, d.message.clone())) {
+            self.diagnostics.push(d);
+        }
+    }
+
+    fn free_variables(&mut self, item: &Arc<str>, body: &Body, graph: GraphId) -> Arc<Vec<NodeId>> {
+        self.fv_cache
+            .entry((item.clone(), graph))
+            .or_insert_with(|| Arc::new(body.free_variables(graph)))
+            .clone()
+    }
+
+    fn call_graph(
+        &mut self,
+        item: &Arc<str>,
+        graph: GraphId,
+        args: Vec<Val>,
+        env: Arc<HashMap<NodeId, Val>>,
+        _site: Option<TextRange>,
+    ) -> Val {
+        let Some(lowered) = self.source.graph(item) else {
+            return Some(AbsVal::Any);
+        };
+        if args.iter().any(Option::is_none) {
+            return None;
+        }
+        let widened: Vec<AbsVal> = args.iter().map(|a| a.as_ref().unwrap().widen()).collect();
+        let mut env_key: Vec<(NodeId, AbsVal)> = env
+            .iter()
+            .map(|(k, v)| (*k, v.clone().unwrap_or(AbsVal::Any).widen()))
+            .collect();
+        env_key.sort_by_key(|(k, _)| *k);
+        let key = SpecKey {
+            item: item.clone(),
+            graph,
+            args: widened.clone(),
+            env: env_key,
+        };
+        match self.cache.get(&key) {
+            Some(CacheEntry::Done(v)) => return v.clone(),
+            Some(CacheEntry::InProgress(v)) => {
+                self.recursion_hit = true;
+                return v.clone();
+            }
+            None => {}
+        }
+        if self.depth > MAX_DEPTH {
+            return Some(AbsVal::Any);
+        }
+        self.depth += 1;
+        let mut assumption: Val = None;
+        self.cache.insert(key.clone(), CacheEntry::InProgress(None));
+        let mut result = None;
+        for _ in 0..8 {
+            let outer_hit = std::mem::replace(&mut self.recursion_hit, false);
+            result = self.eval_graph(
+                item,
+                &lowered,
+                graph,
+                widened.iter().cloned().map(Some).collect(),
+                env.clone(),
+            );
+            let hit = self.recursion_hit;
+            self.recursion_hit = outer_hit || hit;
+            if !hit || result == assumption {
+                break;
+            }
+            assumption = match (&assumption, &result) {
+                (Some(a), Some(r)) => Some(a.join(r).unwrap_or(AbsVal::Any)),
+                _ => result.clone(),
+            };
+            self.cache
+                .insert(key.clone(), CacheEntry::InProgress(assumption.clone()));
+        }
+        self.depth -= 1;
+        self.cache.insert(key, CacheEntry::Done(result.clone()));
+        result
+    }
+
+    fn eval_graph(
+        &mut self,
+        item: &Arc<str>,
+        lowered: &Arc<LoweredGraph>,
+        graph: GraphId,
+        args: Vec<Val>,
+        env: Arc<HashMap<NodeId, Val>>,
+    ) -> Val {
+        let body = lowered.body.clone();
+        let g = body.graph(graph);
+        let mut frame = Frame {
+            item: item.clone(),
+            lowered: lowered.clone(),
+            graph,
+            values: HashMap::new(),
+            env,
+            evaluating: HashSet::new(),
+        };
+        let mut symbols = HashMap::new();
+        for (&p, a) in g.params.iter().zip(&args) {
+            let mut value = a.clone();
+            if let (Some((ty, range)), Some(v)) = (&body.node(p).annotation, a) {
+                if let Err(why) = conforms(v, ty, &mut symbols) {
+                    let name = body.node(p).name.clone().unwrap_or_default();
+                    self.report(
+                        item,
+                        Diagnostic::error(
+                            Code::ArgumentMismatch,
+                            *range,
+                            format!("parameter `{name}` is declared {ty} but gets {v}: {why}"),
+                        ),
+                    );
+                }
+                if matches!(v, AbsVal::Any) {
+                    value = Some(AbsVal::from_ty(ty));
+                }
+            }
+            self.record(item, p, &value);
+            frame.values.insert(p, value);
+        }
+        // Statements in order (bindings may fail even if unused), then the output.
+        for &n in &g.nodes {
+            self.eval_node(&mut frame, n);
+        }
+        let out = match g.output {
+            Some(o) => self.eval_node(&mut frame, o),
+            None => Some(AbsVal::Any),
+        };
+        if let (Some((ty, range)), Some(v)) = (&g.ret_annotation, &out) {
+            if let Err(why) = conforms(v, ty, &mut symbols) {
+                self.report(
+                    item,
+                    Diagnostic::error(
+                        Code::AnnotationMismatch,
+                        *range,
+                        format!(
+                            "`{}` is declared to return {ty} but returns {v}: {why}",
+                            g.name
+                        ),
+                    )
+                    .with_related(
+                        g.output.and_then(|o| body.node(o).span).unwrap_or(*range),
+                        format!("this is {v}"),
+                    ),
+                );
+            }
+        }
+        out
+    }
+
+    fn record(&mut self, item: &Arc<str>, node: NodeId, value: &Val) {
+        if *item != self.entry {
+            return;
+        }
+        if let Some(v) = value {
+            let list = self.node_values.entry(node).or_default();
+            if !list.contains(v) {
+                list.push(v.clone());
+            }
+        }
+    }
+
+    fn lookup(&mut self, frame: &mut Frame, n: NodeId) -> Val {
+        self.eval_node(frame, n)
+    }
+
+    fn eval_node(&mut self, frame: &mut Frame, n: NodeId) -> Val {
+        if let Some(v) = frame.values.get(&n) {
+            return v.clone();
+        }
+        let body = frame.lowered.body.clone();
+        let node = body.node(n);
+        match &node.kind {
+            NodeKind::Const(v) => {
+                let value = self.constant(frame, v);
+                return Some(value);
+            }
+            NodeKind::Weight(name) => {
+                return Some(
+                    self.source
+                        .weight(name)
+                        .map_or(AbsVal::Any, |t| AbsVal::from_ty(&t)),
+                );
+            }
+            _ => {}
+        }
+        if node.graph != Some(frame.graph) {
+            // A free variable: its value was captured when the closure was made.
+            return frame.env.get(&n).cloned().unwrap_or(Some(AbsVal::Any));
+        }
+        let NodeKind::Apply(inputs) = &node.kind else {
+            return Some(AbsVal::Any);
+        };
+        if !frame.evaluating.insert(n) {
+            let span = node.span.unwrap_or_default();
+            self.report(
+                &frame.item.clone(),
+                Diagnostic::error(Code::Recursion, span, "this value depends on itself"),
+            );
+            return Some(AbsVal::Any);
+        }
+        let values: Vec<Val> = inputs.iter().map(|&i| self.lookup(frame, i)).collect();
+        let result = self.apply(frame, n, &values);
+        frame.evaluating.remove(&n);
+        // Annotated binding?
+        let annotations: Vec<(Ty, TextRange)> = frame
+            .lowered
+            .source_map
+            .annotations
+            .iter()
+            .filter(|(node, _, _)| *node == n)
+            .map(|(_, t, r)| (t.clone(), *r))
+            .collect();
+        for (ty, range) in annotations {
+            if let Some(v) = &result {
+                if let Err(why) = conforms(v, &ty, &mut HashMap::new()) {
+                    self.report(
+                        &frame.item.clone(),
+                        Diagnostic::error(
+                            Code::AnnotationMismatch,
+                            range,
+                            format!("declared {ty} but the value is {v}: {why}"),
+                        )
+                        .with_fix(
+                            format!("change the annotation to `{v}`"),
+                            range,
+                            v.to_string(),
+                        ),
+                    );
+                }
+            }
+        }
+        let item = frame.item.clone();
+        self.record(&item, n, &result);
+        frame.values.insert(n, result.clone());
+        result
+    }
+
+    fn constant(&mut self, frame: &mut Frame, v: &Value) -> AbsVal {
+        match v {
+            Value::Scalar { value, dtype, weak } => AbsVal::Scalar {
+                dtype: *dtype,
+                value: Some(*value),
+                weak: *weak,
+            },
+            Value::Str(s) => AbsVal::Str(Some(s.clone())),
+            Value::None => AbsVal::None,
+            Value::Tuple(items) => {
+                AbsVal::Tuple(items.iter().map(|i| self.constant(frame, i)).collect())
+            }
+            Value::Tensor(t) => AbsVal::tensor(
+                t.dtype(),
+                &t.shape().iter().map(|&d| d as i64).collect::<Vec<_>>(),
+            ),
+            Value::Prim(p) => self.intern(FuncVal::Prim(p.clone())),
+            Value::Graph(h) => {
+                let body = frame.lowered.body.clone();
+                let fvs = self.free_variables(&frame.item, &body, *h);
+                let mut env = Vec::new();
+                for &fv in fvs.iter() {
+                    let value = if body.node(fv).graph == Some(frame.graph) {
+                        self.eval_node(frame, fv)
+                    } else {
+                        frame.env.get(&fv).cloned().unwrap_or(Some(AbsVal::Any))
+                    };
+                    env.push((fv, value.unwrap_or(AbsVal::Any)));
+                }
+                self.intern(FuncVal::Graph {
+                    item: frame.item.clone(),
+                    graph: *h,
+                    env,
+                })
+            }
+            Value::Global(name) => {
+                if self.source.graph(name).is_some() {
+                    self.intern(FuncVal::Graph {
+                        item: Arc::from(name.as_str()),
+                        graph: GraphId(0),
+                        env: Vec::new(),
+                    })
+                } else {
+                    AbsVal::Any
+                }
+            }
+            Value::Meta(m) => self.intern(FuncVal::MetaOp(m.clone())),
+            Value::Type(_) => AbsVal::Any,
+        }
+    }
+
+    fn span(&self, frame: &Frame, n: NodeId, input: Option<usize>) -> TextRange {
+        let map = &frame.lowered.source_map;
+        let node_span = frame.lowered.body.node(n).span.unwrap_or_default();
+        match input {
+            Some(i) => map
+                .input_spans
+                .get(&n)
+                .and_then(|s| s.get(i).copied())
+                .unwrap_or(node_span),
+            None => node_span,
+        }
+    }
+
+    fn apply(&mut self, frame: &mut Frame, n: NodeId, values: &[Val]) -> Val {
+        let Some(callee) = values[0].clone() else {
+            return None;
+        };
+        let args = &values[1..];
+        self.apply_value(frame, n, callee, args.to_vec())
+    }
+
+    fn apply_value(&mut self, frame: &mut Frame, n: NodeId, callee: AbsVal, args: Vec<Val>) -> Val {
+        let item = frame.item.clone();
+        let AbsVal::Func(id) = callee else {
+            if matches!(callee, AbsVal::Any) {
+                return Some(AbsVal::Any);
+            }
+            let span = self.span(frame, n, Some(0));
+            self.report(
+                &item,
+                Diagnostic::error(
+                    Code::NotCallable,
+                    span,
+                    format!("this is {callee}, not a function; it cannot be called"),
+                ),
+            );
+            return Some(AbsVal::Any);
+        };
+        match self.funcs[id as usize].clone() {
+            FuncVal::Prim(p) => self.apply_prim(frame, n, &p, args),
+            FuncVal::Graph {
+                item: g_item,
+                graph,
+                env,
+            } => {
+                let Some(lowered) = self.source.graph(&g_item) else {
+                    return Some(AbsVal::Any);
+                };
+                let params = lowered.body.graph(graph).params.len();
+                let name = lowered.body.graph(graph).name.clone();
+                if params != args.len() {
+                    let span = self.span(frame, n, None);
+                    let d = Diagnostic::error(
+                        Code::WrongArity,
+                        span,
+                        format!(
+                            "`{name}` takes {params} argument{} but is given {}",
+                            if params == 1 { "" } else { "s" },
+                            args.len()
+                        ),
+                    );
+                    let d = match lowered.body.graph(graph).name_span {
+                        Some(r) if *g_item == *frame.item || g_item == self.entry => {
+                            d.with_related(r, format!("`{name}` is defined here"))
+                        }
+                        Some(r) => d.with_related(r, format!("`{name}` is defined here")),
+                        None => d,
+                    };
+                    self.report(&item, d);
+                    return Some(AbsVal::Any);
+                }
+                // Check arguments against annotations at the call site.
+                let mut symbols = HashMap::new();
+                let mut call_args = Vec::new();
+                for (i, (&p, a)) in lowered
+                    .body
+                    .graph(graph)
+                    .params
+                    .iter()
+                    .zip(&args)
+                    .enumerate()
+                {
+                    let mut value = a.clone();
+                    if let (Some((ty, range)), Some(v)) = (&lowered.body.node(p).annotation, a) {
+                        if let Err(why) = conforms(v, ty, &mut symbols) {
+                            let span = self.span(frame, n, Some(i + 1));
+                            let pname = lowered.body.node(p).name.clone().unwrap_or_default();
+                            self.report(
+                                &item,
+                                Diagnostic::error(Code::ArgumentMismatch, span, format!("argument `{pname}` of `{name}` must be {ty}, but this is {v}: {why}"))
+                                    .with_related(*range, format!("`{pname}` is declared {ty} here")),
+                            );
+                            value = Some(AbsVal::from_ty(ty));
+                        }
+                    }
+                    call_args.push(value);
+                }
+                let env_map: HashMap<NodeId, Val> =
+                    env.into_iter().map(|(k, v)| (k, Some(v))).collect();
+                let span = self.span(frame, n, None);
+                self.call_stack.push((item.clone(), span, name));
+                let result =
+                    self.call_graph(&g_item, graph, call_args, Arc::new(env_map), Some(span));
+                self.call_stack.pop();
+                result
+            }
+            FuncVal::Partial { f, args: bound } => {
+                let mut all: Vec<Val> = bound.into_iter().map(Some).collect();
+                all.extend(args);
+                self.apply_value(frame, n, AbsVal::Func(f), all)
+            }
+            FuncVal::MetaOp(meta) => {
+                let [Some(f)] = args.as_slice() else {
+                    let span = self.span(frame, n, None);
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::WrongArity,
+                            span,
+                            format!("`{}` takes one function", meta.name()),
+                        ),
+                    );
+                    return Some(AbsVal::Any);
+                };
+                match f {
+                    AbsVal::Func(f) => Some(self.intern(FuncVal::Meta { meta, f: *f })),
+                    AbsVal::Any => Some(AbsVal::Any),
+                    other => {
+                        let span = self.span(frame, n, Some(1));
+                        self.report(
+                            &item,
+                            Diagnostic::error(
+                                Code::BadGradient,
+                                span,
+                                format!("`{}` differentiates a function, not {other}", meta.name()),
+                            ),
+                        );
+                        Some(AbsVal::Any)
+                    }
+                }
+            }
+            FuncVal::Meta { meta, f } => {
+                let out = self.apply_value(frame, n, AbsVal::Func(f), args.clone())?;
+                if args.iter().any(Option::is_none) {
+                    return None;
+                }
+                let args: Vec<AbsVal> = args.into_iter().map(Option::unwrap).collect();
+                let span = self.span(frame, n, None);
+                if let Err(why) = check_differentiable(&out) {
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::BadGradient,
+                            span,
+                            format!("cannot differentiate: the output {why}"),
+                        ),
+                    );
+                    return Some(AbsVal::Any);
+                }
+                let grads = match &meta {
+                    MetaFn::Grad { wrt } | MetaFn::ValueAndGrad { wrt } => match self
+                        .wrt_values(wrt.as_ref(), &args)
+                    {
+                        Ok(g) => g,
+                        Err(message) => {
+                            self.report(&item, Diagnostic::error(Code::BadGradient, span, message));
+                            return Some(AbsVal::Any);
+                        }
+                    },
+                    MetaFn::Vjp => {
+                        let back = self.intern(FuncVal::Backprop {
+                            f,
+                            args: args.clone(),
+                        });
+                        return Some(AbsVal::Tuple(vec![out, back]));
+                    }
+                };
+                Some(match meta {
+                    MetaFn::ValueAndGrad { .. } => AbsVal::Tuple(vec![out, grads]),
+                    _ => grads,
+                })
+            }
+            FuncVal::Backprop { f, args: fargs } => {
+                if args.len() != 1 {
+                    let span = self.span(frame, n, None);
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::WrongArity,
+                            span,
+                            "a backpropagator takes one argument: the output's sensitivity",
+                        ),
+                    );
+                    return Some(AbsVal::Any);
+                }
+                let _ = f;
+                Some(AbsVal::Tuple(fargs.iter().map(grad_like).collect()))
+            }
+            FuncVal::Union(fs) => {
+                let mut result: Val = None;
+                for f in fs {
+                    let r = self.apply_value(frame, n, AbsVal::Func(f), args.clone());
+                    result = join_vals(result, r);
+                }
+                result
+            }
+        }
+    }
+
+    fn wrt_values(
+        &mut self,
+        wrt: Option<&Vec<WrtItem>>,
+        args: &[AbsVal],
+    ) -> Result<AbsVal, String> {
+        let Some(items) = wrt else {
+            return match args.first() {
+                Some(a) => Ok(grad_like(a)),
+                None => Err(
+                    "`grad` needs a function with at least one parameter (or `wrt=` weights)"
+                        .into(),
+                ),
+            };
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                WrtItem::Param(i) => match args.get(*i) {
+                    Some(a) => out.push(grad_like(a)),
+                    None => {
+                        return Err(format!(
+                            "`wrt` names parameter {i}, but the function takes {} parameters",
+                            args.len()
+                        ));
+                    }
+                },
+                WrtItem::Weight(w) => match self.source.weight(w) {
+                    Some(t) => out.push(AbsVal::from_ty(&t)),
+                    None => return Err(format!("`{w}` is not a weight")),
+                },
+            }
+        }
+        Ok(AbsVal::Tuple(out))
+    }
+
+    fn apply_prim(&mut self, frame: &mut Frame, n: NodeId, p: &PrimRef, args: Vec<Val>) -> Val {
+        let item = frame.item.clone();
+        match p.name.as_str() {
+            "MakeTuple" => {
+                let items: Option<Vec<AbsVal>> = args.into_iter().collect();
+                return items.map(AbsVal::Tuple);
+            }
+            "TupleGetItem" => {
+                let [t, i] = args.as_slice() else {
+                    return Some(AbsVal::Any);
+                };
+                let (t, i) = (t.clone()?, i.clone()?);
+                let index = i.const_value().and_then(ScalarConst::as_i64);
+                return Some(match (&t, index) {
+                    (AbsVal::Any, _) => AbsVal::Any,
+                    (AbsVal::Tuple(items), Some(k)) => {
+                        let len = items.len() as i64;
+                        let k2 = if k < 0 { k + len } else { k };
+                        if k2 < 0 || k2 >= len {
+                            let span = self.span(frame, n, Some(2));
+                            self.report(&item, Diagnostic::error(Code::TupleIndex, span, format!("index {k} is out of range for a tuple of {len} elements ({t})")));
+                            AbsVal::Any
+                        } else {
+                            items[k2 as usize].clone()
+                        }
+                    }
+                    (AbsVal::Tuple(_), None) => {
+                        let span = self.span(frame, n, Some(2));
+                        self.report(
+                            &item,
+                            Diagnostic::error(
+                                Code::TupleIndex,
+                                span,
+                                "a tuple index must be a constant integer",
+                            ),
+                        );
+                        AbsVal::Any
+                    }
+                    (other, _) => {
+                        let span = self.span(frame, n, Some(1));
+                        self.report(&item, Diagnostic::error(Code::NotATuple, span, format!("this is {other}, not a tuple; it cannot be indexed or destructured")));
+                        AbsVal::Any
+                    }
+                });
+            }
+            "Switch" => {
+                let [c, a, b] = args.as_slice() else {
+                    return Some(AbsVal::Any);
+                };
+                let c = c.clone()?;
+                let cond_ok = match &c {
+                    AbsVal::Scalar {
+                        dtype: DType::Bool, ..
+                    }
+                    | AbsVal::Any => true,
+                    AbsVal::Tensor {
+                        dtype: DType::Bool,
+                        shape,
+                    } => shape.rank().is_none_or(|r| r == 0),
+                    _ => false,
+                };
+                if !cond_ok {
+                    let span = self.span(frame, n, Some(1));
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::NonBoolCondition,
+                            span,
+                            format!(
+                                "a condition must be a `bool` scalar or a `bool[]` tensor, not {c}"
+                            ),
+                        ),
+                    );
+                }
+                let taken = c.const_value().map(|v| v.as_f64() != 0.0);
+                return match taken {
+                    Some(true) => a.clone(),
+                    Some(false) => b.clone(),
+                    None => self.join_branches(frame, n, a.clone(), b.clone()),
+                };
+            }
+            "Partial" => {
+                let Some((f, bound)) = args.split_first() else {
+                    return Some(AbsVal::Any);
+                };
+                let f = f.clone()?;
+                let bound: Option<Vec<AbsVal>> = bound.iter().cloned().collect();
+                return match f {
+                    AbsVal::Func(id) => Some(self.intern(FuncVal::Partial {
+                        f: id,
+                        args: bound?,
+                    })),
+                    _ => Some(AbsVal::Any),
+                };
+            }
+            "Depend" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
+            "StopGradient" | "Return" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
+            _ => {}
+        }
+        // An unknown primitive was reported by lowering.
+        let Some(op) = ops::lookup(&p.name) else {
+            return Some(AbsVal::Any);
+        };
+        let inputs: Option<Vec<AbsVal>> = args.into_iter().collect();
+        let inputs = inputs?;
+        if inputs.len() != op.input_count() {
+            // Called through a function value: arity not checked at lowering.
+            let span = self.span(frame, n, None);
+            self.report(
+                &item,
+                Diagnostic::error(
+                    Code::WrongArity,
+                    span,
+                    format!(
+                        "`{}` takes {} inputs but is given {}: {}",
+                        op.name,
+                        op.input_count(),
+                        inputs.len(),
+                        op.signature()
+                    ),
+                ),
+            );
+            return Some(AbsVal::Any);
+        }
+        if inputs.iter().any(|i| matches!(i, AbsVal::Func(_))) {
+            let i = inputs
+                .iter()
+                .position(|i| matches!(i, AbsVal::Func(_)))
+                .unwrap();
+            let span = self.span(frame, n, Some(i + 1));
+            self.report(
+                &item,
+                Diagnostic::error(
+                    Code::DTypeMismatch,
+                    span,
+                    format!("`{}` needs a tensor here, not a function", op.name),
+                ),
+            );
+            return Some(AbsVal::Any);
+        }
+        let given: Vec<(String, AttrValue)> = p.attrs.clone();
+        let attrs = ops::resolve_attrs(op, &given);
+        match (op.infer)(&ops::InferCall {
+            op,
+            inputs: &inputs,
+            attrs: &attrs,
+        }) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let span = match &e.target {
+                    ops::ErrorTarget::Input(i) => self.span(frame, n, Some(i + 1)),
+                    ops::ErrorTarget::Attr(name) => frame
+                        .lowered
+                        .source_map
+                        .attr_spans
+                        .get(&n)
+                        .and_then(|s| s.iter().find(|(k, _)| k == name).map(|(_, r)| *r))
+                        .unwrap_or_else(|| self.span(frame, n, None)),
+                    ops::ErrorTarget::Call => self.span(frame, n, None),
+                };
+                let code = match &e.target {
+                    ops::ErrorTarget::Attr(_) => Code::BadAttributeValue,
+                    _ if e.message.contains("dtype") => Code::DTypeMismatch,
+                    _ => Code::ShapeMismatch,
+                };
+                let mut d = Diagnostic::error(code, span, e.message.clone());
+                d.notes = e.notes.clone();
+                // Where the operands came from.
+                if let Some(spans) = frame.lowered.source_map.input_spans.get(&n).cloned() {
+                    for (i, v) in inputs.iter().enumerate() {
+                        if let (Some(r), Some(dt)) = (spans.get(i + 1), v.dtype()) {
+                            let _ = dt;
+                            if *r != span {
+                                d.related.push((*r, format!("this is {v}")));
+                            }
+                        }
+                    }
+                }
+                self.report(&item, d);
+                Some(AbsVal::Any)
+            }
+        }
+    }
+
+    fn join_branches(&mut self, frame: &mut Frame, n: NodeId, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (None, x) | (x, None) => x,
+            (Some(AbsVal::Func(x)), Some(AbsVal::Func(y))) if x == y => Some(AbsVal::Func(x)),
+            (Some(AbsVal::Func(x)), Some(AbsVal::Func(y))) => {
+                // The branches are graphs: the call of the Switch runs one of them.
+                // Evaluate both and check they agree.
+                let _ = n;
+                Some(self.intern(FuncVal::Union(vec![x, y])))
+            }
+            (Some(x), Some(y)) => match x.join(&y) {
+                Some(v) => Some(v),
+                None => {
+                    let span = self.span(frame, n, None);
+                    let item = frame.item.clone();
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::BranchMismatch,
+                            span,
+                            format!("the branches differ: {x} and {y}"),
+                        ),
+                    );
+                    Some(AbsVal::Any)
+                }
+            },
+        }
+    }
+}
+
+fn join_vals(a: Val, b: Val) -> Val {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(x), Some(y)) => Some(x.join(&y).unwrap_or(AbsVal::Any)),
+    }
+}
+
+/// The type of a gradient with respect to a value of this type.
+fn grad_like(v: &AbsVal) -> AbsVal {
+    match v {
+        AbsVal::Scalar { dtype, weak, .. } => AbsVal::Scalar {
+            dtype: *dtype,
+            value: None,
+            weak: *weak,
+        },
+        AbsVal::Tuple(items) => AbsVal::Tuple(items.iter().map(grad_like).collect()),
+        AbsVal::Str(_) | AbsVal::None | AbsVal::Func(_) => AbsVal::None,
+        other => other.clone(),
+    }
+}
+
+fn check_differentiable(out: &AbsVal) -> Result<(), String> {
+    match out {
+        AbsVal::Func(_) => Err("is a function".into()),
+        AbsVal::Str(_) => Err("is a string".into()),
+        AbsVal::Tuple(items) => items.iter().try_for_each(check_differentiable),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a value fits a declared type; symbols in the declaration are bound
+/// on first sight and must then agree. The error says why not.
+pub fn conforms(v: &AbsVal, ty: &Ty, symbols: &mut HashMap<String, Dim>) -> Result<(), String> {
+    match (v, ty) {
+        (AbsVal::Any, _) | (_, Ty::Unknown) => Ok(()),
+        (AbsVal::Scalar { dtype, weak, .. }, Ty::Scalar(d)) => {
+            if dtype == d
+                || (*weak && (dtype.is_float() == d.is_float()) && !d.is_bool() && !dtype.is_bool())
+            {
+                Ok(())
+            } else {
+                Err(format!("dtype {dtype} is not {d}"))
+            }
+        }
+        (AbsVal::Scalar { dtype, weak, .. }, Ty::Tensor(d, shape)) => {
+            if shape.rank().is_some_and(|r| r != 0) {
+                return Err(format!("a scalar is not a tensor of shape {shape}"));
+            }
+            if dtype == d || *weak {
+                Ok(())
+            } else {
+                Err(format!("dtype {dtype} is not {d}"))
+            }
+        }
+        (AbsVal::Tensor { dtype, shape }, Ty::Tensor(d, declared)) => {
+            if dtype != d {
+                return Err(format!("dtype {dtype} is not {d}"));
+            }
+            shape_conforms(shape, declared, symbols)
+        }
+        (AbsVal::Tensor { .. }, Ty::Scalar(_)) => Err("a tensor is not a scalar".into()),
+        (AbsVal::Tuple(items), Ty::Tuple(tys)) => {
+            if items.len() != tys.len() {
+                return Err(format!(
+                    "a tuple of {} elements is not one of {}",
+                    items.len(),
+                    tys.len()
+                ));
+            }
+            for (i, (item, t)) in items.iter().zip(tys).enumerate() {
+                conforms(item, t, symbols).map_err(|e| format!("element {i}: {e}"))?;
+            }
+            Ok(())
+        }
+        (AbsVal::Func(_), Ty::Func(_)) => Ok(()),
+        (AbsVal::Str(_), Ty::Str) | (AbsVal::None, Ty::None) => Ok(()),
+        (v, ty) => Err(format!("{v} is not {ty}")),
+    }
+}
+
+fn shape_conforms(
+    actual: &Shape,
+    declared: &Shape,
+    symbols: &mut HashMap<String, Dim>,
+) -> Result<(), String> {
+    let (Some(a), Some(d)) = (actual.dims(), declared.dims()) else {
+        return Ok(());
+    };
+    if a.len() != d.len() {
+        return Err(format!("rank {} is not {}", a.len(), d.len()));
+    }
+    for (i, (x, y)) in a.iter().zip(d).enumerate() {
+        match y {
+            Dim::Unknown => {}
+            Dim::Known(n) => {
+                if let Dim::Known(m) = x {
+                    if m != n {
+                        return Err(format!("dimension {i} is {m}, not {n}"));
+                    }
+                }
+            }
+            Dim::Sym(s) => {
+                match symbols.get(s) {
+                    None => {
+                        symbols.insert(s.clone(), x.clone());
+                    }
+                    Some(bound) => {
+                        if let (Dim::Known(p), Dim::Known(q)) = (bound, x) {
+                            if p != q {
+                                return Err(format!("dimension {i} is {q}, but `{s}` is {p} elsewhere in the signature"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! The semantics of the MindIR DSL: lowering to MindIR, name resolution, type
+//! and shape inference, and the diagnostics of `mirdsl check`.
+
+pub mod diagnostic;
+pub mod infer;
+pub mod lower;
+
+pub use diagnostic::{Code, Diagnostic, Fix, Severity};
+pub use lower::{Def, ItemIndex, LoweredGraph, SourceMap};
+pub mod file;
+
+pub use file::{analyze, FileAnalysis, FileSource};
