@@ -57,6 +57,28 @@ pub struct FileAnalysis {
 }
 
 impl FileAnalysis {
+    /// Every value node `node` of graph `item` took, in its own entry's check and
+    /// in the calls other entries made (the specialisations of a generic graph).
+    pub fn values_of(&self, item: &str, node: ir::NodeId) -> Vec<ir::AbsVal> {
+        let mut out: Vec<ir::AbsVal> = Vec::new();
+        let own = self
+            .entries
+            .get(item)
+            .and_then(|e| e.node_values.get(&node));
+        let others = self
+            .entries
+            .values()
+            .filter_map(|e| e.other_values.get(item).and_then(|m| m.get(&node)));
+        for list in own.into_iter().chain(others) {
+            for v in list {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        }
+        out
+    }
+
     pub fn has_errors(&self) -> bool {
         self.diagnostics
             .iter()

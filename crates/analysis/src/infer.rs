@@ -62,6 +62,9 @@ pub enum FuncVal {
 pub struct EntryResult {
     /// Every value each node of the entry's own body took (one per specialisation).
     pub node_values: HashMap<NodeId, Vec<AbsVal>>,
+    /// Values the nodes of other top-level graphs took in the calls this entry
+    /// made (by graph name): how generic graphs were specialised.
+    pub other_values: HashMap<String, HashMap<NodeId, Vec<AbsVal>>>,
     /// The entry's parameter values and result, when known.
     pub params: Vec<AbsVal>,
     pub output: Option<AbsVal>,
@@ -93,6 +96,14 @@ struct SpecKey {
     env: Vec<(NodeId, AbsVal)>,
 }
 
+struct Active {
+    key: SpecKey,
+    /// A recursive call reached this specialisation during the current iteration.
+    hit: bool,
+    /// A recursive call reached an enclosing specialisation while this one ran.
+    tainted: bool,
+}
+
 struct Frame {
     item: Arc<str>,
     lowered: Arc<LoweredGraph>,
@@ -114,10 +125,11 @@ pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
         funcs: Vec::new(),
         func_ids: HashMap::new(),
         cache: HashMap::new(),
-        recursion_hit: false,
+        active: Vec::new(),
         diagnostics: Vec::new(),
         seen: HashSet::new(),
         node_values: HashMap::new(),
+        other_values: HashMap::new(),
         call_stack: Vec::new(),
         fv_cache: HashMap::new(),
         depth: 0,
@@ -159,6 +171,7 @@ pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
     diagnostics.sort_by_key(|d| (d.range.start(), d.code));
     EntryResult {
         node_values: engine.node_values,
+        other_values: engine.other_values,
         params: args.into_iter().map(|a| a.unwrap_or(AbsVal::Any)).collect(),
         output,
         diagnostics,
@@ -172,10 +185,12 @@ struct Engine<'a> {
     funcs: Vec<FuncVal>,
     func_ids: HashMap<FuncVal, u32>,
     cache: HashMap<SpecKey, CacheEntry>,
-    recursion_hit: bool,
+    /// Graph specialisations being evaluated, innermost last.
+    active: Vec<Active>,
     diagnostics: Vec<Diagnostic>,
     seen: HashSet<(TextRange, Code, String)>,
     node_values: HashMap<NodeId, Vec<AbsVal>>,
+    other_values: HashMap<String, HashMap<NodeId, Vec<AbsVal>>>,
     /// Calls in progress: the calling item and the call's range.
     call_stack: Vec<(Arc<str>, TextRange, String)>,
     fv_cache: HashMap<(Arc<str>, GraphId), Arc<Vec<NodeId>>>,
@@ -260,8 +275,16 @@ impl Engine<'_> {
         match self.cache.get(&key) {
             Some(CacheEntry::Done(v)) => return v.clone(),
             Some(CacheEntry::InProgress(v)) => {
-                self.recursion_hit = true;
-                return v.clone();
+                // A recursive call: answer with the current assumption. The graphs
+                // called since then depend on it, so their results are not final.
+                let v = v.clone();
+                if let Some(pos) = self.active.iter().position(|a| a.key == key) {
+                    self.active[pos].hit = true;
+                    for a in &mut self.active[pos + 1..] {
+                        a.tainted = true;
+                    }
+                }
+                return v;
             }
             None => {}
         }
@@ -271,9 +294,14 @@ impl Engine<'_> {
         self.depth += 1;
         let mut assumption: Val = None;
         self.cache.insert(key.clone(), CacheEntry::InProgress(None));
+        self.active.push(Active {
+            key: key.clone(),
+            hit: false,
+            tainted: false,
+        });
         let mut result = None;
         for _ in 0..8 {
-            let outer_hit = std::mem::replace(&mut self.recursion_hit, false);
+            self.active.last_mut().unwrap().hit = false;
             result = self.eval_graph(
                 item,
                 &lowered,
@@ -281,8 +309,7 @@ impl Engine<'_> {
                 widened.iter().cloned().map(Some).collect(),
                 env.clone(),
             );
-            let hit = self.recursion_hit;
-            self.recursion_hit = outer_hit || hit;
+            let hit = self.active.last().unwrap().hit;
             if !hit || result == assumption {
                 break;
             }
@@ -294,7 +321,13 @@ impl Engine<'_> {
                 .insert(key.clone(), CacheEntry::InProgress(assumption.clone()));
         }
         self.depth -= 1;
-        self.cache.insert(key, CacheEntry::Done(result.clone()));
+        let done = self.active.pop().unwrap();
+        if done.tainted {
+            // Computed under an enclosing recursion's assumption: recompute next time.
+            self.cache.remove(&key);
+        } else {
+            self.cache.insert(key, CacheEntry::Done(result.clone()));
+        }
         result
     }
 
@@ -343,7 +376,11 @@ impl Engine<'_> {
             self.eval_node(&mut frame, n);
         }
         let out = match g.output {
-            Some(o) => self.eval_node(&mut frame, o),
+            Some(o) => {
+                let v = self.eval_node(&mut frame, o);
+                self.record(item, o, &v);
+                v
+            }
             None => Some(AbsVal::Any),
         };
         if let (Some((ty, range)), Some(v)) = (&g.ret_annotation, &out) {
@@ -369,11 +406,13 @@ impl Engine<'_> {
     }
 
     fn record(&mut self, item: &Arc<str>, node: NodeId, value: &Val) {
-        if *item != self.entry {
-            return;
-        }
         if let Some(v) = value {
-            let list = self.node_values.entry(node).or_default();
+            let map = if *item == self.entry {
+                &mut self.node_values
+            } else {
+                self.other_values.entry(item.to_string()).or_default()
+            };
+            let list = map.entry(node).or_default();
             if !list.contains(v) {
                 list.push(v.clone());
             }
@@ -706,10 +745,24 @@ impl Engine<'_> {
                 Some(AbsVal::Tuple(fargs.iter().map(grad_like).collect()))
             }
             FuncVal::Union(fs) => {
+                // The call of a Switch between graphs: each branch may run.
                 let mut result: Val = None;
+                let mut seen: Vec<AbsVal> = Vec::new();
                 for f in fs {
-                    let r = self.apply_value(frame, n, AbsVal::Func(f), args.clone());
-                    result = join_vals(result, r);
+                    let Some(r) = self.apply_value(frame, n, AbsVal::Func(f), args.clone()) else {
+                        continue;
+                    };
+                    seen.push(r.clone());
+                    result = match result {
+                        None => Some(r),
+                        Some(acc) => match acc.join(&r) {
+                            Some(j) => Some(j),
+                            None => {
+                                self.branch_mismatch(frame, n, &seen);
+                                return Some(AbsVal::Any);
+                            }
+                        },
+                    };
                 }
                 result
             }
@@ -935,6 +988,28 @@ impl Engine<'_> {
         }
     }
 
+    fn branch_mismatch(&mut self, frame: &Frame, n: NodeId, values: &[AbsVal]) {
+        let item = frame.item.clone();
+        let span = self.span(frame, n, None);
+        let described: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        let mut d = Diagnostic::error(
+            Code::BranchMismatch,
+            span,
+            format!(
+                "the branches of this `if` differ: {}",
+                described.join(" and ")
+            ),
+        );
+        if let Some(info) = frame.lowered.source_map.ifs.iter().find(|i| i.call == n) {
+            if let [a, b, ..] = values {
+                d = d
+                    .with_related(info.then_value, format!("this is {a}"))
+                    .with_related(info.else_value, format!("this is {b}"));
+            }
+        }
+        self.report(&item, d);
+    }
+
     fn join_branches(&mut self, frame: &mut Frame, n: NodeId, a: Val, b: Val) -> Val {
         match (a, b) {
             (None, x) | (x, None) => x,
@@ -962,13 +1037,6 @@ impl Engine<'_> {
                 }
             },
         }
-    }
-}
-
-fn join_vals(a: Val, b: Val) -> Val {
-    match (a, b) {
-        (None, x) | (x, None) => x,
-        (Some(x), Some(y)) => Some(x.join(&y).unwrap_or(AbsVal::Any)),
     }
 }
 

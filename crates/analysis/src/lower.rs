@@ -388,8 +388,12 @@ impl Lowerer<'_> {
     fn stmt(&mut self, graph: GraphId, stmt: &ast::Stmt) {
         match stmt {
             ast::Stmt::Let(l) => {
-                let Some(value) = l.value() else { return };
-                let node = self.expr(&value);
+                // A binding whose value did not parse still binds its names (to an
+                // unknown value), so uses of them report nothing more.
+                let node = match l.value() {
+                    Some(value) => self.expr(&value),
+                    None => self.error_node(l.range()),
+                };
                 let annotation = l.ty().map(|t| (self.ty(&t), t.range()));
                 match l.pat() {
                     Some(ast::Pat::Name(name)) => {
@@ -413,7 +417,8 @@ impl Lowerer<'_> {
                         if let Some((_, range)) = annotation {
                             self.error(Code::AnnotationMismatch, range, "a tuple pattern cannot be annotated; annotate its parts by binding them separately");
                         }
-                        self.destructure(graph, node, &t);
+                        let value_range = l.value().map_or(t.range(), |v| v.range());
+                        self.destructure(graph, node, &t, value_range);
                     }
                     None => {}
                 }
@@ -422,7 +427,13 @@ impl Lowerer<'_> {
         }
     }
 
-    fn destructure(&mut self, graph: GraphId, tuple: NodeId, pat: &ast::TuplePat) {
+    fn destructure(
+        &mut self,
+        graph: GraphId,
+        tuple: NodeId,
+        pat: &ast::TuplePat,
+        value_range: TextRange,
+    ) {
         for (i, field) in pat.fields().enumerate() {
             let index = self
                 .body
@@ -435,7 +446,7 @@ impl Lowerer<'_> {
             );
             self.map
                 .input_spans
-                .insert(item, vec![field.range(), pat.range(), field.range()]);
+                .insert(item, vec![field.range(), value_range, field.range()]);
             match field {
                 ast::Pat::Name(name) => {
                     let text = name.text();
@@ -443,7 +454,10 @@ impl Lowerer<'_> {
                     self.map.defs.push((name.range(), Def::Node(item)));
                     self.bind(&text, Binding::Node(item), name.range(), true);
                 }
-                ast::Pat::Tuple(inner) => self.destructure(graph, item, &inner),
+                ast::Pat::Tuple(inner) => {
+                    let r = inner.range();
+                    self.destructure(graph, item, &inner, r)
+                }
             }
         }
     }
@@ -879,6 +893,11 @@ impl Lowerer<'_> {
                     )
                     .notes
                     .push("pass the argument by position".into());
+                    // Still pass it (by position), so no arity error follows.
+                    if let Some(v) = k.value() {
+                        inputs.push(self.expr(&v));
+                        spans.push(v.range());
+                    }
                 }
                 _ => {
                     if let Some(v) = arg.value() {
@@ -967,9 +986,14 @@ impl Lowerer<'_> {
                 },
                 None => {
                     self.expr(value);
+                    let whole = if r == *name_range {
+                        r
+                    } else {
+                        name_range.cover(r)
+                    };
                     self.error(
                         Code::NotConstant,
-                        r,
+                        whole,
                         format!("attribute `{name}` of `{}` must be a constant", op.name),
                     );
                 }
