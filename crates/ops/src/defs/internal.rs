@@ -1,13 +1,16 @@
 //! Helpers for gradient rules. Their names start with `_`; users do not call them.
 
-use ir::{AbsVal, Shape};
+use ir::{AbsVal, AttrValue, DType, Dim, Shape};
+use tensor::{Buffer, Tensor};
 
+use crate::defs::elementwise::make_tensor;
+use crate::defs::reduce::{axis_mask, reduce_generic};
 use crate::infer::InferCall;
-use crate::kernel::{KValue, KernelCall};
-use crate::{Category, OpDef, OpError, OutputDef, ParamDef};
+use crate::kernel::{broadcast_strides, KValue, KernelCall};
+use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
 
 /// Sums `g` over the dimensions `like` was broadcast along, giving `like`'s shape.
-pub fn sum_to_shape(g: &tensor::Tensor, shape: &[usize]) -> Result<tensor::Tensor, OpError> {
+pub fn sum_to_shape(g: &Tensor, shape: &[usize]) -> Result<Tensor, OpError> {
     if g.shape() == shape {
         return Ok(g.clone());
     }
@@ -20,9 +23,9 @@ pub fn sum_to_shape(g: &tensor::Tensor, shape: &[usize]) -> Result<tensor::Tenso
             shape
         )));
     }
-    let strides = crate::kernel::broadcast_strides(shape, &out_shape);
+    let strides = broadcast_strides(shape, &out_shape);
     let n: usize = shape.iter().product();
-    let src = g.cast(tensor::DType::F64).to_f64_vec();
+    let src = g.cast(DType::F64).to_f64_vec();
     let mut acc = vec![0f64; n];
     let mut index = vec![0usize; rank];
     let mut offset = 0usize;
@@ -38,12 +41,62 @@ pub fn sum_to_shape(g: &tensor::Tensor, shape: &[usize]) -> Result<tensor::Tenso
             index[d] = 0;
         }
     }
-    Ok(tensor::Tensor::from_f64(shape.to_vec(), acc)
+    Ok(Tensor::from_f64(shape.to_vec(), acc)
         .map_err(|e| OpError::call(e.0))?
         .cast(g.dtype()))
 }
 
-fn infer_like_second(call: &InferCall) -> Result<AbsVal, OpError> {
+/// `data` of shape `from` broadcast (NumPy rules) to shape `to`.
+pub(crate) fn broadcast_to<T: Copy>(data: &[T], from: &[usize], to: &[usize]) -> Vec<T> {
+    let n: usize = to.iter().product();
+    if data.len() == n {
+        return data.to_vec();
+    }
+    let strides = broadcast_strides(from, to);
+    let mut out = Vec::with_capacity(n);
+    let mut index = vec![0usize; to.len()];
+    let mut offset = 0usize;
+    for _ in 0..n {
+        out.push(data[offset]);
+        for d in (0..to.len()).rev() {
+            index[d] += 1;
+            offset += strides[d];
+            if index[d] < to[d] {
+                break;
+            }
+            offset -= strides[d] * to[d];
+            index[d] = 0;
+        }
+    }
+    out
+}
+
+/// The result of a helper whose value has `like`'s shape and `dtype`.
+fn shaped_like(like: &AbsVal, dtype: DType) -> AbsVal {
+    match like {
+        AbsVal::Scalar { weak, .. } => AbsVal::Scalar {
+            dtype,
+            value: None,
+            weak: *weak,
+        },
+        _ => AbsVal::Tensor {
+            dtype,
+            shape: like.shape().unwrap_or(Shape::Unranked),
+        },
+    }
+}
+
+/// `_SumToShapeOf`'s dtype: `like`'s when both are floats (the gradient of an
+/// input that was promoted comes back in the input's dtype, as MindSpore's
+/// implicit `Cast` would give it), else `grad`'s.
+fn sum_to_dtype(grad: DType, like: &AbsVal) -> DType {
+    match like.dtype() {
+        Some(l) if l.is_float() && grad.is_float() && !like.is_weak() => l,
+        _ => grad,
+    }
+}
+
+fn infer_sum_to_shape(call: &InferCall) -> Result<AbsVal, OpError> {
     match (&call.inputs[0], &call.inputs[1]) {
         (AbsVal::Any, _) | (_, AbsVal::Any) => Ok(AbsVal::Any),
         (g, like) => {
@@ -51,40 +104,255 @@ fn infer_like_second(call: &InferCall) -> Result<AbsVal, OpError> {
                 .dtype()
                 .or(like.dtype())
                 .ok_or_else(|| OpError::call("not a tensor"))?;
-            match like {
-                AbsVal::Scalar { weak, .. } => Ok(AbsVal::Scalar {
-                    dtype,
-                    value: None,
-                    weak: *weak,
-                }),
-                _ => Ok(AbsVal::Tensor {
-                    dtype,
-                    shape: like.shape().unwrap_or(Shape::Unranked),
-                }),
-            }
+            Ok(shaped_like(like, sum_to_dtype(dtype, like)))
         }
     }
 }
 
-pub const OPS: &[OpDef] = &[OpDef {
-    name: "_SumToShapeOf",
-    category: Category::Internal,
-    doc: "Sums `grad` over the dimensions along which `like` was broadcast, giving `like`'s shape.",
-    params: &[
-        ParamDef::input("grad", "A gradient of the broadcast result."),
-        ParamDef::input("like", "The input whose shape to reduce to."),
-    ],
-    variadic: false,
-    output: OutputDef::Single,
-    infer: infer_like_second,
-    grad: None,
-    kernel: Some(|c: &KernelCall| {
-        let g = c.tensor(0)?;
-        let like = c.tensor(1)?;
-        Ok(KValue::Tensor(sum_to_shape(g, like.shape())?))
-    }),
-}];
+fn infer_broadcast_like(call: &InferCall) -> Result<AbsVal, OpError> {
+    match (&call.inputs[0], &call.inputs[1]) {
+        (AbsVal::Any, _) | (_, AbsVal::Any) => Ok(AbsVal::Any),
+        (g, like) => {
+            let dtype = g
+                .dtype()
+                .ok_or_else(|| OpError::input(0, "`grad` is not a tensor"))?;
+            Ok(shaped_like(like, dtype))
+        }
+    }
+}
+
+/// The channel axis of a `BiasAdd` input of rank `rank`.
+pub(crate) fn channel_axis(data_format: &str, rank: usize) -> usize {
+    if data_format == "NHWC" {
+        rank.saturating_sub(1)
+    } else {
+        1
+    }
+}
+
+fn infer_bias_add_grad(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, shape) = call.tensor(0)?;
+    let Some(dims) = shape.dims() else {
+        return Ok(AbsVal::Tensor {
+            dtype,
+            shape: Shape::Ranked(vec![Dim::Unknown]),
+        });
+    };
+    if dims.len() < 2 {
+        return Err(OpError::input(
+            0,
+            format!("`_BiasAddGrad` needs a gradient of rank 2 or more, got {shape}"),
+        ));
+    }
+    let axis = channel_axis(call.attrs.str("data_format"), dims.len());
+    Ok(AbsVal::Tensor {
+        dtype,
+        shape: Shape::Ranked(vec![dims[axis].clone()]),
+    })
+}
+
+fn k_sum_to_shape(c: &KernelCall) -> Result<KValue, OpError> {
+    let g = c.tensor(0)?;
+    let like = c.tensor(1)?;
+    let r = sum_to_shape(g, like.shape())?;
+    let dtype = sum_to_dtype(r.dtype(), &c.abs(1));
+    Ok(KValue::Tensor(r.cast(dtype)))
+}
+
+fn k_broadcast_like(c: &KernelCall) -> Result<KValue, OpError> {
+    let g = c.tensor(0)?;
+    let to = c.tensor(1)?.shape();
+    let axes = c.attrs.ints("axis").unwrap_or_default();
+    let mask = axis_mask("_BroadcastToShapeOf", &axes, to.len())?;
+    let from: Vec<usize> = to
+        .iter()
+        .zip(&mask)
+        .map(|(&d, &m)| if m { 1 } else { d })
+        .collect();
+    if g.numel() != from.iter().product::<usize>() {
+        return Err(OpError::call(format!(
+            "`_BroadcastToShapeOf`: a gradient of shape {:?} does not fit the reduction of {:?}",
+            g.shape(),
+            to
+        )));
+    }
+    let count: usize = to
+        .iter()
+        .zip(&mask)
+        .filter(|(_, &m)| m)
+        .map(|(&d, _)| d)
+        .product();
+    let mean = c.attrs.bool("mean");
+    let buffer = match g.buffer() {
+        Buffer::F32(p) => {
+            let mut v = broadcast_to(p, &from, to);
+            if mean {
+                let k = count as f32;
+                v.iter_mut().for_each(|e| *e /= k);
+            }
+            Buffer::F32(v)
+        }
+        Buffer::F64(p) => {
+            let mut v = broadcast_to(p, &from, to);
+            if mean {
+                let k = count as f64;
+                v.iter_mut().for_each(|e| *e /= k);
+            }
+            Buffer::F64(v)
+        }
+        Buffer::I64(p) => {
+            let mut v = broadcast_to(p, &from, to);
+            if mean && count > 0 {
+                let k = count as i64;
+                v.iter_mut().for_each(|e| *e /= k);
+            }
+            Buffer::I64(v)
+        }
+        Buffer::Bool(p) => Buffer::Bool(broadcast_to(p, &from, to)),
+    };
+    Ok(KValue::Tensor(make_tensor(g.dtype(), to.to_vec(), buffer)?))
+}
+
+fn k_bias_add_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    let g = c.tensor(0)?;
+    let shape = g.shape();
+    if shape.len() < 2 {
+        return Err(OpError::input(0, "`_BiasAddGrad` needs rank 2 or more"));
+    }
+    let axis = channel_axis(c.attrs.str("data_format"), shape.len());
+    let mask: Vec<bool> = (0..shape.len()).map(|i| i != axis).collect();
+    let out = vec![shape[axis]];
+    let buffer = match g.buffer() {
+        Buffer::F32(p) => Buffer::F32(
+            reduce_generic(p, shape, &mask, 0f64, |a, v| a + v as f64)
+                .into_iter()
+                .map(|v| v as f32)
+                .collect(),
+        ),
+        Buffer::F64(p) => Buffer::F64(reduce_generic(p, shape, &mask, 0f64, |a, v| a + v)),
+        Buffer::I64(p) => Buffer::I64(reduce_generic(p, shape, &mask, 0i64, |a, v| {
+            a.wrapping_add(v)
+        })),
+        Buffer::Bool(_) => return Err(OpError::input(0, "a bool gradient")),
+    };
+    Ok(KValue::Tensor(make_tensor(g.dtype(), out, buffer)?))
+}
+
+const fn internal(
+    name: &'static str,
+    doc: &'static str,
+    params: &'static [ParamDef],
+    infer: crate::InferFn,
+    kernel: crate::KernelFn,
+) -> OpDef {
+    OpDef {
+        name,
+        category: Category::Internal,
+        doc,
+        params,
+        variadic: false,
+        output: OutputDef::Single,
+        infer,
+        grad: None,
+        kernel: Some(kernel),
+    }
+}
+
+pub const OPS: &[OpDef] = &[
+    internal(
+        "_SumToShapeOf",
+        "Sums `grad` over the dimensions along which `like` was broadcast, giving `like`'s shape (and `like`'s dtype when both are floats).",
+        &[
+            ParamDef::input("grad", "A gradient of the broadcast result."),
+            ParamDef::input("like", "The input whose shape to reduce to."),
+        ],
+        infer_sum_to_shape,
+        k_sum_to_shape,
+    ),
+    internal(
+        "_BroadcastToShapeOf",
+        "Undoes a reduction of `like` over `axis`: puts back the reduced dimensions of `grad` (unless `keep_dims` kept them) and broadcasts it to `like`'s shape; with `mean`, divides by the number of reduced elements.",
+        &[
+            ParamDef::input("grad", "The gradient of the reduction's result."),
+            ParamDef::input("like", "The reduction's input, whose shape to restore."),
+            ParamDef::attr(
+                "axis",
+                AttrType::Ints,
+                Some(AttrDefault::Ints(&[])),
+                "The reduction's `axis`; `()` means all dimensions.",
+            ),
+            ParamDef::attr(
+                "keep_dims",
+                AttrType::Bool,
+                Some(AttrDefault::Bool(false)),
+                "The reduction's `keep_dims`.",
+            ),
+            ParamDef::attr(
+                "mean",
+                AttrType::Bool,
+                Some(AttrDefault::Bool(false)),
+                "Divide by the number of elements each result reduced (`ReduceMean`).",
+            ),
+        ],
+        infer_broadcast_like,
+        k_broadcast_like,
+    ),
+    internal(
+        "_BiasAddGrad",
+        "The gradient of `BiasAdd`'s bias: `grad` summed over every dimension but the channel one.",
+        &[
+            ParamDef::input("grad", "The gradient of `BiasAdd`'s result."),
+            ParamDef::attr(
+                "data_format",
+                AttrType::Str(&["NCHW", "NHWC", "NCDHW"]),
+                Some(AttrDefault::Str("NCHW")),
+                "`BiasAdd`'s data format: the channel axis is 1, or the last for `NHWC`.",
+            ),
+        ],
+        infer_bias_add_grad,
+        k_bias_add_grad,
+    ),
+];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
-    Vec::new()
+    use crate::eager::{random_f64, Sample};
+    let ints = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
+    vec![
+        Sample::new(
+            "_SumToShapeOf",
+            vec![
+                random_f64(&[2, 3, 4], 50, -1.0, 1.0),
+                random_f64(&[3, 1], 51, -1.0, 1.0),
+            ],
+        ),
+        Sample::new(
+            "_BroadcastToShapeOf",
+            vec![
+                random_f64(&[2, 4], 52, -1.0, 1.0),
+                random_f64(&[2, 3, 4], 53, -1.0, 1.0),
+            ],
+        )
+        .attr("axis", ints(&[-2])),
+        Sample::new(
+            "_BroadcastToShapeOf",
+            vec![
+                random_f64(&[1, 1], 54, -1.0, 1.0),
+                random_f64(&[2, 3], 55, -1.0, 1.0),
+            ],
+        )
+        .attr("keep_dims", AttrValue::Bool(true))
+        .attr("mean", AttrValue::Bool(true)),
+        Sample::new(
+            "_BiasAddGrad",
+            vec![random_f64(&[2, 3, 4, 5], 56, -1.0, 1.0)],
+        ),
+        Sample::new(
+            "_BiasAddGrad",
+            vec![random_f64(&[2, 4, 5, 3], 57, -1.0, 1.0)],
+        )
+        .attr("data_format", AttrValue::Str("NHWC".into())),
+    ]
 }

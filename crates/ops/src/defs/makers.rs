@@ -1,9 +1,144 @@
-//! makers primitives.
+//! Tensor makers: Zeros, Ones, Fill. They take attributes only (no tensor
+//! inputs) and build their result from them; they have no gradient.
+//!
+//! As in MindSpore, `shape` is an int or a tuple of ints (`()` gives a rank-0
+//! tensor) and `Zeros`/`Ones` default to `f32`. `Fill` converts its value with
+//! `Cast`'s rules (a float value in an integer dtype truncates toward zero).
 
-use crate::OpDef;
+use ir::{AbsVal, AttrValue, DType, Shape};
+use tensor::Tensor;
 
-pub const OPS: &[OpDef] = &[];
+use crate::infer::InferCall;
+use crate::kernel::{KValue, KernelCall};
+use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
+
+const SHAPE_DOC: &str =
+    "The shape of the result: an int or a tuple of non-negative ints (`()` for rank 0).";
+
+fn shape_attr(call_op: &str, shape: Option<Vec<i64>>) -> Result<Vec<i64>, OpError> {
+    let shape = shape.unwrap_or_default();
+    if let Some(&d) = shape.iter().find(|&&d| d < 0) {
+        return Err(OpError::attr(
+            "shape",
+            format!("`{call_op}`: `shape` has the negative dimension {d}: {shape:?}"),
+        ));
+    }
+    Ok(shape)
+}
+
+fn infer_maker(call: &InferCall) -> Result<AbsVal, OpError> {
+    let shape = shape_attr(call.op.name, call.attrs.ints("shape"))?;
+    Ok(AbsVal::Tensor {
+        dtype: call.attrs.dtype("dtype"),
+        shape: Shape::known(&shape),
+    })
+}
+
+fn fill_value(value: &AttrValue) -> f64 {
+    match value {
+        AttrValue::Bool(b) => f64::from(u8::from(*b)),
+        other => other.as_f64().unwrap_or(0.0),
+    }
+}
+
+fn make(c: &KernelCall, value: f64) -> Result<KValue, OpError> {
+    let shape = shape_attr("Fill", c.attrs.ints("shape"))?;
+    let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
+    let dtype = c.attrs.dtype("dtype");
+    // Through f64 and `cast`, so the value converts as `Cast` would.
+    let t = Tensor::full(DType::F64, shape, value).cast(dtype);
+    Ok(KValue::Tensor(t))
+}
+
+fn k_fill(c: &KernelCall) -> Result<KValue, OpError> {
+    let value = c
+        .attrs
+        .get("value")
+        .map(fill_value)
+        .ok_or_else(|| OpError::attr("value", "`Fill` needs `value`"))?;
+    make(c, value)
+}
+
+const fn maker(
+    name: &'static str,
+    doc: &'static str,
+    params: &'static [ParamDef],
+    kernel: crate::KernelFn,
+) -> OpDef {
+    OpDef {
+        name,
+        category: Category::TensorMaker,
+        doc,
+        params,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_maker,
+        grad: None,
+        kernel: Some(kernel),
+    }
+}
+
+pub const OPS: &[OpDef] = &[
+    maker(
+        "Zeros",
+        "A tensor of the given shape and dtype filled with zeros.",
+        &[
+            ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
+            ParamDef::attr(
+                "dtype",
+                AttrType::DType,
+                Some(AttrDefault::DType(DType::F32)),
+                "The dtype of the result; `f32` by default.",
+            ),
+        ],
+        |c| make(c, 0.0),
+    ),
+    maker(
+        "Ones",
+        "A tensor of the given shape and dtype filled with ones.",
+        &[
+            ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
+            ParamDef::attr(
+                "dtype",
+                AttrType::DType,
+                Some(AttrDefault::DType(DType::F32)),
+                "The dtype of the result; `f32` by default.",
+            ),
+        ],
+        |c| make(c, 1.0),
+    ),
+    maker(
+        "Fill",
+        "A tensor of the given dtype and shape with every element equal to `value`.",
+        &[
+            ParamDef::attr("dtype", AttrType::DType, None, "The dtype of the result."),
+            ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
+            ParamDef::attr(
+                "value",
+                AttrType::Number,
+                None,
+                "The value of every element: an int, a float or a bool, converted to `dtype`.",
+            ),
+        ],
+        k_fill,
+    ),
+];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
-    Vec::new()
+    use crate::eager::Sample;
+    let shape = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
+    vec![
+        Sample::new("Zeros", vec![])
+            .attr("shape", shape(&[2, 3]))
+            .attr("dtype", AttrValue::DType(DType::F64)),
+        Sample::new("Ones", vec![]).attr("shape", AttrValue::Int(4)),
+        Sample::new("Fill", vec![])
+            .attr("dtype", AttrValue::DType(DType::I32))
+            .attr("shape", shape(&[2, 2]))
+            .attr("value", AttrValue::Int(7)),
+        Sample::new("Fill", vec![])
+            .attr("dtype", AttrValue::DType(DType::F32))
+            .attr("shape", shape(&[]))
+            .attr("value", AttrValue::float(2.5)),
+    ]
 }

@@ -3,9 +3,11 @@
 
 pub mod elementwise;
 pub mod internal;
+pub mod internal_nn;
 pub mod linalg;
 pub mod makers;
 pub mod nn;
+pub mod nn_conv;
 pub mod reduce;
 pub mod shape;
 pub mod structure;
@@ -19,9 +21,11 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         reduce::OPS,
         shape::OPS,
         nn::OPS,
+        nn_conv::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
+        internal_nn::OPS,
     ]
     .into_iter()
     .flatten()
@@ -35,7 +39,9 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(reduce::samples());
     all.extend(shape::samples());
     all.extend(nn::samples());
+    all.extend(nn_conv::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
+    all.extend(internal_nn::samples());
     all
 }

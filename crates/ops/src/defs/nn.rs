@@ -1,9 +1,1167 @@
-//! nn primitives.
+//! Neural-network primitives: Softmax, LogSoftmax, the softmax cross
+//! entropies, LayerNorm, BatchNorm, Dropout. Convolution and pooling are in
+//! `nn_conv`.
+//!
+//! These kernels compute in f64 and round to the input's dtype: they are
+//! memory-bound, and it keeps f32 results within an ulp of MindSpore's.
 
-use crate::OpDef;
+use ir::{AbsVal, AttrValue, DType, Dim};
+use tensor::{Buffer, Tensor};
 
-pub const OPS: &[OpDef] = &[];
+use crate::defs::nn_conv::attrs_of;
+use crate::defs::shape::{
+    cartesian_offsets, dims_may_equal, dims_of, fmt_dims, fmt_ints, op_axis, row_strides,
+    tensor_abs, unranked,
+};
+use crate::infer::InferCall;
+use crate::kernel::{KValue, KernelCall};
+use crate::{
+    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
+    OutputDef, ParamDef,
+};
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+fn float_tensor(call: &InferCall, i: usize) -> Result<(DType, Option<Vec<Dim>>), OpError> {
+    let (dtype, dims) = dims_of(call, i)?;
+    if !dtype.is_float() {
+        return Err(OpError::input(
+            i,
+            format!(
+                "`{}` needs a float `{}`, got {dtype}",
+                call.op.name,
+                call.input_name(i)
+            ),
+        ));
+    }
+    Ok((dtype, dims))
+}
+
+/// A tensor of `dtype` from f64 data.
+pub(crate) fn from_f64(dtype: DType, shape: Vec<usize>, data: Vec<f64>) -> Tensor {
+    Tensor::from_f64(shape, data)
+        .expect("data matches the shape")
+        .cast(dtype)
+}
+
+fn ktensor(dtype: DType, shape: Vec<usize>, data: Vec<f64>) -> KValue {
+    KValue::Tensor(from_f64(dtype, shape, data))
+}
+
+/// The normalised, distinct axes of a Softmax-like `axis` attribute.
+pub(crate) fn softmax_axes(op: &str, axes: &[i64], rank: usize) -> Result<Vec<usize>, OpError> {
+    if axes.is_empty() {
+        return Err(OpError::attr(
+            "axis",
+            format!("`{op}`: `axis` must name at least one dimension"),
+        ));
+    }
+    let mut out = Vec::new();
+    for &a in axes {
+        let i = op_axis(op, a, rank, "axis")?;
+        if out.contains(&i) {
+            return Err(OpError::attr(
+                "axis",
+                format!(
+                    "`{op}`: `axis` {} names dimension {i} twice",
+                    fmt_ints(axes)
+                ),
+            ));
+        }
+        out.push(i);
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Splits the offsets of a row-major tensor of `shape` into groups along
+/// `axes`: each group is `outer[i] + inner[j]` for all `j`.
+pub(crate) fn groups(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let strides = row_strides(shape);
+    let offsets = |keep: bool| -> Vec<Vec<usize>> {
+        (0..shape.len())
+            .filter(|d| axes.contains(d) == keep)
+            .map(|d| (0..shape[d]).map(|k| k * strides[d]).collect())
+            .collect()
+    };
+    (
+        cartesian_offsets(&offsets(false)),
+        cartesian_offsets(&offsets(true)),
+    )
+}
+
+/// Softmax (or log-softmax) over `axes`, with the maximum subtracted first.
+pub(crate) fn softmax(x: &[f64], shape: &[usize], axes: &[usize], log: bool) -> Vec<f64> {
+    let mut y = vec![0.0; x.len()];
+    let (outer, inner) = groups(shape, axes);
+    if inner.is_empty() {
+        return y;
+    }
+    for &o in &outer {
+        let m = inner
+            .iter()
+            .map(|&i| x[o + i])
+            .fold(f64::NEG_INFINITY, f64::max);
+        let m = if m.is_finite() { m } else { 0.0 };
+        let sum: f64 = inner.iter().map(|&i| (x[o + i] - m).exp()).sum();
+        let log_sum = sum.ln();
+        for &i in &inner {
+            y[o + i] = if log {
+                x[o + i] - m - log_sum
+            } else {
+                (x[o + i] - m).exp() / sum
+            };
+        }
+    }
+    y
+}
+
+fn infer_softmax(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = float_tensor(call, 0)?;
+    if let Some(dims) = &dims {
+        softmax_axes(
+            call.op.name,
+            &call.attrs.ints("axis").unwrap_or_default(),
+            dims.len(),
+        )?;
+    }
+    Ok(match dims {
+        Some(d) => tensor_abs(dtype, d),
+        None => unranked(dtype),
+    })
+}
+
+fn kernel_softmax(c: &KernelCall, log: bool, op: &str) -> Result<KValue, OpError> {
+    let x = c.tensor(0)?;
+    let axes = softmax_axes(op, &c.attrs.ints("axis").unwrap_or_default(), x.rank())?;
+    let y = softmax(&x.to_f64_vec(), x.shape(), &axes, log);
+    Ok(ktensor(x.dtype(), x.shape().to_vec(), y))
+}
+
+// ---------------------------------------------------------------------------
+// Cross entropies.
+
+fn check_logits(call: &InferCall) -> Result<(DType, Option<(Dim, Dim)>), OpError> {
+    let (dtype, dims) = float_tensor(call, 0)?;
+    let Some(dims) = dims else {
+        return Ok((dtype, None));
+    };
+    if dims.len() != 2 {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{}` needs 2-D `logits` [N, C], got {}",
+                call.op.name,
+                fmt_dims(&dims)
+            ),
+        ));
+    }
+    Ok((dtype, Some((dims[0].clone(), dims[1].clone()))))
+}
+
+fn infer_softmax_ce(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, nc) = check_logits(call)?;
+    let (ldtype, ldims) = dims_of(call, 1)?;
+    if ldtype != dtype {
+        return Err(OpError::input(
+            1,
+            format!("`{op}` needs `labels` of the dtype of `logits`, {dtype}, got {ldtype}"),
+        ));
+    }
+    let (n, c) = match (nc, ldims) {
+        (Some((n, c)), Some(l)) => {
+            if l.len() != 2 || !dims_may_equal(&l[0], &n) || !dims_may_equal(&l[1], &c) {
+                return Err(OpError::input(
+                    1,
+                    format!(
+                        "`{op}` needs `labels` of the shape of `logits`, [{n}, {c}], got {}",
+                        fmt_dims(&l)
+                    ),
+                ));
+            }
+            (n, c)
+        }
+        (Some((n, c)), None) => (n, c),
+        (None, Some(l)) if l.len() == 2 => (l[0].clone(), l[1].clone()),
+        _ => (Dim::Unknown, Dim::Unknown),
+    };
+    Ok(AbsVal::Tuple(vec![
+        tensor_abs(dtype, vec![n.clone()]),
+        tensor_abs(dtype, vec![n, c]),
+    ]))
+}
+
+fn kernel_softmax_ce(c: &KernelCall) -> Result<KValue, OpError> {
+    let (logits, labels) = (c.tensor(0)?, c.tensor(1)?);
+    let s = logits.shape();
+    if s.len() != 2 || labels.shape() != s {
+        return Err(OpError::call(format!(
+            "`SoftmaxCrossEntropyWithLogits`: logits {s:?} and labels {:?} must both be [N, C]",
+            labels.shape()
+        )));
+    }
+    let (n, classes) = (s[0], s[1]);
+    let lp = softmax(&logits.to_f64_vec(), s, &[1], true);
+    let y = labels.to_f64_vec();
+    let mut loss = vec![0.0; n];
+    let mut grad = vec![0.0; n * classes];
+    for (r, l) in loss.iter_mut().enumerate() {
+        for k in r * classes..(r + 1) * classes {
+            *l -= y[k] * lp[k];
+            grad[k] = lp[k].exp() - y[k];
+        }
+    }
+    let dtype = logits.dtype();
+    Ok(KValue::Tuple(vec![
+        ktensor(dtype, vec![n], loss),
+        ktensor(dtype, s.to_vec(), grad),
+    ]))
+}
+
+fn infer_sparse_softmax_ce(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, nc) = check_logits(call)?;
+    let (ldtype, ldims) = dims_of(call, 1)?;
+    if !matches!(ldtype, DType::I32 | DType::I64) {
+        return Err(OpError::input(
+            1,
+            format!("`{op}` needs `labels` of dtype i32 or i64 (class indices), got {ldtype}"),
+        ));
+    }
+    if let Some(l) = &ldims {
+        if l.len() != 1 {
+            return Err(OpError::input(
+                1,
+                format!("`{op}` needs 1-D `labels` [N], got {}", fmt_dims(l)),
+            ));
+        }
+        if let Some((n, _)) = &nc {
+            if !dims_may_equal(n, &l[0]) {
+                return Err(OpError::input(
+                    1,
+                    format!(
+                        "`{op}`: `labels` {} has a label per row but `logits` has {n} rows",
+                        fmt_dims(l)
+                    ),
+                ));
+            }
+        }
+    }
+    if call.attrs.bool("is_grad") {
+        let (n, c) = nc.unwrap_or((Dim::Unknown, Dim::Unknown));
+        Ok(tensor_abs(dtype, vec![n, c]))
+    } else {
+        Ok(tensor_abs(dtype, vec![]))
+    }
+}
+
+fn kernel_sparse_softmax_ce(c: &KernelCall) -> Result<KValue, OpError> {
+    let (logits, labels) = (c.tensor(0)?, c.tensor(1)?);
+    let s = logits.shape();
+    if s.len() != 2 || labels.shape() != [s[0]] {
+        return Err(OpError::call(format!(
+            "`SparseSoftmaxCrossEntropyWithLogits`: logits {s:?} must be [N, C] and labels {:?} [N]",
+            labels.shape()
+        )));
+    }
+    let (n, classes) = (s[0], s[1]);
+    let Buffer::I64(idx) = labels.buffer() else {
+        return Err(OpError::input(1, "labels must be integers"));
+    };
+    for &l in idx {
+        if l < 0 || l as usize >= classes {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "`SparseSoftmaxCrossEntropyWithLogits`: label {l} is out of range for {classes} classes"
+                ),
+            ));
+        }
+    }
+    let lp = softmax(&logits.to_f64_vec(), s, &[1], true);
+    let dtype = logits.dtype();
+    if c.attrs.bool("is_grad") {
+        let mut grad: Vec<f64> = lp.iter().map(|v| v.exp() / n as f64).collect();
+        for (r, &l) in idx.iter().enumerate() {
+            grad[r * classes + l as usize] -= 1.0 / n as f64;
+        }
+        return Ok(ktensor(dtype, s.to_vec(), grad));
+    }
+    let total: f64 = idx
+        .iter()
+        .enumerate()
+        .map(|(r, &l)| -lp[r * classes + l as usize])
+        .sum();
+    Ok(ktensor(dtype, vec![], vec![total / n as f64]))
+}
+
+// ---------------------------------------------------------------------------
+// LayerNorm
+
+/// `begin_norm_axis` and `begin_params_axis`, normalised.
+pub(crate) fn layer_norm_axes(
+    op: &str,
+    attrs: &Attrs,
+    rank: usize,
+) -> Result<(usize, usize), OpError> {
+    Ok((
+        op_axis(op, attrs.int("begin_norm_axis"), rank, "begin_norm_axis")?,
+        op_axis(
+            op,
+            attrs.int("begin_params_axis"),
+            rank,
+            "begin_params_axis",
+        )?,
+    ))
+}
+
+fn infer_layer_norm(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, xd) = float_tensor(call, 0)?;
+    let Some(xd) = xd else {
+        let u = unranked(dtype);
+        return Ok(AbsVal::Tuple(vec![u.clone(), u.clone(), u]));
+    };
+    if xd.is_empty() {
+        return Err(OpError::input(
+            0,
+            format!("`{op}` needs `input_x` of rank at least 1"),
+        ));
+    }
+    let (bna, bpa) = layer_norm_axes(op, call.attrs, xd.len())?;
+    for i in [1, 2] {
+        let (d, dims) = dims_of(call, i)?;
+        if d != dtype {
+            return Err(OpError::input(
+                i,
+                format!(
+                    "`{op}` needs `{}` of the dtype of `input_x`, {dtype}, got {d}",
+                    call.input_name(i)
+                ),
+            ));
+        }
+        if let Some(dims) = dims {
+            let want = &xd[bpa..];
+            if dims.len() != want.len() || dims.iter().zip(want).any(|(a, b)| !dims_may_equal(a, b))
+            {
+                return Err(OpError::input(
+                    i,
+                    format!(
+                        "`{op}`: `{}` must have shape {} (the dimensions of `input_x` {} from begin_params_axis={bpa}), got {}",
+                        call.input_name(i),
+                        fmt_dims(want),
+                        fmt_dims(&xd),
+                        fmt_dims(&dims)
+                    ),
+                ));
+            }
+        }
+    }
+    let mut stat = xd[..bna].to_vec();
+    stat.resize(xd.len(), Dim::Known(1));
+    Ok(AbsVal::Tuple(vec![
+        tensor_abs(dtype, xd),
+        tensor_abs(dtype, stat.clone()),
+        tensor_abs(dtype, stat),
+    ]))
+}
+
+fn kernel_layer_norm(c: &KernelCall) -> Result<KValue, OpError> {
+    let (x, gamma, beta) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    let s = x.shape();
+    let (bna, bpa) = layer_norm_axes("LayerNorm", c.attrs, s.len())?;
+    if gamma.shape() != &s[bpa..] || beta.shape() != &s[bpa..] {
+        return Err(OpError::call(format!(
+            "`LayerNorm`: gamma {:?} and beta {:?} must have shape {:?}",
+            gamma.shape(),
+            beta.shape(),
+            &s[bpa..]
+        )));
+    }
+    let eps = c.attrs.f64("epsilon");
+    let rows: usize = s[..bna].iter().product();
+    let m: usize = s[bna..].iter().product();
+    let p = gamma.numel().max(1);
+    let (xv, gv, bv) = (x.to_f64_vec(), gamma.to_f64_vec(), beta.to_f64_vec());
+    let mut y = vec![0.0; xv.len()];
+    let (mut means, mut vars) = (vec![0.0; rows], vec![0.0; rows]);
+    for r in 0..rows {
+        let row = &xv[r * m..(r + 1) * m];
+        let mean = row.iter().sum::<f64>() / m as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / m as f64;
+        let rstd = 1.0 / (var + eps).sqrt();
+        for (k, &v) in row.iter().enumerate() {
+            let e = r * m + k;
+            y[e] = (v - mean) * rstd * gv[e % p] + bv[e % p];
+        }
+        means[r] = mean;
+        vars[r] = var;
+    }
+    let mut stat = s[..bna].to_vec();
+    stat.resize(s.len(), 1);
+    let dtype = x.dtype();
+    Ok(KValue::Tuple(vec![
+        ktensor(dtype, s.to_vec(), y),
+        ktensor(dtype, stat.clone(), means),
+        ktensor(dtype, stat, vars),
+    ]))
+}
+
+/// `_LayerNormGrad(x, dy, variance, mean, gamma)`: `(dx, dgamma, dbeta)`.
+pub(crate) fn kernel_layer_norm_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    let (x, dy, var, mean, gamma) = (
+        c.tensor(0)?,
+        c.tensor(1)?,
+        c.tensor(2)?,
+        c.tensor(3)?,
+        c.tensor(4)?,
+    );
+    let s = x.shape();
+    let (bna, _) = layer_norm_axes("LayerNorm", c.attrs, s.len())?;
+    let eps = c.attrs.f64("epsilon");
+    let rows: usize = s[..bna].iter().product();
+    let m: usize = s[bna..].iter().product();
+    let p = gamma.numel().max(1);
+    if dy.shape() != s || var.numel() != rows || mean.numel() != rows {
+        return Err(OpError::call("`_LayerNormGrad`: inconsistent shapes"));
+    }
+    let (xv, dyv, vv, mv, gv) = (
+        x.to_f64_vec(),
+        dy.to_f64_vec(),
+        var.to_f64_vec(),
+        mean.to_f64_vec(),
+        gamma.to_f64_vec(),
+    );
+    let mut dx = vec![0.0; xv.len()];
+    let (mut dgamma, mut dbeta) = (vec![0.0; gamma.numel()], vec![0.0; gamma.numel()]);
+    for r in 0..rows {
+        let rstd = 1.0 / (vv[r] + eps).sqrt();
+        let (mut sum_g, mut sum_gx) = (0.0, 0.0);
+        for k in 0..m {
+            let e = r * m + k;
+            let xhat = (xv[e] - mv[r]) * rstd;
+            let g = dyv[e] * gv[e % p];
+            sum_g += g;
+            sum_gx += g * xhat;
+            dgamma[e % p] += dyv[e] * xhat;
+            dbeta[e % p] += dyv[e];
+        }
+        let (mean_g, mean_gx) = (sum_g / m as f64, sum_gx / m as f64);
+        for k in 0..m {
+            let e = r * m + k;
+            let xhat = (xv[e] - mv[r]) * rstd;
+            dx[e] = rstd * (dyv[e] * gv[e % p] - mean_g - xhat * mean_gx);
+        }
+    }
+    let dtype = dy.dtype();
+    Ok(KValue::Tuple(vec![
+        ktensor(dtype, s.to_vec(), dx),
+        ktensor(dtype, gamma.shape().to_vec(), dgamma),
+        ktensor(dtype, gamma.shape().to_vec(), dbeta),
+    ]))
+}
+
+// ---------------------------------------------------------------------------
+// BatchNorm
+
+fn infer_batch_norm(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, xd) = float_tensor(call, 0)?;
+    check_bn_format(op, call.attrs)?;
+    check_epsilon(op, call.attrs.f64("epsilon"))?;
+    let momentum = call.attrs.f64("momentum");
+    if !(0.0..=1.0).contains(&momentum) {
+        return Err(OpError::attr(
+            "momentum",
+            format!("`{op}`: `momentum` must lie in [0, 1], got {momentum}"),
+        ));
+    }
+    let channels = match &xd {
+        Some(xd) if xd.len() == 2 || xd.len() == 4 => xd[1].clone(),
+        Some(xd) => {
+            return Err(OpError::input(
+                0,
+                format!(
+                    "`{op}` needs `input_x` of rank 2 [N, C] or 4 [N, C, H, W], got {}",
+                    fmt_dims(xd)
+                ),
+            ))
+        }
+        None => Dim::Unknown,
+    };
+    let (pdtype, _) = float_tensor(call, 1)?;
+    for i in 1..5 {
+        let (d, dims) = float_tensor(call, i)?;
+        if d != pdtype {
+            return Err(OpError::input(
+                i,
+                format!(
+                    "`{op}` needs `{}` of the dtype of `scale`, {pdtype}, got {d}",
+                    call.input_name(i)
+                ),
+            ));
+        }
+        if let Some(dims) = dims {
+            if dims.len() != 1 || !dims_may_equal(&dims[0], &channels) {
+                return Err(OpError::input(
+                    i,
+                    format!(
+                        "`{op}` needs `{}` of shape [C] = [{channels}] (the channels of `input_x`), got {}",
+                        call.input_name(i),
+                        fmt_dims(&dims)
+                    ),
+                ));
+            }
+        }
+    }
+    let y = match xd {
+        Some(xd) => tensor_abs(dtype, xd),
+        None => unranked(dtype),
+    };
+    let stat = tensor_abs(pdtype, vec![channels]);
+    Ok(AbsVal::Tuple(vec![
+        y,
+        stat.clone(),
+        stat.clone(),
+        stat.clone(),
+        stat,
+    ]))
+}
+
+fn check_bn_format(op: &str, attrs: &Attrs) -> Result<(), OpError> {
+    let f = attrs.str("data_format");
+    if !f.eq_ignore_ascii_case("NCHW") {
+        return Err(OpError::attr(
+            "data_format",
+            format!("`{op}` supports data_format=\"NCHW\" only (MindSpore supports \"NHWC\" on GPU only), got \"{f}\""),
+        ));
+    }
+    Ok(())
+}
+
+fn check_epsilon(op: &str, eps: f64) -> Result<(), OpError> {
+    if !(eps > 0.0 && eps <= 1.0) {
+        return Err(OpError::attr(
+            "epsilon",
+            format!("`{op}`: `epsilon` must lie in (0, 1], got {eps}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `(N, C, spatial)` of a BatchNorm input.
+fn bn_dims(s: &[usize]) -> Result<(usize, usize, usize), OpError> {
+    if s.len() < 2 {
+        return Err(OpError::input(
+            0,
+            "`BatchNorm` needs [N, C] or [N, C, H, W]",
+        ));
+    }
+    Ok((s[0], s[1], s[2..].iter().product()))
+}
+
+/// Per-channel mean and biased variance over N and the spatial dimensions.
+fn channel_stats(x: &[f64], n: usize, c: usize, hw: usize) -> (Vec<f64>, Vec<f64>) {
+    let count = (n * hw) as f64;
+    let mut mean = vec![0.0; c];
+    let mut var = vec![0.0; c];
+    for ch in 0..c {
+        let cells = (0..n).flat_map(|b| x[(b * c + ch) * hw..][..hw].iter());
+        mean[ch] = cells.clone().sum::<f64>() / count;
+        var[ch] = cells.map(|v| (v - mean[ch]) * (v - mean[ch])).sum::<f64>() / count;
+    }
+    (mean, var)
+}
+
+fn kernel_batch_norm(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = c.tensor(0)?;
+    let (n, ch, hw) = bn_dims(x.shape())?;
+    let params: Vec<&Tensor> = (1..5).map(|i| c.tensor(i)).collect::<Result<_, _>>()?;
+    if params.iter().any(|t| t.shape() != [ch]) {
+        return Err(OpError::call(format!(
+            "`BatchNorm`: scale, bias, mean and variance must have shape [{ch}]"
+        )));
+    }
+    let eps = c.attrs.f64("epsilon");
+    let xv = x.to_f64_vec();
+    let (scale, bias) = (params[0].to_f64_vec(), params[1].to_f64_vec());
+    let (mean, var) = if c.attrs.bool("is_training") {
+        channel_stats(&xv, n, ch, hw)
+    } else {
+        (params[2].to_f64_vec(), params[3].to_f64_vec())
+    };
+    let mut y = vec![0.0; xv.len()];
+    for b in 0..n {
+        for k in 0..ch {
+            let a = scale[k] / (var[k] + eps).sqrt();
+            let base = (b * ch + k) * hw;
+            for e in base..base + hw {
+                y[e] = (xv[e] - mean[k]) * a + bias[k];
+            }
+        }
+    }
+    let pdtype = params[0].dtype();
+    Ok(KValue::Tuple(vec![
+        ktensor(x.dtype(), x.shape().to_vec(), y),
+        ktensor(pdtype, vec![ch], mean.clone()),
+        ktensor(pdtype, vec![ch], var.clone()),
+        ktensor(pdtype, vec![ch], mean),
+        ktensor(pdtype, vec![ch], var),
+    ]))
+}
+
+/// `_BatchNormGrad(dy, x, scale, mean, variance)`: `(dx, dscale, dbias)`, with
+/// the batch statistics' dependence on `x` in training mode.
+pub(crate) fn kernel_batch_norm_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dy, x, scale, mean, var) = (
+        c.tensor(0)?,
+        c.tensor(1)?,
+        c.tensor(2)?,
+        c.tensor(3)?,
+        c.tensor(4)?,
+    );
+    let (n, ch, hw) = bn_dims(x.shape())?;
+    if dy.shape() != x.shape() || [scale, mean, var].iter().any(|t| t.shape() != [ch]) {
+        return Err(OpError::call("`_BatchNormGrad`: inconsistent shapes"));
+    }
+    let eps = c.attrs.f64("epsilon");
+    let training = c.attrs.bool("is_training");
+    let (xv, dyv, sv, mv, vv) = (
+        x.to_f64_vec(),
+        dy.to_f64_vec(),
+        scale.to_f64_vec(),
+        mean.to_f64_vec(),
+        var.to_f64_vec(),
+    );
+    let mut dx = vec![0.0; xv.len()];
+    let (mut dscale, mut dbias) = (vec![0.0; ch], vec![0.0; ch]);
+    let count = (n * hw) as f64;
+    for k in 0..ch {
+        let rstd = 1.0 / (vv[k] + eps).sqrt();
+        let cells = || (0..n).flat_map(move |b| (b * ch + k) * hw..(b * ch + k + 1) * hw);
+        let (mut sum_dy, mut sum_dy_xhat) = (0.0, 0.0);
+        for e in cells() {
+            let xhat = (xv[e] - mv[k]) * rstd;
+            sum_dy += dyv[e];
+            sum_dy_xhat += dyv[e] * xhat;
+        }
+        dscale[k] = sum_dy_xhat;
+        dbias[k] = sum_dy;
+        for e in cells() {
+            dx[e] = if training {
+                let xhat = (xv[e] - mv[k]) * rstd;
+                sv[k] * rstd * (dyv[e] - sum_dy / count - xhat * sum_dy_xhat / count)
+            } else {
+                sv[k] * rstd * dyv[e]
+            };
+        }
+    }
+    Ok(KValue::Tuple(vec![
+        ktensor(dy.dtype(), x.shape().to_vec(), dx),
+        ktensor(scale.dtype(), vec![ch], dscale),
+        ktensor(scale.dtype(), vec![ch], dbias),
+    ]))
+}
+
+// ---------------------------------------------------------------------------
+// Dropout
+
+fn check_keep_prob(op: &str, attrs: &Attrs) -> Result<f64, OpError> {
+    let p = attrs.f64("keep_prob");
+    if !(p > 0.0 && p <= 1.0) {
+        return Err(OpError::attr(
+            "keep_prob",
+            format!("`{op}`: `keep_prob` must lie in (0, 1], got {p}"),
+        ));
+    }
+    Ok(p)
+}
+
+fn infer_dropout(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = float_tensor(call, 0)?;
+    check_keep_prob(call.op.name, call.attrs)?;
+    let y = match dims {
+        Some(d) => tensor_abs(dtype, d),
+        None => unranked(dtype),
+    };
+    Ok(AbsVal::Tuple(vec![y.clone(), y]))
+}
+
+/// The deterministic keep/drop decision for element `i`: a SplitMix64 hash of
+/// the seeds and the index, compared with `keep_prob`.
+pub(crate) fn dropout_keep(seed0: i64, seed1: i64, i: u64, keep_prob: f64) -> bool {
+    if keep_prob >= 1.0 {
+        return true;
+    }
+    let mut z = (seed0 as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add((seed1 as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        .wrapping_add(i.wrapping_mul(0x1656_67B1_9E37_79F9))
+        .wrapping_add(0x2545_F491_4F6C_DD1D);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    ((z >> 11) as f64 / (1u64 << 53) as f64) < keep_prob
+}
+
+fn kernel_dropout(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = c.tensor(0)?;
+    let p = check_keep_prob("Dropout", c.attrs)?;
+    let (s0, s1) = (c.attrs.int("Seed0"), c.attrs.int("Seed1"));
+    let mask: Vec<f64> = (0..x.numel() as u64)
+        .map(|i| f64::from(u8::from(dropout_keep(s0, s1, i, p))))
+        .collect();
+    let y: Vec<f64> = x
+        .to_f64_vec()
+        .iter()
+        .zip(&mask)
+        .map(|(v, m)| v * m / p)
+        .collect();
+    let (dtype, shape) = (x.dtype(), x.shape().to_vec());
+    Ok(KValue::Tuple(vec![
+        ktensor(dtype, shape.clone(), y),
+        ktensor(dtype, shape, mask),
+    ]))
+}
+
+/// `_DropoutGrad(dy, mask)`: `dy · mask / keep_prob`.
+pub(crate) fn kernel_dropout_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dy, mask) = (c.tensor(0)?, c.tensor(1)?);
+    let p = check_keep_prob("Dropout", c.attrs)?;
+    if dy.shape() != mask.shape() {
+        return Err(OpError::call("`_DropoutGrad`: dy and mask differ in shape"));
+    }
+    let v: Vec<f64> = dy
+        .to_f64_vec()
+        .iter()
+        .zip(mask.to_f64_vec())
+        .map(|(d, m)| d * m / p)
+        .collect();
+    Ok(ktensor(dy.dtype(), dy.shape().to_vec(), v))
+}
+
+// ---------------------------------------------------------------------------
+// Gradient helpers for softmax (registered in `internal_nn`).
+
+/// `_SoftmaxGrad(y, dy)`: `y · (dy − Σ_axis dy·y)`.
+pub(crate) fn kernel_softmax_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    softmax_grad(c, false)
+}
+
+/// `_LogSoftmaxGrad(y, dy)`: `dy − exp(y) · Σ_axis dy`.
+pub(crate) fn kernel_log_softmax_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    softmax_grad(c, true)
+}
+
+fn softmax_grad(c: &KernelCall, log: bool) -> Result<KValue, OpError> {
+    let (y, dy) = (c.tensor(0)?, c.tensor(1)?);
+    if y.shape() != dy.shape() {
+        return Err(OpError::call("softmax gradient: y and dy differ in shape"));
+    }
+    let axes = softmax_axes(
+        "Softmax",
+        &c.attrs.ints("axis").unwrap_or_default(),
+        y.rank(),
+    )?;
+    let (yv, dv) = (y.to_f64_vec(), dy.to_f64_vec());
+    let mut dx = vec![0.0; yv.len()];
+    let (outer, inner) = groups(y.shape(), &axes);
+    for &o in &outer {
+        if log {
+            let s: f64 = inner.iter().map(|&i| dv[o + i]).sum();
+            for &i in &inner {
+                dx[o + i] = dv[o + i] - yv[o + i].exp() * s;
+            }
+        } else {
+            let s: f64 = inner.iter().map(|&i| dv[o + i] * yv[o + i]).sum();
+            for &i in &inner {
+                dx[o + i] = yv[o + i] * (dv[o + i] - s);
+            }
+        }
+    }
+    Ok(ktensor(dy.dtype(), dy.shape().to_vec(), dx))
+}
+
+// ---------------------------------------------------------------------------
+// The table.
+
+fn grad_layer_norm(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    // MindSpore's bprop: LayerNormGrad(x, dy, variance, mean, gamma); the
+    // sensitivities of `mean` and `variance` are not propagated.
+    let dy = b.tuple_get(c.dout, 0);
+    let mean = b.tuple_get(c.out, 1);
+    let var = b.tuple_get(c.out, 2);
+    let r = b.prim(
+        "_LayerNormGrad",
+        &[c.inputs[0], dy, var, mean, c.inputs[1]],
+        attrs_of(c),
+    );
+    (0..3).map(|i| Some(b.tuple_get(r, i))).collect()
+}
+
+fn grad_batch_norm(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    // MindSpore's bprop: BatchNormGrad with the saved batch statistics in
+    // training, the given ones in inference; no gradient for mean/variance.
+    let dy = b.tuple_get(c.dout, 0);
+    let (mean, var) = if c.attrs.bool("is_training") {
+        (b.tuple_get(c.out, 3), b.tuple_get(c.out, 4))
+    } else {
+        (c.inputs[3], c.inputs[4])
+    };
+    let attrs = vec![
+        ("is_training", AttrValue::Bool(c.attrs.bool("is_training"))),
+        ("epsilon", AttrValue::float(c.attrs.f64("epsilon"))),
+    ];
+    let r = b.prim(
+        "_BatchNormGrad",
+        &[dy, c.inputs[0], c.inputs[1], mean, var],
+        attrs,
+    );
+    let mut out: Vec<Option<GNode>> = (0..3).map(|i| Some(b.tuple_get(r, i))).collect();
+    out.extend([None, None]);
+    out
+}
+
+const AXIS_DOC: &str = "The dimension(s) to normalise over: an int or a tuple of ints, negative values counting from the end. Default -1, the last.";
+
+pub const OPS: &[OpDef] = &[
+    OpDef {
+        name: "Softmax",
+        category: Category::NeuralNetwork,
+        doc: "Softmax over `axis`: `exp(x - max) / sum(exp(x - max))`, so the values along the axis are positive and sum to 1.",
+        params: &[
+            ParamDef::input("x", "The logits, a float tensor."),
+            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), AXIS_DOC),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_softmax,
+        grad: Some(|b, c| {
+            vec![Some(b.prim(
+                "_SoftmaxGrad",
+                &[c.out, c.dout],
+                attrs_of(c),
+            ))]
+        }),
+        kernel: Some(|c| kernel_softmax(c, false, "Softmax")),
+    },
+    OpDef {
+        name: "LogSoftmax",
+        category: Category::NeuralNetwork,
+        doc: "Log-softmax over `axis`: `x - max - log(sum(exp(x - max)))`, computed stably.",
+        params: &[
+            ParamDef::input("logits", "The logits, a float tensor."),
+            ParamDef::attr(
+                "axis",
+                AttrType::Int,
+                Some(AttrDefault::Int(-1)),
+                "The dimension to normalise over; negative values count from the end. Default -1, the last.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_softmax,
+        grad: Some(|b, c| {
+            vec![Some(b.prim(
+                "_LogSoftmaxGrad",
+                &[c.out, c.dout],
+                attrs_of(c),
+            ))]
+        }),
+        kernel: Some(|c| kernel_softmax(c, true, "LogSoftmax")),
+    },
+    OpDef {
+        name: "SoftmaxCrossEntropyWithLogits",
+        category: Category::NeuralNetwork,
+        doc: "Cross entropy between `softmax(logits)` and the probability distributions `labels`, per row. Returns `(loss [N], dlogits [N, C])`, the second being `softmax(logits) - labels`, as MindSpore.",
+        params: &[
+            ParamDef::input("logits", "The logits, `[N, C]`, float."),
+            ParamDef::input(
+                "labels",
+                "Target distributions, `[N, C]`, of the dtype of `logits` (usually one-hot).",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["loss", "dlogits"]),
+        infer: infer_softmax_ce,
+        grad: Some(|b, c| {
+            // MindSpore's bprop: the saved gradient scaled by each row's
+            // sensitivity; `labels` get none, and dlogits' sensitivity is unused.
+            let saved = b.tuple_get(c.out, 1);
+            let dloss = b.tuple_get(c.dout, 0);
+            let dloss = b.prim("ExpandDims", &[dloss], vec![("axis", AttrValue::Int(-1))]);
+            vec![Some(b.prim("Mul", &[saved, dloss], vec![])), None]
+        }),
+        kernel: Some(kernel_softmax_ce),
+    },
+    OpDef {
+        name: "SparseSoftmaxCrossEntropyWithLogits",
+        category: Category::NeuralNetwork,
+        doc: "Cross entropy between `softmax(logits)` and class indices `labels`, averaged over the batch: a scalar tensor. With `is_grad=true` it returns the loss's gradient with respect to `logits` instead, `(softmax(logits) - onehot(labels)) / N`.",
+        params: &[
+            ParamDef::input("logits", "The logits, `[N, C]`, float."),
+            ParamDef::input(
+                "labels",
+                "The class of each row, `[N]`, i32 or i64 in `[0, C)`.",
+            ),
+            ParamDef::attr(
+                "is_grad",
+                AttrType::Bool,
+                Some(AttrDefault::Bool(false)),
+                "Return the gradient with respect to `logits` instead of the loss. Default false: the mean loss.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_sparse_softmax_ce,
+        grad: Some(|b, c| {
+            if c.attrs.bool("is_grad") {
+                // MindSpore defines no usable second derivative here.
+                return vec![None, None];
+            }
+            let g = b.prim(
+                "SparseSoftmaxCrossEntropyWithLogits",
+                &[c.inputs[0], c.inputs[1]],
+                vec![("is_grad", AttrValue::Bool(true))],
+            );
+            vec![Some(b.prim("Mul", &[g, c.dout], vec![])), None]
+        }),
+        kernel: Some(kernel_sparse_softmax_ce),
+    },
+    OpDef {
+        name: "LayerNorm",
+        category: Category::NeuralNetwork,
+        doc: "Layer normalisation: normalises `input_x` over the dimensions from `begin_norm_axis` on, then scales by `gamma` and shifts by `beta`. Returns `(y, mean, variance)`; `mean` and `variance` keep the normalised dimensions as size 1.",
+        params: &[
+            ParamDef::input("input_x", "The input, float, of rank at least 1."),
+            ParamDef::input(
+                "gamma",
+                "The scale, of shape `input_x.shape[begin_params_axis:]`.",
+            ),
+            ParamDef::input(
+                "beta",
+                "The shift, of shape `input_x.shape[begin_params_axis:]`.",
+            ),
+            ParamDef::attr(
+                "begin_norm_axis",
+                AttrType::Int,
+                Some(AttrDefault::Int(1)),
+                "The first dimension normalised over (negative values count from the end). Default 1: every dimension but the first.",
+            ),
+            ParamDef::attr(
+                "begin_params_axis",
+                AttrType::Int,
+                Some(AttrDefault::Int(1)),
+                "The first dimension `gamma` and `beta` cover. Default 1.",
+            ),
+            ParamDef::attr(
+                "epsilon",
+                AttrType::Float,
+                Some(AttrDefault::Float(1e-7)),
+                "Added to the variance before the square root, for stability. Default 1e-7.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["y", "mean", "variance"]),
+        infer: infer_layer_norm,
+        grad: Some(grad_layer_norm),
+        kernel: Some(kernel_layer_norm),
+    },
+    OpDef {
+        name: "BatchNorm",
+        category: Category::NeuralNetwork,
+        doc: "Batch normalisation per channel (NCHW or [N, C]), `scale · (x - mean) / sqrt(variance + epsilon) + bias`, returning `(y, batch_mean, batch_variance, reserve_space_1, reserve_space_2)`. Inference (`is_training=false`) normalises with `mean`/`variance` and returns them; training uses and returns the batch's statistics (the moving averages are not updated in place).",
+
+        params: &[
+            ParamDef::input("input_x", "The input, `[N, C]` or `[N, C, H, W]`, float."),
+            ParamDef::input("scale", "Per-channel scale (gamma), `[C]`."),
+            ParamDef::input("bias", "Per-channel shift (beta), `[C]`."),
+            ParamDef::input(
+                "mean",
+                "Per-channel running mean, `[C]`; used in inference.",
+            ),
+            ParamDef::input(
+                "variance",
+                "Per-channel running variance, `[C]`; used in inference.",
+            ),
+            ParamDef::attr(
+                "is_training",
+                AttrType::Bool,
+                Some(AttrDefault::Bool(false)),
+                "Normalise with the batch's statistics (true) or with `mean`/`variance` (false, the default).",
+            ),
+            ParamDef::attr(
+                "epsilon",
+                AttrType::Float,
+                Some(AttrDefault::Float(1e-5)),
+                "Added to the variance for stability, in (0, 1]. Default 1e-5.",
+            ),
+            ParamDef::attr(
+                "momentum",
+                AttrType::Float,
+                Some(AttrDefault::Float(0.1)),
+                "The moving-average momentum MindSpore uses to update `mean`/`variance` in place, in [0, 1]. Default 0.1. Checked, but nothing is updated in place here.",
+            ),
+            ParamDef::attr(
+                "data_format",
+                AttrType::Str(&["NCHW", "NHWC"]),
+                Some(AttrDefault::Str("NCHW")),
+                "The layout. Default \"NCHW\", the only one supported on CPU.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&[
+            "y",
+            "batch_mean",
+            "batch_variance",
+            "reserve_space_1",
+            "reserve_space_2",
+        ]),
+        infer: infer_batch_norm,
+        grad: Some(grad_batch_norm),
+        kernel: Some(kernel_batch_norm),
+    },
+    OpDef {
+        name: "Dropout",
+        category: Category::NeuralNetwork,
+        doc: "Zeroes each element of `x` with probability `1 - keep_prob` and scales the rest by `1/keep_prob`, returning `(output, mask)` (mask 1 where kept). The mask is a deterministic function of `Seed0`, `Seed1` and the element's position, so every run gives the same mask; `keep_prob=1` is the identity.",
+
+        params: &[
+            ParamDef::input("x", "The input, a float tensor."),
+            ParamDef::attr(
+                "keep_prob",
+                AttrType::Float,
+                Some(AttrDefault::Float(0.5)),
+                "The probability of keeping an element, in (0, 1]. Default 0.5.",
+            ),
+            ParamDef::attr(
+                "Seed0",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "The operator's random seed. Default 0. With `Seed1` it selects the (reproducible) mask.",
+            ),
+            ParamDef::attr(
+                "Seed1",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "The global random seed. Default 0.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["output", "mask"]),
+        infer: infer_dropout,
+        grad: Some(|b, c| {
+            let dy = b.tuple_get(c.dout, 0);
+            let mask = b.tuple_get(c.out, 1);
+            let keep = ("keep_prob", AttrValue::float(c.attrs.f64("keep_prob")));
+            vec![Some(b.prim("_DropoutGrad", &[dy, mask], vec![keep]))]
+        }),
+        kernel: Some(kernel_dropout),
+    },
+];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
-    Vec::new()
+    use crate::eager::{ints, random_f64, Sample};
+    let i = AttrValue::Int;
+    let t = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&x| AttrValue::Int(x)).collect());
+    let f = AttrValue::float;
+    let b = AttrValue::Bool;
+    let labels = {
+        let KValue::Tensor(p) = random_f64(&[3, 4], 74, 0.1, 1.0) else {
+            unreachable!()
+        };
+        // Rows summing to 1, as probability distributions.
+        let v = p.to_f64_vec();
+        let norm: Vec<f64> = v
+            .chunks(4)
+            .flat_map(|r| {
+                let s: f64 = r.iter().sum();
+                r.iter().map(move |x| x / s)
+            })
+            .collect();
+        KValue::Tensor(Tensor::from_f64(vec![3, 4], norm).unwrap())
+    };
+    let bn_inputs = |seed: u64| {
+        vec![
+            random_f64(&[3, 2, 2, 3], seed, -1.0, 1.0),
+            random_f64(&[2], seed + 1, 0.5, 1.5),
+            random_f64(&[2], seed + 2, -0.5, 0.5),
+            random_f64(&[2], seed + 3, -0.2, 0.2),
+            random_f64(&[2], seed + 4, 0.5, 1.5),
+        ]
+    };
+    vec![
+        Sample::new("Softmax", vec![random_f64(&[2, 3, 4], 70, -2.0, 2.0)]),
+        Sample::new("Softmax", vec![random_f64(&[2, 3, 4], 71, -2.0, 2.0)])
+            .attr("axis", t(&[0, -1])),
+        Sample::new("LogSoftmax", vec![random_f64(&[3, 4], 72, -2.0, 2.0)]),
+        Sample::new("LogSoftmax", vec![random_f64(&[3, 4, 2], 73, -2.0, 2.0)]).attr("axis", i(-2)),
+        Sample::new(
+            "SoftmaxCrossEntropyWithLogits",
+            vec![random_f64(&[3, 4], 75, -2.0, 2.0), labels],
+        ),
+        Sample::new(
+            "SparseSoftmaxCrossEntropyWithLogits",
+            vec![
+                random_f64(&[4, 5], 76, -2.0, 2.0),
+                ints(DType::I32, &[4], &[0, 4, 2, 4]),
+            ],
+        ),
+        Sample::new(
+            "LayerNorm",
+            vec![
+                random_f64(&[2, 3, 4], 77, -1.0, 1.0),
+                random_f64(&[3, 4], 78, 0.5, 1.5),
+                random_f64(&[3, 4], 79, -0.5, 0.5),
+            ],
+        ),
+        Sample::new(
+            "LayerNorm",
+            vec![
+                random_f64(&[2, 3, 4], 80, -1.0, 1.0),
+                random_f64(&[4], 81, 0.5, 1.5),
+                random_f64(&[4], 82, -0.5, 0.5),
+            ],
+        )
+        .attr("begin_norm_axis", i(-1))
+        .attr("begin_params_axis", i(-1))
+        .attr("epsilon", f(1e-5)),
+        Sample::new("BatchNorm", bn_inputs(83)),
+        Sample::new("BatchNorm", bn_inputs(88)).attr("is_training", b(true)),
+        Sample::new(
+            "BatchNorm",
+            vec![
+                random_f64(&[4, 3], 93, -1.0, 1.0),
+                random_f64(&[3], 94, 0.5, 1.5),
+                random_f64(&[3], 95, -0.5, 0.5),
+                random_f64(&[3], 96, -0.2, 0.2),
+                random_f64(&[3], 97, 0.5, 1.5),
+            ],
+        )
+        .attr("is_training", b(true)),
+        Sample::new("Dropout", vec![random_f64(&[3, 4], 98, -1.0, 1.0)]).attr("keep_prob", f(1.0)),
+        Sample::new("Dropout", vec![random_f64(&[3, 4], 99, -1.0, 1.0)])
+            .attr("keep_prob", f(0.5))
+            .attr("Seed0", i(7)),
+    ]
 }

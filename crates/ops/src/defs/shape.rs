@@ -1,9 +1,1779 @@
-//! shape primitives.
+//! Shape primitives: Reshape, Transpose, ExpandDims, Squeeze, Concat, Tile,
+//! BroadcastTo, Gather, Shape, Flatten, StridedSlice.
+//!
+//! MindSpore passes shapes, permutations and axes of these primitives as
+//! constant inputs; in the DSL they are attributes (spec §6), which is what
+//! MindSpore's front end requires of them anyway.
 
-use crate::OpDef;
+use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
+use tensor::{Buffer, Tensor};
 
-pub const OPS: &[OpDef] = &[];
+use crate::infer::{normalize_axis, InferCall};
+use crate::kernel::{KArg, KValue, KernelCall};
+use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
+
+// ---------------------------------------------------------------------------
+// Helpers shared by shape rules.
+
+/// Input `i`'s dtype and dimensions (`None` when its rank is unknown).
+pub(crate) fn dims_of(call: &InferCall, i: usize) -> Result<(DType, Option<Vec<Dim>>), OpError> {
+    let (dtype, shape) = call.tensor(i)?;
+    Ok((dtype, shape.dims().map(<[Dim]>::to_vec)))
+}
+
+pub(crate) fn tensor_abs(dtype: DType, dims: Vec<Dim>) -> AbsVal {
+    AbsVal::Tensor {
+        dtype,
+        shape: Shape::Ranked(dims),
+    }
+}
+
+pub(crate) fn unranked(dtype: DType) -> AbsVal {
+    AbsVal::Tensor {
+        dtype,
+        shape: Shape::Unranked,
+    }
+}
+
+/// `(2, -1)`: an int tuple as the DSL writes it.
+pub(crate) fn fmt_ints(v: &[i64]) -> String {
+    let items: Vec<String> = v.iter().map(i64::to_string).collect();
+    if items.len() == 1 {
+        format!("({},)", items[0])
+    } else {
+        format!("({})", items.join(", "))
+    }
+}
+
+pub(crate) fn fmt_dims(dims: &[Dim]) -> String {
+    Shape::Ranked(dims.to_vec()).to_string()
+}
+
+/// A possibly negative axis, normalised against `rank`; the error names the op.
+pub(crate) fn op_axis(
+    op: &str,
+    axis: i64,
+    rank: usize,
+    attr: &'static str,
+) -> Result<usize, OpError> {
+    normalize_axis(axis, rank, attr).map_err(|mut e| {
+        e.message = format!("`{op}`: {}", e.message);
+        e
+    })
+}
+
+/// The product of two dimensions, where it can be known.
+pub(crate) fn dim_mul(a: &Dim, b: &Dim) -> Dim {
+    match (a, b) {
+        (Dim::Known(x), Dim::Known(y)) => Dim::Known(x * y),
+        (Dim::Known(0), _) | (_, Dim::Known(0)) => Dim::Known(0),
+        (Dim::Known(1), other) | (other, Dim::Known(1)) => other.clone(),
+        _ => Dim::Unknown,
+    }
+}
+
+/// Whether two dimensions may be equal (unknown and symbolic ones may).
+pub(crate) fn dims_may_equal(a: &Dim, b: &Dim) -> bool {
+    match (a, b) {
+        (Dim::Known(x), Dim::Known(y)) => x == y,
+        (Dim::Sym(x), Dim::Sym(y)) => x == y,
+        _ => true,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Helpers shared by kernels: every shape primitive moves elements, so each is
+// written once as a list of source offsets applied to any storage kind.
+
+/// Row-major strides of `shape`.
+pub(crate) fn row_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    strides
+}
+
+/// Every sum `per_dim[0][i0] + per_dim[1][i1] + ...`, in row-major order of
+/// the indices: the source offsets of a result whose dimension `d` reads the
+/// offsets `per_dim[d]`.
+pub(crate) fn cartesian_offsets(per_dim: &[Vec<usize>]) -> Vec<usize> {
+    let mut acc = vec![0usize];
+    for offsets in per_dim {
+        let mut next = Vec::with_capacity(acc.len() * offsets.len());
+        for &base in &acc {
+            next.extend(offsets.iter().map(|&o| base + o));
+        }
+        acc = next;
+    }
+    acc
+}
+
+/// The elements of `t` at `offsets`, as a tensor of `shape` and `t`'s dtype.
+pub(crate) fn take(t: &Tensor, shape: Vec<usize>, offsets: &[usize]) -> Tensor {
+    fn pick<T: Copy>(v: &[T], offsets: &[usize]) -> Vec<T> {
+        offsets.iter().map(|&o| v[o]).collect()
+    }
+    let buffer = match t.buffer() {
+        Buffer::F32(v) => Buffer::F32(pick(v, offsets)),
+        Buffer::F64(v) => Buffer::F64(pick(v, offsets)),
+        Buffer::I64(v) => Buffer::I64(pick(v, offsets)),
+        Buffer::Bool(v) => Buffer::Bool(pick(v, offsets)),
+    };
+    Tensor::new(t.dtype(), shape, buffer).expect("one offset per element")
+}
+
+/// A tensor of `shape` (and `src`'s dtype) of zeros, with each element of
+/// `src` added at its offset: the adjoint of [`take`].
+pub(crate) fn scatter_add(src: &Tensor, shape: Vec<usize>, offsets: &[usize]) -> Tensor {
+    fn add<T: Copy + Default + std::ops::Add<Output = T>>(
+        v: &[T],
+        n: usize,
+        offsets: &[usize],
+    ) -> Vec<T> {
+        let mut out = vec![T::default(); n];
+        for (&x, &o) in v.iter().zip(offsets) {
+            out[o] = out[o] + x;
+        }
+        out
+    }
+    let n = shape.iter().product();
+    let buffer = match src.buffer() {
+        Buffer::F32(v) => Buffer::F32(add(v, n, offsets)),
+        Buffer::F64(v) => Buffer::F64(add(v, n, offsets)),
+        Buffer::I64(v) => Buffer::I64(add(v, n, offsets)),
+        Buffer::Bool(v) => {
+            let mut out = vec![false; n];
+            for (&x, &o) in v.iter().zip(offsets) {
+                out[o] |= x;
+            }
+            Buffer::Bool(out)
+        }
+    };
+    Tensor::new(src.dtype(), shape, buffer).expect("sizes match")
+}
+
+/// The same data under another shape of equal element count.
+pub(crate) fn reshape_to(t: &Tensor, shape: Vec<usize>) -> Result<Tensor, OpError> {
+    t.clone().reshaped(shape).map_err(|e| OpError::call(e.0))
+}
+
+fn out(t: Tensor) -> Result<KValue, OpError> {
+    Ok(KValue::Tensor(t))
+}
+
+fn tensor_arg<'a>(c: &KernelCall<'a>, i: usize) -> Result<&'a Tensor, OpError> {
+    c.tensor(i)
+}
+
+// ---------------------------------------------------------------------------
+// Reshape
+
+/// Checks a `shape` attribute (-1 at most once, no other negative sizes) and
+/// returns the position of its -1 and the product of its other sizes.
+fn check_target(op: &str, target: &[i64]) -> Result<(Option<usize>, i64), OpError> {
+    let mut infer_at = None;
+    for (i, &t) in target.iter().enumerate() {
+        if t == -1 {
+            if infer_at.is_some() {
+                return Err(OpError::attr(
+                    "shape",
+                    format!(
+                        "`{op}`: `shape` {} has more than one -1; only one size can be inferred",
+                        fmt_ints(target)
+                    ),
+                ));
+            }
+            infer_at = Some(i);
+        } else if t < 0 {
+            return Err(OpError::attr(
+                "shape",
+                format!(
+                    "`{op}`: `shape` {} has the negative size {t} (only -1, inferred, is allowed)",
+                    fmt_ints(target)
+                ),
+            ));
+        }
+    }
+    Ok((infer_at, target.iter().filter(|&&t| t != -1).product()))
+}
+
+/// The dimensions of reshaping `dims` (`None`: unknown rank) to `target`.
+/// Element counts are checked wherever they can be decided: exactly when all
+/// input sizes are known, and for divisibility when only some are.
+fn reshape_dims(op: &str, dims: Option<&[Dim]>, target: &[i64]) -> Result<Vec<Dim>, OpError> {
+    let (infer_at, product) = check_target(op, target)?;
+    let mut out: Vec<Dim> = target.iter().map(|&t| Dim::Known(t)).collect();
+    let Some(dims) = dims else {
+        if let Some(i) = infer_at {
+            out[i] = Dim::Unknown;
+        }
+        return Ok(out);
+    };
+    let shown = fmt_dims(dims);
+    let mut known = 1i64;
+    let mut unknown: Vec<&Dim> = Vec::new();
+    for d in dims {
+        match d {
+            Dim::Known(n) => known *= n,
+            other => unknown.push(other),
+        }
+    }
+    let ambiguous = || {
+        OpError::attr(
+            "shape",
+            format!(
+                "`{op}`: cannot infer the -1 in `shape` {}: the other sizes multiply to 0",
+                fmt_ints(target)
+            ),
+        )
+        .with_note(format!("`x` has shape {shown}"))
+    };
+    if unknown.is_empty() || known == 0 {
+        // The element count is known.
+        match infer_at {
+            Some(i) => {
+                if product == 0 {
+                    return Err(ambiguous());
+                }
+                if known % product != 0 {
+                    return Err(OpError::attr(
+                        "shape",
+                        format!(
+                            "`{op}` cannot reshape {shown} ({known} elements) to {}: {known} is not a multiple of {product}",
+                            fmt_ints(target)
+                        ),
+                    ));
+                }
+                out[i] = Dim::Known(known / product);
+            }
+            None if product != known => {
+                return Err(OpError::attr(
+                    "shape",
+                    format!(
+                        "`{op}` cannot reshape {shown} ({known} elements) to {} ({product} elements)",
+                        fmt_ints(target)
+                    ),
+                ));
+            }
+            None => {}
+        }
+        return Ok(out);
+    }
+    match infer_at {
+        Some(i) => {
+            if product == 0 {
+                return Err(ambiguous());
+            }
+            out[i] = match unknown.as_slice() {
+                [d @ Dim::Sym(_)] if product == known => (*d).clone(),
+                _ => Dim::Unknown,
+            };
+        }
+        None if product != 0 && product % known != 0 => {
+            return Err(OpError::attr(
+                "shape",
+                format!(
+                    "`{op}` cannot reshape {shown} to {} ({product} elements): the element count of `x` is a multiple of {known}",
+                    fmt_ints(target)
+                ),
+            ));
+        }
+        None => {}
+    }
+    Ok(out)
+}
+
+/// The concrete shape of reshaping `numel` elements to `target`.
+fn resolve_target(op: &str, numel: usize, target: &[i64]) -> Result<Vec<usize>, OpError> {
+    let (infer_at, product) = check_target(op, target)?;
+    let mut shape: Vec<usize> = target.iter().map(|&t| t.max(0) as usize).collect();
+    let product = product as usize;
+    match infer_at {
+        Some(i) => {
+            if !crate::defs::nn_conv::divides(product, numel) {
+                return Err(OpError::attr(
+                    "shape",
+                    format!(
+                        "`{op}` cannot reshape {numel} elements to {}",
+                        fmt_ints(target)
+                    ),
+                ));
+            }
+            shape[i] = numel / product;
+        }
+        None if product != numel => {
+            return Err(OpError::attr(
+                "shape",
+                format!(
+                    "`{op}` cannot reshape {numel} elements to {} ({product} elements)",
+                    fmt_ints(target)
+                ),
+            ));
+        }
+        None => {}
+    }
+    Ok(shape)
+}
+
+fn infer_reshape(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let target = call.attrs.ints("shape").unwrap_or_default();
+    Ok(tensor_abs(
+        dtype,
+        reshape_dims(call.op.name, dims.as_deref(), &target)?,
+    ))
+}
+
+fn kernel_reshape(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let target = c.attrs.ints("shape").unwrap_or_default();
+    let shape = resolve_target("Reshape", x.numel(), &target)?;
+    out(reshape_to(x, shape)?)
+}
+
+// ---------------------------------------------------------------------------
+// Transpose
+
+/// Checks `perm` against `rank` and returns it normalised.
+fn check_perm(op: &str, perm: &[i64], rank: usize) -> Result<Vec<usize>, OpError> {
+    if perm.len() != rank {
+        return Err(OpError::attr(
+            "perm",
+            format!(
+                "`{op}`: `perm` {} has {} entries but `x` has rank {rank}",
+                fmt_ints(perm),
+                perm.len()
+            ),
+        ));
+    }
+    let mut seen = vec![false; rank];
+    let mut out = Vec::with_capacity(rank);
+    for &p in perm {
+        let r = rank as i64;
+        if p < -r || p >= r {
+            return Err(OpError::attr(
+                "perm",
+                format!(
+                    "`{op}`: `perm` {} is not a permutation of 0..{rank}: {p} is out of range",
+                    fmt_ints(perm)
+                ),
+            ));
+        }
+        let q = if p < 0 { p + r } else { p } as usize;
+        if seen[q] {
+            return Err(OpError::attr(
+                "perm",
+                format!(
+                    "`{op}`: `perm` {} is not a permutation of 0..{rank}: axis {q} appears twice",
+                    fmt_ints(perm)
+                ),
+            ));
+        }
+        seen[q] = true;
+        out.push(q);
+    }
+    Ok(out)
+}
+
+fn infer_transpose(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let perm = call.attrs.ints("perm").unwrap_or_default();
+    let Some(dims) = dims else {
+        return Ok(tensor_abs(dtype, vec![Dim::Unknown; perm.len()]));
+    };
+    let perm = check_perm(call.op.name, &perm, dims.len())?;
+    Ok(tensor_abs(
+        dtype,
+        perm.iter().map(|&p| dims[p].clone()).collect(),
+    ))
+}
+
+/// `x` with its dimensions permuted: result dimension `i` is `x`'s `perm[i]`.
+pub(crate) fn transpose_tensor(x: &Tensor, perm: &[usize]) -> Tensor {
+    let shape = x.shape();
+    let strides = row_strides(shape);
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let per_dim: Vec<Vec<usize>> = perm
+        .iter()
+        .map(|&p| (0..shape[p]).map(|k| k * strides[p]).collect())
+        .collect();
+    take(x, out_shape, &cartesian_offsets(&per_dim))
+}
+
+fn kernel_transpose(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let perm = check_perm(
+        "Transpose",
+        &c.attrs.ints("perm").unwrap_or_default(),
+        x.rank(),
+    )?;
+    out(transpose_tensor(x, &perm))
+}
+
+// ---------------------------------------------------------------------------
+// ExpandDims, Squeeze, Flatten
+
+fn infer_expand_dims(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let Some(mut dims) = dims else {
+        return Ok(unranked(dtype));
+    };
+    let axis = op_axis(call.op.name, call.attrs.int("axis"), dims.len() + 1, "axis")?;
+    dims.insert(axis, Dim::Known(1));
+    Ok(tensor_abs(dtype, dims))
+}
+
+fn kernel_expand_dims(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let axis = op_axis("ExpandDims", c.attrs.int("axis"), x.rank() + 1, "axis")?;
+    let mut shape = x.shape().to_vec();
+    shape.insert(axis, 1);
+    out(reshape_to(x, shape)?)
+}
+
+/// The axes `Squeeze` removes, checked: explicit ones must have size 1.
+fn squeeze_axes(op: &str, axes: &[i64], dims: &[Dim]) -> Result<Option<Vec<usize>>, OpError> {
+    if axes.is_empty() {
+        // Every size-1 dimension; undecidable when some size is not known.
+        if dims.iter().any(|d| d.known().is_none()) {
+            return Ok(None);
+        }
+        return Ok(Some(
+            (0..dims.len())
+                .filter(|&i| dims[i] == Dim::Known(1))
+                .collect(),
+        ));
+    }
+    let mut out = Vec::new();
+    for &a in axes {
+        let i = op_axis(op, a, dims.len(), "axis")?;
+        if out.contains(&i) {
+            return Err(OpError::attr(
+                "axis",
+                format!(
+                    "`{op}`: axis {a} is given twice in `axis` {}",
+                    fmt_ints(axes)
+                ),
+            ));
+        }
+        if let Dim::Known(n) = dims[i] {
+            if n != 1 {
+                return Err(OpError::attr(
+                    "axis",
+                    format!(
+                        "`{op}` can only remove dimensions of size 1, but axis {a} of `x` {} has size {n}",
+                        fmt_dims(dims)
+                    ),
+                ));
+            }
+        }
+        out.push(i);
+    }
+    Ok(Some(out))
+}
+
+fn infer_squeeze(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let Some(dims) = dims else {
+        return Ok(unranked(dtype));
+    };
+    let axes = call.attrs.ints("axis").unwrap_or_default();
+    match squeeze_axes(call.op.name, &axes, &dims)? {
+        None => Ok(unranked(dtype)),
+        Some(remove) => Ok(tensor_abs(
+            dtype,
+            (0..dims.len())
+                .filter(|i| !remove.contains(i))
+                .map(|i| dims[i].clone())
+                .collect(),
+        )),
+    }
+}
+
+fn kernel_squeeze(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let dims: Vec<Dim> = x.shape().iter().map(|&d| Dim::Known(d as i64)).collect();
+    let axes = c.attrs.ints("axis").unwrap_or_default();
+    let remove = squeeze_axes("Squeeze", &axes, &dims)?.unwrap_or_default();
+    let shape = (0..x.rank())
+        .filter(|i| !remove.contains(i))
+        .map(|i| x.shape()[i])
+        .collect();
+    out(reshape_to(x, shape)?)
+}
+
+fn infer_flatten(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let Some(dims) = dims else {
+        return Ok(tensor_abs(dtype, vec![Dim::Unknown, Dim::Unknown]));
+    };
+    if dims.is_empty() {
+        return Err(OpError::input(
+            0,
+            "`Flatten` needs `x` of rank at least 1, got a scalar",
+        ));
+    }
+    let rest = dims[1..]
+        .iter()
+        .fold(Dim::Known(1), |acc, d| dim_mul(&acc, d));
+    Ok(tensor_abs(dtype, vec![dims[0].clone(), rest]))
+}
+
+fn kernel_flatten(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    if x.rank() == 0 {
+        return Err(OpError::input(0, "`Flatten` needs `x` of rank at least 1"));
+    }
+    let n = x.shape()[0];
+    let rest = x.shape()[1..].iter().product();
+    out(reshape_to(x, vec![n, rest])?)
+}
+
+// ---------------------------------------------------------------------------
+// Concat
+
+fn infer_concat(call: &InferCall) -> Result<AbsVal, OpError> {
+    let items = match &call.inputs[0] {
+        AbsVal::Any => return Ok(AbsVal::Any),
+        AbsVal::Tuple(items) => items,
+        other => {
+            return Err(OpError::input(
+                0,
+                format!("`Concat` takes a tuple of tensors, not {other}"),
+            ))
+        }
+    };
+    if items.iter().any(|i| matches!(i, AbsVal::Any)) {
+        return Ok(AbsVal::Any);
+    }
+    if items.is_empty() {
+        return Err(OpError::input(
+            0,
+            "`Concat` needs at least one tensor, got an empty tuple",
+        ));
+    }
+    let mut parts = Vec::new();
+    for (k, item) in items.iter().enumerate() {
+        match item {
+            AbsVal::Tensor { dtype, shape } => parts.push((*dtype, shape.clone())),
+            other => {
+                return Err(OpError::input(
+                    0,
+                    format!("`Concat`: element {k} of the tuple must be a tensor, not {other}"),
+                ))
+            }
+        }
+    }
+    let dtype = parts[0].0;
+    for (k, (d, _)) in parts.iter().enumerate() {
+        if *d != dtype {
+            return Err(OpError::input(
+                0,
+                format!(
+                    "`Concat` needs tensors of one dtype: element 0 is {dtype}, element {k} is {d}"
+                ),
+            ));
+        }
+    }
+    let ranked: Vec<(usize, &[Dim])> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(k, (_, s))| s.dims().map(|d| (k, d)))
+        .collect();
+    let Some(&(first, dims0)) = ranked.first() else {
+        return Ok(unranked(dtype));
+    };
+    let rank = dims0.len();
+    if rank == 0 {
+        return Err(OpError::input(
+            0,
+            "`Concat` cannot join scalars (rank 0 tensors); use ExpandDims first",
+        ));
+    }
+    let axis = op_axis("Concat", call.attrs.int("axis"), rank, "axis")?;
+    for &(k, dims) in &ranked {
+        if dims.len() != rank {
+            return Err(OpError::input(
+                0,
+                format!(
+                    "`Concat` needs tensors of one rank: element {first} is {}, element {k} is {}",
+                    fmt_dims(dims0),
+                    fmt_dims(dims)
+                ),
+            ));
+        }
+        for d in 0..rank {
+            if d != axis && !dims_may_equal(&dims[d], &dims0[d]) {
+                return Err(OpError::input(
+                    0,
+                    format!(
+                        "`Concat` along axis {axis}: element {k} {} and element {first} {} differ in dimension {d}",
+                        fmt_dims(dims),
+                        fmt_dims(dims0)
+                    ),
+                ));
+            }
+        }
+    }
+    if ranked.len() < parts.len() {
+        let mut dims = dims0.to_vec();
+        dims[axis] = Dim::Unknown;
+        return Ok(tensor_abs(dtype, dims));
+    }
+    let mut dims: Vec<Dim> = (0..rank)
+        .map(|d| {
+            // A known size wins over a symbolic one in the other dimensions.
+            ranked
+                .iter()
+                .map(|(_, s)| &s[d])
+                .find(|x| x.known().is_some())
+                .unwrap_or(&dims0[d])
+                .clone()
+        })
+        .collect();
+    let sizes: Option<i64> = ranked.iter().map(|(_, s)| s[axis].known()).sum();
+    dims[axis] = match sizes {
+        Some(n) => Dim::Known(n),
+        None if ranked.len() == 1 => dims0[axis].clone(),
+        None => Dim::Unknown,
+    };
+    Ok(tensor_abs(dtype, dims))
+}
+
+/// The tensors of a tuple argument.
+pub(crate) fn tuple_tensors<'a>(arg: &KArg<'a>, i: usize) -> Result<Vec<&'a Tensor>, OpError> {
+    match arg {
+        KArg::Tuple(items) => items
+            .iter()
+            .map(|v| match v {
+                KValue::Tensor(t) => Ok(t),
+                KValue::Tuple(_) => Err(OpError::input(i, "expected a tuple of tensors")),
+            })
+            .collect(),
+        KArg::Tensor(_) => Err(OpError::input(i, "expected a tuple of tensors")),
+    }
+}
+
+fn kernel_concat(c: &KernelCall) -> Result<KValue, OpError> {
+    let parts = tuple_tensors(&c.inputs[0], 0)?;
+    let first = parts
+        .first()
+        .ok_or_else(|| OpError::input(0, "`Concat` needs at least one tensor"))?;
+    let rank = first.rank();
+    let axis = op_axis("Concat", c.attrs.int("axis"), rank, "axis")?;
+    let dtype = first.dtype();
+    let outer: usize = first.shape()[..axis].iter().product();
+    let inner: usize = first.shape()[axis + 1..].iter().product();
+    let mut shape = first.shape().to_vec();
+    shape[axis] = parts.iter().map(|t| t.shape()[axis]).sum();
+    for t in &parts {
+        let mut s = t.shape().to_vec();
+        s[axis] = shape[axis];
+        if s != shape {
+            return Err(OpError::input(
+                0,
+                format!(
+                    "`Concat`: shapes {:?} and {:?} differ outside axis {axis}",
+                    first.shape(),
+                    t.shape()
+                ),
+            ));
+        }
+    }
+    let chunks: Vec<usize> = parts.iter().map(|t| t.shape()[axis] * inner).collect();
+    let cast: Vec<Tensor> = parts.iter().map(|t| t.cast(dtype)).collect();
+    fn join<T: Copy>(parts: Vec<&[T]>, chunks: &[usize], outer: usize) -> Vec<T> {
+        let total: usize = chunks.iter().sum::<usize>() * outer;
+        let mut out = Vec::with_capacity(total);
+        for o in 0..outer {
+            for (p, &n) in parts.iter().zip(chunks) {
+                out.extend_from_slice(&p[o * n..(o + 1) * n]);
+            }
+        }
+        out
+    }
+    macro_rules! gather_parts {
+        ($variant:ident) => {
+            Buffer::$variant(join(
+                cast.iter()
+                    .map(|t| match t.buffer() {
+                        Buffer::$variant(v) => v.as_slice(),
+                        _ => unreachable!("cast to one dtype"),
+                    })
+                    .collect(),
+                &chunks,
+                outer,
+            ))
+        };
+    }
+    let buffer = match first.buffer() {
+        Buffer::F32(_) => gather_parts!(F32),
+        Buffer::F64(_) => gather_parts!(F64),
+        Buffer::I64(_) => gather_parts!(I64),
+        Buffer::Bool(_) => gather_parts!(Bool),
+    };
+    out(Tensor::new(dtype, shape, buffer).map_err(|e| OpError::call(e.0))?)
+}
+
+/// Element `index` of the tuple `parts` as a slice of their concatenation `g`
+/// along `axis`: the gradient `Concat` sends to that element.
+pub(crate) fn concat_slice(
+    g: &Tensor,
+    parts: &[&Tensor],
+    axis: usize,
+    index: usize,
+) -> Result<Tensor, OpError> {
+    if index >= parts.len() || axis >= g.rank() {
+        return Err(OpError::call("concat gradient: index out of range"));
+    }
+    let start: usize = parts[..index].iter().map(|t| t.shape()[axis]).sum();
+    let size = parts[index].shape()[axis];
+    let strides = row_strides(g.shape());
+    let mut shape = g.shape().to_vec();
+    shape[axis] = size;
+    let per_dim: Vec<Vec<usize>> = (0..g.rank())
+        .map(|d| {
+            let range = if d == axis {
+                start..start + size
+            } else {
+                0..g.shape()[d]
+            };
+            range.map(|k| k * strides[d]).collect()
+        })
+        .collect();
+    Ok(take(g, shape, &cartesian_offsets(&per_dim)))
+}
+
+// ---------------------------------------------------------------------------
+// Tile
+
+fn infer_tile(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let multiples = call.attrs.ints("multiples").unwrap_or_default();
+    if let Some(&m) = multiples.iter().find(|&&m| m < 0) {
+        return Err(OpError::attr(
+            "multiples",
+            format!(
+                "`Tile`: `multiples` {} has the negative entry {m}",
+                fmt_ints(&multiples)
+            ),
+        ));
+    }
+    let Some(dims) = dims else {
+        return Ok(tensor_abs(dtype, vec![Dim::Unknown; multiples.len()]));
+    };
+    if multiples.len() < dims.len() {
+        return Err(OpError::attr(
+            "multiples",
+            format!(
+                "`Tile`: `multiples` {} has {} entries, fewer than the rank {} of `x` {}",
+                fmt_ints(&multiples),
+                multiples.len(),
+                dims.len(),
+                fmt_dims(&dims)
+            ),
+        ));
+    }
+    let pad = multiples.len() - dims.len();
+    let out = multiples
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| {
+            let d = if i < pad {
+                Dim::Known(1)
+            } else {
+                dims[i - pad].clone()
+            };
+            dim_mul(&d, &Dim::Known(m))
+        })
+        .collect();
+    Ok(tensor_abs(dtype, out))
+}
+
+/// The result shape of tiling `shape` and the source offset of each element.
+pub(crate) fn tile_offsets(
+    shape: &[usize],
+    multiples: &[i64],
+) -> Result<(Vec<usize>, Vec<usize>), OpError> {
+    if multiples.len() < shape.len() || multiples.iter().any(|&m| m < 0) {
+        return Err(OpError::attr(
+            "multiples",
+            format!(
+                "`Tile`: invalid `multiples` {} for shape {shape:?}",
+                fmt_ints(multiples)
+            ),
+        ));
+    }
+    let pad = multiples.len() - shape.len();
+    let padded: Vec<usize> = (0..multiples.len())
+        .map(|i| if i < pad { 1 } else { shape[i - pad] })
+        .collect();
+    let strides = row_strides(&padded);
+    let out_shape: Vec<usize> = padded
+        .iter()
+        .zip(multiples)
+        .map(|(&d, &m)| d * m as usize)
+        .collect();
+    let per_dim: Vec<Vec<usize>> = (0..padded.len())
+        .map(|i| {
+            (0..out_shape[i])
+                .map(|j| (j % padded[i]) * strides[i])
+                .collect()
+        })
+        .collect();
+    Ok((out_shape, cartesian_offsets(&per_dim)))
+}
+
+fn kernel_tile(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let (shape, offsets) = tile_offsets(x.shape(), &c.attrs.ints("multiples").unwrap_or_default())?;
+    out(take(x, shape, &offsets))
+}
+
+// ---------------------------------------------------------------------------
+// BroadcastTo
+
+fn infer_broadcast_to(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let target = call.attrs.ints("shape").unwrap_or_default();
+    if let Some(&t) = target.iter().find(|&&t| t < -1) {
+        return Err(OpError::attr(
+            "shape",
+            format!(
+                "`BroadcastTo`: `shape` {} has the invalid size {t} (sizes are >= 0, or -1 to keep a dimension)",
+                fmt_ints(&target)
+            ),
+        ));
+    }
+    let Some(dims) = dims else {
+        return Ok(tensor_abs(
+            dtype,
+            target
+                .iter()
+                .map(|&t| if t == -1 { Dim::Unknown } else { Dim::Known(t) })
+                .collect(),
+        ));
+    };
+    if target.len() < dims.len() {
+        return Err(OpError::attr(
+            "shape",
+            format!(
+                "`BroadcastTo`: `shape` {} has fewer dimensions than `x` {}",
+                fmt_ints(&target),
+                fmt_dims(&dims)
+            ),
+        ));
+    }
+    let offset = target.len() - dims.len();
+    let mut out = Vec::with_capacity(target.len());
+    for (i, &t) in target.iter().enumerate() {
+        let src = i.checked_sub(offset).map(|j| &dims[j]);
+        out.push(match (t, src) {
+            (-1, Some(d)) => d.clone(),
+            (-1, None) => {
+                return Err(OpError::attr(
+                    "shape",
+                    format!(
+                        "`BroadcastTo`: -1 at position {i} of `shape` {} has no dimension of `x` {} to keep",
+                        fmt_ints(&target),
+                        fmt_dims(&dims)
+                    ),
+                ))
+            }
+            (t, Some(Dim::Known(n))) if *n != 1 && *n != t => {
+                return Err(OpError::attr(
+                    "shape",
+                    format!(
+                        "`BroadcastTo` cannot broadcast `x` {} to {}: dimension {n} against {t}",
+                        fmt_dims(&dims),
+                        fmt_ints(&target)
+                    ),
+                ))
+            }
+            (t, _) => Dim::Known(t),
+        });
+    }
+    Ok(tensor_abs(dtype, out))
+}
+
+fn kernel_broadcast_to(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let target = c.attrs.ints("shape").unwrap_or_default();
+    let xs = x.shape();
+    if target.len() < xs.len() {
+        return Err(OpError::attr(
+            "shape",
+            "`BroadcastTo`: `shape` is too short",
+        ));
+    }
+    let offset = target.len() - xs.len();
+    let mut shape = Vec::with_capacity(target.len());
+    for (i, &t) in target.iter().enumerate() {
+        let src = i.checked_sub(offset).map(|j| xs[j]);
+        let size = match (t, src) {
+            (-1, Some(d)) => d,
+            (t, Some(d)) if t >= 0 && (d == 1 || d == t as usize) => t as usize,
+            (t, None) if t >= 0 => t as usize,
+            _ => {
+                return Err(OpError::attr(
+                    "shape",
+                    format!(
+                        "`BroadcastTo` cannot broadcast {xs:?} to {}",
+                        fmt_ints(&target)
+                    ),
+                ))
+            }
+        };
+        shape.push(size);
+    }
+    let strides = crate::kernel::broadcast_strides(xs, &shape);
+    let per_dim: Vec<Vec<usize>> = shape
+        .iter()
+        .zip(&strides)
+        .map(|(&n, &s)| (0..n).map(|k| k * s).collect())
+        .collect();
+    out(take(x, shape, &cartesian_offsets(&per_dim)))
+}
+
+// ---------------------------------------------------------------------------
+// Gather
+
+/// `axis` and `batch_dims` of a Gather, normalised and checked against the ranks.
+fn gather_axes(
+    params_rank: usize,
+    indices_rank: usize,
+    axis: i64,
+    batch_dims: i64,
+) -> Result<(usize, usize), OpError> {
+    let axis = op_axis("Gather", axis, params_rank.max(1), "axis")?;
+    let bd = if batch_dims < 0 {
+        batch_dims + indices_rank as i64
+    } else {
+        batch_dims
+    };
+    if bd < 0 || bd as usize > indices_rank || bd as usize > axis {
+        return Err(OpError::attr(
+            "batch_dims",
+            format!(
+                "`Gather`: `batch_dims` is {batch_dims}; it must lie in 0..={indices_rank} (the rank of `input_indices`) and not exceed `axis` {axis}"
+            ),
+        ));
+    }
+    Ok((axis, bd as usize))
+}
+
+fn infer_gather(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, pdims) = dims_of(call, 0)?;
+    let (idtype, idims) = dims_of(call, 1)?;
+    if !matches!(idtype, DType::I32 | DType::I64) {
+        return Err(OpError::input(
+            1,
+            format!("`Gather` needs `input_indices` of dtype i32 or i64, got {idtype}"),
+        ));
+    }
+    let (Some(pdims), Some(idims)) = (pdims, idims) else {
+        return Ok(unranked(dtype));
+    };
+    if pdims.is_empty() {
+        return Err(OpError::input(
+            0,
+            "`Gather` needs `input_params` of rank at least 1, got a scalar",
+        ));
+    }
+    let (axis, bd) = gather_axes(
+        pdims.len(),
+        idims.len(),
+        call.attrs.int("axis"),
+        call.attrs.int("batch_dims"),
+    )?;
+    for d in 0..bd {
+        if !dims_may_equal(&pdims[d], &idims[d]) {
+            return Err(OpError::call(format!(
+                "`Gather` with batch_dims={bd}: batch dimension {d} differs between `input_params` {} and `input_indices` {}",
+                fmt_dims(&pdims),
+                fmt_dims(&idims)
+            )));
+        }
+    }
+    let mut out: Vec<Dim> = pdims[..axis].to_vec();
+    out.extend_from_slice(&idims[bd..]);
+    out.extend_from_slice(&pdims[axis + 1..]);
+    Ok(tensor_abs(dtype, out))
+}
+
+/// The result shape of a Gather and the source offset of each element; an
+/// index outside `[0, size)` of the axis is an error (as on MindSpore's CPU).
+pub(crate) fn gather_offsets(
+    pshape: &[usize],
+    indices: &Tensor,
+    axis: i64,
+    batch_dims: i64,
+) -> Result<(Vec<usize>, Vec<usize>), OpError> {
+    let ishape = indices.shape();
+    if pshape.is_empty() {
+        return Err(OpError::input(
+            0,
+            "`Gather` needs `input_params` of rank >= 1",
+        ));
+    }
+    let (axis, bd) = gather_axes(pshape.len(), ishape.len(), axis, batch_dims)?;
+    if pshape[..bd] != ishape[..bd] {
+        return Err(OpError::call(format!(
+            "`Gather`: batch dimensions of {pshape:?} and {ishape:?} differ"
+        )));
+    }
+    let idx: Vec<i64> = match indices.buffer() {
+        Buffer::I64(v) => v.clone(),
+        _ => return Err(OpError::input(1, "`Gather` needs integer `input_indices`")),
+    };
+    let batch: usize = pshape[..bd].iter().product();
+    let pre: usize = pshape[bd..axis].iter().product();
+    let size = pshape[axis];
+    let post: usize = pshape[axis + 1..].iter().product();
+    let per_batch: usize = ishape[bd..].iter().product();
+    let mut shape = pshape[..axis].to_vec();
+    shape.extend_from_slice(&ishape[bd..]);
+    shape.extend_from_slice(&pshape[axis + 1..]);
+    let mut offsets = Vec::with_capacity(batch * pre * per_batch * post);
+    for b in 0..batch {
+        for p in 0..pre {
+            for i in 0..per_batch {
+                let k = idx[b * per_batch + i];
+                if k < 0 || k as usize >= size {
+                    return Err(OpError::input(
+                        1,
+                        format!(
+                            "`Gather`: index {k} is out of range for axis {axis} of size {size}"
+                        ),
+                    ));
+                }
+                let base = ((b * pre + p) * size + k as usize) * post;
+                offsets.extend(base..base + post);
+            }
+        }
+    }
+    Ok((shape, offsets))
+}
+
+fn kernel_gather(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let indices = tensor_arg(c, 1)?;
+    let (shape, offsets) = gather_offsets(
+        x.shape(),
+        indices,
+        c.attrs.int("axis"),
+        c.attrs.int("batch_dims"),
+    )?;
+    out(take(x, shape, &offsets))
+}
+
+// ---------------------------------------------------------------------------
+// Shape
+
+fn infer_shape(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (_, dims) = dims_of(call, 0)?;
+    let Some(dims) = dims else {
+        // A tuple of unknown length.
+        return Ok(AbsVal::Any);
+    };
+    Ok(AbsVal::Tuple(
+        dims.iter()
+            .map(|d| AbsVal::Scalar {
+                dtype: DType::I64,
+                value: d.known().map(ScalarConst::Int),
+                weak: false,
+            })
+            .collect(),
+    ))
+}
+
+fn kernel_shape(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    Ok(KValue::Tuple(
+        x.shape()
+            .iter()
+            .map(|&d| KValue::Tensor(Tensor::scalar(DType::I64, d as f64)))
+            .collect(),
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// StridedSlice
+
+/// One dimension of a slice after masks are applied (TensorFlow's "dense spec").
+#[derive(Debug, Clone, Copy)]
+struct DimSlice {
+    begin: i64,
+    end: i64,
+    stride: i64,
+    begin_masked: bool,
+    end_masked: bool,
+    shrink: bool,
+}
+
+impl DimSlice {
+    const FULL: DimSlice = DimSlice {
+        begin: 0,
+        end: 0,
+        stride: 1,
+        begin_masked: true,
+        end_masked: true,
+        shrink: false,
+    };
+
+    /// The indices this slice takes from a dimension of `size`.
+    fn indices(&self, size: i64, axis: usize) -> Result<Vec<i64>, OpError> {
+        let norm = |v: i64| if v < 0 { v + size } else { v };
+        if self.shrink {
+            let b = norm(self.begin);
+            if b < 0 || b >= size {
+                return Err(OpError::attr(
+                    "begin",
+                    format!(
+                        "`StridedSlice`: index {} (shrink_axis_mask) is out of range for dimension {axis} of size {size}",
+                        self.begin
+                    ),
+                ));
+            }
+            return Ok(vec![b]);
+        }
+        let s = self.stride;
+        let mut out = Vec::new();
+        if s > 0 {
+            let b = if self.begin_masked {
+                0
+            } else {
+                norm(self.begin).clamp(0, size)
+            };
+            let e = if self.end_masked {
+                size
+            } else {
+                norm(self.end).clamp(0, size)
+            };
+            let mut i = b;
+            while i < e {
+                out.push(i);
+                i += s;
+            }
+        } else {
+            let b = if self.begin_masked {
+                size - 1
+            } else {
+                norm(self.begin).clamp(-1, size - 1)
+            };
+            let e = if self.end_masked {
+                -1
+            } else {
+                norm(self.end).clamp(-1, size - 1)
+            };
+            let mut i = b;
+            while i > e {
+                out.push(i);
+                i += s;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The result size for an input dimension that is not known.
+    fn abstract_size(&self, d: &Dim) -> Option<Dim> {
+        if self.shrink {
+            None
+        } else if self.begin_masked && self.end_masked && self.stride == 1 {
+            Some(d.clone())
+        } else {
+            Some(Dim::Unknown)
+        }
+    }
+}
+
+/// Where each result dimension comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SliceAxis {
+    NewAxis,
+    Dense(usize),
+}
+
+/// Expands the sparse `begin`/`end`/`strides` and masks into one [`DimSlice`]
+/// per input dimension, and the result's layout (new axes and kept dimensions).
+fn slice_plan(
+    attrs: &crate::Attrs,
+    rank: usize,
+) -> Result<(Vec<DimSlice>, Vec<SliceAxis>), OpError> {
+    let begin = attrs.ints("begin").unwrap_or_default();
+    let end = attrs.ints("end").unwrap_or_default();
+    let strides = attrs.ints("strides").unwrap_or_default();
+    let n = begin.len();
+    if end.len() != n {
+        return Err(OpError::attr(
+            "end",
+            format!(
+                "`StridedSlice`: `begin` {} and `end` {} have different lengths",
+                fmt_ints(&begin),
+                fmt_ints(&end)
+            ),
+        ));
+    }
+    if strides.len() != n {
+        return Err(OpError::attr(
+            "strides",
+            format!(
+                "`StridedSlice`: `begin` {} and `strides` {} have different lengths",
+                fmt_ints(&begin),
+                fmt_ints(&strides)
+            ),
+        ));
+    }
+    if let Some(i) = strides.iter().position(|&s| s == 0) {
+        return Err(OpError::attr(
+            "strides",
+            format!(
+                "`StridedSlice`: `strides` {} has 0 at position {i}; strides must be non-zero",
+                fmt_ints(&strides)
+            ),
+        ));
+    }
+    let mask = |name: &'static str| -> Result<i64, OpError> {
+        let m = attrs.int(name);
+        if m < 0 {
+            return Err(OpError::attr(
+                name,
+                format!("`StridedSlice`: `{name}` is {m}; masks are non-negative bit sets"),
+            ));
+        }
+        Ok(m)
+    };
+    let (bm, em, ellipsis, new_axis, shrink) = (
+        mask("begin_mask")?,
+        mask("end_mask")?,
+        mask("ellipsis_mask")?,
+        mask("new_axis_mask")?,
+        mask("shrink_axis_mask")?,
+    );
+    let bit = |m: i64, i: usize| i < 63 && (m >> i) & 1 == 1;
+    let ellipses = (0..n).filter(|&i| bit(ellipsis, i)).count();
+    if ellipses > 1 {
+        return Err(OpError::attr(
+            "ellipsis_mask",
+            format!("`StridedSlice`: `ellipsis_mask` {ellipsis} sets more than one bit"),
+        ));
+    }
+    let consumed = (0..n)
+        .filter(|&i| !bit(ellipsis, i) && !bit(new_axis, i))
+        .count();
+    if consumed > rank {
+        return Err(OpError::attr(
+            "begin",
+            format!(
+                "`StridedSlice`: `begin` {} slices {consumed} dimensions but `x` has rank {rank}",
+                fmt_ints(&begin)
+            ),
+        ));
+    }
+    let mut dense = Vec::with_capacity(rank);
+    let mut layout = Vec::new();
+    for i in 0..n {
+        if bit(ellipsis, i) {
+            for _ in 0..rank - consumed {
+                layout.push(SliceAxis::Dense(dense.len()));
+                dense.push(DimSlice::FULL);
+            }
+        } else if bit(new_axis, i) {
+            layout.push(SliceAxis::NewAxis);
+        } else {
+            let s = DimSlice {
+                begin: begin[i],
+                end: end[i],
+                stride: strides[i],
+                begin_masked: bit(bm, i),
+                end_masked: bit(em, i),
+                shrink: bit(shrink, i),
+            };
+            if !s.shrink {
+                layout.push(SliceAxis::Dense(dense.len()));
+            }
+            dense.push(s);
+        }
+    }
+    while dense.len() < rank {
+        layout.push(SliceAxis::Dense(dense.len()));
+        dense.push(DimSlice::FULL);
+    }
+    Ok((dense, layout))
+}
+
+fn infer_strided_slice(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let (dtype, dims) = dims_of(call, 0)?;
+    let Some(dims) = dims else {
+        return Ok(unranked(dtype));
+    };
+    let (dense, layout) = slice_plan(call.attrs, dims.len())?;
+    let mut sizes = Vec::with_capacity(dense.len());
+    for (axis, (s, d)) in dense.iter().zip(&dims).enumerate() {
+        sizes.push(match d {
+            Dim::Known(n) => Some(Dim::Known(s.indices(*n, axis)?.len() as i64)),
+            other => s.abstract_size(other),
+        });
+    }
+    let out = layout
+        .iter()
+        .map(|a| match a {
+            SliceAxis::NewAxis => Dim::Known(1),
+            SliceAxis::Dense(j) => sizes[*j].clone().unwrap_or(Dim::Unknown),
+        })
+        .collect();
+    Ok(tensor_abs(dtype, out))
+}
+
+/// The result shape of a StridedSlice of `shape` and the source offset of
+/// each element.
+pub(crate) fn strided_slice_offsets(
+    attrs: &crate::Attrs,
+    shape: &[usize],
+) -> Result<(Vec<usize>, Vec<usize>), OpError> {
+    let (dense, layout) = slice_plan(attrs, shape.len())?;
+    let strides = row_strides(shape);
+    let mut per_dim = Vec::with_capacity(shape.len());
+    for (axis, s) in dense.iter().enumerate() {
+        let idx = s.indices(shape[axis] as i64, axis)?;
+        per_dim.push(
+            idx.iter()
+                .map(|&i| i as usize * strides[axis])
+                .collect::<Vec<_>>(),
+        );
+    }
+    let out_shape = layout
+        .iter()
+        .map(|a| match a {
+            SliceAxis::NewAxis => 1,
+            SliceAxis::Dense(j) => per_dim[*j].len(),
+        })
+        .collect();
+    Ok((out_shape, cartesian_offsets(&per_dim)))
+}
+
+fn kernel_strided_slice(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = tensor_arg(c, 0)?;
+    let (shape, offsets) = strided_slice_offsets(c.attrs, x.shape())?;
+    out(take(x, shape, &offsets))
+}
+
+// ---------------------------------------------------------------------------
+// The table.
+
+const X: ParamDef = ParamDef::input("x", "The input tensor (any dtype).");
+
+/// The gradient of a primitive that only rearranges `x`: `dout` reshaped back.
+fn reshape_back(b: &mut dyn crate::GradBuilder, c: &crate::GradCall) -> Vec<Option<crate::GNode>> {
+    vec![Some(b.prim("_ReshapeLike", &[c.dout, c.inputs[0]], vec![]))]
+}
+
+fn attrs_of(c: &crate::GradCall) -> Vec<(&'static str, AttrValue)> {
+    c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
+}
+
+pub const OPS: &[OpDef] = &[
+    OpDef {
+        name: "Reshape",
+        category: Category::Shape,
+        doc: "Gives `x` a new shape with the same elements in the same (row-major) order; one size of `shape` may be -1, inferred from the element count.",
+        params: &[
+            X,
+            ParamDef::attr(
+                "shape",
+                AttrType::IntTuple,
+                None,
+                "The new shape: a tuple of sizes, at most one of them -1 (inferred so the element count is unchanged).",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_reshape,
+        grad: Some(reshape_back),
+        kernel: Some(kernel_reshape),
+    },
+    OpDef {
+        name: "Transpose",
+        category: Category::Shape,
+        doc: "Permutes the dimensions of `x`: dimension `i` of the result is dimension `perm[i]` of `x`.",
+        params: &[
+            X,
+            ParamDef::attr(
+                "perm",
+                AttrType::IntTuple,
+                None,
+                "A permutation of `0..rank(x)` (negative entries count from the end).",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_transpose,
+        grad: Some(|b, c| {
+            let rank = c.attrs.ints("perm").unwrap_or_default().len();
+            let perm = check_perm("Transpose", &c.attrs.ints("perm").unwrap_or_default(), rank)
+                .unwrap_or_default();
+            let mut inverse = vec![0i64; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                inverse[p] = i as i64;
+            }
+            let inverse = AttrValue::Tuple(inverse.into_iter().map(AttrValue::Int).collect());
+            vec![Some(b.prim("Transpose", &[c.dout], vec![("perm", inverse)]))]
+        }),
+        kernel: Some(kernel_transpose),
+    },
+    OpDef {
+        name: "ExpandDims",
+        category: Category::Shape,
+        doc: "Inserts a dimension of size 1 into `x` at position `axis`.",
+        params: &[
+            X,
+            ParamDef::attr(
+                "axis",
+                AttrType::Int,
+                None,
+                "Where the new dimension goes, in `[-rank(x)-1, rank(x)]`; negative values count from the end of the result.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_expand_dims,
+        grad: Some(reshape_back),
+        kernel: Some(kernel_expand_dims),
+    },
+    OpDef {
+        name: "Squeeze",
+        category: Category::Shape,
+        doc: "Removes dimensions of size 1 from `x`: those listed in `axis`, or all of them when `axis` is empty.",
+        params: &[
+            X,
+            ParamDef::attr(
+                "axis",
+                AttrType::Ints,
+                Some(AttrDefault::Ints(&[])),
+                "The dimensions to remove (an int or a tuple; each must have size 1). The default `()` removes every dimension of size 1.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_squeeze,
+        grad: Some(reshape_back),
+        kernel: Some(kernel_squeeze),
+    },
+    OpDef {
+        name: "Concat",
+        category: Category::Shape,
+        doc: "Joins a tuple of tensors along `axis`; they must have one dtype and rank, and equal sizes in every other dimension.",
+        params: &[
+            ParamDef::input(
+                "tensors",
+                "A tuple of tensors, `(a, b, ...)`, of one dtype and rank.",
+            ),
+            ParamDef::attr(
+                "axis",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "The dimension to join along; negative values count from the end. Default 0.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_concat,
+        grad: Some(|b, c| {
+            // One gradient for the tuple input: a tuple of slices of `dout`.
+            let count = match c.input_values.first() {
+                Some(AbsVal::Tuple(items)) => items.len(),
+                _ => return vec![None],
+            };
+            let axis = c.attrs.int("axis");
+            let slices: Vec<crate::GNode> = (0..count)
+                .map(|i| {
+                    b.prim(
+                        "_ConcatGrad",
+                        &[c.dout, c.inputs[0]],
+                        vec![
+                            ("axis", AttrValue::Int(axis)),
+                            ("index", AttrValue::Int(i as i64)),
+                        ],
+                    )
+                })
+                .collect();
+            vec![Some(b.make_tuple(&slices))]
+        }),
+        kernel: Some(kernel_concat),
+    },
+    OpDef {
+        name: "Tile",
+        category: Category::Shape,
+        doc: "Repeats `x` `multiples[i]` times along each dimension `i`; when `multiples` is longer than the rank of `x`, `x` is first given leading dimensions of size 1.",
+        params: &[
+            X,
+            ParamDef::attr(
+                "multiples",
+                AttrType::IntTuple,
+                None,
+                "Repetitions per dimension: a tuple of non-negative ints at least as long as the rank of `x`.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_tile,
+        grad: Some(|b, c| {
+            vec![Some(b.prim(
+                "_TileGrad",
+                &[c.dout, c.inputs[0]],
+                attrs_of(c),
+            ))]
+        }),
+        kernel: Some(kernel_tile),
+    },
+    OpDef {
+        name: "BroadcastTo",
+        category: Category::Shape,
+        doc: "Broadcasts `x` to `shape` (NumPy rules: dimensions are matched from the right and size-1 dimensions are repeated).",
+        params: &[
+            X,
+            ParamDef::attr(
+                "shape",
+                AttrType::IntTuple,
+                None,
+                "The target shape; -1 keeps the size of the corresponding dimension of `x`.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_broadcast_to,
+        grad: Some(|b, c| {
+            vec![Some(b.prim(
+                "_SumToShapeOf",
+                &[c.dout, c.inputs[0]],
+                vec![],
+            ))]
+        }),
+        kernel: Some(kernel_broadcast_to),
+    },
+    OpDef {
+        name: "Gather",
+        category: Category::Shape,
+        doc: "Takes slices of `input_params` along `axis` at the positions in `input_indices`: the result has shape `params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]`. An index outside `[0, params.shape[axis])` is an error, as on MindSpore's CPU.",
+        params: &[
+            ParamDef::input("input_params", "The tensor to take slices from."),
+            ParamDef::input(
+                "input_indices",
+                "The positions along `axis`: an i32 or i64 tensor of any shape.",
+            ),
+            ParamDef::attr(
+                "axis",
+                AttrType::Int,
+                None,
+                "The dimension of `input_params` to index (negative values count from the end). MindSpore takes it as an input; here it is a constant.",
+            ),
+            ParamDef::attr(
+                "batch_dims",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "How many leading dimensions `input_params` and `input_indices` share as batch dimensions (gathering per batch). Default 0: none.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_gather,
+        grad: Some(|b, c| {
+            let dx = b.prim(
+                "_GatherGrad",
+                &[c.inputs[0], c.inputs[1], c.dout],
+                attrs_of(c),
+            );
+            vec![Some(dx), None]
+        }),
+        kernel: Some(kernel_gather),
+    },
+    OpDef {
+        name: "Shape",
+        category: Category::Shape,
+        doc: "The shape of `x` as a tuple of i64 scalars; sizes known before run time are constants.",
+        params: &[ParamDef::input("x", "The input tensor.")],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_shape,
+        grad: None,
+        kernel: Some(kernel_shape),
+    },
+    OpDef {
+        name: "Flatten",
+        category: Category::Shape,
+        doc: "Flattens every dimension of `x` but the first: `[N, ...]` becomes `[N, product of the rest]`.",
+        params: &[ParamDef::input("x", "A tensor of rank at least 1, `[N, ...]`.")],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_flatten,
+        grad: Some(reshape_back),
+        kernel: Some(kernel_flatten),
+    },
+    OpDef {
+        name: "StridedSlice",
+        category: Category::Shape,
+        doc: "Slices `x` from `begin` to `end` (exclusive) with `strides`, one entry per dimension, with MindSpore's (TensorFlow's) mask semantics; dimensions not covered are taken whole.",
+        params: &[
+            X,
+            ParamDef::attr(
+                "begin",
+                AttrType::IntTuple,
+                None,
+                "Start index per sliced dimension (negative values count from the end).",
+            ),
+            ParamDef::attr(
+                "end",
+                AttrType::IntTuple,
+                None,
+                "End index (exclusive) per sliced dimension, same length as `begin`.",
+            ),
+            ParamDef::attr(
+                "strides",
+                AttrType::IntTuple,
+                None,
+                "Step per sliced dimension, non-zero (negative steps walk backwards), same length as `begin`.",
+            ),
+            ParamDef::attr(
+                "begin_mask",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "Bit `i` set: ignore `begin[i]` and start at the first element (the last for a negative stride). Default 0.",
+            ),
+            ParamDef::attr(
+                "end_mask",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "Bit `i` set: ignore `end[i]` and slice to the end of the dimension. Default 0.",
+            ),
+            ParamDef::attr(
+                "ellipsis_mask",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "Bit `i` set: entry `i` stands for as many whole dimensions as needed (at most one bit). Default 0.",
+            ),
+            ParamDef::attr(
+                "new_axis_mask",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "Bit `i` set: entry `i` inserts a new dimension of size 1. Default 0.",
+            ),
+            ParamDef::attr(
+                "shrink_axis_mask",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "Bit `i` set: take the single element `begin[i]` and remove that dimension. Default 0.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_strided_slice,
+        grad: Some(|b, c| {
+            vec![Some(b.prim(
+                "_StridedSliceGrad",
+                &[c.dout, c.inputs[0]],
+                attrs_of(c),
+            ))]
+        }),
+        kernel: Some(kernel_strided_slice),
+    },
+];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
-    Vec::new()
+    use crate::eager::{ints, random_f64, Sample};
+    let t = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
+    let i = AttrValue::Int;
+    vec![
+        Sample::new("Reshape", vec![random_f64(&[2, 3, 4], 20, -1.0, 1.0)])
+            .attr("shape", t(&[4, -1])),
+        Sample::new("Reshape", vec![random_f64(&[6], 21, -1.0, 1.0)]).attr("shape", t(&[1, 2, 3])),
+        Sample::new("Transpose", vec![random_f64(&[2, 3, 4], 22, -1.0, 1.0)])
+            .attr("perm", t(&[2, 0, 1])),
+        Sample::new("Transpose", vec![random_f64(&[3, 2], 23, -1.0, 1.0)])
+            .attr("perm", t(&[-1, 0])),
+        Sample::new("ExpandDims", vec![random_f64(&[2, 3], 24, -1.0, 1.0)]).attr("axis", i(-1)),
+        Sample::new("ExpandDims", vec![random_f64(&[2, 3], 25, -1.0, 1.0)]).attr("axis", i(0)),
+        Sample::new("Squeeze", vec![random_f64(&[1, 3, 1], 26, -1.0, 1.0)]),
+        Sample::new("Squeeze", vec![random_f64(&[1, 3, 1], 27, -1.0, 1.0)]).attr("axis", i(-1)),
+        Sample::new(
+            "Concat",
+            vec![KValue::Tuple(vec![
+                random_f64(&[2, 3], 28, -1.0, 1.0),
+                random_f64(&[2, 1], 29, -1.0, 1.0),
+                random_f64(&[2, 2], 30, -1.0, 1.0),
+            ])],
+        )
+        .attr("axis", i(-1)),
+        Sample::new(
+            "Concat",
+            vec![KValue::Tuple(vec![
+                random_f64(&[1, 2], 31, -1.0, 1.0),
+                random_f64(&[2, 2], 32, -1.0, 1.0),
+            ])],
+        ),
+        Sample::new("Tile", vec![random_f64(&[2, 3], 33, -1.0, 1.0)])
+            .attr("multiples", t(&[2, 1, 2])),
+        Sample::new("BroadcastTo", vec![random_f64(&[3, 1], 34, -1.0, 1.0)])
+            .attr("shape", t(&[2, -1, 4])),
+        Sample::new(
+            "Gather",
+            vec![
+                random_f64(&[4, 3], 35, -1.0, 1.0),
+                ints(DType::I32, &[2, 2], &[0, 3, 3, 1]),
+            ],
+        )
+        .attr("axis", i(0)),
+        Sample::new(
+            "Gather",
+            vec![
+                random_f64(&[2, 4, 3], 36, -1.0, 1.0),
+                ints(DType::I64, &[2, 2], &[0, 3, 2, 2]),
+            ],
+        )
+        .attr("axis", i(-2))
+        .attr("batch_dims", i(1)),
+        Sample::new("Shape", vec![random_f64(&[2, 3], 37, -1.0, 1.0)]),
+        Sample::new("Flatten", vec![random_f64(&[2, 3, 2], 38, -1.0, 1.0)]),
+        Sample::new("StridedSlice", vec![random_f64(&[4, 5], 39, -1.0, 1.0)])
+            .attr("begin", t(&[1, 0]))
+            .attr("end", t(&[4, 5]))
+            .attr("strides", t(&[2, 2])),
+        Sample::new("StridedSlice", vec![random_f64(&[3, 4, 2], 40, -1.0, 1.0)])
+            .attr("begin", t(&[0, -1, 1]))
+            .attr("end", t(&[0, 0, 2]))
+            .attr("strides", t(&[1, -1, 1]))
+            .attr("begin_mask", i(1))
+            .attr("end_mask", i(3))
+            .attr("shrink_axis_mask", i(4)),
+    ]
 }

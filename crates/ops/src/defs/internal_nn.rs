@@ -1,0 +1,406 @@
+//! Helpers the gradient rules of the shape and neural-network primitives build
+//! on (MindSpore's `*Grad` primitives). Their names start with `_`; users do
+//! not call them. Inputs named `*_like` are used for their shape only.
+
+use ir::{AbsVal, Shape};
+
+use crate::defs::nn::{
+    kernel_batch_norm_grad, kernel_dropout_grad, kernel_layer_norm_grad, kernel_log_softmax_grad,
+    kernel_softmax_grad,
+};
+use crate::defs::nn_conv::{
+    kernel_avg_pool_grad, kernel_conv2d_backprop_filter, kernel_conv2d_backprop_input,
+    kernel_max_pool_grad, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
+    P_OUT_CHANNEL, P_PAD, P_POOL_KERNEL, P_POOL_PAD_MODE, P_POOL_STRIDES, P_STRIDE,
+};
+use crate::defs::shape::{
+    concat_slice, gather_offsets, op_axis, reshape_to, scatter_add, strided_slice_offsets,
+    tile_offsets, tuple_tensors,
+};
+use crate::infer::InferCall;
+use crate::kernel::{KValue, KernelCall};
+use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
+
+/// A tensor with the dtype of input `d` and the shape of input `s`.
+fn like(call: &InferCall, d: usize, s: usize) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let dtype = call.inputs[d]
+        .dtype()
+        .ok_or_else(|| OpError::input(d, format!("`{}` needs a tensor", call.op.name)))?;
+    let shape = call.inputs[s].shape().unwrap_or(Shape::Unranked);
+    Ok(AbsVal::Tensor { dtype, shape })
+}
+
+fn like_0_1(call: &InferCall) -> Result<AbsVal, OpError> {
+    like(call, 0, 1)
+}
+
+fn like_0_0(call: &InferCall) -> Result<AbsVal, OpError> {
+    like(call, 0, 0)
+}
+
+fn like_0_2(call: &InferCall) -> Result<AbsVal, OpError> {
+    like(call, 0, 2)
+}
+
+fn like_2_0(call: &InferCall) -> Result<AbsVal, OpError> {
+    like(call, 2, 0)
+}
+
+fn infer_concat_grad(call: &InferCall) -> Result<AbsVal, OpError> {
+    let dtype = call.inputs[0].dtype();
+    match (&call.inputs[1], dtype) {
+        (AbsVal::Tuple(items), Some(dtype)) => {
+            let index = call.attrs.int("index");
+            let item = usize::try_from(index)
+                .ok()
+                .and_then(|i| items.get(i))
+                .ok_or_else(|| {
+                    OpError::attr("index", format!("`_ConcatGrad`: no tuple element {index}"))
+                })?;
+            Ok(AbsVal::Tensor {
+                dtype,
+                shape: item.shape().unwrap_or(Shape::Unranked),
+            })
+        }
+        _ => Ok(AbsVal::Any),
+    }
+}
+
+/// `(dx, dgamma, dbeta)` / `(dx, dscale, dbias)`: shapes of inputs `x` and `p`,
+/// dtypes of the gradient `g` and of `p`.
+fn norm_grad(call: &InferCall, g: usize, x: usize, p: usize) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let dx = like(call, g, x)?;
+    let dp = like(call, p, p)?;
+    Ok(AbsVal::Tuple(vec![dx, dp.clone(), dp]))
+}
+
+fn check_numel(grad: &tensor::Tensor, n: usize, op: &str) -> Result<(), OpError> {
+    if grad.numel() != n {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{op}`: the gradient has {} elements, the forward result had {n}",
+                grad.numel()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn ok(t: tensor::Tensor) -> Result<KValue, OpError> {
+    Ok(KValue::Tensor(t))
+}
+
+const GRAD_LIKE: &[ParamDef] = &[
+    ParamDef::input("grad", "The gradient of the forward result."),
+    ParamDef::input("like", "The forward input, for its shape."),
+];
+
+pub const OPS: &[OpDef] = &[
+    OpDef {
+        name: "_ReshapeLike",
+        category: Category::Internal,
+        doc: "Reshapes `grad` to the shape of `like` (the gradient of Reshape, ExpandDims, Squeeze and Flatten).",
+        params: GRAD_LIKE,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_1,
+        grad: Some(|b, c| {
+            vec![
+                Some(b.prim("_ReshapeLike", &[c.dout, c.inputs[0]], vec![])),
+                None,
+            ]
+        }),
+        kernel: Some(|c: &KernelCall| {
+            let (g, l) = (c.tensor(0)?, c.tensor(1)?);
+            ok(reshape_to(g, l.shape().to_vec())?)
+        }),
+    },
+    OpDef {
+        name: "_ConcatGrad",
+        category: Category::Internal,
+        doc: "The slice of `grad` (the gradient of a Concat) that belongs to element `index` of the concatenated tuple.",
+        params: &[
+            ParamDef::input("grad", "The gradient of the Concat result."),
+            ParamDef::input("tensors", "The tuple Concat joined, for the sizes."),
+            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "Concat's axis."),
+            ParamDef::attr("index", AttrType::Int, None, "Which element's slice."),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_concat_grad,
+        grad: None,
+        kernel: Some(|c: &KernelCall| {
+            let g = c.tensor(0)?;
+            let parts = tuple_tensors(&c.inputs[1], 1)?;
+            let axis = op_axis("Concat", c.attrs.int("axis"), g.rank(), "axis")?;
+            ok(concat_slice(g, &parts, axis, c.attrs.int("index").max(0) as usize)?)
+        }),
+    },
+    OpDef {
+        name: "_TileGrad",
+        category: Category::Internal,
+        doc: "Sums `grad` (the gradient of a Tile) over the tiles, giving the shape of `like`.",
+        params: &[
+            GRAD_LIKE[0],
+            GRAD_LIKE[1],
+            ParamDef::attr("multiples", AttrType::IntTuple, None, "Tile's multiples."),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_1,
+        grad: None,
+        kernel: Some(|c: &KernelCall| {
+            let (g, l) = (c.tensor(0)?, c.tensor(1)?);
+            let (_, offsets) = tile_offsets(l.shape(), &c.attrs.ints("multiples").unwrap_or_default())?;
+            check_numel(g, offsets.len(), "_TileGrad")?;
+            ok(scatter_add(g, l.shape().to_vec(), &offsets))
+        }),
+    },
+    OpDef {
+        name: "_GatherGrad",
+        category: Category::Internal,
+        doc: "Scatter-adds `grad` (the gradient of a Gather) into zeros shaped like `x`, at the gathered positions (MindSpore's UnsortedSegmentSum-based bprop).",
+        params: &[
+            ParamDef::input("x", "Gather's `input_params`, for its shape."),
+            ParamDef::input("indices", "Gather's `input_indices`."),
+            ParamDef::input("grad", "The gradient of the Gather result."),
+            ParamDef::attr("axis", AttrType::Int, None, "Gather's axis."),
+            ParamDef::attr(
+                "batch_dims",
+                AttrType::Int,
+                Some(AttrDefault::Int(0)),
+                "Gather's batch_dims.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_2_0,
+        grad: None,
+        kernel: Some(|c: &KernelCall| {
+            let (x, idx, g) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+            let (_, offsets) = gather_offsets(
+                x.shape(),
+                idx,
+                c.attrs.int("axis"),
+                c.attrs.int("batch_dims"),
+            )?;
+            check_numel(g, offsets.len(), "_GatherGrad")?;
+            ok(scatter_add(g, x.shape().to_vec(), &offsets))
+        }),
+    },
+    OpDef {
+        name: "_StridedSliceGrad",
+        category: Category::Internal,
+        doc: "Scatters `grad` (the gradient of a StridedSlice) into zeros shaped like `like`, at the sliced positions.",
+        params: &[
+            GRAD_LIKE[0],
+            GRAD_LIKE[1],
+            ParamDef::attr("begin", AttrType::IntTuple, None, "StridedSlice's begin."),
+            ParamDef::attr("end", AttrType::IntTuple, None, "StridedSlice's end."),
+            ParamDef::attr("strides", AttrType::IntTuple, None, "StridedSlice's strides."),
+            ParamDef::attr("begin_mask", AttrType::Int, Some(AttrDefault::Int(0)), "As StridedSlice."),
+            ParamDef::attr("end_mask", AttrType::Int, Some(AttrDefault::Int(0)), "As StridedSlice."),
+            ParamDef::attr("ellipsis_mask", AttrType::Int, Some(AttrDefault::Int(0)), "As StridedSlice."),
+            ParamDef::attr("new_axis_mask", AttrType::Int, Some(AttrDefault::Int(0)), "As StridedSlice."),
+            ParamDef::attr("shrink_axis_mask", AttrType::Int, Some(AttrDefault::Int(0)), "As StridedSlice."),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_1,
+        grad: None,
+        kernel: Some(|c: &KernelCall| {
+            let (g, l) = (c.tensor(0)?, c.tensor(1)?);
+            let (_, offsets) = strided_slice_offsets(c.attrs, l.shape())?;
+            check_numel(g, offsets.len(), "_StridedSliceGrad")?;
+            ok(scatter_add(g, l.shape().to_vec(), &offsets))
+        }),
+    },
+    OpDef {
+        name: "_SoftmaxGrad",
+        category: Category::Internal,
+        doc: "The gradient of Softmax from its output `y`: `y · (dy − Σ_axis dy·y)`.",
+        params: &[
+            ParamDef::input("y", "Softmax's output."),
+            ParamDef::input("dy", "The gradient of the output."),
+            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), "Softmax's axis."),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_0,
+        grad: None,
+        kernel: Some(kernel_softmax_grad),
+    },
+    OpDef {
+        name: "_LogSoftmaxGrad",
+        category: Category::Internal,
+        doc: "The gradient of LogSoftmax from its output `y`: `dy − exp(y) · Σ_axis dy`.",
+        params: &[
+            ParamDef::input("y", "LogSoftmax's output."),
+            ParamDef::input("dy", "The gradient of the output."),
+            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), "LogSoftmax's axis."),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_0,
+        grad: None,
+        kernel: Some(kernel_log_softmax_grad),
+    },
+    OpDef {
+        name: "_DropoutGrad",
+        category: Category::Internal,
+        doc: "The gradient of Dropout: `dy · mask / keep_prob` (MindSpore's DropoutGrad).",
+        params: &[
+            ParamDef::input("dy", "The gradient of Dropout's output."),
+            ParamDef::input("mask", "Dropout's mask."),
+            ParamDef::attr("keep_prob", AttrType::Float, Some(AttrDefault::Float(0.5)), "Dropout's keep_prob."),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_0,
+        grad: None,
+        kernel: Some(kernel_dropout_grad),
+    },
+    OpDef {
+        name: "_LayerNormGrad",
+        category: Category::Internal,
+        doc: "The gradients of LayerNorm with respect to `x`, `gamma` and `beta` (MindSpore's LayerNormGrad).",
+        params: &[
+            ParamDef::input("x", "LayerNorm's input."),
+            ParamDef::input("dy", "The gradient of LayerNorm's `y`."),
+            ParamDef::input("variance", "LayerNorm's `variance` output."),
+            ParamDef::input("mean", "LayerNorm's `mean` output."),
+            ParamDef::input("gamma", "LayerNorm's `gamma`."),
+            ParamDef::attr("begin_norm_axis", AttrType::Int, Some(AttrDefault::Int(1)), "As LayerNorm."),
+            ParamDef::attr("begin_params_axis", AttrType::Int, Some(AttrDefault::Int(1)), "As LayerNorm."),
+            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-7)), "As LayerNorm."),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["dx", "dgamma", "dbeta"]),
+        infer: |c| norm_grad(c, 1, 0, 4),
+        grad: None,
+        kernel: Some(kernel_layer_norm_grad),
+    },
+    OpDef {
+        name: "_BatchNormGrad",
+        category: Category::Internal,
+        doc: "The gradients of BatchNorm with respect to `x`, `scale` and `bias` (MindSpore's BatchNormGrad), given the statistics the forward pass normalised with.",
+        params: &[
+            ParamDef::input("dy", "The gradient of BatchNorm's `y`."),
+            ParamDef::input("x", "BatchNorm's input."),
+            ParamDef::input("scale", "BatchNorm's `scale`."),
+            ParamDef::input("mean", "The mean the forward pass used."),
+            ParamDef::input("variance", "The variance the forward pass used."),
+            ParamDef::attr("is_training", AttrType::Bool, Some(AttrDefault::Bool(false)), "As BatchNorm."),
+            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-5)), "As BatchNorm."),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["dx", "dscale", "dbias"]),
+        infer: |c| norm_grad(c, 0, 1, 2),
+        grad: None,
+        kernel: Some(kernel_batch_norm_grad),
+    },
+    OpDef {
+        name: "_Conv2DBackpropInput",
+        category: Category::Internal,
+        doc: "The gradient of Conv2D with respect to its input (MindSpore's Conv2DBackpropInput): a transposed convolution of `dout` by `weight`, via GEMM and col2im.",
+        params: &[
+            ParamDef::input("dout", "The gradient of the Conv2D result."),
+            ParamDef::input("weight", "Conv2D's weight."),
+            ParamDef::input("x_like", "Conv2D's input, for its shape."),
+            P_OUT_CHANNEL,
+            P_KERNEL,
+            P_MODE,
+            P_CONV_PAD_MODE,
+            P_PAD,
+            P_STRIDE,
+            P_DILATION,
+            P_GROUP,
+            P_DATA_FORMAT,
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_2,
+        grad: None,
+        kernel: Some(kernel_conv2d_backprop_input),
+    },
+    OpDef {
+        name: "_Conv2DBackpropFilter",
+        category: Category::Internal,
+        doc: "The gradient of Conv2D with respect to its weight (MindSpore's Conv2DBackpropFilter), via im2col and GEMM.",
+        params: &[
+            ParamDef::input("dout", "The gradient of the Conv2D result."),
+            ParamDef::input("x", "Conv2D's input."),
+            ParamDef::input("weight_like", "Conv2D's weight, for its shape."),
+            P_OUT_CHANNEL,
+            P_KERNEL,
+            P_MODE,
+            P_CONV_PAD_MODE,
+            P_PAD,
+            P_STRIDE,
+            P_DILATION,
+            P_GROUP,
+            P_DATA_FORMAT,
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_0_2,
+        grad: None,
+        kernel: Some(kernel_conv2d_backprop_filter),
+    },
+    OpDef {
+        name: "_MaxPoolGrad",
+        category: Category::Internal,
+        doc: "The gradient of MaxPool (MindSpore's MaxPoolGrad): each output's gradient goes to the first maximum of its window.",
+        params: &[
+            ParamDef::input("x", "MaxPool's input."),
+            ParamDef::input("out", "MaxPool's output."),
+            ParamDef::input("dout", "The gradient of the output."),
+            P_POOL_KERNEL,
+            P_POOL_STRIDES,
+            P_POOL_PAD_MODE,
+            P_DATA_FORMAT,
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_2_0,
+        grad: None,
+        kernel: Some(kernel_max_pool_grad),
+    },
+    OpDef {
+        name: "_AvgPoolGrad",
+        category: Category::Internal,
+        doc: "The gradient of AvgPool (MindSpore's AvgPoolGrad): each output's gradient spread evenly over the cells its mean counted.",
+        params: &[
+            ParamDef::input("x", "AvgPool's input, for its shape."),
+            ParamDef::input("out", "AvgPool's output."),
+            ParamDef::input("dout", "The gradient of the output."),
+            P_POOL_KERNEL,
+            P_POOL_STRIDES,
+            P_POOL_PAD_MODE,
+            P_DATA_FORMAT,
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_2_0,
+        grad: None,
+        kernel: Some(kernel_avg_pool_grad),
+    },
+];
+
+pub(crate) fn samples() -> Vec<crate::eager::Sample> {
+    use crate::eager::{random_f64, Sample};
+    vec![Sample::new(
+        "_ReshapeLike",
+        vec![
+            random_f64(&[2, 3], 120, -1.0, 1.0),
+            random_f64(&[3, 2], 121, -1.0, 1.0),
+        ],
+    )]
+}
