@@ -442,11 +442,11 @@ fn erf_matches_tabulated_values() {
             assert!((got - want).abs() <= 1e-15, "erf({x}) = {got}, want {want}");
         }
     }
-    // No seam where the series hands over to the continued fraction (x = 3).
+    // No seam where the series hands over to the continued fraction (x = 2.5).
     let h = 1e-7;
-    let slope = std::f64::consts::FRAC_2_SQRT_PI * (-9.0f64).exp();
-    let below = ops::defs::elementwise::erf(3.0 - h);
-    assert!((below - (0.9999779095030014 - h * slope)).abs() < 1e-15);
+    let slope = std::f64::consts::FRAC_2_SQRT_PI * (-6.25f64).exp();
+    let below = ops::defs::elementwise::erf(2.5 - h);
+    assert!((below - (0.999593047982555 - h * slope)).abs() < 1e-15);
     // The tail, where erf is within 1e-5 of 1: erfc(x) = 1 - erf(x).
     for (x, erfc) in [
         (3.0, 2.209049699858544e-05),
@@ -457,6 +457,35 @@ fn erf_matches_tabulated_values() {
         assert!((got - erfc).abs() < 1e-15, "erfc({x}): {got} vs {erfc}");
     }
     assert!(ops::defs::elementwise::erf(f64::NAN).is_nan());
+}
+
+#[test]
+fn f32_tanh_and_erf_are_within_a_few_ulps() {
+    use ops::defs::elementwise::{erf, erf_f32, tanh_f32};
+    let ulp = |v: f32| f32::from_bits(v.abs().to_bits() + 1) - v.abs();
+    let mut x = -12.0f32;
+    while x < 12.0 {
+        for v in [x, x * 1e-3, x * 1e-6] {
+            let want = (v as f64).tanh() as f32;
+            let got = tanh_f32(v);
+            assert!(
+                (got - want).abs() <= 3.0 * ulp(want),
+                "tanh({v}): {got} vs {want}"
+            );
+            let want = erf(v as f64) as f32;
+            let got = erf_f32(v);
+            assert!((got - want).abs() <= ulp(want), "erf({v}): {got} vs {want}");
+        }
+        x += 0.0037;
+    }
+    for v in [0.625f32, -0.625, 0.62499994, 9.0, 1e-30, -1e-30, 0.0, -0.0] {
+        let want = (v as f64).tanh() as f32;
+        assert!((tanh_f32(v) - want).abs() <= 3.0 * ulp(want), "tanh({v})");
+    }
+    assert_eq!(tanh_f32(f32::INFINITY), 1.0);
+    assert_eq!(tanh_f32(f32::NEG_INFINITY), -1.0);
+    assert!(tanh_f32(f32::NAN).is_nan() && erf_f32(f32::NAN).is_nan());
+    assert_eq!(erf_f32(f32::NEG_INFINITY), -1.0);
 }
 
 #[test]
