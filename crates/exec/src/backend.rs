@@ -1,0 +1,73 @@
+//! The interface between the executor and kernels.
+//!
+//! The executor gives a backend one primitive call at a time, after the
+//! primitive's shape rule has accepted the inputs: it never sees structural
+//! primitives (tuples, `Switch`, `Partial`, ...), which the executor runs itself.
+//! The CPU backend runs the registry's kernels (`ops::OpDef::kernel`). A device
+//! backend implements the same trait; values then keep their host tensors as
+//! the executor's interchange form, and a backend may cache device copies.
+
+use ops::{KValue, KernelCall, OpDef, OpError};
+
+/// Where primitives run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Device {
+    Cpu,
+    Gpu,
+}
+
+impl Device {
+    pub fn name(self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Gpu => "gpu",
+        }
+    }
+}
+
+/// Runs primitives' kernels.
+pub trait Backend {
+    /// The device it runs on.
+    fn device(&self) -> Device;
+
+    /// Whether it has a kernel for `op`.
+    fn supports(&self, op: &OpDef) -> bool;
+
+    /// Runs `op` on inputs its shape rule has accepted.
+    fn run(&self, op: &'static OpDef, call: &KernelCall) -> Result<KValue, OpError>;
+}
+
+/// The registry's CPU kernels.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn device(&self) -> Device {
+        Device::Cpu
+    }
+
+    fn supports(&self, op: &OpDef) -> bool {
+        op.kernel.is_some()
+    }
+
+    fn run(&self, op: &'static OpDef, call: &KernelCall) -> Result<KValue, OpError> {
+        match op.kernel {
+            Some(kernel) => kernel(call),
+            None => Err(OpError::call(format!(
+                "`{}` has no CPU kernel yet",
+                op.name
+            ))),
+        }
+    }
+}
+
+/// The backend for `device`, or why there is none.
+pub fn backend_for(device: Device) -> Result<Box<dyn Backend>, String> {
+    match device {
+        Device::Cpu => Ok(Box::new(CpuBackend)),
+        Device::Gpu => Err(
+            "this build of mirdsl has no GPU backend; run on the CPU with `--device cpu` (the default)"
+                .into(),
+        ),
+    }
+}

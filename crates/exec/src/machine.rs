@@ -1,0 +1,1211 @@
+//! The executor: an explicit-stack machine over plans.
+//!
+//! Each graph call is a heap-allocated [`Frame`] (its plan, a slot per
+//! parameter and CNode, its captured environment, a program counter), so deep
+//! recursion never touches the native stack; a call deeper than
+//! [`ExecOptions::max_depth`] frames is a "recursion too deep" fault. A step
+//! gathers its inputs, drops the slots whose last use it is, and applies its
+//! callee: a primitive runs at once (structural ones in the executor, the rest
+//! on the backend after their shape rule), a graph pushes a frame whose result
+//! lands in the caller's slot when it returns.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ir::{
+    Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, TextRange,
+    Value as IrValue, WeightDef,
+};
+use ops::{AbsVal, KArg, KValue, KernelCall};
+use tensor::{Buffer, DType};
+
+use crate::backend::{Backend, CpuBackend};
+use crate::error::{ErrorKind, RunError, TraceEntry};
+use crate::plan::{body_info, build_plan, BodyInfo, Operand, Plan};
+use crate::value::{
+    from_kvalue, scalar_tensor, Closure, Func, MemCounter, MemStats, PrimFn, TensorVal, Value,
+};
+
+/// The default limit on nested graph calls.
+pub const DEFAULT_MAX_DEPTH: usize = 100_000;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    /// The directory `load("...")` paths are relative to (the `.mir` file's).
+    pub base_dir: PathBuf,
+    /// The most graph calls in progress at once.
+    pub max_depth: usize,
+    /// Fail at the first primitive whose result holds a NaN.
+    pub check_nan: bool,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            base_dir: PathBuf::from("."),
+            max_depth: DEFAULT_MAX_DEPTH,
+            check_nan: false,
+        }
+    }
+}
+
+/// A top-level graph with its nested graphs.
+struct Item {
+    name: Arc<str>,
+    body: Arc<Body>,
+    scope: u32,
+    info: Option<Arc<BodyInfo>>,
+    plans: Vec<Option<Arc<Plan>>>,
+}
+
+/// Names of top-level graphs: the program's (scope 0), or those one
+/// differentiation made, which see their parent scope's too.
+struct Scope {
+    names: HashMap<String, u32>,
+    parent: Option<u32>,
+}
+
+struct Frame {
+    item: u32,
+    plan: Arc<Plan>,
+    slots: Vec<Option<Value>>,
+    env: Arc<[Value]>,
+    pc: usize,
+}
+
+enum Outcome {
+    Value(Value),
+    Call(Frame),
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum GradKey {
+    Graph(u32, GraphId, MetaFn),
+    Prim(PrimRef, usize, MetaFn),
+}
+
+/// Runs the graphs of one program.
+pub struct Executor {
+    items: Vec<Item>,
+    scopes: Vec<Scope>,
+    weights: Vec<WeightDef>,
+    weight_ids: HashMap<String, u32>,
+    weight_values: Vec<Option<Value>>,
+    grad_cache: HashMap<GradKey, u32>,
+    backend: Box<dyn Backend>,
+    options: ExecOptions,
+    memory: Arc<MemCounter>,
+    deepest: usize,
+}
+
+impl Executor {
+    pub fn new(program: &Program, options: ExecOptions) -> Executor {
+        Executor::with_backend(program, options, Box::new(CpuBackend))
+    }
+
+    pub fn with_backend(
+        program: &Program,
+        options: ExecOptions,
+        backend: Box<dyn Backend>,
+    ) -> Executor {
+        let mut ex = Executor {
+            items: Vec::new(),
+            scopes: vec![Scope {
+                names: HashMap::new(),
+                parent: None,
+            }],
+            weights: program.weights.clone(),
+            weight_ids: program
+                .weights
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (w.name.clone(), i as u32))
+                .collect(),
+            weight_values: vec![None; program.weights.len()],
+            grad_cache: HashMap::new(),
+            backend,
+            options,
+            memory: Arc::new(MemCounter::default()),
+            deepest: 0,
+        };
+        for (name, body) in &program.graphs {
+            ex.add_item(name, body.clone(), 0);
+        }
+        ex
+    }
+
+    fn add_item(&mut self, name: &str, body: Arc<Body>, scope: u32) -> u32 {
+        let id = self.items.len() as u32;
+        let n = body.graphs.len();
+        self.items.push(Item {
+            name: Arc::from(name),
+            body,
+            scope,
+            info: None,
+            plans: vec![None; n],
+        });
+        self.scopes[scope as usize]
+            .names
+            .entry(name.to_string())
+            .or_insert(id);
+        id
+    }
+
+    /// Bytes of live tensors now and at most so far.
+    pub fn memory(&self) -> MemStats {
+        self.memory.stats()
+    }
+
+    pub fn memory_counter(&self) -> &Arc<MemCounter> {
+        &self.memory
+    }
+
+    /// The deepest graph-call nesting seen.
+    pub fn deepest_call(&self) -> usize {
+        self.deepest
+    }
+
+    pub fn options(&self) -> &ExecOptions {
+        &self.options
+    }
+
+    /// A tensor counted by this executor's memory counter.
+    pub fn tensor(&self, t: tensor::Tensor) -> Value {
+        Value::Tensor(TensorVal::new(t, Some(&self.memory)))
+    }
+
+    /// A scalar counted by this executor's memory counter.
+    pub fn scalar(&self, t: tensor::Tensor) -> Value {
+        Value::Tensor(TensorVal::new_scalar(t, false, Some(&self.memory)))
+    }
+
+    /// The top-level graph `name` as a function value.
+    pub fn graph_value(&self, name: &str) -> Option<Value> {
+        let item = *self.scopes[0].names.get(name)?;
+        Some(self.item_value(item))
+    }
+
+    fn item_value(&self, item: u32) -> Value {
+        let it = &self.items[item as usize];
+        Value::func(Func::Graph(Closure {
+            item,
+            graph: GraphId(0),
+            env: Arc::from(Vec::new()),
+            name: Arc::from(it.body.graph(GraphId(0)).name.as_str()),
+        }))
+    }
+
+    /// Runs top-level graph `entry` on `args`.
+    pub fn call(&mut self, entry: &str, args: Vec<Value>) -> Result<Value, RunError> {
+        let f = self
+            .graph_value(entry)
+            .ok_or_else(|| RunError::new(ErrorKind::Input, format!("no graph `{entry}`")))?;
+        self.call_value(f, args)
+    }
+
+    /// Applies a function value to `args`.
+    pub fn call_value(&mut self, f: Value, args: Vec<Value>) -> Result<Value, RunError> {
+        let mut stack: Vec<Frame> = Vec::new();
+        let first = self.apply(f, args);
+        match first {
+            Ok(Outcome::Value(v)) => return Ok(v),
+            Ok(Outcome::Call(frame)) => {
+                stack.push(frame);
+                self.deepest = self.deepest.max(1);
+            }
+            Err(e) => return Err(e),
+        }
+        match self.run(&mut stack) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(self.with_trace(e, &stack)),
+        }
+    }
+
+    fn node_span(&self, item: u32, node: NodeId) -> Option<TextRange> {
+        self.items[item as usize].body.node(node).span
+    }
+
+    /// Adds the call stack to an error, and a span from the nearest call site
+    /// when the failing node has none (generated graphs).
+    fn with_trace(&self, mut e: RunError, stack: &[Frame]) -> RunError {
+        let mut trace = Vec::new();
+        for i in (1..stack.len()).rev() {
+            let parent = &stack[i - 1];
+            let site = parent
+                .pc
+                .checked_sub(1)
+                .and_then(|pc| parent.plan.steps.get(pc))
+                .and_then(|s| self.node_span(parent.item, s.node));
+            trace.push(TraceEntry {
+                graph: stack[i].plan.name.to_string(),
+                call_site: site,
+            });
+        }
+        if e.span.is_none() {
+            if let Some((k, t)) = trace
+                .iter()
+                .enumerate()
+                .find(|(_, t)| t.call_site.is_some())
+            {
+                e.span = t.call_site;
+                if k > 0 || stack.last().is_some_and(|f| self.is_generated(f)) {
+                    e.notes.push(format!(
+                        "raised inside `{}`, a generated graph",
+                        trace[0].graph
+                    ));
+                }
+            }
+        }
+        // Keep the trace short: the innermost calls, then the outermost one.
+        if trace.len() > 12 {
+            let last = trace.last().cloned();
+            let skipped = trace.len() - 11;
+            trace.truncate(10);
+            e.notes.push(format!("... {skipped} more calls ..."));
+            trace.extend(last);
+        }
+        e.trace = trace;
+        e
+    }
+
+    fn is_generated(&self, f: &Frame) -> bool {
+        self.items[f.item as usize].body.graph(f.plan.graph).origin == GraphOrigin::Generated
+    }
+
+    fn run(&mut self, stack: &mut Vec<Frame>) -> Result<Value, RunError> {
+        loop {
+            let frame = stack.last_mut().expect("a frame");
+            let plan = frame.plan.clone();
+            if frame.pc == plan.steps.len() {
+                let v = match &plan.output {
+                    Operand::Slot(s) => frame.slots[*s as usize]
+                        .take()
+                        .ok_or_else(|| RunError::internal("the output was never computed"))?,
+                    op => self.operand(frame.item, &frame.slots, &frame.env, op)?,
+                };
+                stack.pop();
+                match stack.last_mut() {
+                    None => return Ok(v),
+                    Some(parent) => {
+                        let slot = parent.plan.steps[parent.pc - 1].slot;
+                        parent.slots[slot as usize] = Some(v);
+                    }
+                }
+                continue;
+            }
+            let step = &plan.steps[frame.pc];
+            frame.pc += 1;
+            let span = self.node_span(frame.item, step.node);
+            if step.switch {
+                // Only the chosen branch's closure is made.
+                let cond = self
+                    .operand(frame.item, &frame.slots, &frame.env, &step.inputs[1])
+                    .and_then(|c| condition(&c))
+                    .map_err(|e| e.at(span))?;
+                let chosen = &step.inputs[if cond { 2 } else { 3 }];
+                let v = self
+                    .operand(frame.item, &frame.slots, &frame.env, chosen)
+                    .map_err(|e| e.at(span))?;
+                for &s in step.free.iter() {
+                    frame.slots[s as usize] = None;
+                }
+                frame.slots[step.slot as usize] = Some(v);
+                continue;
+            }
+            let callee = self
+                .operand(frame.item, &frame.slots, &frame.env, &step.inputs[0])
+                .map_err(|e| e.at(span))?;
+            let mut values = Vec::with_capacity(step.inputs.len() - 1);
+            for op in step.inputs[1..].iter() {
+                let v = self
+                    .operand(frame.item, &frame.slots, &frame.env, op)
+                    .map_err(|e| e.at(span))?;
+                values.push(v);
+            }
+            for &s in step.free.iter() {
+                frame.slots[s as usize] = None;
+            }
+            match self.apply(callee, values).map_err(|e| e.at(span))? {
+                Outcome::Value(v) => frame.slots[step.slot as usize] = Some(v),
+                Outcome::Call(f) => {
+                    if stack.len() >= self.options.max_depth {
+                        return Err(RunError::new(
+                            ErrorKind::Recursion,
+                            format!(
+                                "recursion too deep: more than {} graph calls in progress (calling `{}`)",
+                                self.options.max_depth, f.plan.name
+                            ),
+                        )
+                        .at(span)
+                        .with_note("a recursion that never reaches its base case, or one deeper than the limit (`--max-depth`)"));
+                    }
+                    stack.push(f);
+                    self.deepest = self.deepest.max(stack.len());
+                }
+            }
+        }
+    }
+
+    fn operand(
+        &mut self,
+        item: u32,
+        slots: &[Option<Value>],
+        env: &Arc<[Value]>,
+        op: &Operand,
+    ) -> Result<Value, RunError> {
+        match op {
+            Operand::Slot(s) => slots[*s as usize].clone().ok_or_else(|| {
+                RunError::new(
+                    ErrorKind::Unsupported,
+                    "a nested graph uses a value before it is computed",
+                )
+            }),
+            Operand::Env(i) => Ok(env[*i as usize].clone()),
+            Operand::Const(v) => Ok(v.clone()),
+            Operand::Weight(w) => self.weight(*w),
+            Operand::Closure {
+                graph,
+                name,
+                captures,
+            } => {
+                let mut values = Vec::with_capacity(captures.len());
+                for c in captures.iter() {
+                    values.push(self.operand(item, slots, env, c)?);
+                }
+                Ok(Value::func(Func::Graph(Closure {
+                    item,
+                    graph: *graph,
+                    env: values.into(),
+                    name: name.clone(),
+                })))
+            }
+        }
+    }
+
+    fn weight(&mut self, w: u32) -> Result<Value, RunError> {
+        if let Some(v) = &self.weight_values[w as usize] {
+            return Ok(v.clone());
+        }
+        let def = &self.weights[w as usize];
+        let (t, scalar) =
+            crate::weights::init_weight(def, &self.options.base_dir).map_err(|m| {
+                RunError::new(
+                    ErrorKind::Weight,
+                    format!("cannot initialise weight `{}`: {m}", def.name),
+                )
+                .at(def.span)
+            })?;
+        let v = if scalar {
+            self.scalar(t)
+        } else {
+            self.tensor(t)
+        };
+        self.weight_values[w as usize] = Some(v.clone());
+        Ok(v)
+    }
+
+    /// The value of a weight, initialising it if needed.
+    pub fn weight_value(&mut self, name: &str) -> Result<Value, RunError> {
+        let w = *self
+            .weight_ids
+            .get(name)
+            .ok_or_else(|| RunError::new(ErrorKind::Input, format!("no weight `{name}`")))?;
+        self.weight(w)
+    }
+
+    fn resolve_global(&self, scope: u32, name: &str) -> Option<u32> {
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            if let Some(&item) = self.scopes[id as usize].names.get(name) {
+                return Some(item);
+            }
+            s = self.scopes[id as usize].parent;
+        }
+        None
+    }
+
+    fn info(&mut self, item: u32) -> Arc<BodyInfo> {
+        let it = &mut self.items[item as usize];
+        if let Some(i) = &it.info {
+            return i.clone();
+        }
+        let info = Arc::new(body_info(&it.body));
+        it.info = Some(info.clone());
+        info
+    }
+
+    fn plan(&mut self, item: u32, graph: GraphId) -> Result<Arc<Plan>, RunError> {
+        if let Some(p) = self.items[item as usize]
+            .plans
+            .get(graph.0 as usize)
+            .and_then(|p| p.as_ref())
+        {
+            return Ok(p.clone());
+        }
+        let info = self.info(item);
+        let body = self.items[item as usize].body.clone();
+        let scope = self.items[item as usize].scope;
+        let env_index = &info.env_index[graph.0 as usize];
+        let mut operand =
+            |n: NodeId, slot_of: &HashMap<NodeId, u32>| -> Result<Operand, RunError> {
+                self.node_operand(&body, &info, (item, scope), graph, env_index, slot_of, n)
+            };
+        let plan = Arc::new(build_plan(&body, graph, &mut operand)?);
+        self.items[item as usize].plans[graph.0 as usize] = Some(plan.clone());
+        Ok(plan)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn node_operand(
+        &self,
+        body: &Body,
+        info: &BodyInfo,
+        (item, scope): (u32, u32),
+        graph: GraphId,
+        env_index: &HashMap<NodeId, u32>,
+        slot_of: &HashMap<NodeId, u32>,
+        n: NodeId,
+    ) -> Result<Operand, RunError> {
+        let node = body.node(n);
+        match &node.kind {
+            NodeKind::Param { .. } | NodeKind::Apply(_) => {
+                if node.graph == Some(graph) {
+                    slot_of
+                        .get(&n)
+                        .map(|&s| Operand::Slot(s))
+                        .ok_or_else(|| RunError::internal("a node missing from its graph"))
+                } else {
+                    env_index.get(&n).map(|&i| Operand::Env(i)).ok_or_else(|| {
+                        RunError::internal(format!(
+                            "graph `{}` uses a value it did not capture",
+                            body.graph(graph).name
+                        ))
+                    })
+                }
+            }
+            NodeKind::Weight(name) => self
+                .weight_ids
+                .get(name)
+                .map(|&w| Operand::Weight(w))
+                .ok_or_else(|| {
+                    RunError::new(ErrorKind::Weight, format!("no weight `{name}`")).at(node.span)
+                }),
+            NodeKind::Const(v) => match v {
+                IrValue::Graph(h) => {
+                    let name: Arc<str> = Arc::from(body.graph(*h).name.as_str());
+                    let fvs = &info.env[h.0 as usize];
+                    let captures = fvs
+                        .iter()
+                        .map(|&u| {
+                            self.node_operand(
+                                body,
+                                info,
+                                (item, scope),
+                                graph,
+                                env_index,
+                                slot_of,
+                                u,
+                            )
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if captures.is_empty() {
+                        // Not a closure: make the function value once.
+                        return Ok(Operand::Const(Value::func(Func::Graph(Closure {
+                            item,
+                            graph: *h,
+                            env: Arc::from(Vec::new()),
+                            name,
+                        }))));
+                    }
+                    Ok(Operand::Closure {
+                        graph: *h,
+                        name,
+                        captures: captures.into_boxed_slice(),
+                    })
+                }
+                IrValue::Global(name) => match self.resolve_global(scope, name) {
+                    Some(item) => Ok(Operand::Const(self.item_value(item))),
+                    None => Err(RunError::new(
+                        ErrorKind::Type,
+                        format!("no top-level graph `{name}`"),
+                    )
+                    .at(node.span)),
+                },
+                other => Ok(Operand::Const(
+                    self.constant(other).map_err(|e| e.at(node.span))?,
+                )),
+            },
+        }
+    }
+
+    /// A constant's run-time value.
+    pub fn constant(&self, v: &IrValue) -> Result<Value, RunError> {
+        Ok(match v {
+            IrValue::Scalar { value, dtype, weak } => Value::Tensor(TensorVal::new_scalar(
+                scalar_tensor(*value, *dtype),
+                *weak,
+                Some(&self.memory),
+            )),
+            IrValue::Str(s) => Value::Str(Arc::from(s.as_str())),
+            IrValue::None => Value::None,
+            IrValue::Tuple(items) => Value::tuple(
+                items
+                    .iter()
+                    .map(|i| self.constant(i))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            IrValue::Tensor(t) => self.tensor((**t).clone()),
+            IrValue::Prim(p) => Value::func(Func::Prim(
+                PrimFn::new(p.clone()).map_err(|m| RunError::new(ErrorKind::Type, m))?,
+            )),
+            IrValue::Meta(m) => Value::func(Func::MetaOp(m.clone())),
+            IrValue::Type(t) => Value::Type(Arc::new(t.clone())),
+            IrValue::Graph(_) | IrValue::Global(_) => {
+                return Err(RunError::internal("a graph constant outside a graph"))
+            }
+        })
+    }
+
+    fn apply(&mut self, callee: Value, args: Vec<Value>) -> Result<Outcome, RunError> {
+        let mut callee = callee;
+        let mut args = args;
+        loop {
+            let Value::Func(f) = &callee else {
+                return Err(RunError::new(
+                    ErrorKind::Type,
+                    format!(
+                        "{} is not a function; it cannot be called",
+                        callee.describe()
+                    ),
+                ));
+            };
+            let f = f.clone();
+            match &*f {
+                Func::Prim(p) => return self.call_prim(p, args).map(Outcome::Value),
+                Func::Graph(c) => return self.enter(c, args).map(Outcome::Call),
+                Func::Partial { f, args: bound } => {
+                    let mut all = bound.clone();
+                    all.extend(args);
+                    args = all;
+                    callee = f.clone();
+                }
+                Func::MetaOp(meta) => {
+                    if args.len() != 1 {
+                        return Err(RunError::new(
+                            ErrorKind::Type,
+                            format!(
+                                "`{}` takes one function, not {} arguments",
+                                meta.name(),
+                                args.len()
+                            ),
+                        ));
+                    }
+                    let f = args.pop().expect("one argument");
+                    if !matches!(f, Value::Func(_)) {
+                        return Err(RunError::new(
+                            ErrorKind::Type,
+                            format!(
+                                "`{}` differentiates a function, not {}",
+                                meta.name(),
+                                f.describe()
+                            ),
+                        ));
+                    }
+                    return Ok(Outcome::Value(Value::func(Func::Meta {
+                        meta: meta.clone(),
+                        f,
+                    })));
+                }
+                Func::Meta { meta, f } => {
+                    let (entry, extra) = self.differentiated(meta, f, args.len())?;
+                    args.extend(extra);
+                    callee = entry;
+                }
+            }
+        }
+    }
+
+    /// A frame for calling closure `c`.
+    fn enter(&mut self, c: &Closure, args: Vec<Value>) -> Result<Frame, RunError> {
+        let plan = self.plan(c.item, c.graph)?;
+        if args.len() != plan.n_params {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` takes {} argument{} but is given {}",
+                    plan.name,
+                    plan.n_params,
+                    if plan.n_params == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        let mut slots: Vec<Option<Value>> = Vec::with_capacity(plan.n_slots);
+        slots.extend(args.into_iter().map(Some));
+        slots.resize(plan.n_slots, None);
+        for &p in plan.unused_params.iter() {
+            slots[p as usize] = None;
+        }
+        Ok(Frame {
+            item: c.item,
+            plan,
+            slots,
+            env: c.env.clone(),
+            pc: 0,
+        })
+    }
+
+    /// The graph that computes `meta(f)` and the extra arguments it takes
+    /// after `f`'s (the values a closure captured).
+    fn differentiated(
+        &mut self,
+        meta: &MetaFn,
+        f: &Value,
+        nargs: usize,
+    ) -> Result<(Value, Vec<Value>), RunError> {
+        let Value::Func(func) = f else {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` differentiates a function, not {}",
+                    meta.name(),
+                    f.describe()
+                ),
+            ));
+        };
+        match &**func {
+            Func::Graph(c) => {
+                let key = GradKey::Graph(c.item, c.graph, meta.clone());
+                let entry = match self.grad_cache.get(&key) {
+                    Some(&e) => e,
+                    None => {
+                        let e = self.run_autodiff(c.item, c.graph, meta, &c.name)?;
+                        self.grad_cache.insert(key, e);
+                        e
+                    }
+                };
+                let extra = self.closure_args(c, entry, nargs)?;
+                Ok((self.item_value(entry), extra))
+            }
+            Func::Prim(p) => {
+                let key = GradKey::Prim(p.prim.clone(), nargs, meta.clone());
+                let entry = match self.grad_cache.get(&key) {
+                    Some(&e) => e,
+                    None => {
+                        let wrapper = self.prim_wrapper(&p.prim, nargs);
+                        let e = self.run_autodiff(wrapper, GraphId(0), meta, &p.prim.name)?;
+                        self.grad_cache.insert(key, e);
+                        e
+                    }
+                };
+                Ok((self.item_value(entry), Vec::new()))
+            }
+            Func::Meta { meta: inner, f: g } => {
+                // grad(grad(g)): differentiate the graph that computes grad(g).
+                let (entry, extra) = self.differentiated(inner, g, nargs)?;
+                if !extra.is_empty() {
+                    return Err(RunError::new(
+                        ErrorKind::Unsupported,
+                        "differentiating the gradient of a closure is not supported",
+                    ));
+                }
+                self.differentiated(meta, &entry, nargs)
+            }
+            Func::Partial { .. } => {
+                let entry = self.partial_wrapper(f, nargs, meta)?;
+                Ok((self.item_value(entry), Vec::new()))
+            }
+            Func::MetaOp(_) => Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` differentiates a function applied to values, not `{}` itself",
+                    meta.name(),
+                    func.describe()
+                ),
+            )),
+        }
+    }
+
+    /// Differentiates a partial application `Partial(g, a...)`: a new
+    /// top-level graph `(p...) -> g(a..., p...)` with the bound values as
+    /// constants, so `wrt` counts the parameters left.
+    fn partial_wrapper(&mut self, f: &Value, nargs: usize, meta: &MetaFn) -> Result<u32, RunError> {
+        let unsupported = |what: String| {
+            RunError::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "cannot take `{}` of `{}`: {what}",
+                    meta.name(),
+                    describe_fn(f)
+                ),
+            )
+        };
+        // Flatten nested partials.
+        let mut bound: Vec<Value> = Vec::new();
+        let mut g = f.clone();
+        while let Value::Func(func) = &g {
+            let Func::Partial { f: inner, args } = &**func else {
+                break;
+            };
+            let mut all = args.clone();
+            all.extend(bound);
+            bound = all;
+            g = inner.clone();
+        }
+        let (callee, scope) = match &g {
+            Value::Func(func) => match &**func {
+                Func::Prim(p) => (IrValue::Prim(p.prim.clone()), 0),
+                Func::Graph(c) if c.graph == GraphId(0) && c.env.is_empty() => {
+                    let it = &self.items[c.item as usize];
+                    (IrValue::Global(it.name.to_string()), it.scope)
+                }
+                _ => {
+                    return Err(unsupported(
+                        "only a partial application of a top-level graph or a primitive can be differentiated".into(),
+                    ))
+                }
+            },
+            _ => return Err(unsupported("it applies a value that is not a function".into())),
+        };
+        let consts = bound
+            .iter()
+            .map(ir_constant)
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| unsupported("a bound argument is a function or a closure".into()))?;
+        let mut k = self.items.len();
+        let mut name = format!("__partial{k}");
+        while self.resolve_global(scope, &name).is_some() {
+            k += 1;
+            name = format!("__partial{k}");
+        }
+        let mut body = Body::default();
+        let root = body.add_graph(name.clone(), None, GraphOrigin::Generated);
+        let params: Vec<NodeId> = (0..nargs)
+            .map(|i| body.add_param(root, format!("x{i}"), None))
+            .collect();
+        let mut inputs = vec![body.add_const(callee, None)];
+        for c in consts {
+            inputs.push(body.add_const(c, None));
+        }
+        inputs.extend(params);
+        let out = body.add_apply(root, inputs, None);
+        body.graph_mut(root).output = Some(out);
+        let item = self.add_item(&name, Arc::new(body), scope);
+        self.run_autodiff(item, GraphId(0), meta, &describe_fn(f))
+    }
+
+    /// Values a differentiated closure's entry takes after the arguments: the
+    /// closure's free variables, in `Body::free_variables` order.
+    fn closure_args(
+        &mut self,
+        c: &Closure,
+        entry: u32,
+        nargs: usize,
+    ) -> Result<Vec<Value>, RunError> {
+        if c.env.is_empty() {
+            return Ok(Vec::new());
+        }
+        let entry_params = self.items[entry as usize]
+            .body
+            .graph(GraphId(0))
+            .params
+            .len();
+        let body = self.items[c.item as usize].body.clone();
+        let fvs = body.free_variables(c.graph);
+        if entry_params != nargs + fvs.len() {
+            return Err(RunError::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "cannot differentiate the closure `{}`: the values it captures cannot be passed to its derivative",
+                    c.name
+                ),
+            ));
+        }
+        let info = self.info(c.item);
+        fvs.iter()
+            .map(|u| {
+                info.env_index[c.graph.0 as usize]
+                    .get(u)
+                    .map(|&i| c.env[i as usize].clone())
+                    .ok_or_else(|| RunError::internal("a captured value is missing"))
+            })
+            .collect()
+    }
+
+    /// A top-level graph `(p0, ..., pn) -> prim(p0, ..., pn)`.
+    fn prim_wrapper(&mut self, prim: &PrimRef, nargs: usize) -> u32 {
+        let mut k = self.items.len();
+        let mut name = format!("__{}_prim{k}", prim.name);
+        while self.scopes[0].names.contains_key(&name) {
+            k += 1;
+            name = format!("__{}_prim{k}", prim.name);
+        }
+        let mut body = Body::default();
+        let g = body.add_graph(name.clone(), None, GraphOrigin::Generated);
+        let params: Vec<NodeId> = (0..nargs)
+            .map(|i| body.add_param(g, format!("x{i}"), None))
+            .collect();
+        let out = body.add_prim_call(g, prim.clone(), &params, None);
+        body.graph_mut(g).output = Some(out);
+        self.add_item(&name, Arc::new(body), 0)
+    }
+
+    fn program_for(&self, scope: u32) -> Program {
+        let mut graphs = Vec::new();
+        let mut s = Some(scope);
+        while let Some(id) = s {
+            for it in self.items.iter().filter(|it| it.scope == id) {
+                graphs.push((it.name.to_string(), it.body.clone()));
+            }
+            s = self.scopes[id as usize].parent;
+        }
+        Program {
+            graphs,
+            weights: self.weights.clone(),
+        }
+    }
+
+    fn run_autodiff(
+        &mut self,
+        item: u32,
+        graph: GraphId,
+        meta: &MetaFn,
+        name: &str,
+    ) -> Result<u32, RunError> {
+        let scope = self.items[item as usize].scope;
+        let program = self.program_for(scope);
+        let target = autodiff::GradTarget {
+            item: self.items[item as usize].name.to_string(),
+            graph,
+        };
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            autodiff::differentiate(&program, &target, meta)
+        }))
+        .map_err(|p| {
+            RunError::internal(format!(
+                "autodiff panicked differentiating `{name}`: {}",
+                panic_message(&p)
+            ))
+        })?
+        .map_err(|e| {
+            RunError::new(
+                ErrorKind::Unsupported,
+                format!("cannot take `{}` of `{name}`: {e}", meta.name()),
+            )
+        })?;
+        let new_scope = self.scopes.len() as u32;
+        self.scopes.push(Scope {
+            names: HashMap::new(),
+            parent: Some(scope),
+        });
+        for (n, body) in result.graphs {
+            self.add_item(&n, body, new_scope);
+        }
+        self.scopes[new_scope as usize]
+            .names
+            .get(&result.entry)
+            .copied()
+            .ok_or_else(|| {
+                RunError::internal(format!(
+                    "autodiff's entry `{}` is not among the graphs it made",
+                    result.entry
+                ))
+            })
+    }
+
+    fn call_prim(&mut self, p: &PrimFn, mut args: Vec<Value>) -> Result<Value, RunError> {
+        let name = p.prim.name.as_str();
+        match name {
+            "MakeTuple" => return Ok(Value::tuple(args)),
+            "TupleGetItem" => {
+                expect_args(name, &args, 2)?;
+                let index = args[1]
+                    .as_tensor()
+                    .filter(|t| t.dtype().is_int() && t.tensor().numel() == 1)
+                    .and_then(|t| t.item_f64())
+                    .ok_or_else(|| {
+                        RunError::new(
+                            ErrorKind::Type,
+                            format!(
+                                "a tuple index must be an integer, not {}",
+                                args[1].describe()
+                            ),
+                        )
+                    })? as i64;
+                let Value::Tuple(items) = &args[0] else {
+                    return Err(RunError::new(
+                        ErrorKind::Type,
+                        format!(
+                            "{} is not a tuple; it cannot be indexed",
+                            args[0].describe()
+                        ),
+                    ));
+                };
+                let len = items.len() as i64;
+                let k = if index < 0 { index + len } else { index };
+                if k < 0 || k >= len {
+                    return Err(RunError::new(
+                        ErrorKind::Type,
+                        format!("index {index} is out of range for a tuple of {len} elements"),
+                    ));
+                }
+                return Ok(items[k as usize].clone());
+            }
+            "Switch" => {
+                expect_args(name, &args, 3)?;
+                let cond = condition(&args[0])?;
+                let b = args.pop().expect("3");
+                let a = args.pop().expect("3");
+                return Ok(if cond { a } else { b });
+            }
+            "Partial" => {
+                if args.is_empty() {
+                    return Err(RunError::new(ErrorKind::Type, "`Partial` needs a function"));
+                }
+                let f = args.remove(0);
+                return Ok(Value::func(Func::Partial { f, args }));
+            }
+            "Depend" => {
+                expect_args(name, &args, 2)?;
+                return Ok(args.swap_remove(0));
+            }
+            "StopGradient" | "Return" => {
+                expect_args(name, &args, 1)?;
+                return Ok(args.swap_remove(0));
+            }
+            _ => {}
+        }
+        let Some(op) = p.op else {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!("unknown primitive `{name}`"),
+            ));
+        };
+        if !op.variadic && args.len() != op.input_count() {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{name}` takes {} inputs but is given {}: {}",
+                    op.input_count(),
+                    args.len(),
+                    op.signature()
+                ),
+            ));
+        }
+        for (i, a) in args.iter().enumerate() {
+            if matches!(a, Value::Func(_) | Value::Type(_)) {
+                return Err(RunError::new(
+                    ErrorKind::Type,
+                    format!(
+                        "input {} of `{name}` must be a tensor, not {}",
+                        i + 1,
+                        a.describe()
+                    ),
+                ));
+            }
+        }
+        let abs: Vec<AbsVal> = args.iter().map(Value::abs).collect();
+        let inferred = catch(name, || {
+            (op.infer)(&ops::InferCall {
+                op,
+                inputs: &abs,
+                attrs: &p.attrs,
+            })
+        })?
+        .map_err(|e| {
+            let mut err = RunError::new(ErrorKind::Shape, op_message(name, &e.message));
+            err.notes = e.notes.clone();
+            for (i, a) in args.iter().enumerate() {
+                err.notes
+                    .push(format!("input {} is {}", i + 1, a.describe()));
+            }
+            err
+        })?;
+        if !self.backend.supports(op) {
+            return Err(RunError::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "`{name}` has no kernel on the {} backend yet",
+                    self.backend.device().name()
+                ),
+            ));
+        }
+        // Kernel arguments: tensors by reference, tuples copied.
+        let mut tuples: Vec<Option<Vec<KValue>>> = Vec::new();
+        if args.iter().any(|a| matches!(a, Value::Tuple(_))) {
+            tuples = args
+                .iter()
+                .map(|a| match a.to_kvalue() {
+                    Some(KValue::Tuple(items)) => Some(items),
+                    _ => None,
+                })
+                .collect();
+        }
+        let mut kargs: Vec<KArg> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            match (a, tuples.get(i)) {
+                (Value::Tensor(t), _) => kargs.push(KArg::Tensor(t.tensor())),
+                (_, Some(Some(items))) => kargs.push(KArg::Tuple(items)),
+                _ => {
+                    return Err(RunError::new(
+                        ErrorKind::Type,
+                        format!(
+                            "input {} of `{name}` must be a tensor, not {}",
+                            i + 1,
+                            a.describe()
+                        ),
+                    ))
+                }
+            }
+        }
+        let weak: Vec<bool> = args
+            .iter()
+            .map(|a| matches!(a, Value::Tensor(t) if t.weak))
+            .collect();
+        let call = KernelCall {
+            inputs: &kargs,
+            weak: &weak,
+            attrs: &p.attrs,
+        };
+        let backend = &self.backend;
+        let out = catch(name, || backend.run(op, &call))?.map_err(|e| {
+            let mut err = RunError::new(ErrorKind::Shape, op_message(name, &e.message));
+            err.notes = e.notes;
+            err
+        })?;
+        let scalar_inputs = args
+            .iter()
+            .all(|a| matches!(a, Value::Tensor(t) if t.scalar));
+        let v = from_kvalue(out, &inferred, Some(scalar_inputs), Some(&self.memory));
+        drop(kargs);
+        drop(args);
+        if self.options.check_nan {
+            if let Some(index) = first_nan(&v) {
+                return Err(
+                    RunError::new(ErrorKind::NaN, format!("`{name}` produced NaN{index}"))
+                        .with_note("reported because of `--check-nan`"),
+                );
+            }
+        }
+        Ok(v)
+    }
+}
+
+/// A function value's name for messages.
+fn describe_fn(f: &Value) -> String {
+    match f {
+        Value::Func(func) => func.describe(),
+        other => other.describe(),
+    }
+}
+
+/// A run-time value as an IR constant (for graphs made at run time).
+fn ir_constant(v: &Value) -> Option<IrValue> {
+    Some(match v {
+        Value::Tensor(t) if t.scalar => IrValue::Scalar {
+            value: crate::value::scalar_const(t.tensor())?,
+            dtype: t.dtype(),
+            weak: t.weak,
+        },
+        Value::Tensor(t) => IrValue::Tensor(Arc::new(t.tensor().clone())),
+        Value::Tuple(items) => {
+            IrValue::Tuple(items.iter().map(ir_constant).collect::<Option<_>>()?)
+        }
+        Value::None => IrValue::None,
+        Value::Str(s) => IrValue::Str(s.to_string()),
+        Value::Type(t) => IrValue::Type((**t).clone()),
+        Value::Func(f) => match &**f {
+            Func::Prim(p) => IrValue::Prim(p.prim.clone()),
+            Func::MetaOp(m) => IrValue::Meta(m.clone()),
+            _ => return None,
+        },
+    })
+}
+
+/// A primitive's error, naming the primitive once.
+fn op_message(name: &str, message: &str) -> String {
+    if message.contains(&format!("`{name}`")) {
+        message.to_string()
+    } else {
+        format!("`{name}`: {message}")
+    }
+}
+
+fn expect_args(name: &str, args: &[Value], n: usize) -> Result<(), RunError> {
+    if args.len() != n {
+        return Err(RunError::new(
+            ErrorKind::Type,
+            format!("`{name}` takes {n} inputs but is given {}", args.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// The truth of a `Switch` condition: a `bool` scalar or one-element tensor.
+fn condition(v: &Value) -> Result<bool, RunError> {
+    match v {
+        Value::Tensor(t) if t.tensor().numel() == 1 && t.dtype() == DType::Bool => {
+            Ok(t.item_f64() == Some(1.0))
+        }
+        Value::Tensor(t) if t.tensor().numel() == 1 => Ok(t.item_f64() != Some(0.0)),
+        other => Err(RunError::new(
+            ErrorKind::Type,
+            format!(
+                "a condition must be a `bool` scalar or a `bool[]` tensor, not {}",
+                other.describe()
+            ),
+        )),
+    }
+}
+
+/// Runs `f`, turning a panic into an internal error.
+fn catch<T>(name: &str, f: impl FnOnce() -> T) -> Result<T, RunError> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        RunError::internal(format!(
+            "internal error: the kernel or shape rule of `{name}` panicked: {}",
+            panic_message(&p)
+        ))
+        .with_note("this is a bug in mirdsl; please report it")
+    })
+}
+
+pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".into()
+    }
+}
+
+/// `" at [i, j]"` for the first NaN of a value, if any.
+fn first_nan(v: &Value) -> Option<String> {
+    match v {
+        Value::Tensor(t) => {
+            let tensor = t.tensor();
+            let flat = match tensor.buffer() {
+                Buffer::F32(d) => d.iter().position(|x| x.is_nan()),
+                Buffer::F64(d) => d.iter().position(|x| x.is_nan()),
+                _ => None,
+            }?;
+            if tensor.rank() == 0 {
+                return Some(String::new());
+            }
+            let mut index = vec![0; tensor.rank()];
+            let mut rest = flat;
+            for (d, &size) in tensor.shape().iter().enumerate().rev() {
+                index[d] = rest % size;
+                rest /= size;
+            }
+            Some(format!(" at index {index:?}"))
+        }
+        Value::Tuple(items) => items.iter().enumerate().find_map(|(i, item)| {
+            first_nan(item).map(|s| format!(" in element {i} of its result{s}"))
+        }),
+        _ => None,
+    }
+}

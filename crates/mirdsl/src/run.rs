@@ -1,0 +1,298 @@
+//! `mirdsl run`: check a file, then run one of its graphs (spec §9).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{
+    self,
+    termcolor::{ColorChoice, StandardStream},
+};
+
+use crate::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The `.mir` file.
+    pub file: PathBuf,
+    /// The graph to run (default: `main`, else the file's last graph).
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// An argument: NAME (a parameter's name or 0-based position) = a literal
+    /// scalar, a tensor literal, a `.npy` path, or `zeros`/`ones`/`random`
+    /// (shaped from the parameter's annotation).
+    #[arg(long = "arg", value_name = "NAME=VALUE")]
+    pub args: Vec<String>,
+    /// The size of a symbolic dimension, for `zeros`/`ones`/`random`.
+    #[arg(long = "dim", value_name = "SYM=N")]
+    pub dims: Vec<String>,
+    /// Where primitives run.
+    #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
+    pub device: DeviceArg,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub format: RunFormat,
+    /// Also write every output tensor as DIR/out_0.npy, out_1.npy, ... (tuples flattened in order).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Fail at the first primitive whose result contains a NaN.
+    #[arg(long)]
+    pub check_nan: bool,
+    /// The most graph calls in progress at once before "recursion too deep".
+    #[arg(long, value_name = "N", default_value_t = exec::DEFAULT_MAX_DEPTH)]
+    pub max_depth: usize,
+    /// Print the run time and peak tensor memory to stderr.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum DeviceArg {
+    Cpu,
+    Gpu,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum RunFormat {
+    /// Readable, NumPy-like.
+    Text,
+    /// One JSON value (spec §9).
+    Json,
+}
+
+/// Runs `mirdsl run`; a panic anywhere is reported as an internal error.
+pub fn run_command(args: &RunArgs) -> u8 {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_inner(args))) {
+        Ok(code) => code,
+        Err(p) => {
+            let message = if let Some(s) = p.downcast_ref::<&str>() {
+                s.to_string()
+            } else if let Some(s) = p.downcast_ref::<String>() {
+                s.clone()
+            } else {
+                "(no message)".into()
+            };
+            eprintln!(
+                "error: internal error: {message}\nnote: this is a bug in mirdsl; please report it"
+            );
+            EXIT_FAILURE
+        }
+    }
+}
+
+fn color() -> ColorChoice {
+    if std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none()
+    {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    }
+}
+
+fn run_inner(a: &RunArgs) -> u8 {
+    let text = match std::fs::read_to_string(&a.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", a.file.display());
+            return EXIT_USAGE;
+        }
+    };
+    let device = match a.device {
+        DeviceArg::Cpu => exec::Device::Cpu,
+        DeviceArg::Gpu => exec::Device::Gpu,
+    };
+    let backend = match exec::backend_for(device) {
+        Ok(b) => b,
+        Err(m) => {
+            eprintln!("error: {m}");
+            return EXIT_FAILURE;
+        }
+    };
+    let analysis = analysis::analyze(&text);
+    if analysis.has_errors() {
+        let errors: Vec<_> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == analysis::Severity::Error)
+            .cloned()
+            .collect();
+        let n = errors.len();
+        crate::render::human(&[crate::render::Checked {
+            path: a.file.display().to_string(),
+            text: text.clone(),
+            diagnostics: errors,
+        }]);
+        eprintln!(
+            "error: not running {}: it has {n} error{}",
+            a.file.display(),
+            if n == 1 { "" } else { "s" }
+        );
+        return EXIT_FAILURE;
+    }
+    let program = analysis.source.program();
+    let entry = match &a.entry {
+        Some(e) => {
+            if program.graph(e).is_none() {
+                let names: Vec<String> = program
+                    .graphs
+                    .iter()
+                    .map(|(n, _)| format!("`{n}`"))
+                    .collect();
+                eprintln!(
+                    "error: no graph `{e}` in {} (its graphs: {})",
+                    a.file.display(),
+                    if names.is_empty() {
+                        "none".into()
+                    } else {
+                        names.join(", ")
+                    }
+                );
+                return EXIT_USAGE;
+            }
+            e.clone()
+        }
+        None => match program.graph("main") {
+            Some(_) => "main".to_string(),
+            None => match program.graphs.last() {
+                Some((n, _)) => n.clone(),
+                None => {
+                    eprintln!("error: {} has no graph to run", a.file.display());
+                    return EXIT_USAGE;
+                }
+            },
+        },
+    };
+    let base_dir = a
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let options = exec::ExecOptions {
+        base_dir,
+        max_depth: a.max_depth.max(1),
+        check_nan: a.check_nan,
+    };
+    let mut ex = exec::Executor::with_backend(&program, options, backend);
+    let params = exec::args::entry_params(program.graph(&entry).expect("checked above"));
+    let dims = match exec::args::parse_dims(&a.dims) {
+        Ok(d) => d,
+        Err(e) => return arg_error(&e),
+    };
+    let mut given = Vec::new();
+    for s in &a.args {
+        match exec::args::split_assignment(s, "--arg") {
+            Ok(kv) => given.push(kv),
+            Err(e) => return arg_error(&e),
+        }
+    }
+    let values = match exec::args::build_args(&ex, &params, &given, &dims) {
+        Ok(v) => v,
+        Err(e) => return arg_error(&e),
+    };
+    let start = Instant::now();
+    let result = ex.call(&entry, values);
+    let elapsed = start.elapsed();
+    let value = match result {
+        Ok(v) => v,
+        Err(e) => {
+            render_error(&a.file, &text, &e);
+            return EXIT_FAILURE;
+        }
+    };
+    if a.stats {
+        let m = ex.memory();
+        eprintln!(
+            "ran `{entry}` in {:.3} ms; peak tensor memory {} ({} tensors made, deepest call nesting {})",
+            elapsed.as_secs_f64() * 1e3,
+            human_bytes(m.peak_bytes),
+            m.allocations,
+            ex.deepest_call()
+        );
+    }
+    if let Some(dir) = &a.out_dir {
+        if let Err(m) = exec::output::write_npy(&value, dir) {
+            eprintln!("error: {m}");
+            return EXIT_USAGE;
+        }
+    }
+    match a.format {
+        RunFormat::Json => println!(
+            "{}",
+            serde_json::to_string(&exec::output::to_json(&value)).expect("JSON values serialise")
+        ),
+        RunFormat::Text => print!("{}", exec::output::to_text(&value)),
+    }
+    EXIT_OK
+}
+
+fn arg_error(e: &exec::args::ArgError) -> u8 {
+    eprintln!("error: {}", e.message);
+    if e.usage {
+        EXIT_USAGE
+    } else {
+        EXIT_FAILURE
+    }
+}
+
+fn human_bytes(n: usize) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut x = n as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{x:.1} {}", UNITS[u])
+    }
+}
+
+/// A run-time fault with a source snippet, the call stack as secondary labels.
+fn render_error(path: &Path, text: &str, e: &exec::RunError) {
+    let range = |r: ir::TextRange| usize::from(r.start())..usize::from(r.end());
+    let mut labels = Vec::new();
+    if let Some(span) = e.span {
+        labels.push(Label::primary((), range(span)).with_message(e.kind.as_str()));
+    }
+    let mut notes = e.notes.clone();
+    let mut shown: Vec<ir::TextRange> = Vec::new();
+    for t in &e.trace {
+        match t.call_site {
+            Some(site) if Some(site) != e.span && !shown.contains(&site) && shown.len() < 4 => {
+                labels.push(
+                    Label::secondary((), range(site))
+                        .with_message(format!("in this call of `{}`", t.graph)),
+                );
+                shown.push(site);
+            }
+            _ => {}
+        }
+    }
+    if e.trace.len() > 1 {
+        let chain: Vec<&str> = e.trace.iter().rev().map(|t| t.graph.as_str()).collect();
+        let chain = if chain.len() > 8 {
+            format!(
+                "{} -> ... -> {}",
+                chain[..3].join(" -> "),
+                chain[chain.len() - 3..].join(" -> ")
+            )
+        } else {
+            chain.join(" -> ")
+        };
+        notes.push(format!("call stack: {chain}"));
+    }
+    let d = CsDiagnostic::error()
+        .with_message(format!("run-time fault: {}", e.message))
+        .with_labels(labels)
+        .with_notes(notes);
+    let file = SimpleFile::new(path.display().to_string(), text);
+    let writer = StandardStream::stderr(color());
+    if term::emit_to_write_style(&mut writer.lock(), &term::Config::default(), &file, &d).is_err() {
+        eprintln!("error: run-time fault: {}", e.message);
+    }
+}
