@@ -1,0 +1,236 @@
+// Drives code-server (real VS Code 1.99.3) in Chromium: opens testdata files and
+// checks what a person would see. Run by run.sh, which sets the environment.
+// Every check runs even if an earlier one failed; the summary says which passed.
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const require = createRequire(join(process.env.MIRDSL_E2E_DEPS, 'package.json'));
+const { chromium } = require('playwright-core');
+const URL = process.env.MIRDSL_E2E_URL;
+const SHOTS = process.env.MIRDSL_E2E_SHOTS;
+mkdirSync(SHOTS, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run', '--disable-quic'],
+});
+const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+page.setDefaultTimeout(60_000);
+const results = [];
+const norm = (s) => (s ?? '').replace(/\u00a0/g, ' ');
+
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push({ name, ok: false, why: e.message.split('\n')[0] });
+    console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 3).join(' | ')}`);
+    await page.screenshot({ path: join(SHOTS, `failed-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
+  }
+}
+
+async function palette(command) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(name) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor();
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
+}
+
+async function gotoLine(line, col) {
+  await palette('Go to Line/Column');
+  await page.keyboard.type(`${line}:${col}`);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((l) => {
+    const s = document.querySelector('[id="status.editor.selection"]');
+    return s && s.textContent.includes(`Ln ${l},`);
+  }, line);
+}
+
+/** The text of the active editor's visible lines (inlay hints included). */
+async function activeLines() {
+  return page.evaluate(() => [...document.querySelectorAll('.editor-group-container.active .monaco-editor .view-line')]
+    .map((l) => ({ top: parseFloat(l.style.top), text: l.textContent.replace(/\u00a0/g, ' ') }))
+    .sort((a, b) => a.top - b.top).map((l) => l.text));
+}
+
+async function webviewFrame(selector) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const f of page.frames()) {
+      const el = await f.$(selector).catch(() => null);
+      if (el) return f;
+    }
+    await page.waitForEvent('framenavigated', { timeout: 1000 }).catch(() => {});
+  }
+  throw new Error(`no webview frame with ${selector}`);
+}
+
+await page.goto(URL);
+await page.locator('.monaco-workbench').waitFor();
+
+await step('extension activates and the status bar shows the server running', async () => {
+  await openFile('test_f.mir');
+  await page.locator('.statusbar-item:has(.codicon-check)', { hasText: 'mirdsl' }).first().waitFor();
+});
+
+await step('error squiggle on a broken file', async () => {
+  await openFile('e2e_error.mir');
+  await page.locator('.editor-group-container.active .squiggly-error').first().waitFor();
+  await page.screenshot({ path: join(SHOTS, 'error-squiggle.png'), clip: { x: 0, y: 0, width: 1280, height: 420 } });
+});
+
+await step('inlay hints show inferred shapes', async () => {
+  await openFile('test_f.mir');
+  await page.waitForFunction(() => [...document.querySelectorAll('.editor-group-container.active .view-line')]
+    .some((l) => /^\s*a: f32\[3\] = x - 1/.test(l.textContent.replace(/\u00a0/g, ' '))));
+  const lines = await activeLines();
+  if (!lines.some((l) => /b: f32\[3\] = a \+ y/.test(l))) throw new Error(`lines: ${lines.join(' / ')}`);
+});
+
+await step('hover shows a shape', async () => {
+  await gotoLine(8, 3);
+  await palette('Show or Focus Hover');
+  await page.locator('.monaco-hover .hover-contents', { hasText: 'f32[3]' }).first().waitFor();
+  await page.screenshot({ path: join(SHOTS, 'hover-inlay-hints.png'), clip: { x: 0, y: 0, width: 900, height: 480 } });
+  await page.keyboard.press('Escape');
+});
+
+await step('code lenses Run / Show graph / Show gradient above graphs', async () => {
+  await page.locator('.codelens-decoration a', { hasText: 'Show graph' }).first().waitFor();
+  const texts = await page.locator('.codelens-decoration a').allTextContents();
+  for (const t of ['Run', 'Show graph', 'Show gradient']) {
+    if (!texts.some((x) => x.includes(t))) throw new Error(`no lens ${t}: ${texts.join(', ')}`);
+  }
+});
+
+let graph;
+await step('Show Graph opens a webview with the SVG', async () => {
+  await gotoLine(9, 3);
+  await palette('MindIR: Show Graph');
+  graph = await webviewFrame('#canvas svg [data-node]');
+  await graph.waitForSelector('svg.mirdsl-graph[data-graph="test_f"]');
+  const n = await graph.$$eval('[data-node]', (els) => els.length);
+  const labels = await graph.$$eval('.edge-label', (els) => els.map((e) => e.textContent));
+  if (n < 6) throw new Error(`only ${n} nodes`);
+  if (!labels.includes('f32[3]')) throw new Error(`no shape on edges: ${labels}`);
+  await page.screenshot({ path: join(SHOTS, 'graph-view.png') });
+});
+
+await step('clicking a graph node moves the cursor to its source', async () => {
+  if (!graph) throw new Error('no graph view');
+  // n10 is `c = b * %1` on line 11.
+  await graph.click('[data-node="n10"]');
+  await page.waitForFunction(() => {
+    const s = document.querySelector('[id="status.editor.selection"]');
+    return s && s.textContent.includes('Ln 11,');
+  });
+});
+
+await step('the graph view follows edits', async () => {
+  if (!graph) throw new Error('no graph view');
+  const before = await graph.$$eval('[data-node]', (els) => els.length);
+  await gotoLine(11, 13);
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type('d = Neg(c)');
+  await graph.waitForFunction((b) => document.querySelectorAll('[data-node]').length > b, before);
+  await graph.waitForFunction(() => [...document.querySelectorAll('[data-node] > title')]
+    .some((t) => t.textContent.startsWith('d = Neg')));
+  await palette('File: Revert File');
+  await graph.waitForFunction((b) => document.querySelectorAll('[data-node]').length === b, before);
+});
+
+await step('clusters collapse by clicking their title', async () => {
+  await openFile('hof.mir');
+  await gotoLine(3, 3);
+  await palette('MindIR: Show Graph');
+  const f = await webviewFrame('svg.mirdsl-graph[data-graph="hof"] g.cluster');
+  await f.click('g.cluster .cluster-label');
+  await f.waitForSelector('g.cluster.collapsed');
+  await f.click('g.cluster.collapsed .cluster-label');
+  await f.waitForFunction(() => !document.querySelector('g.cluster.collapsed'));
+});
+
+await step('Show IR opens a read-only virtual document', async () => {
+  await openFile('test_f.mir');
+  await gotoLine(9, 3);
+  await palette('MindIR: Show IR');
+  await page.locator('.tab[aria-label*="test_f.ir.mir"]').first().waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll('.monaco-editor .view-line')]
+    .some((l) => l.textContent.replace(/\u00a0/g, ' ').includes('a = Sub(x, 1)')));
+});
+
+await step('Show Gradient opens the gradient program', async () => {
+  await palette('MindIR: Show Gradient');
+  await page.locator('.tab[aria-label*="test_f.grad.mir"]').first().waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll('.monaco-editor .view-line')]
+    .some((l) => /^graph /.test(l.textContent.replace(/\u00a0/g, ' '))));
+});
+
+await step('Run Graph prints the result in the output channel', async () => {
+  await palette('View: Close All Editor Groups');
+  await openFile('test_f.mir');
+  await page.locator('.codelens-decoration a', { hasText: 'Run' }).first().waitFor();
+  // Click the "▶ Run" lens just above `graph test_f`, in the same editor.
+  const ok = await page.evaluate(() => {
+    for (const ed of document.querySelectorAll('.monaco-editor')) {
+      const line = [...ed.querySelectorAll('.view-line')]
+        .find((l) => l.textContent.replace(/\u00a0/g, ' ').startsWith('graph test_f('));
+      if (!line) continue;
+      const top = line.getBoundingClientRect().top;
+      let best = null;
+      for (const a of ed.querySelectorAll('.codelens-decoration a')) {
+        const t = a.getBoundingClientRect().top;
+        if (a.textContent.includes('Run') && t < top && (!best || t > best.getBoundingClientRect().top)) best = a;
+      }
+      if (best) {
+        const r = best.getBoundingClientRect();
+        return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+      }
+    }
+    return null;
+  });
+  if (!ok) throw new Error('no Run lens above graph test_f');
+  // A real click: Monaco handles lens clicks through its mouse events.
+  await page.mouse.click(ok.x, ok.y);
+  await page.waitForFunction(() => {
+    const p = document.querySelector('.part.panel');
+    return p && p.textContent.replace(/\u00a0/g, ' ').includes('test_f finished');
+  });
+  const text = norm(await page.locator('.part.panel').first().textContent());
+  if (!text.includes('f32[3] = [0, 0, 0]')) throw new Error(`unexpected output: ${text.slice(0, 300)}`);
+  await page.screenshot({ path: join(SHOTS, 'run-output.png') });
+});
+
+await step('Restart Server brings the server back', async () => {
+  await palette('MindIR: Restart Server');
+  await page.locator('.statusbar-item:has(.codicon-check)', { hasText: 'mirdsl' }).first().waitFor();
+  await openFile('e2e_error.mir');
+  await page.locator('.editor-group-container.active .squiggly-error').first().waitFor();
+});
+
+await browser.close();
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+console.log('');
+for (const r of results) console.log(`${r.ok ? 'PASS' : 'FAIL'}  ${r.name}${r.ok ? '' : `  (${r.why})`}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
