@@ -1,0 +1,1223 @@
+//! The `J` transformation.
+//!
+//! Every graph `f` that the differentiated graph can reach gets a forward graph
+//! `J(f)` with `f`'s parameters that returns `(output, bprop)`. The
+//! backpropagator `bprop` is a closure nested in `J(f)` (so it sees the forward
+//! values) that maps the output's sensitivity `dout` to
+//!
+//! ```text
+//! (env, d_param_0, ..., d_param_n-1)
+//! ```
+//!
+//! where `env` is the sensitivity of the function value `f` itself: a tuple
+//! with one slot per value the closure captures and per differentiated weight
+//! it touches, in the layout of `f`'s class (see [`crate::envs`]). Nested graphs
+//! stay nested (`J` of a closure is a closure over the `J` values), a top-level
+//! graph `g` becomes the top-level graph `J_g`, and function values map to
+//! their `J` versions: graph constants to `J` graphs, primitives used as values
+//! to generated `J_Prim` graphs, function parameters receive `J`'d functions.
+//!
+//! In the backpropagator, nodes are visited in reverse: a primitive call runs
+//! the registry's gradient rule (MindSpore's bprop); a call of a function value
+//! calls the backpropagator the forward call returned, and its `env` is the
+//! sensitivity of the callee; `MakeTuple`/`TupleGetItem` build and index
+//! sensitivity tuples; `Switch` routes to the branch taken; a closure constant
+//! "opens" its environment, adding each slot to the captured value's
+//! sensitivity. Sensitivities are symbolic while built ([`Sens`]): zeros are
+//! not materialised unless a value must be returned, and tuples stay split.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use ir::{
+    AbsVal, Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Ty, Value, WrtItem,
+};
+use ops::{GNode, GradCall};
+
+use crate::absint::{Analysis, FnRef, AV};
+use crate::builder::{call, make_tuple, prim, tuple_get, IrGrad};
+use crate::envs::{Envs, Kind, Slot};
+use crate::world::{visible, Item, World};
+use crate::AdError;
+
+/// Primitives the transformation handles itself.
+fn is_structural(name: &str) -> bool {
+    matches!(
+        name,
+        "MakeTuple" | "TupleGetItem" | "Switch" | "Depend" | "StopGradient"
+    )
+}
+
+/// A sensitivity being built.
+#[derive(Debug, Clone)]
+enum Sens {
+    Zero,
+    Node(NodeId),
+    Tuple(Vec<Sens>),
+}
+
+/// Where a forward value is, for building zeros like it.
+#[derive(Debug, Clone)]
+enum FwdRef {
+    Node(NodeId),
+    Item(Box<FwdRef>, usize),
+    Weight(String),
+}
+
+/// Generates the `J` bodies of a program, and the entry.
+pub struct Gen<'a> {
+    world: &'a World,
+    an: &'a Analysis,
+    envs: &'a Envs,
+    /// The differentiated weights (`wrt=`), in order.
+    weights: Vec<String>,
+    /// Top-level names in use.
+    taken: HashSet<String>,
+    /// Graphs of the program the generated code may call as they are.
+    originals: HashSet<String>,
+    j_names: HashMap<Item, String>,
+    prim_names: Vec<(PrimRef, String)>,
+    queue: VecDeque<Item>,
+    pub out: Vec<(String, Body)>,
+}
+
+impl<'a> Gen<'a> {
+    pub fn new(
+        world: &'a World,
+        an: &'a Analysis,
+        envs: &'a Envs,
+        weights: Vec<String>,
+        taken: HashSet<String>,
+        originals: HashSet<String>,
+    ) -> Gen<'a> {
+        Gen {
+            world,
+            an,
+            envs,
+            weights,
+            taken,
+            originals,
+            j_names: HashMap::new(),
+            prim_names: Vec::new(),
+            queue: VecDeque::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// A top-level name not used yet, from `base`.
+    pub fn fresh(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut k = 1;
+        while self.taken.contains(&name) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+
+    /// The name of `J(item)`, queued for generation on first request.
+    pub fn j_name(&mut self, item: &Item) -> String {
+        if let Some(n) = self.j_names.get(item) {
+            return n.clone();
+        }
+        let name = self.fresh(&format!("J_{item}"));
+        self.j_names.insert(item.clone(), name.clone());
+        self.queue.push_back(item.clone());
+        name
+    }
+
+    fn jprim_name(&mut self, p: &PrimRef) -> Result<String, AdError> {
+        if let Some((_, n)) = self.prim_names.iter().find(|(q, _)| q == p) {
+            return Ok(n.clone());
+        }
+        let name = self.fresh(&format!("J_{}", p.name));
+        self.prim_names.push((p.clone(), name.clone()));
+        let body = self.jprim_body(p, &name)?;
+        self.out.push((name.clone(), body));
+        Ok(name)
+    }
+
+    /// Generates every queued `J` body.
+    pub fn run(&mut self) -> Result<(), AdError> {
+        while let Some(item) = self.queue.pop_front() {
+            let name = self.j_names[&item].clone();
+            let body = BodyJ::new(self, &item, &name)?.run()?;
+            self.out.push((name, body));
+        }
+        Ok(())
+    }
+
+    fn kind_of(&self, item: &Item, node: NodeId) -> Kind {
+        self.envs.kind(&self.an.value(self.world, item, node))
+    }
+
+    /// The kind of an environment slot.
+    fn slot_kind(&self, slot: &Slot) -> Kind {
+        match slot {
+            Slot::Fv(it, v) => self.kind_of(it, *v),
+            Slot::Weight(w) => self.weight_kind(w),
+        }
+    }
+
+    fn world_kinds(&self) -> impl Fn(&Slot) -> Kind + '_ {
+        move |s| self.slot_kind(s)
+    }
+
+    fn weight_kind(&self, w: &str) -> Kind {
+        match self.world.weights.get(w) {
+            Some(ty) => self.envs.kind(&AV::from_absval(&AbsVal::from_ty(ty))),
+            None => Kind::Unknown,
+        }
+    }
+
+    /// `J` of a primitive used as a value: a graph running it, with a
+    /// backpropagator from its gradient rule.
+    fn jprim_body(&mut self, p: &PrimRef, name: &str) -> Result<Body, AdError> {
+        let op = ops::lookup(&p.name)
+            .ok_or_else(|| AdError(format!("unknown primitive `{}`", p.name)))?;
+        if op.variadic || is_structural(&p.name) || p.name == "Partial" {
+            return Err(AdError(format!(
+                "the primitive `{}` used as a function value cannot be differentiated",
+                p.name
+            )));
+        }
+        let mut b = Body::default();
+        let g = b.add_graph(name, None, GraphOrigin::Generated);
+        let xs: Vec<NodeId> = (0..op.input_count())
+            .map(|i| b.add_param(g, format!("x{i}"), None))
+            .collect();
+        let out = b.add_prim_call(g, p.clone(), &xs, None);
+        let bg = b.add_graph(format!("bprop_{}", p.name), Some(g), GraphOrigin::Generated);
+        let dout = b.add_param(bg, "dout", None);
+        let mut grads: Vec<Option<GNode>> = vec![None; xs.len()];
+        if let Some(rule) = op.grad {
+            let attrs = ops::resolve_attrs(op, &p.attrs);
+            let gins: Vec<GNode> = xs.iter().map(|x| GNode(x.0)).collect();
+            let values = vec![AbsVal::Any; xs.len()];
+            let mut builder = IrGrad {
+                body: &mut b,
+                graph: bg,
+            };
+            grads = rule(
+                &mut builder,
+                &GradCall {
+                    inputs: &gins,
+                    out: GNode(out.0),
+                    dout: GNode(dout.0),
+                    attrs: &attrs,
+                    input_values: &values,
+                },
+            );
+        }
+        let mut env = Vec::new();
+        for slot in self.envs.layout_of(&FnRef::Prim(p.clone())).to_vec() {
+            match slot {
+                Slot::Weight(w) => {
+                    let wn = b.add_weight(w, None);
+                    env.push(prim(&mut b, bg, "ZerosLike", &[wn]));
+                }
+                Slot::Fv(it, v) => {
+                    let k = self.kind_of(&it, v);
+                    env.push(placeholder(
+                        &mut b,
+                        bg,
+                        self.envs,
+                        &self.world_kinds(),
+                        &k,
+                        0,
+                    )?);
+                }
+            }
+        }
+        let env = make_tuple(&mut b, bg, &env);
+        let mut outs = vec![env];
+        for (i, &x) in xs.iter().enumerate() {
+            outs.push(match grads.get(i).copied().flatten() {
+                Some(gn) => NodeId(gn.0),
+                None => prim(&mut b, bg, "ZerosLike", &[x]),
+            });
+        }
+        let ret = make_tuple(&mut b, bg, &outs);
+        b.graph_mut(bg).output = Some(ret);
+        let bc = b.add_const(Value::Graph(bg), None);
+        let r = make_tuple(&mut b, g, &[out, bc]);
+        b.graph_mut(g).output = Some(r);
+        Ok(b)
+    }
+
+    /// The graph the metafunction asks for: it takes `item`'s parameters.
+    pub fn entry(&mut self, meta: &MetaFn, item: &Item, name: &str) -> Result<Body, AdError> {
+        let src = self.world.bodies[item].clone();
+        let root = src.graph(src.root()).clone();
+        let mut b = Body::default();
+        let g = b.add_graph(name, None, GraphOrigin::Generated);
+        let mut params = Vec::new();
+        let mut kinds = Vec::new();
+        for &p in &root.params {
+            let n = src.node(p);
+            let np = b.add_param(g, n.name.clone().unwrap_or_else(|| "x".into()), None);
+            b.node_mut(np).annotation = n.annotation.clone();
+            params.push(np);
+            kinds.push(self.kind_of(item, p));
+        }
+        let jn = self.j_name(item);
+        let f = b.add_const(Value::Global(jn), None);
+        let r = call(&mut b, g, f, &params);
+        let out = tuple_get(&mut b, g, r, 0);
+        b.node_mut(out).name = Some("out".into());
+        let bp = tuple_get(&mut b, g, r, 1);
+        b.node_mut(bp).name = Some("bprop".into());
+        let no_grad = |k: &Kind| matches!(k, Kind::Env(_) | Kind::NoneLike);
+        let output = match meta {
+            MetaFn::Vjp => {
+                let bg = b.add_graph("backprop", Some(g), GraphOrigin::Generated);
+                let dout = b.add_param(bg, "dout", None);
+                let d = call(&mut b, bg, bp, &[dout]);
+                let mut items = Vec::new();
+                for (i, k) in kinds.iter().enumerate() {
+                    items.push(if no_grad(k) {
+                        b.add_const(Value::None, None)
+                    } else {
+                        tuple_get(&mut b, bg, d, i + 1)
+                    });
+                }
+                let t = make_tuple(&mut b, bg, &items);
+                b.graph_mut(bg).output = Some(t);
+                let bc = b.add_const(Value::Graph(bg), None);
+                make_tuple(&mut b, g, &[out, bc])
+            }
+            MetaFn::Grad { wrt } | MetaFn::ValueAndGrad { wrt } => {
+                let out_kind = self.envs.kind(&self.an.ret(item, src.root()));
+                let ones = ones_like(&mut b, g, &out_kind, out)?;
+                let d = call(&mut b, g, bp, &[ones]);
+                let layout = self
+                    .envs
+                    .layout_of(&FnRef::Graph(item.clone(), src.root()))
+                    .to_vec();
+                let pick = |b: &mut Body, w: &WrtItem| -> Result<NodeId, AdError> {
+                    match w {
+                        WrtItem::Param(i) => {
+                            let Some(k) = kinds.get(*i) else {
+                                return Err(AdError(format!(
+                                    "`wrt` names parameter {i}, but `{item}` takes {} parameters",
+                                    kinds.len()
+                                )));
+                            };
+                            Ok(if no_grad(k) {
+                                b.add_const(Value::None, None)
+                            } else {
+                                tuple_get(b, g, d, i + 1)
+                            })
+                        }
+                        WrtItem::Weight(name) => {
+                            let slot = Slot::Weight(name.clone());
+                            match layout.iter().position(|s| *s == slot) {
+                                Some(j) => {
+                                    let env = tuple_get(b, g, d, 0);
+                                    Ok(tuple_get(b, g, env, j))
+                                }
+                                None => {
+                                    let wn = b.add_weight(name.clone(), None);
+                                    Ok(prim(b, g, "ZerosLike", &[wn]))
+                                }
+                            }
+                        }
+                    }
+                };
+                let grads = match wrt {
+                    None => {
+                        if kinds.is_empty() {
+                            return Err(AdError(format!(
+                                "`{}` needs a function with at least one parameter (or `wrt=` weights)",
+                                meta.name()
+                            )));
+                        }
+                        pick(&mut b, &WrtItem::Param(0))?
+                    }
+                    Some(items) => {
+                        let mut nodes = Vec::new();
+                        for w in items {
+                            nodes.push(pick(&mut b, w)?);
+                        }
+                        make_tuple(&mut b, g, &nodes)
+                    }
+                };
+                match meta {
+                    MetaFn::ValueAndGrad { .. } => make_tuple(&mut b, g, &[out, grads]),
+                    _ => grads,
+                }
+            }
+        };
+        b.graph_mut(g).output = Some(output);
+        Ok(b)
+    }
+}
+
+/// Kinds of the slots of environments, for building placeholders.
+pub(crate) type SlotKinds<'k> = &'k dyn Fn(&Slot) -> Kind;
+
+/// A zero for an environment slot of a value the current graph cannot see:
+/// a weak `0.0` where a tensor goes (it broadcasts when added, and the slot is
+/// only ever added to, or read where that value is visible and set), tuples
+/// of them for tuples and environments.
+fn placeholder(
+    b: &mut Body,
+    g: GraphId,
+    envs: &Envs,
+    slot_kind: SlotKinds,
+    kind: &Kind,
+    depth: usize,
+) -> Result<NodeId, AdError> {
+    if depth > 16 {
+        return Err(AdError(
+            "closures that capture closures of their own kind, from graphs that cannot see each \
+             other, are not supported"
+                .into(),
+        ));
+    }
+    Ok(match kind {
+        Kind::NoneLike => b.add_const(Value::None, None),
+        Kind::Tuple(items) => {
+            let mut nodes = Vec::new();
+            for k in items {
+                nodes.push(placeholder(b, g, envs, slot_kind, k, depth + 1)?);
+            }
+            make_tuple(b, g, &nodes)
+        }
+        Kind::Env(c) => {
+            let mut nodes = Vec::new();
+            for slot in envs.layout(*c) {
+                let k = slot_kind(slot);
+                nodes.push(placeholder(b, g, envs, slot_kind, &k, depth + 1)?);
+            }
+            make_tuple(b, g, &nodes)
+        }
+        _ => b.add_const(Value::float(0.0), None),
+    })
+}
+
+/// The default sensitivity: ones like the output (a tuple of them for a tuple).
+fn ones_like(b: &mut Body, g: GraphId, kind: &Kind, x: NodeId) -> Result<NodeId, AdError> {
+    match kind {
+        Kind::Tuple(items) => {
+            let mut parts = Vec::new();
+            for (i, k) in items.iter().enumerate() {
+                let xi = tuple_get(b, g, x, i);
+                parts.push(ones_like(b, g, k, xi)?);
+            }
+            Ok(make_tuple(b, g, &parts))
+        }
+        Kind::Env(_) => Err(AdError(
+            "cannot differentiate: the output is a function".into(),
+        )),
+        Kind::NoneLike => Ok(b.add_const(Value::None, None)),
+        _ => Ok(prim(b, g, "OnesLike", &[x])),
+    }
+}
+
+/// How a forward CNode was transformed.
+#[derive(Debug, Clone)]
+enum Info {
+    Prim(PrimRef),
+    Structural(String),
+    /// A call of a function value: the backpropagator it returned.
+    Call {
+        bp: NodeId,
+    },
+    /// A call of an original graph whose result has no gradient.
+    Inactive,
+}
+
+/// An item of the reverse sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Step {
+    Node(NodeId),
+    /// A function constant: open its environment.
+    Const(NodeId),
+}
+
+/// The backward state of one graph.
+struct Back {
+    g: GraphId,
+    bg: GraphId,
+    sens: HashMap<NodeId, Sens>,
+    wsens: HashMap<String, Sens>,
+}
+
+/// `J` of one top-level body.
+struct BodyJ<'g, 'a> {
+    gen: &'g mut Gen<'a>,
+    item: Item,
+    src: Arc<Body>,
+    dst: Body,
+    gmap: Vec<GraphId>,
+    fwd: HashMap<NodeId, NodeId>,
+    info: HashMap<NodeId, Info>,
+    weight_nodes: HashMap<String, NodeId>,
+}
+
+impl<'g, 'a> BodyJ<'g, 'a> {
+    fn new(gen: &'g mut Gen<'a>, item: &Item, name: &str) -> Result<BodyJ<'g, 'a>, AdError> {
+        let src = gen
+            .world
+            .body(item)
+            .cloned()
+            .ok_or_else(|| AdError(format!("no graph `{item}`")))?;
+        let mut dst = Body::default();
+        let mut gmap = Vec::new();
+        let mut fwd = HashMap::new();
+        for g in src.graph_ids() {
+            let sg = src.graph(g);
+            let gname = if g == src.root() {
+                name.to_string()
+            } else {
+                format!("J_{}", sg.name)
+            };
+            let parent = sg.parent.map(|p| gmap[p.0 as usize]);
+            let jg = dst.add_graph(gname, parent, GraphOrigin::Generated);
+            gmap.push(jg);
+            for (i, &p) in sg.params.iter().enumerate() {
+                let pn = src.node(p);
+                let pname = pn.name.clone().unwrap_or_else(|| format!("x{i}"));
+                let np = dst.add_param(jg, pname, None);
+                if let Some((ty, range)) = &pn.annotation {
+                    if is_data_type(ty) {
+                        dst.node_mut(np).annotation = Some((ty.clone(), *range));
+                    }
+                }
+                fwd.insert(p, np);
+            }
+        }
+        Ok(BodyJ {
+            gen,
+            item: item.clone(),
+            src,
+            dst,
+            gmap,
+            fwd,
+            info: HashMap::new(),
+            weight_nodes: HashMap::new(),
+        })
+    }
+
+    fn run(mut self) -> Result<Body, AdError> {
+        let graphs: Vec<GraphId> = self.src.graph_ids().collect();
+        for &g in &graphs {
+            self.forward(g)?;
+        }
+        for &g in &graphs {
+            self.backward(g)?;
+        }
+        Ok(self.dst)
+    }
+
+    fn kind(&self, node: NodeId) -> Kind {
+        self.gen.kind_of(&self.item, node)
+    }
+
+    fn value(&self, node: NodeId) -> AV {
+        self.gen.an.value(self.gen.world, &self.item, node)
+    }
+
+    fn carries(&self, k: &Kind) -> bool {
+        self.gen.envs.carries(k)
+    }
+
+    fn weight_node(&mut self, name: &str) -> NodeId {
+        if let Some(&n) = self.weight_nodes.get(name) {
+            return n;
+        }
+        let n = self.dst.add_weight(name.to_string(), None);
+        self.weight_nodes.insert(name.to_string(), n);
+        n
+    }
+
+    /// The forward (`J`) value of a node used as an input.
+    fn fwd_input(&mut self, m: NodeId) -> Result<NodeId, AdError> {
+        let node = self.src.node(m).clone();
+        match &node.kind {
+            NodeKind::Param { .. } | NodeKind::Apply(_) => self.fwd.get(&m).copied().ok_or_else(|| {
+                AdError(format!(
+                    "internal: `{}` is used before it is computed",
+                    node.name.as_deref().unwrap_or("a value")
+                ))
+            }),
+            NodeKind::Weight(name) => Ok(self.weight_node(name)),
+            NodeKind::Const(v) => Ok(match v {
+                Value::Graph(h) => self
+                    .dst
+                    .add_const(Value::Graph(self.gmap[h.0 as usize]), None),
+                Value::Global(name) => {
+                    let it = self
+                        .gen
+                        .world
+                        .item(name)
+                        .ok_or_else(|| AdError(format!("no graph `{name}`")))?;
+                    let jn = self.gen.j_name(&it);
+                    self.dst.add_const(Value::Global(jn), None)
+                }
+                Value::Prim(p) => {
+                    let jn = self.gen.jprim_name(p)?;
+                    self.dst.add_const(Value::Global(jn), None)
+                }
+                Value::Meta(m) => {
+                    return Err(AdError(format!(
+                        "`{}` inside a differentiated graph (higher-order differentiation) is not supported",
+                        m.name()
+                    )))
+                }
+                other => self.dst.add_const(other.clone(), None),
+            }),
+        }
+    }
+
+    fn forward(&mut self, g: GraphId) -> Result<(), AdError> {
+        let jg = self.gmap[g.0 as usize];
+        let nodes = self.src.graph(g).nodes.clone();
+        for n in nodes {
+            let inputs = self.src.inputs(n).to_vec();
+            let Some((&callee, args)) = inputs.split_first() else {
+                return Err(AdError("internal: a CNode without inputs".into()));
+            };
+            let name = self.src.node(n).name.clone();
+            let callee_kind = self.src.node(callee).kind.clone();
+            let (node, info) = match &callee_kind {
+                NodeKind::Const(Value::Prim(p)) => {
+                    if p.name == "Partial" || p.name == "Return" {
+                        return Err(AdError(format!(
+                            "internal: `{}` should have been removed before `J`",
+                            p.name
+                        )));
+                    }
+                    let mut fargs = Vec::new();
+                    for &a in args {
+                        fargs.push(self.fwd_input(a)?);
+                    }
+                    let node = self.dst.add_prim_call(jg, p.clone(), &fargs, None);
+                    let info = if is_structural(&p.name) {
+                        Info::Structural(p.name.clone())
+                    } else {
+                        Info::Prim(p.clone())
+                    };
+                    (node, info)
+                }
+                NodeKind::Const(Value::Meta(m)) => {
+                    return Err(AdError(format!(
+                        "`{}` inside a differentiated graph (higher-order differentiation) is not supported",
+                        m.name()
+                    )))
+                }
+                _ => {
+                    // A call whose result has no gradient and that passes and
+                    // returns no functions (`J` would change those) can call
+                    // the original graph.
+                    let plain = |v: AV| {
+                        let mut fs = Vec::new();
+                        v.functions(&mut fs);
+                        fs.is_empty() && v != AV::Any
+                    };
+                    let inactive = match &callee_kind {
+                        NodeKind::Const(Value::Global(gname)) => {
+                            self.gen.originals.contains(gname)
+                                && !self.carries(&self.kind(n))
+                                && plain(self.value(n))
+                                && args.iter().all(|&a| plain(self.value(a)))
+                        }
+                        _ => false,
+                    };
+                    let mut fargs = Vec::new();
+                    for &a in args {
+                        fargs.push(self.fwd_input(a)?);
+                    }
+                    if inactive {
+                        let NodeKind::Const(v) = callee_kind else {
+                            unreachable!()
+                        };
+                        let f = self.dst.add_const(v, None);
+                        (call(&mut self.dst, jg, f, &fargs), Info::Inactive)
+                    } else {
+                        let f = self.fwd_input(callee)?;
+                        let r = call(&mut self.dst, jg, f, &fargs);
+                        let v = tuple_get(&mut self.dst, jg, r, 0);
+                        let bp = tuple_get(&mut self.dst, jg, r, 1);
+                        if let Some(nm) = &name {
+                            self.dst.node_mut(bp).name = Some(format!("bprop_{nm}"));
+                        }
+                        (v, Info::Call { bp })
+                    }
+                }
+            };
+            self.dst.node_mut(node).name = name;
+            self.fwd.insert(n, node);
+            self.info.insert(n, info);
+        }
+        Ok(())
+    }
+
+    /// The order of the reverse sweep (reversed): a topological order of the
+    /// graph's CNodes and the function constants they use, where a closure
+    /// constant comes after the nodes of this graph it captures.
+    fn order(&self, g: GraphId) -> Vec<Step> {
+        let graph = self.src.graph(g);
+        let own: HashSet<NodeId> = graph.nodes.iter().copied().collect();
+        let is_fn_const = |m: NodeId| {
+            matches!(
+                self.src.node(m).kind,
+                NodeKind::Const(Value::Graph(_) | Value::Global(_) | Value::Prim(_))
+            )
+        };
+        let deps = |s: Step| -> Vec<Step> {
+            match s {
+                Step::Node(n) => self
+                    .src
+                    .inputs(n)
+                    .iter()
+                    .filter_map(|&m| {
+                        if own.contains(&m) {
+                            Some(Step::Node(m))
+                        } else if is_fn_const(m) {
+                            Some(Step::Const(m))
+                        } else {
+                            None
+                        }
+                    })
+                    .collect(),
+                Step::Const(c) => match &self.src.node(c).kind {
+                    NodeKind::Const(Value::Graph(h)) => self
+                        .gen
+                        .envs
+                        .fvs(self.gen.world, &self.item, *h)
+                        .into_iter()
+                        .filter(|v| own.contains(v))
+                        .map(Step::Node)
+                        .collect(),
+                    _ => Vec::new(),
+                },
+            }
+        };
+        let mut roots: Vec<Step> = graph.nodes.iter().map(|&n| Step::Node(n)).collect();
+        if let Some(o) = graph.output {
+            if is_fn_const(o) {
+                roots.push(Step::Const(o));
+            }
+        }
+        let mut done: HashSet<Step> = HashSet::new();
+        let mut started: HashSet<Step> = HashSet::new();
+        let mut order = Vec::new();
+        for r in roots {
+            let mut stack = vec![(r, false)];
+            while let Some((s, expanded)) = stack.pop() {
+                if done.contains(&s) {
+                    continue;
+                }
+                if expanded {
+                    done.insert(s);
+                    order.push(s);
+                    continue;
+                }
+                if !started.insert(s) {
+                    continue; // a cycle (invalid program); keep going
+                }
+                stack.push((s, true));
+                for d in deps(s).into_iter().rev() {
+                    if !done.contains(&d) && !started.contains(&d) {
+                        stack.push((d, false));
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    fn backward(&mut self, g: GraphId) -> Result<(), AdError> {
+        let jg = self.gmap[g.0 as usize];
+        let sg = self.src.graph(g).clone();
+        let bg = self.dst.add_graph(
+            format!("bprop_{}", self.dst.graph(jg).name.trim_start_matches("J_")),
+            Some(jg),
+            GraphOrigin::Generated,
+        );
+        let dout = self.dst.add_param(bg, "dout", None);
+        let mut st = Back {
+            g,
+            bg,
+            sens: HashMap::new(),
+            wsens: HashMap::new(),
+        };
+        let out = sg
+            .output
+            .ok_or_else(|| AdError(format!("graph `{}` has no output", sg.name)))?;
+        self.contribute(&mut st, out, Sens::Node(dout))?;
+        for step in self.order(g).into_iter().rev() {
+            match step {
+                Step::Node(n) => self.back_node(&mut st, n)?,
+                Step::Const(c) => {
+                    if let Some(s) = st.sens.remove(&c) {
+                        let f = self.const_fn(c).expect("a function constant");
+                        self.open(&mut st, &[f], &s)?;
+                    }
+                }
+            }
+        }
+        // The result: (env, d_params...).
+        let me = FnRef::Graph(self.item.clone(), g);
+        let env = self.env_tuple(&mut st, &me)?;
+        let mut outs = vec![env];
+        for &p in &sg.params {
+            let k = self.kind(p);
+            let s = st.sens.remove(&p).unwrap_or(Sens::Zero);
+            let fp = self.fwd[&p];
+            outs.push(self.materialize(&mut st, &k, s, &FwdRef::Node(fp))?);
+        }
+        let ret = make_tuple(&mut self.dst, bg, &outs);
+        self.dst.graph_mut(bg).output = Some(ret);
+        let fo = self.fwd_input(out)?;
+        let bc = self.dst.add_const(Value::Graph(bg), None);
+        let r = make_tuple(&mut self.dst, jg, &[fo, bc]);
+        self.dst.graph_mut(jg).output = Some(r);
+        Ok(())
+    }
+
+    fn const_fn(&self, c: NodeId) -> Option<FnRef> {
+        match &self.src.node(c).kind {
+            NodeKind::Const(v @ (Value::Graph(_) | Value::Global(_) | Value::Prim(_))) => {
+                match crate::absint::const_value(self.gen.world, &self.item, v) {
+                    AV::Funcs(fs) => fs.into_iter().next(),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The environment of graph `me` in its class's layout, from the
+    /// sensitivities accumulated for what it captures and the weights.
+    fn env_tuple(&mut self, st: &mut Back, me: &FnRef) -> Result<NodeId, AdError> {
+        let layout = self.gen.envs.layout_of(me).to_vec();
+        let mut items = Vec::new();
+        for slot in layout {
+            let node = match slot {
+                Slot::Fv(it, v) => {
+                    if it != self.item || !visible(&self.src, v, st.g) {
+                        // A value another member of the class captures, which
+                        // this graph cannot see (and never contributes to).
+                        let k = self.gen.kind_of(&it, v);
+                        let kinds = self.gen.world_kinds();
+                        items.push(placeholder(
+                            &mut self.dst,
+                            st.bg,
+                            self.gen.envs,
+                            &kinds,
+                            &k,
+                            0,
+                        )?);
+                        continue;
+                    }
+                    let k = self.kind(v);
+                    let s = st.sens.remove(&v).unwrap_or(Sens::Zero);
+                    let fv = self.fwd[&v];
+                    self.materialize(st, &k, s, &FwdRef::Node(fv))?
+                }
+                Slot::Weight(w) => {
+                    let k = self.gen.weight_kind(&w);
+                    let s = st.wsens.remove(&w).unwrap_or(Sens::Zero);
+                    self.materialize(st, &k, s, &FwdRef::Weight(w))?
+                }
+            };
+            items.push(node);
+        }
+        Ok(make_tuple(&mut self.dst, st.bg, &items))
+    }
+
+    fn fwd_ref(&mut self, st: &Back, r: &FwdRef) -> NodeId {
+        match r {
+            FwdRef::Node(n) => *n,
+            FwdRef::Item(t, i) => {
+                let t = self.fwd_ref(st, t);
+                tuple_get(&mut self.dst, st.bg, t, *i)
+            }
+            FwdRef::Weight(w) => self.weight_node(w),
+        }
+    }
+
+    /// A sensitivity as one node (zeros built like the forward value).
+    fn materialize(
+        &mut self,
+        st: &mut Back,
+        kind: &Kind,
+        s: Sens,
+        fwd: &FwdRef,
+    ) -> Result<NodeId, AdError> {
+        match s {
+            Sens::Node(n) => Ok(n),
+            Sens::Zero => self.zero(st, kind, fwd),
+            Sens::Tuple(items) => {
+                let kinds = self.item_kinds(kind, items.len());
+                let mut nodes = Vec::new();
+                for (i, (s, k)) in items.into_iter().zip(kinds).enumerate() {
+                    let r = FwdRef::Item(Box::new(fwd.clone()), i);
+                    nodes.push(self.materialize(st, &k, s, &r)?);
+                }
+                Ok(make_tuple(&mut self.dst, st.bg, &nodes))
+            }
+        }
+    }
+
+    fn zero(&mut self, st: &mut Back, kind: &Kind, fwd: &FwdRef) -> Result<NodeId, AdError> {
+        match kind {
+            Kind::NoneLike => Ok(self.dst.add_const(Value::None, None)),
+            Kind::Tuple(items) => {
+                let mut nodes = Vec::new();
+                for (i, k) in items.iter().enumerate() {
+                    let r = FwdRef::Item(Box::new(fwd.clone()), i);
+                    nodes.push(self.zero(st, k, &r)?);
+                }
+                Ok(make_tuple(&mut self.dst, st.bg, &nodes))
+            }
+            Kind::Env(c) => {
+                let layout = self.gen.envs.layout(*c).to_vec();
+                let mut nodes = Vec::new();
+                for slot in layout {
+                    nodes.push(match slot {
+                        Slot::Fv(it, v) => {
+                            if it != self.item || !visible(&self.src, v, st.g) {
+                                let k = self.gen.kind_of(&it, v);
+                                let kinds = self.gen.world_kinds();
+                                placeholder(&mut self.dst, st.bg, self.gen.envs, &kinds, &k, 0)?
+                            } else {
+                                let k = self.kind(v);
+                                let fv = self.fwd[&v];
+                                self.zero(st, &k, &FwdRef::Node(fv))?
+                            }
+                        }
+                        Slot::Weight(w) => {
+                            let wn = self.weight_node(&w);
+                            prim(&mut self.dst, st.bg, "ZerosLike", &[wn])
+                        }
+                    });
+                }
+                Ok(make_tuple(&mut self.dst, st.bg, &nodes))
+            }
+            _ => {
+                let x = self.fwd_ref(st, fwd);
+                Ok(prim(&mut self.dst, st.bg, "ZerosLike", &[x]))
+            }
+        }
+    }
+
+    /// The kinds of the items of a tuple-like sensitivity.
+    fn item_kinds(&self, kind: &Kind, n: usize) -> Vec<Kind> {
+        match kind {
+            Kind::Tuple(items) if items.len() == n => items.clone(),
+            Kind::Env(c) => self
+                .gen
+                .envs
+                .layout(*c)
+                .iter()
+                .map(|s| match s {
+                    Slot::Fv(it, v) => self.gen.kind_of(it, *v),
+                    Slot::Weight(w) => self.gen.weight_kind(w),
+                })
+                .collect(),
+            _ => vec![Kind::Unknown; n],
+        }
+    }
+
+    fn width(&self, kind: &Kind) -> Option<usize> {
+        match kind {
+            Kind::Tuple(items) => Some(items.len()),
+            Kind::Env(c) => Some(self.gen.envs.layout(*c).len()),
+            _ => None,
+        }
+    }
+
+    /// Item `i` of a sensitivity.
+    fn item_of(&mut self, st: &Back, s: &Sens, i: usize) -> Sens {
+        match s {
+            Sens::Zero => Sens::Zero,
+            Sens::Tuple(items) => items.get(i).cloned().unwrap_or(Sens::Zero),
+            Sens::Node(n) => Sens::Node(tuple_get(&mut self.dst, st.bg, *n, i)),
+        }
+    }
+
+    /// The sum of two sensitivities of a value of this kind.
+    fn add(&mut self, st: &Back, kind: &Kind, a: Sens, b: Sens) -> Result<Sens, AdError> {
+        Ok(match (a, b) {
+            (Sens::Zero, x) | (x, Sens::Zero) => x,
+            (Sens::Node(x), Sens::Node(y)) => match self.width(kind) {
+                Some(n) => {
+                    let a = Sens::Tuple(
+                        (0..n)
+                            .map(|i| self.item_of(st, &Sens::Node(x), i))
+                            .collect(),
+                    );
+                    let b = Sens::Tuple(
+                        (0..n)
+                            .map(|i| self.item_of(st, &Sens::Node(y), i))
+                            .collect(),
+                    );
+                    self.add(st, kind, a, b)?
+                }
+                None => Sens::Node(prim(&mut self.dst, st.bg, "Add", &[x, y])),
+            },
+            (Sens::Tuple(xs), Sens::Tuple(ys)) => {
+                if xs.len() != ys.len() {
+                    return Err(AdError(
+                        "internal: adding sensitivities of tuples of different lengths".into(),
+                    ));
+                }
+                let kinds = self.item_kinds(kind, xs.len());
+                let mut out = Vec::new();
+                for ((x, y), k) in xs.into_iter().zip(ys).zip(kinds) {
+                    out.push(self.add(st, &k, x, y)?);
+                }
+                Sens::Tuple(out)
+            }
+            (Sens::Node(x), Sens::Tuple(ys)) | (Sens::Tuple(ys), Sens::Node(x)) => {
+                let xs = Sens::Tuple(
+                    (0..ys.len())
+                        .map(|i| self.item_of(st, &Sens::Node(x), i))
+                        .collect(),
+                );
+                self.add(st, kind, xs, Sens::Tuple(ys))?
+            }
+        })
+    }
+
+    /// Whether a sensitivity for input `m` would be kept.
+    fn wants(&self, m: NodeId) -> bool {
+        match &self.src.node(m).kind {
+            NodeKind::Const(Value::Graph(_) | Value::Global(_) | Value::Prim(_)) => {
+                self.carries(&self.kind(m))
+            }
+            NodeKind::Const(_) => false,
+            NodeKind::Weight(w) => self.gen.weights.contains(w),
+            _ => self.carries(&self.kind(m)),
+        }
+    }
+
+    /// Adds `s` to the sensitivity of `m`.
+    fn contribute(&mut self, st: &mut Back, m: NodeId, s: Sens) -> Result<(), AdError> {
+        if matches!(s, Sens::Zero) || !self.wants(m) {
+            return Ok(());
+        }
+        if let NodeKind::Weight(w) = &self.src.node(m).kind {
+            let w = w.clone();
+            let k = self.gen.weight_kind(&w);
+            let old = st.wsens.remove(&w).unwrap_or(Sens::Zero);
+            let new = self.add(st, &k, old, s)?;
+            st.wsens.insert(w, new);
+            return Ok(());
+        }
+        let k = self.kind(m);
+        let old = st.sens.remove(&m).unwrap_or(Sens::Zero);
+        let new = self.add(st, &k, old, s)?;
+        st.sens.insert(m, new);
+        Ok(())
+    }
+
+    fn contribute_weight(&mut self, st: &mut Back, w: &str, s: Sens) -> Result<(), AdError> {
+        if matches!(s, Sens::Zero) || !self.gen.weights.iter().any(|x| x == w) {
+            return Ok(());
+        }
+        let k = self.gen.weight_kind(w);
+        let old = st.wsens.remove(w).unwrap_or(Sens::Zero);
+        let new = self.add(st, &k, old, s)?;
+        st.wsens.insert(w.to_string(), new);
+        Ok(())
+    }
+
+    /// Adds an environment (of the functions `fs`' class) to the sensitivities
+    /// of the values those functions capture, and of the weights.
+    fn open(&mut self, st: &mut Back, fs: &[FnRef], s: &Sens) -> Result<(), AdError> {
+        let layout = self.gen.envs.layout_of(&fs[0]).to_vec();
+        let mut captured: Vec<NodeId> = Vec::new();
+        for f in fs {
+            if let FnRef::Graph(it, h) = f {
+                if *it == self.item {
+                    captured.extend(self.gen.envs.fvs(self.gen.world, it, *h));
+                }
+            }
+        }
+        for (j, slot) in layout.iter().enumerate() {
+            match slot {
+                Slot::Fv(it, v) if *it == self.item && captured.contains(v) && self.wants(*v) => {
+                    let x = self.item_of(st, s, j);
+                    self.contribute(st, *v, x)?;
+                }
+                Slot::Weight(w) => {
+                    let x = self.item_of(st, s, j);
+                    self.contribute_weight(st, w, x)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn back_node(&mut self, st: &mut Back, n: NodeId) -> Result<(), AdError> {
+        let Some(s) = st.sens.remove(&n) else {
+            return Ok(());
+        };
+        let inputs = self.src.inputs(n).to_vec();
+        let args = &inputs[1..];
+        let info = self.info[&n].clone();
+        match info {
+            Info::Inactive => {}
+            Info::Structural(name) => match name.as_str() {
+                "MakeTuple" => {
+                    for (i, &a) in args.iter().enumerate() {
+                        if self.wants(a) {
+                            let x = self.item_of(st, &s, i);
+                            self.contribute(st, a, x)?;
+                        }
+                    }
+                }
+                "TupleGetItem" => {
+                    let t = args[0];
+                    let len = match self.value(t) {
+                        AV::Tuple(items) => items.len(),
+                        _ => {
+                            return Err(AdError(
+                                "cannot differentiate indexing a tuple whose length is unknown"
+                                    .into(),
+                            ))
+                        }
+                    };
+                    let k = self
+                        .value(args[1])
+                        .const_int()
+                        .ok_or_else(|| AdError("a tuple index must be a constant".into()))?;
+                    let k = if k < 0 { k + len as i64 } else { k };
+                    if !(0..len as i64).contains(&k) {
+                        return Err(AdError("a tuple index is out of range".into()));
+                    }
+                    let mut items = vec![Sens::Zero; len];
+                    items[k as usize] = s;
+                    self.contribute(st, t, Sens::Tuple(items))?;
+                }
+                "Depend" => self.contribute(st, args[0], s)?,
+                "StopGradient" => {}
+                "Switch" => self.back_switch(st, n, args, s)?,
+                _ => {}
+            },
+            Info::Prim(p) => self.back_prim(st, n, &p, args, s)?,
+            Info::Call { bp } => {
+                let k = self.kind(n);
+                let fwd = FwdRef::Node(self.fwd[&n]);
+                let dout = self.materialize(st, &k, s, &fwd)?;
+                let d = call(&mut self.dst, st.bg, bp, &[dout]);
+                if self.wants(inputs[0]) {
+                    let x = tuple_get(&mut self.dst, st.bg, d, 0);
+                    self.contribute(st, inputs[0], Sens::Node(x))?;
+                }
+                for (i, &a) in args.iter().enumerate() {
+                    if self.wants(a) {
+                        let x = tuple_get(&mut self.dst, st.bg, d, i + 1);
+                        self.contribute(st, a, Sens::Node(x))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn back_switch(
+        &mut self,
+        st: &mut Back,
+        n: NodeId,
+        args: &[NodeId],
+        s: Sens,
+    ) -> Result<(), AdError> {
+        let (c, a, b) = (args[0], args[1], args[2]);
+        let k = self.kind(n);
+        if let (Kind::Env(_), Some(fa), Some(fb)) = (&k, self.const_fn(a), self.const_fn(b)) {
+            // Both branches are known functions: the environment (of the branch
+            // that ran; zeros in the other's slots) opens once over both.
+            return self.open(st, &[fa, fb], &s);
+        }
+        let cond = self.fwd_input(c)?;
+        let fwd = FwdRef::Node(self.fwd[&n]);
+        let sm = self.materialize(st, &k, s, &fwd)?;
+        for (branch, taken) in [(a, true), (b, false)] {
+            if !self.wants(branch) {
+                continue;
+            }
+            let kb = self.kind(branch);
+            let fb = self.fwd_input(branch)?;
+            let z = self.zero(st, &kb, &FwdRef::Node(fb))?;
+            let (t, f) = if taken { (sm, z) } else { (z, sm) };
+            let sw = prim(&mut self.dst, st.bg, "Switch", &[cond, t, f]);
+            self.contribute(st, branch, Sens::Node(sw))?;
+        }
+        Ok(())
+    }
+
+    fn back_prim(
+        &mut self,
+        st: &mut Back,
+        n: NodeId,
+        p: &PrimRef,
+        args: &[NodeId],
+        s: Sens,
+    ) -> Result<(), AdError> {
+        let op = ops::lookup(&p.name)
+            .ok_or_else(|| AdError(format!("unknown primitive `{}`", p.name)))?;
+        if !args.iter().any(|&a| self.wants(a)) {
+            return Ok(());
+        }
+        let Some(rule) = op.grad else {
+            if op.category == ops::Category::Internal {
+                // A helper of gradient rules: differentiating a gradient again.
+                return Err(AdError(format!(
+                    "`{}` has no gradient rule: differentiating a gradient (higher order) \
+                     through it is not supported",
+                    p.name
+                )));
+            }
+            return Ok(());
+        };
+        let mut fin = Vec::new();
+        for &a in args {
+            fin.push(self.fwd_input(a)?);
+        }
+        let out = self.fwd[&n];
+        let k = self.kind(n);
+        let dout = self.materialize(st, &k, s, &FwdRef::Node(out))?;
+        let attrs = ops::resolve_attrs(op, &p.attrs);
+        let values: Vec<AbsVal> = args.iter().map(|&a| self.value(a).to_absval()).collect();
+        let gins: Vec<GNode> = fin.iter().map(|x| GNode(x.0)).collect();
+        let grads = {
+            let mut b = IrGrad {
+                body: &mut self.dst,
+                graph: st.bg,
+            };
+            rule(
+                &mut b,
+                &GradCall {
+                    inputs: &gins,
+                    out: GNode(out.0),
+                    dout: GNode(dout.0),
+                    attrs: &attrs,
+                    input_values: &values,
+                },
+            )
+        };
+        for (i, gn) in grads.into_iter().enumerate() {
+            if let (Some(gn), Some(&a)) = (gn, args.get(i)) {
+                self.contribute(st, a, Sens::Node(NodeId(gn.0)))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a parameter annotation still holds in `J` (not a function type).
+fn is_data_type(ty: &Ty) -> bool {
+    match ty {
+        Ty::Func(_) | Ty::Unknown => false,
+        Ty::Tuple(items) => items.iter().all(is_data_type),
+        _ => true,
+    }
+}
