@@ -314,7 +314,7 @@ impl Engine<'_> {
                 break;
             }
             assumption = match (&assumption, &result) {
-                (Some(a), Some(r)) => Some(a.join(r).unwrap_or(AbsVal::Any)),
+                                (Some(a), Some(r)) => Some(self.join_values(a, r).unwrap_or(AbsVal::Any)),
                 _ => result.clone(),
             };
             self.cache
@@ -755,7 +755,7 @@ impl Engine<'_> {
                     seen.push(r.clone());
                     result = match result {
                         None => Some(r),
-                        Some(acc) => match acc.join(&r) {
+                                                Some(acc) => match self.join_values(&acc, &r) {
                             Some(j) => Some(j),
                             None => {
                                 self.branch_mismatch(frame, n, &seen);
@@ -1010,6 +1010,35 @@ impl Engine<'_> {
         self.report(&item, d);
     }
 
+        /// Joins two values like `AbsVal::join`, but two different function values
+    /// (also inside tuples) join into a union of both, as a `Switch` between
+    /// closures needs: calling the union calls each.
+    fn join_values(&mut self, a: &AbsVal, b: &AbsVal) -> Option<AbsVal> {
+        match (a, b) {
+            (AbsVal::Func(x), AbsVal::Func(y)) if x == y => Some(AbsVal::Func(*x)),
+            (AbsVal::Func(x), AbsVal::Func(y)) => {
+                let mut members = Vec::new();
+                for f in [*x, *y] {
+                    match &self.funcs[f as usize] {
+                        FuncVal::Union(inner) => members.extend(inner.iter().copied()),
+                        _ => members.push(f),
+                    }
+                }
+                members.sort_unstable();
+                members.dedup();
+                Some(self.intern(FuncVal::Union(members)))
+            }
+            (AbsVal::Tuple(xs), AbsVal::Tuple(ys)) if xs.len() == ys.len() => {
+                let mut out = Vec::with_capacity(xs.len());
+                for (x, y) in xs.iter().zip(ys) {
+                    out.push(self.join_values(x, y)?);
+                }
+                Some(AbsVal::Tuple(out))
+            }
+            _ => a.join(b),
+        }
+    }
+
     fn join_branches(&mut self, frame: &mut Frame, n: NodeId, a: Val, b: Val) -> Val {
         match (a, b) {
             (None, x) | (x, None) => x,
@@ -1020,7 +1049,7 @@ impl Engine<'_> {
                 let _ = n;
                 Some(self.intern(FuncVal::Union(vec![x, y])))
             }
-            (Some(x), Some(y)) => match x.join(&y) {
+                        (Some(x), Some(y)) => match self.join_values(&x, &y) {
                 Some(v) => Some(v),
                 None => {
                     let span = self.span(frame, n, None);

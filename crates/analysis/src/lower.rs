@@ -497,7 +497,9 @@ impl Lowerer<'_> {
         if self.index.is_weight(name) {
             return Some(Def::Weight(name.to_string()));
         }
-        if ops::lookup(name).is_some_and(|o| o.category != ops::Category::Internal) {
+        // Internal primitives (`_SumToShapeOf`, ...) resolve too: gradient
+        // programs printed by `mirdsl grad` use them and must check again.
+        if ops::lookup(name).is_some() {
             return Some(Def::Prim(name.to_string()));
         }
         if let Some(m) = METAFUNCTIONS.iter().find(|m| **m == name) {
@@ -845,9 +847,7 @@ impl Lowerer<'_> {
             let text = name.text();
             let shadowed = self.scopes.iter().any(|s| s.bound.contains_key(&text));
             if !shadowed && !self.index.is_graph(&text) && !self.index.is_weight(&text) {
-                if let Some(op) =
-                    ops::lookup(&text).filter(|o| o.category != ops::Category::Internal)
-                {
+                if let Some(op) = ops::lookup(&text) {
                     self.map
                         .refs
                         .push((callee.range(), Def::Prim(text.clone())));

@@ -24,7 +24,6 @@ pub const MINDSPORE_TO_REGISTRY: &[(&str, &str)] = &[
     ("ReLUV2", "ReLU"),
     ("GeLU", "GeLU"),
     ("Gelu", "GeLU"),
-    ("FastGeLU", "GeLU"),
     ("make_tuple", "MakeTuple"),
     ("tuple_getitem", "TupleGetItem"),
     ("TupleGetItem", "TupleGetItem"),

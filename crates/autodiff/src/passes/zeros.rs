@@ -217,7 +217,7 @@ fn sum_to_shape(body: &mut Body, g: ir::GraphId, x: NodeId, tx: &AV, tlike: &AV)
     let (
         AbsVal::Tensor {
             shape: Shape::Ranked(gd),
-            ..
+            dtype: gdtype,
         },
         AbsVal::Tensor {
             shape: Shape::Ranked(ld),
@@ -227,7 +227,9 @@ fn sum_to_shape(body: &mut Body, g: ir::GraphId, x: NodeId, tx: &AV, tlike: &AV)
     else {
         return None;
     };
-    if !dtype.is_float() || ld.len() > gd.len() {
+    // `_SumToShapeOf` also casts back to `like`'s dtype (a promoted input's
+    // gradient); ReduceSum alone would not, so keep it in mixed precision.
+    if !dtype.is_float() || gdtype != dtype || ld.len() > gd.len() {
         return None;
     }
     let lead = gd.len() - ld.len();

@@ -61,37 +61,13 @@ pub fn gradient_text(program: &Program, name: &str, meta: &MetaFn) -> String {
 /// `_`-prefixed primitives the gradient rules use (nor their attributes), and
 /// the checker cannot join values holding different closures (the branches of
 /// a `J`-transformed `if` each return their own backpropagator).
-pub fn is_known_external_limitation(d: &analysis::Diagnostic, text: &str) -> bool {
-    let snippet = &text[d.range];
-    match d.code {
-        analysis::Code::UndefinedName | analysis::Code::UnknownPrimitive => {
-            snippet.starts_with('_')
-        }
-        analysis::Code::KeywordNotAllowed => {
-            // An attribute of an internal primitive's call.
-            let line_start = text[..d.range.start().into()]
-                .rfind('\n')
-                .map_or(0, |i| i + 1);
-            text[line_start..usize::from(d.range.start())].contains("= _")
-        }
-        analysis::Code::BranchMismatch => d.message.contains("fn("),
-        _ => false,
-    }
-}
-
 /// Appends the printed gradient to the program's text and checks the whole
-/// file: it must parse, lower and check with no errors (apart from the known
-/// limitations of the checker, returned so callers can assert on them).
-pub fn round_trip(source: &str, gradient: &str) -> Vec<String> {
+/// file: it must parse, lower and check with no errors.
+pub fn round_trip(source: &str, gradient: &str) {
     let full = format!("{source}\n{gradient}");
     let a = analysis::analyze(&full);
-    let mut pending = Vec::new();
     for d in &a.diagnostics {
         if d.severity != analysis::Severity::Error {
-            continue;
-        }
-        if is_known_external_limitation(d, &full) {
-            pending.push(format!("{:?}", d.code));
             continue;
         }
         panic!(
@@ -99,9 +75,6 @@ pub fn round_trip(source: &str, gradient: &str) -> Vec<String> {
             d.code, d.message, &full[d.range]
         );
     }
-    pending.sort();
-    pending.dedup();
-    pending
 }
 
 /// Runs `entry` of `program` with the executor.
