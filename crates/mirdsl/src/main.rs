@@ -1,6 +1,9 @@
 //! `mirdsl`: the command-line face of the MindIR DSL tools.
 
+mod grad_cmd;
+mod interop_cmd;
 mod render;
+mod run;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the Language Server Protocol over stdin/stdout.
+    Lsp,
     /// Format `.mir` files in place (directories are searched for `.mir` files).
     Fmt {
         /// Files or directories.
@@ -48,6 +53,28 @@ enum Command {
         #[arg(long, value_enum, default_value_t = IrFormat::Mir)]
         format: IrFormat,
     },
+        /// Run a graph on the CPU and print its result.
+    Run(run::RunArgs),
+    /// Print the gradient program of a graph (DSL text that parses, checks and runs).
+    Grad {
+        file: PathBuf,
+        /// The graph to differentiate.
+        #[arg(long)]
+        entry: String,
+        /// Differentiate with respect to these parameters (names or 0-based
+        /// positions) and weights, in this order; default: the first parameter.
+        #[arg(long, value_delimiter = ',')]
+        wrt: Vec<String>,
+        /// Print the vector-Jacobian product (`vjp`) instead: `(output, backprop)`.
+        #[arg(long, conflicts_with = "wrt")]
+        vjp: bool,
+    },
+    /// Turn a MindSpore model (`.mindir`) or IR dump (`.ir`) into DSL text.
+    Import(interop_cmd::ImportArgs),
+    /// Write a graph as a MindSpore model (`.mindir`) that MindSpore 2.10 loads.
+    Export(interop_cmd::ExportArgs),
+    /// Print a file's graphs as Graphviz DOT (or SVG), in MindSpore's style.
+    Dot(interop_cmd::DotArgs),
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -76,6 +103,13 @@ pub const EXIT_USAGE: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
+        Command::Lsp => match lsp::run_stdio() {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                eprintln!("error: the language server failed: {e}");
+                EXIT_FAILURE
+            }
+        },
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
         Command::Check { paths, format } => check_command(&paths, format),
@@ -84,11 +118,16 @@ fn main() -> ExitCode {
             entry,
             format,
         } => ir_command(&file, entry.as_deref(), format),
+                Command::Run(args) => run::run_command(&args),
+        Command::Grad { file, entry, wrt, vjp } => grad_cmd::grad_command(&file, &entry, &wrt, vjp),
+        Command::Import(args) => interop_cmd::import_command(&args),
+        Command::Export(args) => interop_cmd::export_command(&args),
+        Command::Dot(args) => interop_cmd::dot_command(&args),
     };
     ExitCode::from(code)
 }
 
-fn read(path: &Path) -> Result<String, u8> {
+pub(crate) fn read(path: &Path) -> Result<String, u8> {
     std::fs::read_to_string(path).map_err(|e| {
         eprintln!("error: cannot read {}: {e}", path.display());
         EXIT_USAGE
@@ -280,8 +319,8 @@ fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
             }
             out
         }
-        IrFormat::MsIr => ir::print::print_program(&program),
-        IrFormat::Dot => ir::print::print_program(&program),
+        IrFormat::MsIr => ir::print_ms::print_program(&program, &interop_cmd::node_types(&analysis)),
+        IrFormat::Dot => ir::print_dot::print_program(&program, &interop_cmd::node_types(&analysis)),
     };
     print!("{out}");
     EXIT_OK
