@@ -83,7 +83,9 @@ enum Outcome {
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum GradKey {
-    Graph(u32, GraphId, MetaFn),
+    /// With what is known of the arguments (dtypes, shapes), which autodiff
+    /// uses (e.g. `Cast`'s gradient needs the input dtype).
+    Graph(u32, GraphId, MetaFn, Option<Vec<AbsVal>>),
     Prim(PrimRef, usize, MetaFn),
 }
 
@@ -620,7 +622,8 @@ impl Executor {
                     })));
                 }
                 Func::Meta { meta, f } => {
-                    let (entry, extra) = self.differentiated(meta, f, args.len())?;
+                    let values = abstract_args(&args);
+                    let (entry, extra) = self.differentiated(meta, f, args.len(), values)?;
                     args.extend(extra);
                     callee = entry;
                 }
@@ -660,11 +663,12 @@ impl Executor {
 
     /// The graph that computes `meta(f)` and the extra arguments it takes
     /// after `f`'s (the values a closure captured).
-    fn differentiated(
+        fn differentiated(
         &mut self,
         meta: &MetaFn,
         f: &Value,
         nargs: usize,
+        values: Option<Vec<AbsVal>>,
     ) -> Result<(Value, Vec<Value>), RunError> {
         let Value::Func(func) = f else {
             return Err(RunError::new(
@@ -678,11 +682,14 @@ impl Executor {
         };
         match &**func {
             Func::Graph(c) => {
-                let key = GradKey::Graph(c.item, c.graph, meta.clone());
+                                // Closures' captured values come after the arguments; only a
+                // plain graph's argument values describe all its parameters.
+                let values = if c.env.is_empty() { values } else { None };
+                let key = GradKey::Graph(c.item, c.graph, meta.clone(), values.clone());
                 let entry = match self.grad_cache.get(&key) {
                     Some(&e) => e,
                     None => {
-                        let e = self.run_autodiff(c.item, c.graph, meta, &c.name)?;
+                        let e = self.run_autodiff(c.item, c.graph, meta, &c.name, values)?;
                         self.grad_cache.insert(key, e);
                         e
                     }
@@ -696,7 +703,7 @@ impl Executor {
                     Some(&e) => e,
                     None => {
                         let wrapper = self.prim_wrapper(&p.prim, nargs);
-                        let e = self.run_autodiff(wrapper, GraphId(0), meta, &p.prim.name)?;
+                        let e = self.run_autodiff(wrapper, GraphId(0), meta, &p.prim.name, None)?;
                         self.grad_cache.insert(key, e);
                         e
                     }
@@ -705,14 +712,14 @@ impl Executor {
             }
             Func::Meta { meta: inner, f: g } => {
                 // grad(grad(g)): differentiate the graph that computes grad(g).
-                let (entry, extra) = self.differentiated(inner, g, nargs)?;
+                let (entry, extra) = self.differentiated(inner, g, nargs, None)?;
                 if !extra.is_empty() {
                     return Err(RunError::new(
                         ErrorKind::Unsupported,
                         "differentiating the gradient of a closure is not supported",
                     ));
                 }
-                self.differentiated(meta, &entry, nargs)
+                self.differentiated(meta, &entry, nargs, None)
             }
             Func::Partial { .. } => {
                 let entry = self.partial_wrapper(f, nargs, meta)?;
@@ -794,7 +801,7 @@ impl Executor {
         let out = body.add_apply(root, inputs, None);
         body.graph_mut(root).output = Some(out);
         let item = self.add_item(&name, Arc::new(body), scope);
-        self.run_autodiff(item, GraphId(0), meta, &describe_fn(f))
+        self.run_autodiff(item, GraphId(0), meta, &describe_fn(f), None)
     }
 
     /// Values a differentiated closure's entry takes after the arguments: the
@@ -868,12 +875,13 @@ impl Executor {
         }
     }
 
-    fn run_autodiff(
+        fn run_autodiff(
         &mut self,
         item: u32,
         graph: GraphId,
         meta: &MetaFn,
         name: &str,
+        param_values: Option<Vec<AbsVal>>,
     ) -> Result<u32, RunError> {
         let scope = self.items[item as usize].scope;
         let program = self.program_for(scope);
@@ -882,7 +890,8 @@ impl Executor {
             graph,
         };
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            autodiff::differentiate(&program, &target, meta)
+                        let options = autodiff::Options { param_values, ..Default::default() };
+            autodiff::differentiate_with(&program, &target, meta, &options)
         }))
         .map_err(|p| {
             RunError::internal(format!(
@@ -1208,4 +1217,19 @@ fn first_nan(v: &Value) -> Option<String> {
         }),
         _ => None,
     }
+}
+
+/// What is known of run-time arguments, for autodiff: dtypes and shapes;
+/// `None` when one is a function (autodiff then uses the annotations).
+fn abstract_args(args: &[Value]) -> Option<Vec<AbsVal>> {
+    fn one(v: &Value) -> Option<AbsVal> {
+        Some(match v {
+            Value::Tensor(t) => t.abs().widen(),
+            Value::Tuple(items) => AbsVal::Tuple(items.iter().map(one).collect::<Option<_>>()?),
+            Value::None => AbsVal::None,
+            Value::Str(_) => AbsVal::Str(None),
+            Value::Func(_) | Value::Type(_) => return None,
+        })
+    }
+    args.iter().map(one).collect()
 }

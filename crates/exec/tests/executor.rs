@@ -627,3 +627,12 @@ fn npy_output_flattens_tuples() {
     assert_eq!(t.dtype(), DType::I64);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `grad` of an unannotated graph is differentiated for the run-time argument
+/// types, so rules that depend on dtypes (Cast's) see them.
+#[test]
+fn gradient_of_a_generic_graph_uses_the_argument_types() {
+    let src = "graph f(x) {\n  y = Cast(x, f64)\n  return ReduceSum(Square(y))\n}\n\ngraph main(x: f32[3]) {\n  return grad(f)(x)\n}\n";
+    let out = run(src, "main", vec![f32s(&[3], &[1.0, 2.0, 3.0])]).unwrap();
+    assert_eq!(data(&out), vec![2.0, 4.0, 6.0]);
+}
