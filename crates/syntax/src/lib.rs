@@ -127,8 +127,8 @@ impl Parse {
         if let Some(parse) = self.reparse_item(edit) {
             return parse;
         }
-        // Only now: the text of the whole tree costs as much as a parse.
-        let mut new_text = self.syntax_node().to_string();
+        let mut new_text = String::with_capacity(usize::from(self.green.text_len()));
+        push_text(&self.green, &mut new_text);
         edit.apply(&mut new_text);
         parse(&new_text)
     }
@@ -150,7 +150,8 @@ impl Parse {
         {
             return None;
         }
-        let mut text = item.to_string();
+        let mut text = String::with_capacity(usize::from(range.len()));
+        push_text(item.green(), &mut text);
         let relative = edit.delete - range.start();
         text.replace_range(
             usize::from(relative.start())..usize::from(relative.end()),
@@ -190,6 +191,17 @@ impl Parse {
             green: new_green,
             errors: errors.into(),
         })
+    }
+}
+
+/// Appends the text of a green tree: much cheaper than `SyntaxNode::to_string`,
+/// which goes through a cursor per token.
+fn push_text(node: &rowan::GreenNodeData, out: &mut String) {
+    for child in node.children() {
+        match child {
+            NodeOrToken::Node(n) => push_text(n, out),
+            NodeOrToken::Token(t) => out.push_str(t.text()),
+        }
     }
 }
 

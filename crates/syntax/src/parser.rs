@@ -42,6 +42,7 @@ pub(crate) fn parse_tokens(
         errors: Vec::new(),
         newline_is_trivia: vec![false],
         last_significant_end: TextSize::from(0),
+        depth: 0,
     };
     match entry {
         Entry::SourceFile => source_file(&mut p),
@@ -70,6 +71,8 @@ struct Parser<'t> {
     /// One entry per open bracket: whether a newline is trivia inside it.
     newline_is_trivia: Vec<bool>,
     last_significant_end: TextSize,
+    /// Nesting depth of the grammar's recursive rules (see `MAX_NESTING`).
+    depth: u32,
 }
 
 const STMT_END: &[SyntaxKind] = &[NEWLINE, SEMI, R_BRACE, EOF];
@@ -435,6 +438,10 @@ fn param(p: &mut Parser) -> bool {
 }
 
 fn ty(p: &mut Parser) -> bool {
+    nested(p, ty_inner)
+}
+
+fn ty_inner(p: &mut Parser) -> bool {
     match p.current() {
         IDENT | NONE_KW => {
             p.start_node(NAMED_TYPE);
@@ -600,6 +607,13 @@ fn let_stmt(p: &mut Parser) {
 }
 
 fn tuple_pat(p: &mut Parser) {
+    nested(p, |p| {
+        tuple_pat_inner(p);
+        true
+    });
+}
+
+fn tuple_pat_inner(p: &mut Parser) {
     p.start_node(TUPLE_PAT);
     p.open(true);
     list(p, R_PAREN, "tuple pattern", |p| {
@@ -619,6 +633,10 @@ fn expr(p: &mut Parser) -> bool {
 }
 
 fn expr_bp(p: &mut Parser, min_precedence: u8) -> bool {
+    nested(p, |p| expr_bp_inner(p, min_precedence))
+}
+
+fn expr_bp_inner(p: &mut Parser, min_precedence: u8) -> bool {
     let checkpoint = p.checkpoint();
     if !unary(p) {
         return false;
@@ -640,6 +658,10 @@ fn expr_bp(p: &mut Parser, min_precedence: u8) -> bool {
 }
 
 fn unary(p: &mut Parser) -> bool {
+    nested(p, unary_inner)
+}
+
+fn unary_inner(p: &mut Parser) -> bool {
     if p.at_any(&[MINUS, NOT_KW]) {
         p.start_node(PREFIX_EXPR);
         p.bump();
@@ -764,6 +786,13 @@ fn atom(p: &mut Parser) -> bool {
 
 /// `if COND { ... } else if COND { ... } else { ... }`
 fn if_expr(p: &mut Parser) {
+    nested(p, |p| {
+        if_expr_inner(p);
+        true
+    });
+}
+
+fn if_expr_inner(p: &mut Parser) {
     p.start_node(IF_EXPR);
     p.bump(); // `if`
     expr(p);
@@ -789,21 +818,31 @@ fn if_expr(p: &mut Parser) {
     p.finish_node();
 }
 
-/// Builds the green tree like `rowan::GreenNodeBuilder`, and shares equal tokens
-/// and equal small nodes the same way, but cheaper for whole files: its tables
-/// are sized from the token count up front, a one-entry cache per token kind
-/// catches punctuation, keywords and common whitespace without hashing, and a
-/// small node is looked up by the identities of its (already shared) children
-/// rather than by hashing their contents, so growing a table never rehashes
-/// subtrees. The trees are equal (`==`) to the builder's.
+/// Builds the green tree like `rowan::GreenNodeBuilder` and shares equal tokens
+/// and equal small nodes the same way (the trees are equal, `==`), with less work
+/// per token, which is most of the cost of a parse:
+/// - one atomic reference-count increment per token and no more (rowan's cache
+///   is as frugal, but a naive per-kind cache of `GreenToken`s is not);
+/// - a one-entry cache per token kind (punctuation, keywords, common whitespace)
+///   and a small direct-mapped cache (frequent names) in front of the intern
+///   table spare most tokens a hash-table lookup;
+/// - a small node is looked up by a hash of its children's identities (they are
+///   shared already), so neither a lookup nor a growing table rehashes subtrees,
+///   which made up about a sixth of rowan's time on large files.
 struct Builder<'t> {
     /// Open nodes: kind and index of the first child in `children`.
     parents: Vec<(SyntaxKind, usize)>,
     /// Finished children of the open nodes, each with its identity: the address
     /// of its shared green data, or 0 if it is not shared.
     children: Vec<(u64, GreenElement)>,
-    last_token: Vec<Option<(u64, GreenToken)>>,
-    tokens: HashMap<(SyntaxKind, &'t str), (u64, GreenToken), FxBuild>,
+    /// The distinct tokens so far.
+    interned: Vec<GreenToken>,
+    /// Per kind, the index in `interned` of the last token of that kind, plus 1.
+    last_token: Vec<u32>,
+    /// A direct-mapped cache in front of `tokens`, indexed by a cheap hash of the
+    /// kind and text: an index in `interned` plus 1. Its length is a power of 2.
+    recent: Vec<u32>,
+    tokens: HashMap<(SyntaxKind, &'t str), u32, FxBuild>,
     /// Small nodes by the hash of their kind and children's identities.
     nodes: HashMap<u64, GreenNode, FxBuild>,
 }
@@ -816,34 +855,60 @@ const MAX_SHARED_CHILDREN: usize = 3;
 
 impl<'t> Builder<'t> {
     fn new(token_count: usize) -> Self {
-        let capacity = (token_count / 8).clamp(16, 1 << 16);
+        let capacity = (token_count / 64).clamp(16, 1 << 12);
         Builder {
             parents: Vec::with_capacity(32),
             children: Vec::with_capacity(64),
-            last_token: vec![None; SyntaxKind::__LAST as usize],
+            interned: Vec::with_capacity(capacity),
+            last_token: vec![0; SyntaxKind::__LAST as usize],
+            recent: vec![0; token_count.next_power_of_two().clamp(64, 4096)],
             tokens: HashMap::with_capacity_and_hasher(capacity, FxBuild::default()),
             nodes: HashMap::with_capacity_and_hasher(capacity, FxBuild::default()),
         }
     }
 
     fn token(&mut self, kind: SyntaxKind, text: &'t str) {
-        let slot = &mut self.last_token[kind as usize];
-        let (id, token) = match slot {
-            Some((id, t)) if t.text() == text => (*id, t.clone()),
+        let index = self.intern(kind, text);
+        // Each `GreenToken` clone is an atomic increment: one per token, no more.
+        let token = self.interned[index].clone();
+        let id = &*token as *const GreenTokenData as u64;
+        self.children.push((id, NodeOrToken::Token(token)));
+    }
+
+    /// The index in `interned` of the token: from the last token of its kind, the
+    /// direct-mapped cache, or the table (in that order of cost).
+    fn intern(&mut self, kind: SyntaxKind, text: &'t str) -> usize {
+        let last = self.last_token[kind as usize] as usize;
+        if let Some(i) = last.checked_sub(1) {
+            if self.interned[i].text() == text {
+                return i;
+            }
+        }
+        let bytes = text.as_bytes();
+        let (first, last) = (bytes.first().copied(), bytes.last().copied());
+        let slot = (usize::from(first.unwrap_or(0)) * 31
+            + usize::from(last.unwrap_or(0)) * 7
+            + bytes.len() * 131)
+            ^ ((kind as usize) << 3);
+        let slot = slot & (self.recent.len() - 1);
+        let i = match (self.recent[slot] as usize).checked_sub(1) {
+            Some(i)
+                if self.interned[i].kind() == kind.into() && self.interned[i].text() == text =>
+            {
+                i
+            }
             _ => {
-                let (id, token) = self
-                    .tokens
-                    .entry((kind, text))
-                    .or_insert_with(|| {
-                        let token = GreenToken::new(kind.into(), text);
-                        (&*token as *const GreenTokenData as u64, token)
-                    })
-                    .clone();
-                *slot = Some((id, token.clone()));
-                (id, token)
+                let interned = &mut self.interned;
+                let i = *self.tokens.entry((kind, text)).or_insert_with(|| {
+                    interned.push(GreenToken::new(kind.into(), text));
+                    (interned.len() - 1) as u32
+                }) as usize;
+                self.recent[slot] = i as u32 + 1;
+                i
             }
         };
-        self.children.push((id, NodeOrToken::Token(token)));
+        self.last_token[kind as usize] = i as u32 + 1;
+        i
     }
 
     fn start_node(&mut self, kind: SyntaxKind) {
@@ -974,4 +1039,28 @@ impl Hasher for FxHasher {
     fn finish(&self) -> u64 {
         self.0
     }
+}
+
+/// Deeper nesting than this is reported rather than parsed, so neither the
+/// parser nor a tree (which is dropped recursively) can overflow the stack, even
+/// on a thread with a small stack.
+const MAX_NESTING: u32 = 256;
+
+/// Runs a recursive grammar rule one level deeper, or, past `MAX_NESTING`,
+/// reports the nesting and skips the rest of the line without recursing.
+fn nested(p: &mut Parser, rule: impl FnOnce(&mut Parser) -> bool) -> bool {
+    if p.depth >= MAX_NESTING {
+        p.error_plain("nested too deeply (more than 256 levels): split this into several bindings");
+        p.start_node(ERROR);
+        while p.pos < p.tokens.len() && p.tokens[p.pos].kind != NEWLINE {
+            p.emit(p.pos);
+            p.pos += 1;
+        }
+        p.finish_node();
+        return false;
+    }
+    p.depth += 1;
+    let parsed = rule(p);
+    p.depth -= 1;
+    parsed
 }

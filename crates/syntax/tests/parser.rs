@@ -169,3 +169,25 @@ fn typed_ast_reads_the_mlp_example() {
         .collect();
     assert_eq!(kw, [("transpose_b".to_string(), "true".to_string())]);
 }
+
+/// Pathologically deep nesting is an error, not a stack overflow, even on a
+/// thread with a 2 MiB stack (what the language server's workers get).
+#[test]
+fn deep_nesting_is_reported_not_overflowed() {
+    let handle = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            for text in [
+                format!("graph f(x) {{\n  a = {}x{}\n  return a\n}}\n", "(".repeat(100_000), ")".repeat(100_000)),
+                format!("graph f(x) {{\n  a = {}x\n  return a\n}}\n", "-".repeat(100_000)),
+                format!("graph f(x: {}f32{}) {{ return x }}\n", "(".repeat(50_000), ",)".repeat(50_000)),
+            ] {
+                let parse = syntax::parse(&text);
+                assert_eq!(parse.syntax_node().to_string(), text);
+                assert!(parse.errors().iter().any(|e| e.message.contains("nested too deeply")));
+                drop(parse);
+            }
+        })
+        .unwrap();
+    handle.join().expect("no stack overflow");
+}

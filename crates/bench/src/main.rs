@@ -1,0 +1,134 @@
+//! `bench`: timing runs of the mirdsl toolchain on generated `.mir` files.
+//!
+//! ```text
+//! cargo run --release -p bench -- parse [--lines N] [--runs N] [--edits N] [--seed S]
+//! ```
+//!
+//! Each benchmark is a sibling module with a `run(&Options)` entry point; add a
+//! module and a line in [`BENCHES`] for a new one (`check`, `lsp`, `run`, ...).
+
+mod gen;
+mod lsp;
+mod parse;
+mod stats;
+
+use std::process::ExitCode;
+
+/// Settings shared by all benchmarks; each uses those that apply to it.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Lines of the generated `.mir` file.
+    pub lines: usize,
+    /// Seed of the generator.
+    pub seed: u64,
+    /// Timed repetitions of a whole-file measurement (the median is reported).
+    pub runs: usize,
+    /// Different edits for the incremental measurements.
+    pub edits: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            lines: 50_000,
+            seed: 1,
+            runs: 15,
+            edits: 200,
+        }
+    }
+}
+
+type Bench = fn(&Options);
+
+/// Every benchmark: name, what it measures, entry point.
+const BENCHES: &[(&str, &str, Bench)] = &[
+    (
+        "parse",
+        "lex+parse and format throughput, incremental reparse latency",
+        parse::run,
+    ),
+    (
+        "lsp",
+        "mirdsl lsp edit→diagnostics latency and memory, next to mlir-lsp-server",
+        lsp::run,
+    ),
+    (
+        "gen",
+        "print the generated .mir file (for profiling with other tools)",
+        print_generated,
+    ),
+];
+
+fn print_generated(options: &Options) {
+    print!("{}", gen::generate(options.lines, options.seed));
+}
+
+fn usage() -> String {
+    let mut out = String::from(
+        "usage: bench BENCH [--lines N] [--runs N] [--edits N] [--seed S]\n\nbenchmarks:\n",
+    );
+    for (name, about, _) in BENCHES {
+        out.push_str(&format!("  {name:<8} {about}\n"));
+    }
+    let d = Options::default();
+    out.push_str(&format!(
+        "\ndefaults: --lines {} --runs {} --edits {} --seed {}\n\
+         build with --release: `cargo run --release -p bench -- parse`\n",
+        d.lines, d.runs, d.edits, d.seed
+    ));
+    out
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut options = Options::default();
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .ok_or_else(|| format!("`{flag}` needs a value"))?;
+        let number = || -> Result<u64, String> {
+            value
+                .replace('_', "")
+                .parse()
+                .map_err(|_| format!("`{flag}`: `{value}` is not a number"))
+        };
+        match flag.as_str() {
+            "--lines" => options.lines = number()? as usize,
+            "--runs" => options.runs = (number()? as usize).max(1),
+            "--edits" => options.edits = (number()? as usize).max(1),
+            "--seed" => options.seed = number()?,
+            _ => return Err(format!("unknown option `{flag}`")),
+        }
+    }
+    Ok(options)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(name) = args.first() else {
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    if matches!(name.as_str(), "-h" | "--help" | "help") {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    let Some((_, _, bench)) = BENCHES.iter().find(|(n, _, _)| n == name) else {
+        eprintln!("unknown benchmark `{name}`\n");
+        eprint!("{}", usage());
+        return ExitCode::from(2);
+    };
+    let options = match parse_options(&args[1..]) {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("{message}\n");
+            eprint!("{}", usage());
+            return ExitCode::from(2);
+        }
+    };
+    if cfg!(debug_assertions) {
+        eprintln!("warning: a debug build; run with `--release` for real figures\n");
+    }
+    bench(&options);
+    ExitCode::SUCCESS
+}
