@@ -8,7 +8,7 @@ use ir::{Program, Ty, WeightDef};
 use syntax::ast;
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::infer::{infer_entry, EntryResult, ProgramSource};
+use crate::infer::{EntryResult, ProgramSource};
 use crate::lower::{lower_graph, lower_weight, ItemIndex, LoweredGraph};
 
 /// A file's lowered graphs and weights, by name.
@@ -120,11 +120,10 @@ pub fn analyze(text: &str) -> FileAnalysis {
             }
         }
     }
-    let mut entries = HashMap::new();
+    let order = crate::infer::callees_first(&source, &source.order);
+    let entries = crate::infer::infer_all(&source, &order);
     for name in &source.order {
-        let result = infer_entry(&source, name);
-        diagnostics.extend(result.diagnostics.iter().cloned());
-        entries.insert(name.clone(), result);
+        diagnostics.extend(entries[name].diagnostics.iter().cloned());
     }
     diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     diagnostics.dedup();

@@ -116,66 +116,127 @@ struct Frame {
 /// Infers the entry graph `name` (a top-level graph), checked with its declared
 /// parameter types (unannotated parameters are unknown).
 pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
-    let Some(lowered) = source.graph(name) else {
-        return EntryResult::default();
+    let mut engine = Engine::new(source, name);
+    engine.run_entry(name)
+}
+
+/// Infers several entries with one shared cache of graph specialisations, so a
+/// graph called from many entries is inferred once per specialisation. Give the
+/// entries callees first (see `callees_first`): a graph's own entry then
+/// reports the problems in its body, and its callers find them cached.
+pub fn infer_all(source: &dyn ProgramSource, names: &[String]) -> HashMap<String, EntryResult> {
+    let Some(first) = names.first() else {
+        return HashMap::new();
     };
-    let mut engine = Engine {
-        source,
-        entry: Arc::from(name),
-        funcs: Vec::new(),
-        func_ids: HashMap::new(),
-        cache: HashMap::new(),
-        active: Vec::new(),
-        diagnostics: Vec::new(),
-        seen: HashSet::new(),
-        node_values: HashMap::new(),
-        other_values: HashMap::new(),
-        call_stack: Vec::new(),
-        fv_cache: HashMap::new(),
-        depth: 0,
-    };
-    let body = lowered.body.clone();
-    let root = body.graph(body.root());
-    let args: Vec<Val> = root
-        .params
+    let mut engine = Engine::new(source, first);
+    names
         .iter()
-        .map(|&p| {
-            Some(
-                body.node(p)
-                    .annotation
-                    .as_ref()
-                    .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t)),
-            )
-        })
-        .collect();
-    let item: Arc<str> = Arc::from(name);
-    let output = engine.call_graph(
-        &item,
-        body.root(),
-        args.clone(),
-        Arc::new(HashMap::new()),
-        None,
-    );
-    if output.is_none() {
-        let range = root.name_span.unwrap_or_default();
-        engine.report(
-            &item,
-            Diagnostic::error(
-                Code::Recursion,
-                range,
-                format!("`{name}` never returns a value: every path recurses"),
-            ),
-        );
+        .map(|n| (n.clone(), engine.run_entry(n)))
+        .collect()
+}
+
+/// Orders top-level graphs so that each comes after the graphs it refers to
+/// (cycles, i.e. recursion, in source order).
+pub fn callees_first(source: &dyn ProgramSource, order: &[String]) -> Vec<String> {
+    fn visit(
+        name: &str,
+        source: &dyn ProgramSource,
+        state: &mut HashMap<String, bool>,
+        out: &mut Vec<String>,
+    ) {
+        // Iterative DFS would avoid deep recursion; call chains this deep
+        // (thousands of graphs) are rare, so bound it instead.
+        if state.contains_key(name) || out.len() > 1_000_000 {
+            return;
+        }
+        state.insert(name.to_string(), false);
+        if let Some(g) = source.graph(name) {
+            for node in &g.body.nodes {
+                if let NodeKind::Const(Value::Global(callee)) = &node.kind {
+                    visit(callee, source, state, out);
+                }
+            }
+        }
+        state.insert(name.to_string(), true);
+        out.push(name.to_string());
     }
-    let mut diagnostics = engine.diagnostics;
-    diagnostics.sort_by_key(|d| (d.range.start(), d.code));
-    EntryResult {
-        node_values: engine.node_values,
-        other_values: engine.other_values,
-        params: args.into_iter().map(|a| a.unwrap_or(AbsVal::Any)).collect(),
-        output,
-        diagnostics,
-        funcs: engine.funcs,
+    let mut state = HashMap::new();
+    let mut out = Vec::with_capacity(order.len());
+    for name in order {
+        visit(name, source, &mut state, &mut out);
+    }
+    out.retain(|n| order.contains(n));
+    out
+}
+
+impl<'a> Engine<'a> {
+    fn new(source: &'a dyn ProgramSource, entry: &str) -> Engine<'a> {
+        Engine {
+            source,
+            entry: Arc::from(entry),
+            funcs: Vec::new(),
+            func_ids: HashMap::new(),
+            cache: HashMap::new(),
+            active: Vec::new(),
+            diagnostics: Vec::new(),
+            seen: HashSet::new(),
+            node_values: HashMap::new(),
+            other_values: HashMap::new(),
+            call_stack: Vec::new(),
+            fv_cache: HashMap::new(),
+            depth: 0,
+        }
+    }
+
+    /// Checks entry `name` with its declared parameter types.
+    fn run_entry(&mut self, name: &str) -> EntryResult {
+        let Some(lowered) = self.source.graph(name) else {
+            return EntryResult::default();
+        };
+        self.entry = Arc::from(name);
+        let body = lowered.body.clone();
+        let root = body.graph(body.root());
+        let args: Vec<Val> = root
+            .params
+            .iter()
+            .map(|&p| {
+                Some(
+                    body.node(p)
+                        .annotation
+                        .as_ref()
+                        .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t)),
+                )
+            })
+            .collect();
+        let item: Arc<str> = Arc::from(name);
+        let output = self.call_graph(
+            &item,
+            body.root(),
+            args.clone(),
+            Arc::new(HashMap::new()),
+            None,
+        );
+        if output.is_none() {
+            let range = root.name_span.unwrap_or_default();
+            self.report(
+                &item,
+                Diagnostic::error(
+                    Code::Recursion,
+                    range,
+                    format!("`{name}` never returns a value: every path recurses"),
+                ),
+            );
+        }
+        let mut diagnostics = std::mem::take(&mut self.diagnostics);
+        diagnostics.sort_by_key(|d| (d.range.start(), d.code));
+        EntryResult {
+            node_values: std::mem::take(&mut self.node_values),
+            other_values: std::mem::take(&mut self.other_values),
+            params: args.into_iter().map(|a| a.unwrap_or(AbsVal::Any)).collect(),
+            output,
+            diagnostics,
+            funcs: self.funcs.clone(),
+        }
     }
 }
 
@@ -314,7 +375,7 @@ impl Engine<'_> {
                 break;
             }
             assumption = match (&assumption, &result) {
-                                (Some(a), Some(r)) => Some(self.join_values(a, r).unwrap_or(AbsVal::Any)),
+                (Some(a), Some(r)) => Some(self.join_values(a, r).unwrap_or(AbsVal::Any)),
                 _ => result.clone(),
             };
             self.cache
@@ -755,7 +816,7 @@ impl Engine<'_> {
                     seen.push(r.clone());
                     result = match result {
                         None => Some(r),
-                                                Some(acc) => match self.join_values(&acc, &r) {
+                        Some(acc) => match self.join_values(&acc, &r) {
                             Some(j) => Some(j),
                             None => {
                                 self.branch_mismatch(frame, n, &seen);
@@ -946,11 +1007,28 @@ impl Engine<'_> {
         }
         let given: Vec<(String, AttrValue)> = p.attrs.clone();
         let attrs = ops::resolve_attrs(op, &given);
-        match (op.infer)(&ops::InferCall {
-            op,
-            inputs: &inputs,
-            attrs: &attrs,
-        }) {
+        // A shape rule is trusted code, but a panic in one must not take the
+        // checker (or the language server) down with it.
+        let inferred = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (op.infer)(&ops::InferCall {
+                op,
+                inputs: &inputs,
+                attrs: &attrs,
+            })
+        }));
+        let Ok(inferred) = inferred else {
+            let span = self.span(frame, n, None);
+            self.report(
+                &item,
+                Diagnostic::error(
+                    Code::ShapeMismatch,
+                    span,
+                    format!("internal error: the shape rule of `{}` failed on these inputs (please report this)", op.name),
+                ),
+            );
+            return Some(AbsVal::Any);
+        };
+        match inferred {
             Ok(v) => Some(v),
             Err(e) => {
                 let span = match &e.target {
@@ -1010,7 +1088,7 @@ impl Engine<'_> {
         self.report(&item, d);
     }
 
-        /// Joins two values like `AbsVal::join`, but two different function values
+    /// Joins two values like `AbsVal::join`, but two different function values
     /// (also inside tuples) join into a union of both, as a `Switch` between
     /// closures needs: calling the union calls each.
     fn join_values(&mut self, a: &AbsVal, b: &AbsVal) -> Option<AbsVal> {
@@ -1049,7 +1127,7 @@ impl Engine<'_> {
                 let _ = n;
                 Some(self.intern(FuncVal::Union(vec![x, y])))
             }
-                        (Some(x), Some(y)) => match self.join_values(&x, &y) {
+            (Some(x), Some(y)) => match self.join_values(&x, &y) {
                 Some(v) => Some(v),
                 None => {
                     let span = self.span(frame, n, None);

@@ -974,6 +974,7 @@ impl Lowerer<'_> {
         };
         let mut prim = PrimRef::new(op.name);
         let mut attr_spans = Vec::new();
+        let mut attrs_ok = true;
         for (name, (value, name_range)) in &bound.attrs {
             let r = value.range();
             let resolve_dtype = |n: &str| n.parse::<DType>().ok();
@@ -982,10 +983,12 @@ impl Lowerer<'_> {
                     Ok(v) => prim.attrs.push((name.to_string(), v)),
                     Err(message) => {
                         self.error(Code::BadAttributeValue, r, message);
+                        attrs_ok = false;
                     }
                 },
                 None => {
                     self.expr(value);
+                    attrs_ok = false;
                     let whole = if r == *name_range {
                         r
                     } else {
@@ -1024,6 +1027,10 @@ impl Lowerer<'_> {
         for (value, r) in &bound.inputs {
             inputs.push(self.expr(value));
             spans.push(*r);
+        }
+        if !attrs_ok {
+            // Reported already; the call's value is unknown.
+            return self.error_node(range);
         }
         let node = self.body.add_prim_call(graph, prim, &inputs, Some(range));
         self.map.input_spans.insert(node, spans);

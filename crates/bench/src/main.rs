@@ -7,6 +7,7 @@
 //! Each benchmark is a sibling module with a `run(&Options)` entry point; add a
 //! module and a line in [`BENCHES`] for a new one (`check`, `lsp`, `run`, ...).
 
+mod check;
 mod gen;
 mod lsp;
 mod parse;
@@ -51,6 +52,11 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "lsp",
         "mirdsl lsp edit→diagnostics latency and memory, next to mlir-lsp-server",
         lsp::run,
+    ),
+    (
+        "check",
+        "whole-file check (parse, lower, infer every graph) throughput",
+        check::run,
     ),
     (
         "gen",
