@@ -141,7 +141,11 @@ impl Server {
             }}),
         )?;
         let sync = &r["result"]["capabilities"]["textDocumentSync"];
-        let kind = if sync.is_number() { sync } else { &sync["change"] };
+        let kind = if sync.is_number() {
+            sync
+        } else {
+            &sync["change"]
+        };
         self.incremental = *kind == 2;
         self.notify("initialized", json!({}));
         Ok(())
@@ -394,7 +398,9 @@ pub fn run(options: &Options) {
                 if pass { "met" } else { "NOT met" }
             );
         }
-        Err(e) => println!("mirdsl lsp: {e} (build it: cargo build --release -p mirdsl, or set MIRDSL)"),
+        Err(e) => {
+            println!("mirdsl lsp: {e} (build it: cargo build --release -p mirdsl, or set MIRDSL)")
+        }
     }
     let mlir = mlir_text(lines);
     let mlir_changes = mlir_edits(&mlir, edits);
@@ -407,9 +413,7 @@ pub fn run(options: &Options) {
         &mlir_changes,
     ) {
         Ok(m) => report("mlir-lsp-server-22", lines, &m),
-        Err(e) => println!(
-            "mlir-lsp-server-22: {e} (apt-get install mlir-22-tools)"
-        ),
+        Err(e) => println!("mlir-lsp-server-22: {e} (apt-get install mlir-22-tools)"),
     }
 }
 

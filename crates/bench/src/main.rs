@@ -11,6 +11,7 @@ mod check;
 mod gen;
 mod lsp;
 mod parse;
+mod run;
 mod stats;
 
 use std::process::ExitCode;
@@ -57,6 +58,11 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "check",
         "whole-file check (parse, lower, infer every graph) throughput",
         check::run,
+    ),
+        (
+        "run",
+        "MLP training step and LeNet-5 forward+backward: ms/step, peak memory; GEMM vs NumPy; vs MindSpore",
+        run::run,
     ),
     (
         "gen",
