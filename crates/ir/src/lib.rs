@@ -4,6 +4,8 @@
 pub mod abs;
 pub mod graph;
 pub mod print;
+pub mod print_dot;
+pub mod print_ms;
 pub mod ty;
 pub mod value;
 

@@ -319,8 +319,12 @@ fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
             }
             out
         }
-        IrFormat::MsIr => ir::print_ms::print_program(&program, &interop_cmd::node_types(&analysis)),
-        IrFormat::Dot => ir::print_dot::print_program(&program, &interop_cmd::node_types(&analysis)),
+        IrFormat::MsIr => {
+            ir::print_ms::print_program(&program, &interop_cmd::node_types(&analysis))
+        }
+        IrFormat::Dot => {
+            ir::print_dot::print_program(&program, &interop_cmd::node_types(&analysis))
+        }
     };
     print!("{out}");
     EXIT_OK

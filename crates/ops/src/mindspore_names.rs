@@ -58,6 +58,8 @@ pub const MINDSPORE_TO_REGISTRY: &[(&str, &str)] = &[
     ("Cast", "Cast"),
     ("ZerosLike", "ZerosLike"),
     ("OnesLike", "OnesLike"),
+    ("Muls", "Mul"),
+    ("Argmax", "ArgMax"),
 ];
 
 /// The registry name for a MindSpore primitive name (itself when not in the table).

@@ -1,0 +1,892 @@
+//! MindSpore's `.ir` text dumps (`save_graphs=1`), read into DSL text.
+//!
+//! A dump lists the entry's parameters (`# Params:`), then one block per
+//! FuncGraph:
+//!
+//! ```text
+//! # Parameters: 2, (<Tensor[Float32], (3)>, <Int64, NoShape>)
+//! subgraph @8__tensor_sub_scalar_13(%para9_x, %para10_y) {
+//!   %0(a) = PrimFunc_Sub(%para9_x, Tensor(shape=[], dtype=Float32, value=1)) primitive_attrs: {...}
+//!       : (<Tensor[Float32], (3)>, ...) -> (<Tensor[Float32], (3)>)
+//!   Return(%0)
+//! }
+//! ```
+//!
+//! CNodes call a primitive (`PrimFunc_Add(...)`, `Switch(...)`), a graph
+//! (`call @g(...)`), a node's value (`%3(...)`, `%3[@FuncUnion(...)](...)`) or a
+//! captured value (`$(@g:CNode_1)(...)`); arguments are parameters
+//! (`%para1_x`), nodes (`%2`), captured values (`$(@g:para26_x)`), graphs
+//! (`@g`) and constants (`I64(1)`, `F32(0.5)`, `Bool(1)`, `None`,
+//! `Tensor(shape=[2], dtype=Float32, value=[1 2])`, tuples). The entry graph
+//! (`# IR entry`) uses the dump's parameters; it becomes `main`.
+//!
+//! Constructs with no DSL form are reported by name: `resolve` (dumps taken
+//! before type inference), `J` (before automatic differentiation expanded
+//! it), dictionaries and other Python objects that reach a graph that uses them.
+
+use std::collections::HashMap;
+
+use ir::{DType, Dim, Shape, Ty};
+use tensor::{Buffer, Tensor};
+
+use crate::model::{self, Callee, Const, Graph, Module, Node, Param, Ref, Weight};
+use crate::{ImportError, Imported, WeightOptions};
+
+/// An `.ir` dump as DSL text (entry graph `main`).
+pub fn import(text: &str, opts: &WeightOptions) -> Result<Imported, ImportError> {
+    let module = parse(text)?;
+    model::to_dsl(&module, opts, "# Imported from a MindSpore IR dump.\n\n")
+}
+
+/// A reference not yet resolved (graphs and captured values may come later in
+/// the file).
+#[derive(Debug, Clone)]
+enum PRef {
+    Para(usize),
+    Node(usize),
+    Captured {
+        graph: String,
+        label: String,
+    },
+    Graph(String),
+    Const(Const),
+    /// A bare name (a parameter printed without `%para`, a symbol).
+    Bare(String),
+}
+
+#[derive(Debug, Clone)]
+enum PCallee {
+    Prim(String, Vec<(String, Const)>),
+    Value(PRef),
+}
+
+#[derive(Debug, Clone)]
+struct PNode {
+    index: usize,
+    label: String,
+    callee: PCallee,
+    args: Vec<PRef>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct PGraph {
+    name: String,
+    parent: Option<String>,
+    /// Global parameter numbers and names.
+    params: Vec<(usize, String, Option<Ty>)>,
+    nodes: Vec<PNode>,
+    output: Option<PRef>,
+}
+
+fn err(line: usize, msg: impl Into<String>) -> ImportError {
+    ImportError::Malformed(format!("line {}: {}", line + 1, msg.into()))
+}
+
+/// Parses a dump into the importers' graph model.
+fn parse(text: &str) -> Result<Module, ImportError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut entry: Option<String> = None;
+    let mut header_params: Vec<(usize, String, Option<Ty>, bool)> = Vec::new();
+    let mut graphs: Vec<PGraph> = Vec::new();
+    let mut pending_types: Option<Vec<Option<Ty>>> = None;
+    let mut i = 0;
+    let mut in_params = false;
+    while i < lines.len() {
+        let line = lines[i];
+        if let Some(rest) = line.strip_prefix("# IR entry: @") {
+            entry = Some(rest.trim().to_string());
+        } else if line.starts_with("# Params:") {
+            in_params = true;
+        } else if in_params && line.starts_with("%para") {
+            let (num, name, ty) = parse_param_decl(line).ok_or_else(|| err(i, "bad parameter"))?;
+            let weight = line.contains("has_default") || line.contains("IsWeight: true");
+            header_params.push((num, name, ty, weight));
+        } else if let Some(rest) = line.strip_prefix("# Parameters: ") {
+            in_params = false;
+            pending_types = Some(parse_param_types(rest));
+        } else if let Some(rest) = line.strip_prefix("subgraph @") {
+            in_params = false;
+            let mut g = parse_graph_header(rest).ok_or_else(|| err(i, "bad subgraph header"))?;
+            if let Some(types) = pending_types.take() {
+                if types.len() == g.params.len() {
+                    for (p, t) in g.params.iter_mut().zip(types) {
+                        p.2 = t;
+                    }
+                }
+            }
+            i += 1;
+            while i < lines.len() && !lines[i].starts_with('}') {
+                let l = lines[i];
+                if l.starts_with("      ") || l.trim().is_empty() || l.trim_start().starts_with('#')
+                {
+                    i += 1;
+                    continue;
+                }
+                let body = l.trim();
+                if let Some(rest) = body.strip_prefix("Return(") {
+                    let mut p = Parser::new(rest);
+                    let r = p.arg().map_err(|e| err(i, e))?;
+                    g.output = Some(r);
+                } else if body.starts_with('%') {
+                    let node = parse_cnode(body).map_err(|e| err(i, e))?;
+                    g.nodes.push(node);
+                } else {
+                    return Err(err(i, format!("unexpected line `{body}`")));
+                }
+                i += 1;
+            }
+            graphs.push(g);
+        } else if !line.starts_with('%') && !line.trim().is_empty() {
+            in_params = in_params && line.starts_with('#');
+        }
+        i += 1;
+    }
+    let entry = entry.ok_or_else(|| ImportError::Malformed("no `# IR entry:` line".into()))?;
+    build(entry, header_params, graphs)
+}
+
+/// `%para1_x: <Tensor[Float32], (3)> : [3] ...`
+fn parse_param_decl(line: &str) -> Option<(usize, String, Option<Ty>)> {
+    let (head, rest) = line.split_once(": ")?;
+    let (num, name) = split_para(head.trim())?;
+    let ty = rest
+        .trim()
+        .strip_prefix('<')
+        .and_then(|r| {
+            let end = matching(r, '<', '>')?;
+            Some(&r[..end])
+        })
+        .and_then(parse_abstract);
+    Some((num, name, ty))
+}
+
+/// `%para12_x` or `para12_x`: the number and the name.
+fn split_para(s: &str) -> Option<(usize, String)> {
+    let s = s.trim_start_matches('%').strip_prefix("para")?;
+    let digits = s.chars().take_while(|c| c.is_ascii_digit()).count();
+    let num = s[..digits].parse().ok()?;
+    let name = s[digits..].strip_prefix('_').unwrap_or(&s[digits..]);
+    Some((num, name.to_string()))
+}
+
+/// The index of the bracket closing the one before `s` (depth counted).
+fn matching(s: &str, open: char, close: char) -> Option<usize> {
+    let mut depth = 1;
+    for (i, c) in s.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// `2, (<Tensor[Float32], (3)>, <Int64, NoShape>)`
+fn parse_param_types(s: &str) -> Vec<Option<Ty>> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(start) = rest.find('<') {
+        let after = &rest[start + 1..];
+        let Some(end) = matching(after, '<', '>') else {
+            break;
+        };
+        out.push(parse_abstract(&after[..end]));
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// The inside of `<Tensor[Float32], (3)>`, `<Int64, NoShape>`, `<Tuple[...], TupleShape(...)>`.
+fn parse_abstract(s: &str) -> Option<Ty> {
+    let (ty, shape) = split_top(s, ',')
+        .into_iter()
+        .fold((None, None), |acc, part| match acc {
+            (None, _) => (Some(part), None),
+            (t, None) => (t, Some(part)),
+            done => done,
+        });
+    let ty = ty?.trim();
+    let shape = shape.unwrap_or("").trim();
+    type_with_shape(ty, shape)
+}
+
+fn type_with_shape(ty: &str, shape: &str) -> Option<Ty> {
+    if let Some(inner) = ty.strip_prefix("Tensor[").and_then(|t| t.strip_suffix(']')) {
+        let d = ms_dtype(inner)?;
+        return Some(Ty::Tensor(d, parse_shape(shape)?));
+    }
+    if let Some(inner) = ty.strip_prefix("Tuple[").and_then(|t| t.strip_suffix(']')) {
+        let elems = expand_repeats(&split_top(inner, ','));
+        let shapes: Vec<&str> = match shape
+            .strip_prefix("TupleShape(")
+            .and_then(|s| s.strip_suffix(')'))
+        {
+            Some(inner) => split_top(inner, ','),
+            None => vec!["NoShape"; elems.len()],
+        };
+        let shapes = expand_repeats(&shapes);
+        if shapes.len() != elems.len() {
+            return None;
+        }
+        return elems
+            .iter()
+            .zip(&shapes)
+            .map(|(t, s)| type_with_shape(t.trim(), s.trim()))
+            .collect::<Option<Vec<_>>>()
+            .map(Ty::Tuple);
+    }
+    match ty {
+        "None" => Some(Ty::None),
+        "String" => Some(Ty::Str),
+        _ => ms_dtype(ty).map(Ty::Scalar),
+    }
+}
+
+/// `Tensor[Float32]*2` is two elements.
+fn expand_repeats(items: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for item in items {
+        match item.rsplit_once('*') {
+            Some((t, n)) if n.trim().parse::<usize>().is_ok() => {
+                for _ in 0..n.trim().parse::<usize>().unwrap() {
+                    out.push(t.trim().to_string());
+                }
+            }
+            _ => out.push(item.trim().to_string()),
+        }
+    }
+    out
+}
+
+/// `(3)`, `(2, 3)`, `()`, `(-1, 4)`, `(-2)`.
+fn parse_shape(s: &str) -> Option<Shape> {
+    let inner = s.trim().strip_prefix('(')?.strip_suffix(')')?;
+    if inner.trim() == "-2" {
+        return Some(Shape::Unranked);
+    }
+    let dims = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| match d.parse::<i64>() {
+            Ok(n) if n >= 0 => Some(Dim::Known(n)),
+            Ok(_) => Some(Dim::Unknown),
+            Err(_) => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Shape::Ranked(dims))
+}
+
+/// Splits at `sep` outside brackets.
+fn split_top(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    if start < s.len() || !out.is_empty() {
+        out.push(&s[start..]);
+    }
+    out.into_iter().filter(|x| !x.trim().is_empty()).collect()
+}
+
+fn ms_dtype(name: &str) -> Option<DType> {
+    DType::ALL
+        .into_iter()
+        .find(|d| d.mindspore_name() == name)
+        .or(match name {
+            "Float" => Some(DType::F32),
+            "Int" => Some(DType::I64),
+            _ => None,
+        })
+}
+
+/// `NAME parent: [subgraph @P](%para1_x, ...) {`
+fn parse_graph_header(rest: &str) -> Option<PGraph> {
+    let open = rest.rfind("(")?;
+    let close = rest.rfind(')')?;
+    let head = rest[..open].trim();
+    let (name, parent) = match head.split_once(" parent: [subgraph @") {
+        Some((n, p)) => (n.trim(), Some(p.trim_end_matches(']').trim().to_string())),
+        None => (head, None),
+    };
+    let params = rest[open + 1..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| split_para(p).map(|(n, name)| (n, name, None)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(PGraph {
+        name: name.to_string(),
+        parent,
+        params,
+        nodes: Vec::new(),
+        output: None,
+    })
+}
+
+/// `%3(label) = CALLEE(ARGS) primitive_attrs: {...} cnode_attrs: {...}`
+fn parse_cnode(line: &str) -> Result<PNode, String> {
+    let rest = line.strip_prefix('%').ok_or("expected `%`")?;
+    let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+    let index: usize = rest[..digits].parse().map_err(|_| "bad node number")?;
+    let rest = &rest[digits..];
+    let rest = rest.strip_prefix('(').ok_or("expected the node's name")?;
+    let close = matching(rest, '(', ')').ok_or("unbalanced name")?;
+    let label = rest[..close].to_string();
+    let rest = rest[close + 1..]
+        .trim_start()
+        .strip_prefix('=')
+        .ok_or("expected `=`")?
+        .trim_start();
+    let mut p = Parser::new(rest);
+    let (callee, args) = p.call()?;
+    // Attributes on the primitive.
+    let mut attrs = Vec::new();
+    let tail = p.rest();
+    if let Some(pos) = tail.find("primitive_attrs: {") {
+        let inner = &tail[pos + "primitive_attrs: {".len()..];
+        if let Some(end) = matching(inner, '{', '}') {
+            for item in split_top(&inner[..end], ',') {
+                if let Some((k, v)) = item.split_once(':') {
+                    let mut vp = Parser::new(v.trim());
+                    if let Ok(PRef::Const(c)) = vp.arg() {
+                        if !matches!(c, Const::Opaque(_)) {
+                            attrs.push((k.trim().to_string(), c));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let callee = match callee {
+        PCallee::Prim(name, _) => PCallee::Prim(name, attrs),
+        other => other,
+    };
+    Ok(PNode {
+        index,
+        label,
+        callee,
+        args,
+    })
+}
+
+struct Parser<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(s: &'a str) -> Self {
+        Parser { s, pos: 0 }
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.s[self.pos..]
+    }
+
+    fn skip_ws(&mut self) {
+        while self.rest().starts_with(' ') {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, t: &str) -> bool {
+        self.skip_ws();
+        if self.rest().starts_with(t) {
+            self.pos += t.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A name up to a delimiter.
+    fn word(&mut self) -> &'a str {
+        self.skip_ws();
+        let rest = self.rest();
+        let end = rest
+            .find(['(', ')', ',', '[', ']', ' ', '{', '}', ':'])
+            .unwrap_or(rest.len());
+        self.pos += end;
+        &rest[..end]
+    }
+
+    /// Skips a bracketed annotation (`[@FuncUnion(...)]`).
+    fn skip_brackets(&mut self) -> Result<(), String> {
+        if self.rest().starts_with('[') {
+            let inner = &self.rest()[1..];
+            let end = matching(inner, '[', ']').ok_or("unbalanced `[`")?;
+            self.pos += end + 2;
+        }
+        Ok(())
+    }
+
+    /// The text of a bracketed group starting at the cursor (after `open`).
+    fn group(&mut self, open: char, close: char) -> Result<&'a str, String> {
+        let inner = &self.rest()[open.len_utf8()..];
+        let end = matching(inner, open, close).ok_or(format!("unbalanced `{open}`"))?;
+        self.pos += open.len_utf8() + end + close.len_utf8();
+        Ok(&inner[..end])
+    }
+
+    fn call(&mut self) -> Result<(PCallee, Vec<PRef>), String> {
+        self.skip_ws();
+        let callee = if self.eat("call @") {
+            PCallee::Value(PRef::Graph(self.word().to_string()))
+        } else if self.rest().starts_with('%') || self.rest().starts_with("$(") {
+            let r = self.arg()?;
+            self.skip_brackets()?;
+            PCallee::Value(r)
+        } else {
+            let name = self.word().to_string();
+            if name.is_empty() {
+                return Err(format!("cannot read the callee in `{}`", self.rest()));
+            }
+            if self.rest().starts_with('[') {
+                // A parameter printed by name, with its known value.
+                self.skip_brackets()?;
+                PCallee::Value(PRef::Bare(name))
+            } else {
+                PCallee::Prim(name, Vec::new())
+            }
+        };
+        if !self.rest().starts_with('(') {
+            return Err(format!("expected `(` in `{}`", self.rest()));
+        }
+        let inner = self.group('(', ')')?;
+        let args = split_top(inner, ',')
+            .into_iter()
+            .map(|a| Parser::new(a.trim()).arg())
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((callee, args))
+    }
+
+    fn arg(&mut self) -> Result<PRef, String> {
+        self.skip_ws();
+        let rest = self.rest();
+        if rest.starts_with("%para") {
+            let w = self.word();
+            let (n, _) = split_para(w).ok_or(format!("bad parameter `{w}`"))?;
+            return Ok(PRef::Para(n));
+        }
+        if let Some(r) = rest.strip_prefix('%') {
+            let digits = r.chars().take_while(|c| c.is_ascii_digit()).count();
+            let n = r[..digits]
+                .parse()
+                .map_err(|_| format!("bad node `{rest}`"))?;
+            self.pos += 1 + digits;
+            return Ok(PRef::Node(n));
+        }
+        if rest.starts_with("$(") {
+            self.pos += 1;
+            let inner = self.group('(', ')')?;
+            let inner = inner.trim().trim_start_matches('@');
+            let (graph, label) = inner
+                .rsplit_once(':')
+                .ok_or(format!("bad captured value `{inner}`"))?;
+            return Ok(PRef::Captured {
+                graph: graph.to_string(),
+                label: label.to_string(),
+            });
+        }
+        if rest.starts_with('@') {
+            self.pos += 1;
+            return Ok(PRef::Graph(self.word().to_string()));
+        }
+        if rest.starts_with('(') {
+            let inner = self.group('(', ')')?;
+            let items = split_top(inner, ',')
+                .into_iter()
+                .map(|a| match Parser::new(a.trim()).arg()? {
+                    PRef::Const(c) => Ok(c),
+                    _ => Err("a tuple constant holding a non-constant".to_string()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(PRef::Const(Const::Tuple(items)));
+        }
+        if rest.starts_with('{') {
+            let inner = self.group('{', '}')?;
+            return Ok(PRef::Const(Const::Opaque(format!(
+                "a dictionary `{{{inner}}}`"
+            ))));
+        }
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let end = quoted.find('"').ok_or("unterminated string")?;
+            self.pos += end + 2;
+            return Ok(PRef::Const(Const::Str(quoted[..end].to_string())));
+        }
+        let word = self.word();
+        let after = self.rest();
+        if after.starts_with('(') {
+            let inner = self.group('(', ')')?.trim();
+            return scalar_or_tensor(word, inner).map(PRef::Const);
+        }
+        if after.starts_with('[') {
+            let inner = self.group('[', ']')?;
+            return Ok(PRef::Const(match word {
+                "KeywordArg" => match inner.split_once("value :") {
+                    Some((_, v)) => match Parser::new(v.trim()).arg()? {
+                        PRef::Const(c) => c,
+                        _ => Const::Opaque(format!("a keyword argument `{inner}`")),
+                    },
+                    None => Const::Opaque(format!("a keyword argument `{inner}`")),
+                },
+                "ValueProblem" => Const::Opaque(format!("MindSpore's `ValueProblem[{inner}]`")),
+                _ => Const::Opaque(format!("`{word}[{inner}]`")),
+            }));
+        }
+        Ok(match word {
+            "None" => PRef::Const(Const::None),
+            "true" | "True" => PRef::Const(Const::Bool(true)),
+            "false" | "False" => PRef::Const(Const::Bool(false)),
+            w => match ms_dtype(w) {
+                Some(d) => PRef::Const(Const::Type(d)),
+                None if !w.is_empty() => PRef::Bare(w.to_string()),
+                None => return Err(format!("cannot read `{rest}`")),
+            },
+        })
+    }
+}
+
+/// `I64(1)`, `F32(0.5)`, `Bool(1)`, `Tensor(shape=[..], dtype=.., value=..)`.
+fn scalar_or_tensor(word: &str, inner: &str) -> Result<Const, String> {
+    let int = |d: DType| -> Result<Const, String> {
+        inner
+            .parse::<i64>()
+            .map(|v| Const::Int(v, d))
+            .map_err(|_| format!("bad integer `{word}({inner})`"))
+    };
+    let float = |d: DType| -> Result<Const, String> {
+        inner
+            .parse::<f64>()
+            .map(|v| Const::Float(v, d))
+            .map_err(|_| format!("bad float `{word}({inner})`"))
+    };
+    match word {
+        "I64" | "U64" => int(DType::I64),
+        "I32" | "U32" => int(DType::I32),
+        "I16" | "U16" => int(DType::I16),
+        "I8" => int(DType::I8),
+        "U8" => int(DType::U8),
+        "F32" => float(DType::F32),
+        "F64" => float(DType::F64),
+        "F16" => float(DType::F16),
+        "BF16" => float(DType::BF16),
+        "Bool" => Ok(Const::Bool(inner != "0" && inner != "false")),
+        "Tensor" => parse_tensor(inner),
+        "NameSpace" => Ok(Const::Opaque(format!("a Python namespace `{inner}`"))),
+        _ => Ok(Const::Opaque(format!("`{word}({inner})`"))),
+    }
+}
+
+/// `shape=[2], dtype=Float32, value=[ 1.00000000e+00  1.00000000e+00]`
+fn parse_tensor(inner: &str) -> Result<Const, String> {
+    let field = |name: &str| -> Option<&str> {
+        let start = inner.find(&format!("{name}="))? + name.len() + 1;
+        let rest = &inner[start..];
+        Some(if let Some(inner) = rest.strip_prefix('[') {
+            let end = matching(inner, '[', ']').map_or(rest.len(), |e| e + 2);
+            &rest[..end]
+        } else {
+            rest.split(',').next().unwrap_or(rest)
+        })
+    };
+    let shape: Vec<usize> = field("shape")
+        .ok_or("a tensor without `shape=`")?
+        .trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            d.parse::<usize>()
+                .map_err(|_| format!("bad tensor shape `{d}`"))
+        })
+        .collect::<Result<_, _>>()?;
+    let dtype_name = field("dtype").ok_or("a tensor without `dtype=`")?.trim();
+    let dtype = ms_dtype(dtype_name).ok_or(format!("tensor dtype `{dtype_name}`"))?;
+    let value = field("value").ok_or("a tensor without `value=`")?.trim();
+    if value.contains("...") {
+        return Ok(Const::Opaque(
+            "a tensor constant the dump prints only in part".into(),
+        ));
+    }
+    let numbers: Vec<&str> = value
+        .split(|c: char| c == '[' || c == ']' || c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let n: usize = shape.iter().product();
+    if numbers.len() != n {
+        return Err(format!(
+            "a tensor of shape {shape:?} printed with {} values",
+            numbers.len()
+        ));
+    }
+    let parse_f = |s: &str| {
+        s.parse::<f64>()
+            .map_err(|_| format!("bad tensor value `{s}`"))
+    };
+    let buffer = match dtype.storage() {
+        DType::F32 => Buffer::F32(
+            numbers
+                .iter()
+                .map(|s| parse_f(s).map(|x| x as f32))
+                .collect::<Result<_, _>>()?,
+        ),
+        DType::F64 => Buffer::F64(
+            numbers
+                .iter()
+                .map(|s| parse_f(s))
+                .collect::<Result<_, _>>()?,
+        ),
+        DType::I64 => Buffer::I64(
+            numbers
+                .iter()
+                .map(|s| parse_f(s).map(|x| x as i64))
+                .collect::<Result<_, _>>()?,
+        ),
+        _ => Buffer::Bool(
+            numbers
+                .iter()
+                .map(|s| matches!(*s, "True" | "true" | "1"))
+                .collect(),
+        ),
+    };
+    Tensor::new(dtype, shape, buffer)
+        .map(Const::Tensor)
+        .map_err(|e| e.to_string())
+}
+
+/// Resolves names into the graph model.
+fn build(
+    entry: String,
+    header_params: Vec<(usize, String, Option<Ty>, bool)>,
+    mut graphs: Vec<PGraph>,
+) -> Result<Module, ImportError> {
+    let index: HashMap<String, usize> = graphs
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.name.clone(), i))
+        .collect();
+    let entry_index = *index.get(&entry).ok_or_else(|| {
+        ImportError::Malformed(format!("the entry graph `@{entry}` is not in the dump"))
+    })?;
+    // The dump's parameters: the entry's inputs, and weights.
+    let mut weights = Vec::new();
+    let mut para: HashMap<usize, Ref> = HashMap::new();
+    let mut entry_inputs = Vec::new();
+    for (num, name, ty, is_weight) in header_params {
+        if is_weight {
+            let ty = ty.unwrap_or(Ty::Unknown);
+            para.insert(num, Ref::Weight(weights.len()));
+            weights.push(Weight {
+                name,
+                ty,
+                value: None,
+            });
+        } else {
+            entry_inputs.push((num, name, ty));
+        }
+    }
+    {
+        let g = &mut graphs[entry_index];
+        let own = std::mem::take(&mut g.params);
+        g.params = entry_inputs;
+        g.params.extend(own);
+    }
+    for (gi, g) in graphs.iter().enumerate() {
+        for (pi, (num, _, _)) in g.params.iter().enumerate() {
+            para.insert(*num, Ref::Param(gi, pi));
+        }
+    }
+    // Node labels per graph, for captured values.
+    let labels: Vec<HashMap<String, usize>> = graphs
+        .iter()
+        .map(|g| {
+            let mut m = HashMap::new();
+            for (k, n) in g.nodes.iter().enumerate() {
+                m.entry(n.label.clone()).or_insert(k);
+            }
+            m
+        })
+        .collect();
+    let resolve = |gi: usize, r: &PRef| -> Result<Ref, ImportError> {
+        let g = &graphs[gi];
+        Ok(match r {
+            PRef::Para(n) => para.get(n).cloned().ok_or_else(|| {
+                ImportError::Malformed(format!(
+                    "`@{}` uses `%para{n}`, which no graph declares",
+                    g.name
+                ))
+            })?,
+            PRef::Node(n) => {
+                let k = g.nodes.iter().position(|x| x.index == *n).ok_or_else(|| {
+                    ImportError::Malformed(format!("`@{}` uses `%{n}` before defining it", g.name))
+                })?;
+                Ref::Node(gi, k)
+            }
+            PRef::Captured { graph, label } => {
+                let owner = *index.get(graph).ok_or_else(|| {
+                    ImportError::Malformed(format!(
+                        "`@{}` captures from unknown graph `@{graph}`",
+                        g.name
+                    ))
+                })?;
+                if let Some((n, _)) = split_para(label) {
+                    para.get(&n).cloned().ok_or_else(|| {
+                        ImportError::Malformed(format!("`@{}` captures unknown `{label}`", g.name))
+                    })?
+                } else {
+                    let k = labels[owner].get(label).ok_or_else(|| {
+                        ImportError::Malformed(format!(
+                            "`@{}` captures `{label}`, which `@{graph}` does not define",
+                            g.name
+                        ))
+                    })?;
+                    Ref::Node(owner, *k)
+                }
+            }
+            PRef::Graph(name) => Ref::Graph(*index.get(name).ok_or_else(|| {
+                ImportError::Malformed(format!("`@{}` refers to unknown graph `@{name}`", g.name))
+            })?),
+            PRef::Const(c) => Ref::Const(c.clone()),
+            PRef::Bare(name) => match g.params.iter().position(|(_, n, _)| n == name) {
+                Some(pi) => Ref::Param(gi, pi),
+                None => Ref::Const(Const::Opaque(format!("the Python symbol `{name}`"))),
+            },
+        })
+    };
+    let mut module = Module {
+        graphs: Vec::new(),
+        weights,
+        entry: entry_index,
+    };
+    for (gi, g) in graphs.iter().enumerate() {
+        let mut nodes = Vec::new();
+        for n in &g.nodes {
+            let callee = match &n.callee {
+                PCallee::Prim(name, attrs) => Callee::Prim {
+                    name: name.clone(),
+                    attrs: attrs.clone(),
+                },
+                PCallee::Value(r) => Callee::Value(resolve(gi, r)?),
+            };
+            let args = n
+                .args
+                .iter()
+                .map(|a| resolve(gi, a))
+                .collect::<Result<Vec<_>, _>>()?;
+            nodes.push(Node {
+                name: n.label.clone(),
+                callee,
+                args,
+            });
+        }
+        let output = match &g.output {
+            Some(o) => resolve(gi, o)?,
+            None => {
+                return Err(ImportError::Malformed(format!(
+                    "graph `@{}` has no `Return`",
+                    g.name
+                )))
+            }
+        };
+        module.graphs.push(Graph {
+            name: g.name.clone(),
+            parent: g.parent.as_ref().and_then(|p| index.get(p).copied()),
+            params: g
+                .params
+                .iter()
+                .map(|(_, name, ty)| Param {
+                    name: name.clone(),
+                    ty: ty.clone(),
+                })
+                .collect(),
+            nodes,
+            output,
+        });
+    }
+    Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abstracts() {
+        assert_eq!(
+            parse_abstract("Tensor[Float32], (3)"),
+            Some(Ty::Tensor(DType::F32, Shape::known(&[3])))
+        );
+        assert_eq!(
+            parse_abstract("Tensor[Float32], (), value=..."),
+            Some(Ty::Tensor(DType::F32, Shape::known(&[])))
+        );
+        assert_eq!(
+            parse_abstract("Int64, NoShape"),
+            Some(Ty::Scalar(DType::I64))
+        );
+        assert_eq!(parse_abstract("Func, NoShape"), None);
+        assert_eq!(
+            parse_abstract(
+                "Tuple[Tensor[Float32],None,Bool], TupleShape((2), NoShape, NoShape), elements_use_flags={[const vector]{1, 1, 1}}"
+            ),
+            Some(Ty::Tuple(vec![
+                Ty::Tensor(DType::F32, Shape::known(&[2])),
+                Ty::None,
+                Ty::Scalar(DType::Bool)
+            ]))
+        );
+        assert_eq!(
+            parse_abstract("Tuple[Tensor[Float32]*2], TupleShape((2), (2))"),
+            Some(Ty::Tuple(vec![
+                Ty::Tensor(DType::F32, Shape::known(&[2])),
+                Ty::Tensor(DType::F32, Shape::known(&[2]))
+            ]))
+        );
+    }
+
+    #[test]
+    fn cnodes() {
+        let n = parse_cnode(
+            "%0(a) = PrimFunc_Sub(%para9_x, Tensor(shape=[], dtype=Float32, value=1)) primitive_attrs: {output_names: [output], side_effect_propagate: I64(1)}",
+        )
+        .unwrap();
+        assert_eq!(n.label, "a");
+        assert!(
+            matches!(&n.callee, PCallee::Prim(name, attrs) if name == "PrimFunc_Sub" && attrs.len() == 1)
+        );
+        assert!(matches!(n.args[0], PRef::Para(9)));
+        let n = parse_cnode(
+            "%5(CNode_131) = %4[@FuncUnion(@32_12_✓test_if_129, @33_15_✗test_if_130)]()",
+        )
+        .unwrap();
+        assert!(matches!(n.callee, PCallee::Value(PRef::Node(4))));
+        assert!(n.args.is_empty());
+        let n = parse_cnode("%0(CNode_53) = call @21_cast_54($(@18_tensor_bool_55:para6_x), Bool)")
+            .unwrap();
+        assert!(matches!(&n.callee, PCallee::Value(PRef::Graph(g)) if g == "21_cast_54"));
+        assert!(matches!(&n.args[1], PRef::Const(Const::Type(DType::Bool))));
+        let n = parse_cnode(
+            "%9(CNode_302) = %8[@FuncUnion(@a, @b)](Tensor(shape=[2], dtype=Float32, value=[ 1.00000000e+00  1.00000000e+00]))",
+        )
+        .unwrap();
+        assert!(
+            matches!(&n.args[0], PRef::Const(Const::Tensor(t)) if t.to_f64_vec() == vec![1.0, 1.0])
+        );
+    }
+}

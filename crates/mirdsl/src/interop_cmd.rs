@@ -1,0 +1,247 @@
+//! `mirdsl import`, `mirdsl export` and `mirdsl dot`: MindSpore's file formats
+//! and graph pictures.
+
+use std::path::{Path, PathBuf};
+
+use crate::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// A MindSpore model (`.mindir`) or IR dump (`.ir`).
+    pub file: PathBuf,
+    /// Where to write the DSL text (default: standard output). Weights go to a
+    /// `.safetensors` file beside it, with the same stem.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// The `.mir` file.
+    pub file: PathBuf,
+    /// The graph to export (default: `main`, else the last graph).
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// The `.mindir` file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct DotArgs {
+    /// A `.mir` file (or a `.mindir` / `.ir` file, imported first).
+    pub file: PathBuf,
+    /// Only this graph, with the graphs it uses.
+    #[arg(long)]
+    pub entry: Option<String>,
+    /// Render SVG instead of printing DOT.
+    #[arg(long)]
+    pub svg: bool,
+}
+
+fn is_model(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "mindir" || e == "ir")
+}
+
+/// Imports a MindSpore file; `weights_file` is the `.safetensors` name the text loads.
+fn import_text(path: &Path, weights_file: &str) -> Result<interop::Imported, u8> {
+    let opts = interop::WeightOptions {
+        file: weights_file.to_string(),
+        ..Default::default()
+    };
+    let result = match path.extension().and_then(|e| e.to_str()) {
+        Some("mindir") => {
+            let bytes = std::fs::read(path).map_err(|e| {
+                eprintln!("error: cannot read {}: {e}", path.display());
+                EXIT_USAGE
+            })?;
+            interop::mindir::import(&bytes, &opts)
+        }
+        Some("ir") => {
+            let text = crate::read(path)?;
+            interop::ir_text::import(&text, &opts)
+        }
+        _ => {
+            eprintln!(
+                "error: {}: expected a `.mindir` model or an `.ir` dump",
+                path.display()
+            );
+            return Err(EXIT_USAGE);
+        }
+    };
+    result.map_err(|e| {
+        eprintln!("error: cannot import {}: {e}", path.display());
+        EXIT_FAILURE
+    })
+}
+
+pub fn import_command(args: &ImportArgs) -> u8 {
+    let stem = args
+        .output
+        .as_deref()
+        .unwrap_or(&args.file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "weights".into());
+    let weights_name = format!("{stem}.safetensors");
+    let imported = match import_text(&args.file, &weights_name) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    // The weights live beside the `.mir` file (the current directory when the
+    // text goes to standard output).
+    let dir = match &args.output {
+        Some(out) => out.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => PathBuf::new(),
+    };
+    if let Some(bytes) = imported.safetensors() {
+        let path = dir.join(&weights_name);
+        if let Err(e) = std::fs::write(&path, bytes) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return EXIT_USAGE;
+        }
+        eprintln!(
+            "wrote {} weight{} to {}",
+            imported.weights.len(),
+            if imported.weights.len() == 1 { "" } else { "s" },
+            path.display()
+        );
+    }
+    match &args.output {
+        Some(out) => {
+            if let Err(e) = std::fs::write(out, &imported.text) {
+                eprintln!("error: cannot write {}: {e}", out.display());
+                return EXIT_USAGE;
+            }
+        }
+        None => print!("{}", imported.text),
+    }
+    EXIT_OK
+}
+
+pub fn export_command(args: &ExportArgs) -> u8 {
+    let text = match crate::read(&args.file) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let base = args
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let opts = interop::mindir::ExportOptions {
+        entry: args.entry.clone(),
+        base_dir: base,
+    };
+    match interop::mindir::export(&text, &opts) {
+        Ok(bytes) => {
+            if let Err(e) = std::fs::write(&args.output, bytes) {
+                eprintln!("error: cannot write {}: {e}", args.output.display());
+                return EXIT_USAGE;
+            }
+            EXIT_OK
+        }
+        Err(interop::mindir::ExportError::Check(diagnostics)) => {
+            crate::render::human(&[crate::render::Checked {
+                path: args.file.display().to_string(),
+                text,
+                diagnostics,
+            }]);
+            eprintln!(
+                "error: {} has errors; fix them to export it",
+                args.file.display()
+            );
+            EXIT_FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: cannot export {}: {e}", args.file.display());
+            EXIT_FAILURE
+        }
+    }
+}
+
+/// The types printers annotate nodes with: every value inference saw for the
+/// node, joined.
+pub fn node_types(
+    analysis: &analysis::FileAnalysis,
+) -> impl Fn(&str, ir::NodeId) -> Option<ir::AbsVal> + '_ {
+    move |item, node| {
+        let values = analysis.values_of(item, node);
+        let mut it = values.into_iter();
+        let first = it.next()?;
+        Some(it.fold(first, |acc, v| acc.join(&v).unwrap_or(ir::AbsVal::Any)))
+    }
+}
+
+/// `program` limited to `entry` and the top-level graphs it uses.
+pub fn with_callees(program: &ir::Program, entry: &str) -> ir::Program {
+    let mut keep = vec![entry.to_string()];
+    let mut i = 0;
+    while i < keep.len() {
+        if let Some(body) = program.graph(&keep[i]) {
+            for n in &body.nodes {
+                if let ir::NodeKind::Const(ir::Value::Global(name)) = &n.kind {
+                    if !keep.contains(name) && program.graph(name).is_some() {
+                        keep.push(name.clone());
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+    let mut out = program.clone();
+    out.graphs.retain(|(n, _)| keep.contains(n));
+    out
+}
+
+pub fn dot_command(args: &DotArgs) -> u8 {
+    let text = if is_model(&args.file) {
+        match import_text(&args.file, "weights.safetensors") {
+            Ok(i) => i.text,
+            Err(c) => return c,
+        }
+    } else {
+        match crate::read(&args.file) {
+            Ok(t) => t,
+            Err(c) => return c,
+        }
+    };
+    let analysis = analysis::analyze(&text);
+    if !analysis.parse.errors().is_empty() {
+        let errors: Vec<_> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == analysis::Severity::Error)
+            .cloned()
+            .collect();
+        crate::render::human(&[crate::render::Checked {
+            path: args.file.display().to_string(),
+            text,
+            diagnostics: errors,
+        }]);
+        eprintln!("error: {} does not parse", args.file.display());
+        return EXIT_FAILURE;
+    }
+    let mut program = analysis.source.program();
+    if let Some(name) = &args.entry {
+        if program.graph(name).is_none() {
+            eprintln!("error: no graph `{name}` in {}", args.file.display());
+            return EXIT_USAGE;
+        }
+        program = with_callees(&program, name);
+    }
+    let types = node_types(&analysis);
+    let dot = ir::print_dot::print_program(&program, &types);
+    if args.svg {
+        match graphview::dot_to_svg(&dot) {
+            Some(svg) => print!("{svg}"),
+            None => {
+                eprintln!("error: SVG rendering not available yet for this graph (print DOT without --svg and render it with Graphviz: `dot -Tsvg`)");
+                return EXIT_FAILURE;
+            }
+        }
+    } else {
+        print!("{dot}");
+    }
+    EXIT_OK
+}

@@ -1,0 +1,82 @@
+//! `mirdsl lsp` end to end through a real Neovim 0.11 (its LSP client, inlay
+//! hints and semantic tokens): runs `editors/nvim/test/e2e.lua` headless on a
+//! copy of `testdata/mlp.mir`. Skipped, with the reason printed, when no
+//! Neovim 0.11 is found through `MIRDSL_NVIM` or `PATH`
+//! (`editors/nvim/test/run.sh` installs one into `target/nvim-venv`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn find_nvim() -> Result<PathBuf, String> {
+    let candidates: Vec<PathBuf> = match std::env::var_os("MIRDSL_NVIM") {
+        Some(p) => vec![PathBuf::from(p)],
+        None => std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).map(|d| d.join("nvim")).collect())
+            .unwrap_or_default(),
+    };
+    for nvim in candidates.iter().filter(|p| p.is_file()) {
+        let out = Command::new(nvim)
+            .arg("--version")
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", nvim.display()))?;
+        let version = String::from_utf8_lossy(&out.stdout);
+        let first = version.lines().next().unwrap_or_default().to_string();
+        // `vim.lsp.start`, inlay hints and `semantic_tokens.get_at_pos` need 0.11.
+        let minor = first
+            .strip_prefix("NVIM v0.")
+            .and_then(|v| v.split('.').next())
+            .and_then(|m| m.parse::<u32>().ok());
+        if minor.is_some_and(|m| m >= 11) {
+            return Ok(nvim.clone());
+        }
+        return Err(format!(
+            "{} is {first}; the test needs Neovim 0.11",
+            nvim.display()
+        ));
+    }
+    Err("no `nvim` found (set MIRDSL_NVIM, or run editors/nvim/test/run.sh)".into())
+}
+
+#[test]
+fn neovim_end_to_end() {
+    let nvim = match find_nvim() {
+        Ok(n) => n,
+        Err(reason) => {
+            println!("skipped: {reason}");
+            return;
+        }
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("editors/nvim/test/e2e.lua");
+    let home = std::env::temp_dir().join(format!("mirdsl-nvim-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let file = home.join("mlp.mir");
+    std::fs::copy(root.join("testdata/mlp.mir"), &file).unwrap();
+    let mut cmd = Command::new(&nvim);
+    cmd.arg("--headless")
+        .arg("--clean")
+        .arg(&file)
+        .arg("-c")
+        .arg(format!("luafile {}", script.display()))
+        .env("MIRDSL", env!("CARGO_BIN_EXE_mirdsl"))
+        .env("HOME", &home);
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        cmd.env(var, home.join(var.to_lowercase()));
+    }
+    let out = cmd.output().expect("cannot run nvim");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(
+        out.status.success() && stdout.contains("ok: all checks passed"),
+        "Neovim end-to-end test failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
