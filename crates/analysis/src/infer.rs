@@ -123,7 +123,10 @@ pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
 /// Infers several entries with one shared cache of graph specialisations, so a
 /// graph called from many entries is inferred once per specialisation. Give the
 /// entries callees first (see `callees_first`): a graph's own entry then
-/// reports the problems in its body, and its callers find them cached.
+/// reports the problems in its body, and its callers find them cached. A
+/// specialisation is evaluated once, so an entry's `other_values` holds only
+/// those it reached first; `FileAnalysis::values_of` merges all of them, and
+/// `infer_entry` gives one entry's complete view.
 pub fn infer_all(source: &dyn ProgramSource, names: &[String]) -> HashMap<String, EntryResult> {
     let Some(first) = names.first() else {
         return HashMap::new();

@@ -114,6 +114,9 @@ enum Val {
 struct Exporter<'a> {
     analysis: &'a FileAnalysis,
     entry: String,
+    /// The entry inferred on its own (a fresh cache), so `other_values` holds
+    /// exactly the specialisations this entry uses.
+    entry_result: analysis::infer::EntryResult,
     opts: &'a ExportOptions,
     items: Vec<(String, &'a Body)>,
     graphs: Vec<GKey>,
@@ -175,9 +178,10 @@ impl<'a> Exporter<'a> {
                 graphs.push(GKey { item, graph: g });
             }
         }
-        let mut ex = Exporter {
+                let mut ex = Exporter {
             analysis,
             entry: entry.to_string(),
+            entry_result: analysis::infer::infer_entry(&analysis.source, entry),
             opts,
             items,
             graphs,
@@ -334,13 +338,12 @@ impl<'a> Exporter<'a> {
             return vec![ir::print_ms::const_abstract(v)];
         }
         let name = &self.items[item].0;
-        let own = self.analysis.entries.get(&self.entry).and_then(|entry| {
-            if item == 0 {
-                entry.node_values.get(&n)
-            } else {
-                entry.other_values.get(name).and_then(|m| m.get(&n))
-            }
-        });
+                let entry = &self.entry_result;
+        let own = if item == 0 {
+            entry.node_values.get(&n)
+        } else {
+            entry.other_values.get(name).and_then(|m| m.get(&n))
+        };
         match own {
             Some(v) if !v.is_empty() => v.clone(),
             // A graph called through its declared signature: its own check.
