@@ -337,7 +337,7 @@ const SCOPE_TABLE = [
   [TOUR, 'graph inner(v)', 'inner', 'entity.name.function'],
   [TOUR, 'graph inner(v)', 'v', 'variable.parameter', { nth: 0 }],
   [TOUR, 'k = inner(x)', 'inner', 'meta.function-call'],
-  [TOUR, 'return ReLU(r + lam(k)', 'lam', 'entity.name.function'],
+  [TOUR, '(ReLU(r + lam(k)', 'lam', 'entity.name.function'],
   [TOUR, 'graph nested_in_branch', 'nested_in_branch', 'entity.name.function'],
   [TOUR, '# precedence', ' precedence: * / @ bind tighter than + -', 'comment.line.number-sign'],
   // Other files
