@@ -624,9 +624,7 @@ impl Engine<'_> {
     }
 
     fn apply(&mut self, frame: &mut Frame, n: NodeId, values: &[Val]) -> Val {
-        let Some(callee) = values[0].clone() else {
-            return None;
-        };
+        let callee = values[0].clone()?;
         let args = &values[1..];
         self.apply_value(frame, n, callee, args.to_vec())
     }

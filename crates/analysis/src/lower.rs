@@ -202,9 +202,8 @@ impl Lowerer<'_> {
         for param in graph.params() {
             self.param(id, &param);
         }
-        match graph.body() {
-            Some(block) => self.graph_body(id, &block, graph),
-            None => {}
+        if let Some(block) = graph.body() {
+            self.graph_body(id, &block, graph);
         }
         self.pop_scope();
     }
@@ -385,9 +384,10 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A binding statement (the only kind that reaches here).
     fn stmt(&mut self, graph: GraphId, stmt: &ast::Stmt) {
-        match stmt {
-            ast::Stmt::Let(l) => {
+        if let ast::Stmt::Let(l) = stmt {
+            {
                 // A binding whose value did not parse still binds its names (to an
                 // unknown value), so uses of them report nothing more.
                 let node = match l.value() {
@@ -423,7 +423,6 @@ impl Lowerer<'_> {
                     None => {}
                 }
             }
-            _ => {}
         }
     }
 
