@@ -24,7 +24,11 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the Language Server Protocol over stdin/stdout.
-    Lsp,
+    Lsp {
+        /// Accepted for clients that pass it (VS Code's); stdio is the only transport.
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Format `.mir` files in place (directories are searched for `.mir` files).
     Fmt {
         /// Files or directories.
@@ -53,7 +57,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = IrFormat::Mir)]
         format: IrFormat,
     },
-        /// Run a graph on the CPU and print its result.
+    /// Run a graph on the CPU and print its result.
     Run(run::RunArgs),
     /// Print the gradient program of a graph (DSL text that parses, checks and runs).
     Grad {
@@ -110,7 +114,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Lsp => match lsp::run_stdio() {
+        Command::Lsp { stdio: _ } => match lsp::run_stdio() {
             Ok(()) => EXIT_OK,
             Err(e) => {
                 eprintln!("error: the language server failed: {e}");
@@ -125,8 +129,13 @@ fn main() -> ExitCode {
             entry,
             format,
         } => ir_command(&file, entry.as_deref(), format),
-                Command::Run(args) => run::run_command(&args),
-        Command::Grad { file, entry, wrt, vjp } => grad_cmd::grad_command(&file, &entry, &wrt, vjp),
+        Command::Run(args) => run::run_command(&args),
+        Command::Grad {
+            file,
+            entry,
+            wrt,
+            vjp,
+        } => grad_cmd::grad_command(&file, &entry, &wrt, vjp),
         Command::Import(args) => interop_cmd::import_command(&args),
         Command::Export(args) => interop_cmd::export_command(&args),
         Command::Dot(args) => interop_cmd::dot_command(&args),

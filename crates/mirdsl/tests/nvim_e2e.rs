@@ -14,6 +14,7 @@ fn find_nvim() -> Result<PathBuf, String> {
             .map(|p| std::env::split_paths(&p).map(|d| d.join("nvim")).collect())
             .unwrap_or_default(),
     };
+    let mut too_old = Vec::new();
     for nvim in candidates.iter().filter(|p| p.is_file()) {
         let out = Command::new(nvim)
             .arg("--version")
@@ -29,9 +30,12 @@ fn find_nvim() -> Result<PathBuf, String> {
         if minor.is_some_and(|m| m >= 11) {
             return Ok(nvim.clone());
         }
+        too_old.push(format!("{} is {first}", nvim.display()));
+    }
+    if !too_old.is_empty() {
         return Err(format!(
-            "{} is {first}; the test needs Neovim 0.11",
-            nvim.display()
+            "{}; the test needs Neovim 0.11",
+            too_old.join(", ")
         ));
     }
     Err("no `nvim` found (set MIRDSL_NVIM, or run editors/nvim/test/run.sh)".into())

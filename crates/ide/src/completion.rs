@@ -1,0 +1,477 @@
+//! Completion: names in scope at the cursor, graphs, weights, primitives with
+//! argument snippets, attribute names inside a primitive call, dtypes in type
+//! positions, keywords. Worked out from the syntax tree around the cursor, so
+//! it works while the statement being typed is incomplete.
+
+use std::collections::HashSet;
+
+use ir::DType;
+use syntax::{ast, AstNode, SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
+
+use crate::hover::{graph_signature, meta_doc, values_text};
+use crate::sema::{Sema, Target};
+use crate::Analysis;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CompletionKind {
+    /// A binding or parameter in scope.
+    Local,
+    /// A nested graph in scope.
+    NestedGraph,
+    Graph,
+    Weight,
+    Primitive,
+    Metafunction,
+    /// An attribute of the primitive being called (`transpose_b=`).
+    Attribute,
+    DType,
+    Keyword,
+    /// A weight initialiser (`zeros`, `normal(...)`).
+    Initializer,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionItem {
+    pub label: String,
+    pub kind: CompletionKind,
+    pub detail: Option<String>,
+    pub documentation: Option<String>,
+    /// Text to insert; a snippet (`$1`, `${1:x}`) when `is_snippet`.
+    pub insert_text: String,
+    pub is_snippet: bool,
+    /// The text the completion replaces (the identifier being typed).
+    pub replace: TextRange,
+    /// Sorts before others of equal relevance when smaller.
+    pub sort: u8,
+}
+
+impl CompletionItem {
+    fn new(label: impl Into<String>, kind: CompletionKind, replace: TextRange, sort: u8) -> Self {
+        let label = label.into();
+        CompletionItem {
+            insert_text: label.clone(),
+            label,
+            kind,
+            detail: None,
+            documentation: None,
+            is_snippet: false,
+            replace,
+            sort,
+        }
+    }
+
+    fn detail(mut self, d: impl Into<String>) -> Self {
+        self.detail = Some(d.into());
+        self
+    }
+
+    fn doc(mut self, d: impl Into<String>) -> Self {
+        self.documentation = Some(d.into());
+        self
+    }
+
+    fn snippet(mut self, s: impl Into<String>) -> Self {
+        self.insert_text = s.into();
+        self.is_snippet = true;
+        self
+    }
+}
+
+const META: &[&str] = &["grad", "value_and_grad", "vjp"];
+
+pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> {
+    let sema = Sema::new(analysis);
+    let root = &sema.root;
+    // The identifier being typed, if any, ends at the cursor.
+    let left = root.token_at_offset(offset).left_biased();
+    let (replace, before) = match &left {
+        Some(t)
+            if matches!(t.kind(), SyntaxKind::IDENT | SyntaxKind::TEMP)
+                || t.kind().is_keyword() =>
+        {
+            let r = TextRange::new(t.text_range().start(), offset);
+            (r, prev_non_trivia(t))
+        }
+        Some(t) if t.text_range().end() == offset && !t.kind().is_trivia() => {
+            (TextRange::empty(offset), Some(t.clone()))
+        }
+        Some(t) => (TextRange::empty(offset), prev_non_trivia_incl(t)),
+        None => (TextRange::empty(offset), None),
+    };
+    // No completion inside comments, strings and numbers.
+    if let Some(t) = &left {
+        if matches!(
+            t.kind(),
+            SyntaxKind::COMMENT | SyntaxKind::STRING | SyntaxKind::INT | SyntaxKind::FLOAT
+        ) && t
+            .text_range()
+            .contains(offset.checked_sub(1.into()).unwrap_or(offset))
+            && t.text_range().end() >= offset
+            && t.text_range().start() < offset
+        {
+            return Vec::new();
+        }
+    }
+    let anchor = left.as_ref().and_then(|t| t.parent());
+    let before_kind = before.as_ref().map(|t| t.kind());
+
+    let mut out = Vec::new();
+    // Type positions: after `:` of a parameter or binding, after `->`, in a type.
+    if let Some(node) = &anchor {
+        let in_type = node.ancestors().any(|n| {
+            matches!(
+                n.kind(),
+                SyntaxKind::NAMED_TYPE | SyntaxKind::TUPLE_TYPE | SyntaxKind::FN_TYPE
+            )
+        }) && !node.ancestors().any(|n| n.kind() == SyntaxKind::SHAPE);
+        let after_colon = matches!(
+            before_kind,
+            Some(SyntaxKind::COLON) | Some(SyntaxKind::THIN_ARROW)
+        ) && before.as_ref().and_then(|b| b.parent()).is_some_and(|p| {
+            matches!(
+                p.kind(),
+                SyntaxKind::PARAM
+                    | SyntaxKind::LET_STMT
+                    | SyntaxKind::RET_TYPE
+                    | SyntaxKind::WEIGHT
+                    | SyntaxKind::GRAPH
+                    | SyntaxKind::FN_TYPE
+            )
+        });
+        if in_type || after_colon {
+            dtypes(&mut out, replace);
+            return finish(out);
+        }
+    }
+    // Top level: outside every graph.
+    let in_graph = anchor
+        .as_ref()
+        .is_some_and(|n| n.ancestors().any(|a| a.kind() == SyntaxKind::GRAPH));
+    let in_weight = anchor
+        .as_ref()
+        .and_then(|n| n.ancestors().find(|a| a.kind() == SyntaxKind::WEIGHT));
+    if let Some(w) = in_weight {
+        let after_eq = w
+            .children_with_tokens()
+            .filter_map(|e| e.into_token())
+            .any(|t| t.kind() == SyntaxKind::EQ && t.text_range().end() <= replace.start());
+        if after_eq {
+            initializers(&mut out, replace);
+        }
+        return finish(out);
+    }
+    if !in_graph {
+        out.push(
+            CompletionItem::new("graph", CompletionKind::Keyword, replace, 1)
+                .snippet("graph ${1:name}(${2}) {\n  $0\n}")
+                .detail("a graph"),
+        );
+        out.push(
+            CompletionItem::new("param", CompletionKind::Keyword, replace, 1)
+                .snippet("param ${1:name}: ${2:f32[1]} = ${3:zeros}")
+                .detail("a weight"),
+        );
+        return finish(out);
+    }
+    // Inside a call's parentheses, at an argument's start: attribute names.
+    let call_args = anchor.as_ref().and_then(|n| {
+        n.ancestors()
+            .find(|a| a.kind() == SyntaxKind::ARG_LIST)
+            .filter(|a| a.text_range().start() < replace.start())
+    });
+    let at_arg_start = matches!(
+        before_kind,
+        Some(SyntaxKind::L_PAREN) | Some(SyntaxKind::COMMA)
+    );
+    if let (Some(args), true) = (&call_args, at_arg_start) {
+        if let Some(call) = args.parent().and_then(ast::CallExpr::cast) {
+            attributes(&sema, &call, &mut out, replace);
+        }
+    }
+    // Expressions: names in scope, items, primitives, keywords.
+    let mut seen = HashSet::new();
+    if let Some(node) = &anchor {
+        for (name, range, kind) in scope_names(node, replace.start()) {
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            let mut item = CompletionItem::new(&name, kind, replace, 0);
+            if let Some(ty) = local_type(&sema, range) {
+                item = item.detail(ty);
+            }
+            out.push(item);
+        }
+    }
+    for info in &sema.items.items {
+        if !info.first || !seen.insert(info.name.clone()) {
+            continue;
+        }
+        match info.kind {
+            db::ItemKind::Graph => {
+                let mut item = CompletionItem::new(&info.name, CompletionKind::Graph, replace, 2);
+                if let Some(sig) = graph_signature(&sema, &info.name) {
+                    item = item.detail(sig);
+                }
+                out.push(item);
+            }
+            db::ItemKind::Weight => {
+                let mut item = CompletionItem::new(&info.name, CompletionKind::Weight, replace, 2);
+                if let Some(w) = db::weight(sema.analysis.db, sema.key(&info.name)) {
+                    item = item.detail(w.0.ty.to_string());
+                }
+                out.push(item);
+            }
+        }
+    }
+    let followed_by_paren = left
+        .as_ref()
+        .and_then(|t| t.next_token())
+        .is_some_and(|t| t.kind() == SyntaxKind::L_PAREN);
+    for op in ops::public_ops() {
+        if seen.contains(op.name) {
+            continue;
+        }
+        let mut item = CompletionItem::new(op.name, CompletionKind::Primitive, replace, 3)
+            .detail(op.signature())
+            .doc(op.doc);
+        if !followed_by_paren {
+            let inputs: Vec<String> = op
+                .inputs()
+                .enumerate()
+                .map(|(i, p)| format!("${{{}:{}}}", i + 1, p.name))
+                .collect();
+            item = item.snippet(format!("{}({})$0", op.name, inputs.join(", ")));
+        }
+        out.push(item);
+    }
+    for m in META {
+        let mut item =
+            CompletionItem::new(*m, CompletionKind::Metafunction, replace, 3).doc(meta_doc(m));
+        if !followed_by_paren {
+            item = item.snippet(format!("{m}(${{1:f}})$0"));
+        }
+        out.push(item);
+    }
+    let stmt_start = matches!(
+        before_kind,
+        None | Some(SyntaxKind::NEWLINE) | Some(SyntaxKind::L_BRACE) | Some(SyntaxKind::SEMI)
+    );
+    if stmt_start {
+        out.push(CompletionItem::new(
+            "return",
+            CompletionKind::Keyword,
+            replace,
+            1,
+        ));
+        out.push(
+            CompletionItem::new("graph", CompletionKind::Keyword, replace, 4)
+                .snippet("graph ${1:name}(${2}) {\n  $0\n}"),
+        );
+    }
+    for kw in ["if", "fn", "true", "false", "none", "not"] {
+        let mut item = CompletionItem::new(kw, CompletionKind::Keyword, replace, 4);
+        item = match kw {
+            "if" => item.snippet("if ${1:cond} { ${2} } else { ${3} }"),
+            "fn" => item.snippet("fn(${1:x}) => ${0}"),
+            _ => item,
+        };
+        out.push(item);
+    }
+    finish(out)
+}
+
+fn finish(mut out: Vec<CompletionItem>) -> Vec<CompletionItem> {
+    out.sort_by(|a, b| (a.sort, &a.label).cmp(&(b.sort, &b.label)));
+    out
+}
+
+fn prev_non_trivia(t: &SyntaxToken) -> Option<SyntaxToken> {
+    let mut cur = t.prev_token();
+    while let Some(p) = cur {
+        if !matches!(p.kind(), SyntaxKind::WHITESPACE | SyntaxKind::COMMENT) {
+            return Some(p);
+        }
+        cur = p.prev_token();
+    }
+    None
+}
+
+fn prev_non_trivia_incl(t: &SyntaxToken) -> Option<SyntaxToken> {
+    if !matches!(t.kind(), SyntaxKind::WHITESPACE | SyntaxKind::COMMENT) {
+        return Some(t.clone());
+    }
+    prev_non_trivia(t)
+}
+
+fn dtypes(out: &mut Vec<CompletionItem>, replace: TextRange) {
+    for d in DType::ALL {
+        out.push(CompletionItem::new(d.name(), CompletionKind::DType, replace, 0).detail("dtype"));
+    }
+    for (name, detail) in [("str", "string"), ("none", "the none value")] {
+        out.push(CompletionItem::new(name, CompletionKind::DType, replace, 1).detail(detail));
+    }
+    out.push(
+        CompletionItem::new("fn", CompletionKind::Keyword, replace, 2)
+            .snippet("fn(${1}) -> ${0}")
+            .detail("a function type"),
+    );
+}
+
+fn initializers(out: &mut Vec<CompletionItem>, replace: TextRange) {
+    for (label, snippet, doc) in [
+        ("zeros", "zeros", "all zeros"),
+        ("ones", "ones", "all ones"),
+        (
+            "constant",
+            "constant(${1:0.0})",
+            "every element the same value",
+        ),
+        (
+            "normal",
+            "normal(mean=${1:0.0}, std=${2:1.0}, seed=${3:0})",
+            "samples of a normal distribution",
+        ),
+        (
+            "uniform",
+            "uniform(low=${1:-1.0}, high=${2:1.0}, seed=${3:0})",
+            "samples of a uniform distribution",
+        ),
+        (
+            "load",
+            "load(\"${1:path.npy}\")",
+            "a .npy file, or one tensor of a .safetensors file",
+        ),
+    ] {
+        let mut item = CompletionItem::new(label, CompletionKind::Initializer, replace, 0).doc(doc);
+        if snippet != label {
+            item = item.snippet(snippet);
+        }
+        out.push(item);
+    }
+}
+
+/// Attribute names of the primitive (or `wrt` of the metafunction) being called.
+fn attributes(
+    sema: &Sema,
+    call: &ast::CallExpr,
+    out: &mut Vec<CompletionItem>,
+    replace: TextRange,
+) {
+    let Some(ast::Expr::NameRef(callee)) = call.callee() else {
+        return;
+    };
+    let name = callee.text();
+    // Shadowed by a local or a top-level item: not the primitive.
+    if sema.items.get(&name).is_some() {
+        return;
+    }
+    if let Some(Target::Local { .. } | Target::Nested { .. }) =
+        sema.name_at(callee.range().start()).map(|n| n.target)
+    {
+        return;
+    }
+    let given: HashSet<String> = call
+        .args()
+        .filter_map(|a| match a {
+            ast::Arg::Keyword(k) => k.name().map(|n| n.text()),
+            _ => None,
+        })
+        .collect();
+    if let Some(op) = ops::lookup(&name) {
+        for p in op.attrs() {
+            if given.contains(p.name) {
+                continue;
+            }
+            let ops::ParamKind::Attr { ty, default } = p.kind else {
+                continue;
+            };
+            let detail = match default {
+                Some(d) => format!("{} = {}", ty.describe(), d.value()),
+                None => format!("{} (required)", ty.describe()),
+            };
+            out.push(
+                CompletionItem::new(p.name, CompletionKind::Attribute, replace, 0)
+                    .snippet(format!("{}=${{1}}", p.name))
+                    .detail(detail)
+                    .doc(p.doc),
+            );
+        }
+    } else if matches!(name.as_str(), "grad" | "value_and_grad") && !given.contains("wrt") {
+        out.push(
+            CompletionItem::new("wrt", CompletionKind::Attribute, replace, 0)
+                .snippet("wrt=(${1:0})")
+                .detail("parameters and weights to differentiate"),
+        );
+    }
+}
+
+/// Names bound at `offset`, innermost first: bindings above it, nested graphs,
+/// parameters of the enclosing graphs and lambdas.
+fn scope_names(node: &SyntaxNode, offset: TextSize) -> Vec<(String, TextRange, CompletionKind)> {
+    let mut out = Vec::new();
+    for anc in node.ancestors() {
+        if let Some(block) = ast::Block::cast(anc.clone()) {
+            for stmt in block.stmts() {
+                match stmt {
+                    ast::Stmt::Let(l) if l.range().end() <= offset => {
+                        pat_names(l.pat(), &mut out);
+                    }
+                    ast::Stmt::Graph(g) => {
+                        if let Some(n) = g.name() {
+                            out.push((n.text(), n.range(), CompletionKind::NestedGraph));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(g) = ast::Graph::cast(anc.clone()) {
+            for p in g.params() {
+                if let Some(n) = p.name() {
+                    out.push((n.text(), n.range(), CompletionKind::Local));
+                }
+            }
+            // The top-level graph's own scope ends here.
+            if anc
+                .parent()
+                .is_some_and(|p| p.kind() == SyntaxKind::SOURCE_FILE)
+            {
+                break;
+            }
+        }
+        if let Some(l) = ast::LambdaExpr::cast(anc.clone()) {
+            for p in l.params() {
+                if let Some(n) = p.name() {
+                    out.push((n.text(), n.range(), CompletionKind::Local));
+                }
+            }
+        }
+    }
+    out.retain(|(n, _, _)| !n.is_empty());
+    out
+}
+
+fn pat_names(pat: Option<ast::Pat>, out: &mut Vec<(String, TextRange, CompletionKind)>) {
+    match pat {
+        Some(ast::Pat::Name(n)) => out.push((n.text(), n.range(), CompletionKind::Local)),
+        Some(ast::Pat::Tuple(t)) => t.fields().for_each(|f| pat_names(Some(f), out)),
+        None => {}
+    }
+}
+
+/// The inferred type of the local defined at `range`.
+fn local_type(sema: &Sema, range: TextRange) -> Option<String> {
+    let g = sema.graph_at(range.start())?;
+    let name = g
+        .names()
+        .into_iter()
+        .find(|n| n.is_def && n.range == range)?;
+    match name.target {
+        Target::Local { node, .. } => {
+            let vals = g.values(node);
+            (!vals.is_empty()).then(|| values_text(&g, &vals))
+        }
+        Target::Nested { graph, .. } => Some(format!("graph {}", g.nested_name(graph))),
+        _ => None,
+    }
+}

@@ -1,0 +1,299 @@
+//! Hover: the type and shape of a name or expression, a primitive's signature
+//! and docs, a graph's signature, a weight's declaration.
+
+use analysis::infer::EntryResult;
+use ir::AbsVal;
+use syntax::{ast, AstNode, TextRange, TextSize};
+
+use crate::sema::{describe, GraphSema, Sema, Target};
+use crate::Analysis;
+
+/// Markdown for a range of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HoverResult {
+    pub range: TextRange,
+    pub markdown: String,
+}
+
+pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult> {
+    let sema = Sema::new(analysis);
+    let token = sema.token_at(offset)?;
+    // An attribute name in a primitive call: `transpose_b=`.
+    if let Some(kw) = token
+        .parent()
+        .and_then(|p| p.parent())
+        .and_then(ast::KeywordArg::cast)
+    {
+        if let Some(h) = attribute_hover(&kw, token.text_range()) {
+            return Some(h);
+        }
+    }
+    if let Some(name) = sema.name_at(offset) {
+        let markdown = match &name.target {
+            Target::Local { item, node, .. } => {
+                let g = sema.graph(item)?;
+                let ident = g
+                    .lowered
+                    .body
+                    .node(*node)
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| analysis.text()[name.range].to_string());
+                let kind = if g.is_param(*node) { "param" } else { "let" };
+                let mut md = format!(
+                    "```mindir\n{kind} {ident}: {}\n```",
+                    values_text(&g, &g.values(*node))
+                );
+                if let Some((ty, _)) = &g.lowered.body.node(*node).annotation {
+                    md.push_str(&format!("\n\ndeclared `{ty}`"));
+                }
+                md
+            }
+            Target::Nested { item, graph } => {
+                let g = sema.graph(item)?;
+                let nested = g.lowered.body.graph(*graph);
+                let params: Vec<String> = nested
+                    .params
+                    .iter()
+                    .map(|&p| {
+                        let n = g.lowered.body.node(p);
+                        let pname = n.name.clone().unwrap_or_default();
+                        let vals = g.values(p);
+                        if vals.is_empty() {
+                            pname
+                        } else {
+                            format!("{pname}: {}", values_text(&g, &vals))
+                        }
+                    })
+                    .collect();
+                format!(
+                    "```mindir\ngraph {}({})\n```\n\nnested in `{item}`",
+                    nested.name,
+                    params.join(", ")
+                )
+            }
+            Target::Graph(gname) => graph_hover(&sema, gname)?,
+            Target::Weight(w) => weight_hover(&sema, w)?,
+            Target::Prim(p) => {
+                let mut md = prim_hover(p)?;
+                if let Some(call) = call_result(&sema, name.range) {
+                    md = format!("{call}\n\n---\n\n{md}");
+                }
+                md
+            }
+            Target::Meta(m) => {
+                let mut md = meta_doc(m).to_string();
+                if let Some(call) = call_result(&sema, name.range) {
+                    md = format!("{call}\n\n---\n\n{md}");
+                }
+                md
+            }
+            Target::DType(d) => format!("```mindir\n{d}\n```\n\ndtype `{d}`"),
+        };
+        // A graph called by name: show the call's result too.
+        let markdown = match &name.target {
+            Target::Graph(_) | Target::Nested { .. } | Target::Local { .. } if !name.is_def => {
+                match call_result(&sema, name.range) {
+                    Some(call) => format!("{markdown}\n\n---\n\n{call}"),
+                    None => markdown,
+                }
+            }
+            _ => markdown,
+        };
+        return Some(HoverResult {
+            range: name.range,
+            markdown,
+        });
+    }
+    // A dtype given as an attribute (`Cast(x, i32)`), not lowered as a name.
+    if token.kind() == syntax::SyntaxKind::IDENT {
+        if let Ok(d) = token.text().parse::<ir::DType>() {
+            return Some(HoverResult {
+                range: token.text_range(),
+                markdown: format!("```mindir\n{d}\n```\n\ndtype `{d}`"),
+            });
+        }
+    }
+    // An expression: the smallest call or operator around the cursor.
+    let g = sema.graph_at(offset)?;
+    let node = g.apply_node_at(TextRange::empty(offset))?;
+    let range = g.node_range(node)?;
+    let vals = g.values(node);
+    if vals.is_empty() {
+        return None;
+    }
+    Some(HoverResult {
+        range,
+        markdown: format!("```mindir\n{}\n```", values_text(&g, &vals)),
+    })
+}
+
+/// The result of the call whose callee is at `callee`.
+fn call_result(sema: &Sema, callee: TextRange) -> Option<String> {
+    let token = sema.token_at(callee.start())?;
+    let call = token.parent_ancestors().find_map(ast::CallExpr::cast)?;
+    if call.callee()?.range() != callee {
+        return None;
+    }
+    let g = sema.graph_at(callee.start())?;
+    let node = g.apply_node_at(call.range())?;
+    if g.node_range(node)? != call.range() {
+        return None;
+    }
+    let vals = g.values(node);
+    if vals.is_empty() {
+        return None;
+    }
+    Some(format!("call result: `{}`", values_text(&g, &vals)))
+}
+
+pub(crate) fn values_text(g: &GraphSema, vals: &[AbsVal]) -> String {
+    if vals.is_empty() {
+        return "?".into();
+    }
+    let parts: Vec<String> = vals.iter().map(|v| g.describe(v)).collect();
+    parts.join(" | ")
+}
+
+/// `graph NAME(PARAMS) -> RET` with inferred types where none are written.
+pub(crate) fn graph_signature(sema: &Sema, name: &str) -> Option<String> {
+    let g = sema.graph(name)?;
+    let body = &g.lowered.body;
+    let root = body.graph(body.root());
+    let result: Option<&EntryResult> = g.result();
+    let params: Vec<String> = root
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let n = body.node(p);
+            let pname = n.name.clone().unwrap_or_default();
+            match &n.annotation {
+                Some((ty, _)) => format!("{pname}: {ty}"),
+                None => match result.and_then(|r| r.params.get(i)) {
+                    Some(AbsVal::Any) | None => pname,
+                    Some(v) => format!("{pname}: {}", describe(result, v)),
+                },
+            }
+        })
+        .collect();
+    let ret = match &root.ret_annotation {
+        Some((ty, _)) => format!(" -> {ty}"),
+        None => match result.and_then(|r| r.output.as_ref()) {
+            Some(AbsVal::Any) | None => String::new(),
+            Some(v) => format!(" -> {}", describe(result, v)),
+        },
+    };
+    Some(format!("graph {name}({}){ret}", params.join(", ")))
+}
+
+fn graph_hover(sema: &Sema, name: &str) -> Option<String> {
+    let sig = graph_signature(sema, name)?;
+    let mut md = format!("```mindir\n{sig}\n```");
+    if let Some(doc) = doc_comment(sema, name) {
+        md.push_str(&format!("\n\n{doc}"));
+    }
+    Some(md)
+}
+
+/// The comment lines right above an item.
+pub(crate) fn doc_comment(sema: &Sema, name: &str) -> Option<String> {
+    let info = sema.items.get(name)?;
+    let text = sema.analysis.text();
+    let before = &text[..usize::from(info.range.start())];
+    let mut lines: Vec<&str> = Vec::new();
+    // Walk back line by line over comment-only lines directly above.
+    let mut rest = before.strip_suffix('\n').unwrap_or(before);
+    loop {
+        let start = rest.rfind('\n').map_or(0, |i| i + 1);
+        let line = rest[start..].trim();
+        if let Some(c) = line.strip_prefix('#') {
+            lines.push(c.trim());
+        } else {
+            break;
+        }
+        if start == 0 {
+            break;
+        }
+        rest = &rest[..start - 1];
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    lines.reverse();
+    Some(lines.join("\n"))
+}
+
+fn weight_hover(sema: &Sema, name: &str) -> Option<String> {
+    let info = sema.items.get(name)?;
+    let text = &sema.analysis.text()[info.range];
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let key = sema.key(name);
+    let mut md = format!("```mindir\n{one_line}\n```");
+    if let Some(w) = db::weight(sema.analysis.db, key) {
+        if let ir::Ty::Tensor(_, shape) = &w.0.ty {
+            if let Some(n) = shape.numel() {
+                md.push_str(&format!("\n\nweight, {n} elements"));
+            }
+        }
+    }
+    Some(md)
+}
+
+pub(crate) fn prim_hover(name: &str) -> Option<String> {
+    let op = ops::lookup(name)?;
+    let mut md = format!("```mindir\n{}\n```\n\n{}", op.signature(), op.doc);
+    let params: Vec<String> = op
+        .params
+        .iter()
+        .map(|p| format!("- `{}`: {}", p.name, p.doc))
+        .collect();
+    if !params.is_empty() {
+        md.push_str("\n\n");
+        md.push_str(&params.join("\n"));
+    }
+    Some(md)
+}
+
+pub(crate) fn meta_doc(name: &str) -> &'static str {
+    match name {
+        "grad" => "```mindir\ngrad(f, wrt=...)\n```\n\nThe gradient of `f` with respect to its first parameter (or the parameters and weights in `wrt`), with sensitivity `OnesLike(output)`: MindSpore's `GradOperation()`.",
+        "value_and_grad" => "```mindir\nvalue_and_grad(f, wrt=...)\n```\n\nA function returning `(f's output, the gradients)`.",
+        "vjp" => "```mindir\nvjp(f)\n```\n\nA function that, applied to `f`'s arguments, returns `(output, backprop)`; `backprop(dout)` returns the gradients of every parameter (MindIR's `J`).",
+        _ => "metafunction",
+    }
+}
+
+fn attribute_hover(kw: &ast::KeywordArg, range: TextRange) -> Option<HoverResult> {
+    let name = kw.name()?;
+    if name.range() != range {
+        return None;
+    }
+    let call = kw.syntax().ancestors().find_map(ast::CallExpr::cast)?;
+    let Some(ast::Expr::NameRef(callee)) = call.callee() else {
+        return None;
+    };
+    let callee = callee.text();
+    let text = name.text();
+    if let Some(op) = ops::lookup(&callee) {
+        let p = op.param(&text)?;
+        let kind = match p.kind {
+            ops::ParamKind::Input => "input".to_string(),
+            ops::ParamKind::Attr { ty, default } => match default {
+                Some(d) => format!("{}, default `{}`", ty.describe(), d.value()),
+                None => format!("{}, required", ty.describe()),
+            },
+        };
+        return Some(HoverResult {
+            range,
+            markdown: format!("`{callee}` attribute `{text}` ({kind})\n\n{}", p.doc),
+        });
+    }
+    if text == "wrt" && matches!(callee.as_str(), "grad" | "value_and_grad") {
+        return Some(HoverResult {
+            range,
+            markdown: "`wrt`: the parameters (0-based positions) and weights to differentiate with respect to".into(),
+        });
+    }
+    None
+}

@@ -1,0 +1,205 @@
+//! IDE features of the MindIR DSL, as plain data (no LSP types).
+//!
+//! Everything goes through [`Analysis`], a view of one file in a
+//! [`db::RootDb`] snapshot: semantic questions are answered from the memoised
+//! per-graph lowering and inference of the database, syntactic ones from the
+//! file's (error-tolerant) syntax tree, so features keep working on the intact
+//! parts of a file with syntax errors. Offsets are byte offsets into the file;
+//! the language server converts them to the client's position encoding.
+
+mod actions;
+mod completion;
+mod folding;
+mod hover;
+mod inlay;
+mod nav;
+mod sema;
+mod signature;
+mod symbols;
+mod tokens;
+
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use db::File;
+use syntax::{TextRange, TextSize};
+
+pub use actions::{CodeAction, CodeActionKind, CodeLens};
+pub use analysis::{Code, Diagnostic, Severity};
+pub use completion::{CompletionItem, CompletionKind};
+pub use folding::{Fold, FoldKind};
+pub use hover::HoverResult;
+pub use inlay::{InlayHint, InlayKind};
+pub use nav::{Highlight, NavTarget};
+pub use signature::SignatureHelp;
+pub use symbols::{Symbol, SymbolKind, WorkspaceSymbol};
+pub use tokens::{SemanticToken, TokenKind, TokenModifier, TOKEN_KINDS, TOKEN_MODIFIERS};
+
+/// One text replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub range: TextRange,
+    pub new_text: String,
+}
+
+/// The features of one file of a database snapshot.
+#[derive(Clone, Copy)]
+pub struct Analysis<'a> {
+    pub db: &'a dyn salsa::Database,
+    pub file: File,
+}
+
+impl<'a> Analysis<'a> {
+    pub fn new(db: &'a dyn salsa::Database, file: File) -> Analysis<'a> {
+        Analysis { db, file }
+    }
+
+    pub fn text(&self) -> &'a str {
+        self.file.text(self.db)
+    }
+
+    /// Every diagnostic: syntax, names, types and shapes; sorted by position.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        db::file_diagnostics(self.db, self.file).to_vec()
+    }
+
+    /// The diagnostics as the database keeps them (per item, not copied), and
+    /// the graphs whose analysis panicked.
+    pub fn file_diagnostics(&self) -> Arc<db::FileDiagnostics> {
+        db::file_diagnostics(self.db, self.file).clone()
+    }
+
+    pub fn hover(&self, offset: TextSize) -> Option<HoverResult> {
+        hover::hover(self, offset)
+    }
+
+    pub fn inlay_hints(&self, range: Option<TextRange>) -> Vec<InlayHint> {
+        inlay::inlay_hints(self, range)
+    }
+
+    pub fn goto_definition(&self, offset: TextSize) -> Option<NavTarget> {
+        nav::goto_definition(self, offset)
+    }
+
+    pub fn references(&self, offset: TextSize, include_declaration: bool) -> Vec<TextRange> {
+        nav::references(self, offset, include_declaration)
+    }
+
+    pub fn highlight(&self, offset: TextSize) -> Vec<Highlight> {
+        nav::highlight(self, offset)
+    }
+
+    /// The range of the name to rename and its text, or why it cannot be renamed.
+    pub fn prepare_rename(&self, offset: TextSize) -> Result<(TextRange, String), String> {
+        nav::prepare_rename(self, offset)
+    }
+
+    pub fn rename(&self, offset: TextSize, new_name: &str) -> Result<Vec<Edit>, String> {
+        nav::rename(self, offset, new_name)
+    }
+
+    pub fn completions(&self, offset: TextSize) -> Vec<CompletionItem> {
+        completion::completions(self, offset)
+    }
+
+    pub fn signature_help(&self, offset: TextSize) -> Option<SignatureHelp> {
+        signature::signature_help(self, offset)
+    }
+
+    pub fn document_symbols(&self) -> Vec<Symbol> {
+        symbols::document_symbols(self)
+    }
+
+    pub fn semantic_tokens(&self, range: Option<TextRange>) -> Vec<SemanticToken> {
+        tokens::semantic_tokens(self, range)
+    }
+
+    pub fn folding_ranges(&self) -> Vec<Fold> {
+        folding::folding_ranges(self)
+    }
+
+    /// The edits that format the file, or why it cannot be formatted.
+    pub fn format(&self) -> Result<Vec<Edit>, String> {
+        let text = self.text();
+        match fmt::format(text) {
+            Ok(formatted) => Ok(minimal_edit(text, &formatted).into_iter().collect()),
+            Err(errors) => Err(format!(
+                "the file has {} syntax error{}; fix {} before formatting",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" },
+                if errors.len() == 1 { "it" } else { "them" }
+            )),
+        }
+    }
+
+    pub fn code_actions(&self, range: TextRange) -> Vec<CodeAction> {
+        actions::code_actions(self, range)
+    }
+
+    pub fn code_lenses(&self) -> Vec<CodeLens> {
+        actions::code_lenses(self)
+    }
+}
+
+/// Symbols of every file whose name matches `query` (a case-insensitive subsequence).
+pub fn workspace_symbols(
+    db: &dyn salsa::Database,
+    files: &[File],
+    query: &str,
+) -> Vec<WorkspaceSymbol> {
+    symbols::workspace_symbols(db, files, query)
+}
+
+/// One edit turning `old` into `new`: the differing middle, after the common
+/// prefix and suffix (so the client keeps cursors and folds where it can).
+pub fn minimal_edit(old: &str, new: &str) -> Option<Edit> {
+    if old == new {
+        return None;
+    }
+    let prefix = old
+        .char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(old.len().min(new.len()), |((i, _), _)| i);
+    let max_suffix = (old.len() - prefix).min(new.len() - prefix);
+    let mut suffix = 0;
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    while suffix < max_suffix && ob[old.len() - 1 - suffix] == nb[new.len() - 1 - suffix] {
+        suffix += 1;
+    }
+    while !old.is_char_boundary(old.len() - suffix) || !new.is_char_boundary(new.len() - suffix) {
+        suffix -= 1;
+    }
+    Some(Edit {
+        range: TextRange::new(
+            TextSize::from(prefix as u32),
+            TextSize::from((old.len() - suffix) as u32),
+        ),
+        new_text: new[prefix..new.len() - suffix].to_string(),
+    })
+}
+
+/// Whether `name` may be bound: an identifier (with dotted segments) or a
+/// temporary, and not a keyword.
+pub fn is_valid_name(name: &str) -> bool {
+    if syntax::SyntaxKind::from_keyword(name).is_some() {
+        return false;
+    }
+    if let Some(rest) = name.strip_prefix('%') {
+        return !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    }
+    let segment = |s: &str| {
+        let mut chars = s.chars();
+        matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    !name.is_empty()
+        && name.split('.').all(segment)
+        && name
+            .split('.')
+            .all(|s| syntax::SyntaxKind::from_keyword(s).is_none())
+}

@@ -1,0 +1,1511 @@
+//! Fixture tests of every feature, with `$0` cursors and expect-test snapshots
+//! (`UPDATE_EXPECT=1 cargo test -p ide` rewrites them).
+
+use expect_test::{expect, Expect};
+use syntax::{TextRange, TextSize};
+
+use crate::fixture::Fixture;
+use crate::{CompletionKind, TOKEN_KINDS, TOKEN_MODIFIERS};
+
+// ---------------------------------------------------------------------------
+// Helpers.
+
+fn check_hover(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let actual = match f.analysis().hover(f.offset) {
+        Some(h) => format!("{}\n---\n{}\n", &f.text[h.range], h.markdown),
+        None => "no hover\n".into(),
+    };
+    expect.assert_eq(&actual);
+}
+
+fn check_inlays(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let hints = f.analysis().inlay_hints(None);
+    let mut out = String::new();
+    let mut last = 0;
+    for h in hints {
+        let o = usize::from(h.offset);
+        out.push_str(&f.text[last..o]);
+        out.push_str(&format!("⟨{}⟩", h.label));
+        last = o;
+    }
+    out.push_str(&f.text[last..]);
+    expect.assert_eq(&out);
+}
+
+fn check_goto(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let actual = match f.analysis().goto_definition(f.offset) {
+        Some(nav) => f.annotate(&[
+            (nav.focus_range, "def".into()),
+            (nav.full_range, "full".into()),
+        ]),
+        None => "no definition\n".into(),
+    };
+    expect.assert_eq(&actual);
+}
+
+fn check_refs(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let refs = f.analysis().references(f.offset, true);
+    let ranges: Vec<(TextRange, String)> = refs.into_iter().map(|r| (r, String::new())).collect();
+    expect.assert_eq(&f.annotate(&ranges));
+}
+
+fn check_highlight(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let hs = f.analysis().highlight(f.offset);
+    let ranges: Vec<(TextRange, String)> = hs
+        .into_iter()
+        .map(|h| (h.range, if h.is_def { "w".into() } else { "r".into() }))
+        .collect();
+    expect.assert_eq(&f.annotate(&ranges));
+}
+
+fn check_rename(fixture: &str, new_name: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let actual = match f.analysis().rename(f.offset, new_name) {
+        Ok(mut edits) => {
+            edits.sort_by_key(|e| std::cmp::Reverse(e.range.start()));
+            let mut text = f.text.clone();
+            for e in edits {
+                text.replace_range(
+                    usize::from(e.range.start())..usize::from(e.range.end()),
+                    &e.new_text,
+                );
+            }
+            text
+        }
+        Err(e) => format!("error: {e}\n"),
+    };
+    expect.assert_eq(&actual);
+}
+
+fn check_prepare_rename(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let actual = match f.analysis().prepare_rename(f.offset) {
+        Ok((r, text)) => format!("{:?} {text}\n", r),
+        Err(e) => format!("error: {e}\n"),
+    };
+    expect.assert_eq(&actual);
+}
+
+/// Completions without the primitives (unless `prims`), one a line.
+fn completion_list(fixture: &str, prims: bool) -> String {
+    let f = Fixture::new(fixture);
+    let items = f.analysis().completions(f.offset);
+    let mut out = String::new();
+    let mut prim_count = 0;
+    for c in &items {
+        if c.kind == CompletionKind::Primitive && !prims {
+            prim_count += 1;
+            continue;
+        }
+        out.push_str(&format!("{:?} {}", c.kind, c.label));
+        if c.is_snippet {
+            out.push_str(&format!(" => {}", c.insert_text.replace('\n', "⏎")));
+        }
+        if let Some(d) = &c.detail {
+            out.push_str(&format!("  // {d}"));
+        }
+        out.push('\n');
+    }
+    if prim_count > 0 {
+        out.push_str(&format!("... and {prim_count} primitives\n"));
+    }
+    if let Some(c) = items.first() {
+        out.push_str(&format!("replace: {:?}\n", &f.text[c.replace]));
+    }
+    out
+}
+
+fn check_completions(fixture: &str, expect: Expect) {
+    expect.assert_eq(&completion_list(fixture, false));
+}
+
+fn check_signature(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let actual = match f.analysis().signature_help(f.offset) {
+        Some(h) => {
+            let mut label = h.label.clone();
+            if let Some(r) = h
+                .active_parameter
+                .and_then(|i| h.parameters.get(i))
+                .map(|p| p.0.clone())
+            {
+                label.insert(r.end, '>');
+                label.insert(r.start, '<');
+            }
+            format!(
+                "{label}\nactive: {:?}\ndoc: {}\n",
+                h.active_parameter,
+                h.documentation.as_ref().map_or("no", |d| if d.is_empty() {
+                    "empty"
+                } else {
+                    "yes"
+                })
+            )
+        }
+        None => "no signature\n".into(),
+    };
+    expect.assert_eq(&actual);
+}
+
+fn check_tokens(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let range = (!f.range.is_empty()).then_some(f.range);
+    let tokens = f.analysis().semantic_tokens(range);
+    let mut out = String::new();
+    for t in tokens {
+        let mods: Vec<&str> = (0..TOKEN_MODIFIERS.len())
+            .filter(|i| t.modifiers & (1 << i) != 0)
+            .map(|i| TOKEN_MODIFIERS[i])
+            .collect();
+        out.push_str(&format!(
+            "{:<14} {}{}\n",
+            &f.text[t.range],
+            TOKEN_KINDS[t.kind as usize],
+            if mods.is_empty() {
+                String::new()
+            } else {
+                format!(" +{}", mods.join(" +"))
+            }
+        ));
+    }
+    expect.assert_eq(&out);
+}
+
+fn check_diagnostics(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let ds = f.analysis().diagnostics();
+    let mut out = String::new();
+    for d in ds.iter() {
+        out.push_str(&format!(
+            "{} {:?} {:?}: {}\n",
+            d.code.as_str(),
+            d.range,
+            &f.text[d.range],
+            d.message
+        ));
+        for (r, note) in &d.related {
+            out.push_str(&format!("  related {:?}: {note}\n", &f.text[*r]));
+        }
+        for fix in &d.fixes {
+            out.push_str(&format!(
+                "  fix {}: {:?} -> {:?}\n",
+                fix.label, &f.text[fix.range], fix.replacement
+            ));
+        }
+    }
+    expect.assert_eq(&out);
+}
+
+fn check_actions(fixture: &str, expect: Expect) {
+    let f = Fixture::new(fixture);
+    let actions = f.analysis().code_actions(f.range);
+    let mut out = String::new();
+    for a in actions {
+        let mut text = f.text.clone();
+        let mut edits = a.edits.clone();
+        edits.sort_by_key(|e| std::cmp::Reverse(e.range.start()));
+        for e in edits {
+            text.replace_range(
+                usize::from(e.range.start())..usize::from(e.range.end()),
+                &e.new_text,
+            );
+        }
+        out.push_str(&format!(
+            "{:?} {}{}\n{text}",
+            a.kind,
+            a.title,
+            if a.is_preferred { " (preferred)" } else { "" }
+        ));
+    }
+    expect.assert_eq(&out);
+}
+
+// ---------------------------------------------------------------------------
+// Diagnostics.
+
+#[test]
+fn diagnostics_with_codes_related_and_fixes() {
+    check_diagnostics(
+        r#"
+        graph f(x: f32[2, 3], y: f32[4, 5]) {
+          unused = x
+          z = MatMul(x, y)
+          return Relu(z)
+        }
+        "#,
+        expect![[r#"
+            E0201 57..69 "MatMul(x, y)": `MatMul` inner dimensions differ: `x` [2, 3] has 3 columns, `y` [4, 5] has 4 rows
+              related "x": this is f32[2, 3]
+              related "y": this is f32[4, 5]
+            E0140 79..83 "Relu": unknown primitive `Relu`; did you mean `ReLU`?
+              fix change to `ReLU`: "Relu" -> "ReLU"
+        "#]],
+    );
+}
+
+#[test]
+fn diagnostics_of_a_file_with_syntax_errors_keep_the_rest() {
+    check_diagnostics(
+        r#"
+        graph ok(x: f32[3]) {
+          return Undefined(x)
+        }
+        graph broken(x {
+          return x
+        }
+        graph after(x: f32[3]) {
+          return y
+        }
+        "#,
+        expect![[r#"
+            E0140 31..40 "Undefined": unknown primitive `Undefined`
+            E0001 61..62 "{": expected `,` or `)`, found `{`
+            E0100 110..111 "y": `y` is not defined; did you mean `x`?
+              fix change to `x`: "y" -> "x"
+        "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Hover.
+
+#[test]
+fn hover_binding_shows_type_and_shape() {
+    check_hover(
+        r#"
+        graph f(x: f32[2, 3]) {
+          s$0 = ReduceSum(x, axis=1)
+          return s
+        }
+        "#,
+        expect![[r#"
+            s
+            ---
+            ```mindir
+            let s: f32[2]
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn hover_use_of_a_parameter() {
+    check_hover(
+        r#"
+        graph f(x: f32[B, 784]) {
+          return ReLU(x$0)
+        }
+        "#,
+        expect![[r#"
+            x
+            ---
+            ```mindir
+            param x: f32[B, 784]
+            ```
+
+            declared `f32[B, 784]`
+        "#]],
+    );
+}
+
+#[test]
+fn hover_primitive_shows_signature_docs_and_result() {
+    let f = Fixture::new(
+        r#"
+        graph f(a: f32[2, 3], b: f32[4, 3]) {
+          return Mat$0Mul(a, b, transpose_b=true)
+        }
+        "#,
+    );
+    let h = f.analysis().hover(f.offset).unwrap();
+    assert_eq!(&f.text[h.range], "MatMul");
+    assert!(
+        h.markdown.starts_with("call result: `f32[2, 4]`"),
+        "{}",
+        h.markdown
+    );
+    assert!(h
+        .markdown
+        .contains("MatMul(x, y, transpose_a=false, transpose_b=false)"));
+    assert!(h.markdown.contains("- `transpose_b`:"));
+}
+
+#[test]
+fn hover_attribute_name() {
+    check_hover(
+        r#"
+        graph f(a: f32[2, 3], b: f32[4, 3]) {
+          return MatMul(a, b, transpose$0_b=true)
+        }
+        "#,
+        expect![[r#"
+            transpose_b
+            ---
+            `MatMul` attribute `transpose_b` (bool, default `false`)
+
+            Transpose `y` first.
+        "#]],
+    );
+}
+
+#[test]
+fn hover_graph_call_shows_signature_and_result() {
+    check_hover(
+        r#"
+        # Adds one.
+        graph inc(x) { return x + 1 }
+        graph main(v: f32[3]) {
+          return in$0c(v)
+        }
+        "#,
+        expect![[r#"
+            inc
+            ---
+            ```mindir
+            graph inc(x)
+            ```
+
+            Adds one.
+
+            ---
+
+            call result: `f32[3]`
+        "#]],
+    );
+}
+
+#[test]
+fn hover_graph_definition_with_inferred_return() {
+    check_hover(
+        r#"
+        graph tw$0ice(x: f32[3]) { return x * 2.0 }
+        "#,
+        expect![[r#"
+            twice
+            ---
+            ```mindir
+            graph twice(x: f32[3]) -> f32[3]
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn hover_weight() {
+    check_hover(
+        r#"
+        param fc1.weight: f32[128, 784] = normal(std=0.01, seed=1)
+        graph f(x: f32[B, 784]) {
+          return MatMul(x, fc1.wei$0ght, transpose_b=true)
+        }
+        "#,
+        expect![[r#"
+            fc1.weight
+            ---
+            ```mindir
+            param fc1.weight: f32[128, 784] = normal(std=0.01, seed=1)
+            ```
+
+            weight, 100352 elements
+        "#]],
+    );
+}
+
+#[test]
+fn hover_expression_operator() {
+    check_hover(
+        r#"
+        graph f(x: f32[3], y: f32[2, 1]) {
+          return x $0+ y
+        }
+        "#,
+        expect![[r#"
+            x + y
+            ---
+            ```mindir
+            f32[2, 3]
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn hover_tuple_destructuring_and_closure() {
+    check_hover(
+        r#"
+        graph f(x: f32[4, 8], gamma: f32[8], beta: f32[8]) {
+          (y, m$0ean, var) = LayerNorm(x, gamma, beta)
+          return y
+        }
+        "#,
+        expect![[r#"
+            mean
+            ---
+            ```mindir
+            let mean: f32[4, 1]
+            ```
+        "#]],
+    );
+    check_hover(
+        r#"
+        graph outer(a: f32[2]) {
+          graph inner(c) { return a + c }
+          return in$0ner
+        }
+        "#,
+        expect![[r#"
+            inner
+            ---
+            ```mindir
+            graph inner(c)
+            ```
+
+            nested in `outer`
+        "#]],
+    );
+}
+
+#[test]
+fn hover_dtype_and_metafunction() {
+    check_hover(
+        r#"
+        graph f(x: f32[3]) { return Cast(x, i$032) }
+        "#,
+        expect![[r#"
+            i32
+            ---
+            ```mindir
+            i32
+            ```
+
+            dtype `i32`
+        "#]],
+    );
+    let f = Fixture::new(
+        r#"
+        graph loss(x: f32[3]) { return ReduceSum(x * x) }
+        graph g(x: f32[3]) { return gr$0ad(loss)(x) }
+        "#,
+    );
+    let h = f.analysis().hover(f.offset).unwrap();
+    assert!(
+        h.markdown.contains("MindSpore's `GradOperation()`"),
+        "{}",
+        h.markdown
+    );
+}
+
+#[test]
+fn hover_non_ascii_text_around() {
+    check_hover(
+        r#"
+        # 日本語のコメント 😀
+        graph f(x: f32[3]) {
+          s = "émoji 😀"
+          y$0 = x * 2.0 # ü
+          return (y, s)
+        }
+        "#,
+        expect![[r#"
+            y
+            ---
+            ```mindir
+            let y: f32[3]
+            ```
+        "#]],
+    );
+}
+
+#[test]
+fn hover_in_intact_graph_of_broken_file() {
+    check_hover(
+        r#"
+        graph broken(x {
+          return x +
+        }
+        graph ok(x: f32[2]) {
+          y$0 = x * 2.0
+          return y
+        }
+        "#,
+        expect![[r#"
+            y
+            ---
+            ```mindir
+            let y: f32[2]
+            ```
+        "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Inlay hints.
+
+#[test]
+fn inlay_hints_after_bindings_and_unannotated_params() {
+    check_inlays(
+        r#"
+        graph helper(a, b) {
+          return a * b
+        }
+        graph main(x: f32[2, 3]) {
+          s = ReduceSum(x, axis=0)
+          t: f32[3] = s
+          (u, v) = (s, 1)
+          w = helper(x, 2.0)
+          return (t, u, v, w)
+        }
+        "#,
+        expect![[r#"
+            graph helper(a, b) {
+              return a * b
+            }
+            graph main(x: f32[2, 3]) {
+              s⟨: f32[3]⟩ = ReduceSum(x, axis=0)
+              t: f32[3] = s
+              (u⟨: f32[3]⟩, v⟨: i64⟩) = (s, 1)
+              w⟨: f32[2, 3]⟩ = helper(x, 2.0)
+              return (t, u, v, w)
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn inlay_hints_in_nested_graphs_and_branches() {
+    check_inlays(
+        r#"
+        graph f(n: i64, x: f32[3]) {
+          graph g(y) { return y + x }
+          r = if n > 0 { a = g(x); a } else { x }
+          return r
+        }
+        "#,
+        expect![[r#"
+            graph f(n: i64, x: f32[3]) {
+              graph g(y⟨: f32[3]⟩) { return y + x }
+              r⟨: f32[3]⟩ = if n > 0 { a⟨: f32[3]⟩ = g(x); a } else { x }
+              return r
+            }
+        "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Navigation.
+
+#[test]
+fn goto_local_definition() {
+    check_goto(
+        r#"
+        graph f(x: f32[3]) {
+          y = x + 1
+          return y$0
+        }
+        "#,
+        expect![[r#"
+            graph f(x: f32[3]) {
+              [[y]def = x + 1]full
+              return y
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn goto_parameter_graph_and_weight() {
+    check_goto(
+        r#"
+        graph f(x: f32[3]) {
+          return Exp(x$0)
+        }
+        "#,
+        expect![[r#"
+            graph f([[x]def: f32[3]]full) {
+              return Exp(x)
+            }
+        "#]],
+    );
+    check_goto(
+        r#"
+        param w: f32[3] = ones
+        graph g(x) { return x }
+        graph f(x: f32[3]) {
+          return g$0(x * w)
+        }
+        "#,
+        expect![[r#"
+            param w: f32[3] = ones
+            [graph [g]def(x) { return x }]full
+            graph f(x: f32[3]) {
+              return g(x * w)
+            }
+        "#]],
+    );
+    check_goto(
+        r#"
+        param w: f32[3] = ones
+        graph f(x: f32[3]) {
+          return x * w$0
+        }
+        "#,
+        expect![[r#"
+            [param [w]def: f32[3] = ones]full
+            graph f(x: f32[3]) {
+              return x * w
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn goto_nested_graph_and_free_variable() {
+    check_goto(
+        r#"
+        graph outer(a: f32[2]) {
+          graph inner(c) { return a$0 + c }
+          return inner(a)
+        }
+        "#,
+        expect![[r#"
+            graph outer([[a]def: f32[2]]full) {
+              graph inner(c) { return a + c }
+              return inner(a)
+            }
+        "#]],
+    );
+    check_goto(
+        r#"
+        graph outer(a: f32[2]) {
+          r = inner$0(a)
+          graph inner(c) { return c }
+          return r
+        }
+        "#,
+        expect![[r#"
+            graph outer(a: f32[2]) {
+              r = inner(a)
+              [graph [inner]def(c) { return c }]full
+              return r
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn goto_primitive_has_no_location() {
+    check_goto(
+        r#"
+        graph f(x: f32[3]) { return Ex$0p(x) }
+        "#,
+        expect![[r#"
+            no definition
+        "#]],
+    );
+}
+
+#[test]
+fn references_of_a_graph_across_the_file() {
+    check_refs(
+        r#"
+        graph sq$0(x) { return x * x }
+        graph a(x: f32[3]) { return sq(x) }
+        graph b(x: f32[3]) { return sq(sq(x)) + grad(sq)(x) }
+        "#,
+        expect![[r#"
+            graph [sq](x) { return x * x }
+            graph a(x: f32[3]) { return [sq](x) }
+            graph b(x: f32[3]) { return [sq]([sq](x)) + grad([sq])(x) }
+        "#]],
+    );
+}
+
+#[test]
+fn references_of_a_weight_include_wrt() {
+    check_refs(
+        r#"
+        param w$0: f32[3] = ones
+        graph loss(x: f32[3]) { return ReduceSum(x * w) }
+        graph g(x: f32[3]) { return grad(loss, wrt=(w,))(x) }
+        "#,
+        expect![[r#"
+            param [w]: f32[3] = ones
+            graph loss(x: f32[3]) { return ReduceSum(x * [w]) }
+            graph g(x: f32[3]) { return grad(loss, wrt=([w],))(x) }
+        "#]],
+    );
+}
+
+#[test]
+fn references_of_an_alias_are_its_own() {
+    // `y = x` binds `y` to `x`'s node; their references stay apart.
+    check_refs(
+        r#"
+        graph f(x: f32[3]) {
+          y$0 = x
+          return x + y
+        }
+        "#,
+        expect![[r#"
+            graph f(x: f32[3]) {
+              [y] = x
+              return x + [y]
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn document_highlight_reads_and_writes() {
+    check_highlight(
+        r#"
+        graph f(x: f32[3]) {
+          h = x * 2.0
+          return h$0 + Exp(h)
+        }
+        "#,
+        expect![[r#"
+            graph f(x: f32[3]) {
+              [h]w = x * 2.0
+              return [h]r + Exp([h]r)
+            }
+        "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Rename.
+
+#[test]
+fn rename_local() {
+    check_rename(
+        r#"
+        graph f(x: f32[3]) {
+          h$0 = x * 2.0
+          graph g(y) { return y + h }
+          return g(h)
+        }
+        "#,
+        "hidden",
+        expect![[r#"
+            graph f(x: f32[3]) {
+              hidden = x * 2.0
+              graph g(y) { return y + hidden }
+              return g(hidden)
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn rename_graph_and_weight() {
+    check_rename(
+        r#"
+        param w: f32[3] = ones
+        graph sq(x) { return x * x * w }
+        graph main(x: f32[3]) { return s$0q(x) + grad(sq, wrt=(w,))(x)[0] }
+        "#,
+        "square",
+        expect![[r#"
+            param w: f32[3] = ones
+            graph square(x) { return x * x * w }
+            graph main(x: f32[3]) { return square(x) + grad(square, wrt=(w,))(x)[0] }
+        "#]],
+    );
+    check_rename(
+        r#"
+        param w$0: f32[3] = ones
+        graph sq(x) { return x * x * w }
+        graph main(x: f32[3]) { return grad(sq, wrt=(w,))(x)[0] }
+        "#,
+        "layer.scale",
+        expect![[r#"
+            param layer.scale: f32[3] = ones
+            graph sq(x) { return x * x * layer.scale }
+            graph main(x: f32[3]) { return grad(sq, wrt=(layer.scale,))(x)[0] }
+        "#]],
+    );
+}
+
+#[test]
+fn rename_refuses_keywords_invalid_names_primitives_and_clashes() {
+    let f = r#"
+        graph f(x: f32[3]) {
+          h$0 = x * 2.0
+          k = h
+          return Exp(k)
+        }
+        "#;
+    check_rename(
+        f,
+        "return",
+        expect![[r#"
+        error: `return` is a keyword
+    "#]],
+    );
+    check_rename(
+        f,
+        "1abc",
+        expect![[r#"
+        error: `1abc` is not a valid name
+    "#]],
+    );
+    check_rename(
+        f,
+        "Exp",
+        expect![[r#"
+        error: `Exp` is a primitive; the new name would hide it
+    "#]],
+    );
+    check_rename(
+        f,
+        "k",
+        expect![[r#"
+        error: `k` is already bound in `f`
+    "#]],
+    );
+    check_prepare_rename(
+        r#"
+        graph f(x: f32[3]) { return Ex$0p(x) }
+        "#,
+        expect![[r#"
+            error: `Exp` is a primitive; it cannot be renamed
+        "#]],
+    );
+    check_prepare_rename(
+        r#"
+        graph f(x: f32[3]) { return Exp(x$0) }
+        "#,
+        expect![[r#"
+            32..33 x
+        "#]],
+    );
+    check_prepare_rename(
+        r#"
+        graph f(x: f32[3]) { return $0 Exp(x) }
+        "#,
+        expect![[r#"
+            error: no name to rename here
+        "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Completion.
+
+#[test]
+fn completion_names_in_scope() {
+    check_completions(
+        r#"
+        param w: f32[3] = ones
+        graph helper(a) { return a }
+        graph f(x: f32[3]) {
+          early = x
+          graph nested(q) { return q }
+          y = e$0
+          late = x
+          return y
+        }
+        "#,
+        expect![[r#"
+            Local early  // f32[3]
+            NestedGraph nested  // graph nested
+            Local x  // f32[3]
+            Graph f  // graph f(x: f32[3])
+            Graph helper  // graph helper(a)
+            Weight w  // f32[3]
+            Metafunction grad => grad(${1:f})$0
+            Metafunction value_and_grad => value_and_grad(${1:f})$0
+            Metafunction vjp => vjp(${1:f})$0
+            Keyword false
+            Keyword fn => fn(${1:x}) => ${0}
+            Keyword if => if ${1:cond} { ${2} } else { ${3} }
+            Keyword none
+            Keyword not
+            Keyword true
+            ... and 73 primitives
+            replace: "e"
+        "#]],
+    );
+}
+
+#[test]
+fn completion_primitives_with_argument_snippets() {
+    let list = completion_list(
+        r#"
+        graph f(x: f32[3]) {
+          return Mat$0
+        }
+        "#,
+        true,
+    );
+    assert!(
+        list.contains("Primitive MatMul => MatMul(${1:x}, ${2:y})$0  // MatMul(x, y, transpose_a=false, transpose_b=false)"),
+        "{list}"
+    );
+    assert!(list.contains("Primitive ReLU => ReLU(${1:x})$0"), "{list}");
+    // Before an existing `(`, no parentheses are inserted.
+    let list = completion_list(
+        r#"
+        graph f(x: f32[3]) {
+          return Mat$0(x, x)
+        }
+        "#,
+        true,
+    );
+    assert!(list.contains("Primitive MatMul  // MatMul("), "{list}");
+}
+
+#[test]
+fn completion_attribute_names_in_primitive_call() {
+    check_completions(
+        r#"
+        graph f(x: f32[2, 3], y: f32[3, 4]) {
+          return MatMul(x, y, trans$0
+        }
+        "#,
+        expect![[r#"
+            Attribute transpose_a => transpose_a=${1}  // bool = false
+            Attribute transpose_b => transpose_b=${1}  // bool = false
+            Local x  // f32[2, 3]
+            Local y  // f32[3, 4]
+            Graph f  // graph f(x: f32[2, 3], y: f32[3, 4])
+            Metafunction grad => grad(${1:f})$0
+            Metafunction value_and_grad => value_and_grad(${1:f})$0
+            Metafunction vjp => vjp(${1:f})$0
+            Keyword false
+            Keyword fn => fn(${1:x}) => ${0}
+            Keyword if => if ${1:cond} { ${2} } else { ${3} }
+            Keyword none
+            Keyword not
+            Keyword true
+            ... and 73 primitives
+            replace: "trans"
+        "#]],
+    );
+    // Attributes already given are not offered again.
+    let list = completion_list(
+        r#"
+        graph f(x: f32[2, 3]) {
+          return ReduceSum(x, keep_dims=true, $0)
+        }
+        "#,
+        false,
+    );
+    assert!(list.contains("Attribute axis"), "{list}");
+    assert!(!list.contains("Attribute keep_dims"), "{list}");
+}
+
+#[test]
+fn completion_wrt_for_grad() {
+    let list = completion_list(
+        r#"
+        graph loss(x: f32[3]) { return ReduceSum(x) }
+        graph f(x: f32[3]) {
+          return grad(loss, w$0)(x)
+        }
+        "#,
+        false,
+    );
+    assert!(list.starts_with("Attribute wrt => wrt=(${1:0})"), "{list}");
+}
+
+#[test]
+fn completion_dtypes_in_type_positions() {
+    check_completions(
+        r#"
+        graph f(x: $0) {
+          return x
+        }
+        "#,
+        expect![[r#"
+            DType bf16  // dtype
+            DType bool  // dtype
+            DType f16  // dtype
+            DType f32  // dtype
+            DType f64  // dtype
+            DType i16  // dtype
+            DType i32  // dtype
+            DType i64  // dtype
+            DType i8  // dtype
+            DType u8  // dtype
+            DType none  // the none value
+            DType str  // string
+            Keyword fn => fn(${1}) -> ${0}  // a function type
+            replace: ""
+        "#]],
+    );
+    let list = completion_list(
+        r#"
+        graph f(x: f32[3]) -> f$0 {
+          y: i = x
+          return x
+        }
+        "#,
+        false,
+    );
+    assert!(list.starts_with("DType bf16"), "{list}");
+    let list = completion_list(
+        r#"
+        graph f(x: f32[3]) {
+          y: i$0 = x
+          return x
+        }
+        "#,
+        false,
+    );
+    assert!(list.contains("DType i64"), "{list}");
+}
+
+#[test]
+fn completion_top_level_and_weight_initialisers() {
+    check_completions(
+        r#"
+        gr$0
+        "#,
+        expect![[r#"
+            Keyword graph => graph ${1:name}(${2}) {⏎  $0⏎}  // a graph
+            Keyword param => param ${1:name}: ${2:f32[1]} = ${3:zeros}  // a weight
+            replace: "gr"
+        "#]],
+    );
+    let list = completion_list(
+        r#"
+        param w: f32[3] = no$0
+        "#,
+        false,
+    );
+    assert!(
+        list.contains("Initializer normal => normal(mean=${1:0.0}"),
+        "{list}"
+    );
+    assert!(list.contains("Initializer zeros"), "{list}");
+}
+
+#[test]
+fn completion_in_lambda_and_if_branch() {
+    let list = completion_list(
+        r#"
+        graph f(x: f32[3], n: i64) {
+          g = fn(alpha) => alp$0
+          return g
+        }
+        "#,
+        false,
+    );
+    assert!(list.starts_with("Local alpha"), "{list}");
+    let list = completion_list(
+        r#"
+        graph f(x: f32[3], n: i64) {
+          r = if n > 0 { inner = x; in$0 } else { x }
+          return r
+        }
+        "#,
+        false,
+    );
+    assert!(list.starts_with("Local inner"), "{list}");
+}
+
+#[test]
+fn no_completion_in_comments_and_strings() {
+    check_completions(
+        r#"
+        graph f(x: f32[3]) {
+          return x # com$0ment
+        }
+        "#,
+        expect![""],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Signature help.
+
+#[test]
+fn signature_help_primitive_active_parameter() {
+    check_signature(
+        r#"
+        graph f(a: f32[2, 3], b: f32[3, 4]) {
+          return MatMul(a, $0
+        }
+        "#,
+        expect![[r#"
+            MatMul(x, <y>, transpose_a=false, transpose_b=false)
+            active: Some(1)
+            doc: yes
+        "#]],
+    );
+    check_signature(
+        r#"
+        graph f(a: f32[2, 3], b: f32[3, 4]) {
+          return MatMul(a, b, transpose_b=tr$0ue)
+        }
+        "#,
+        expect![[r#"
+            MatMul(x, y, transpose_a=false, <transpose_b=false>)
+            active: Some(3)
+            doc: yes
+        "#]],
+    );
+}
+
+#[test]
+fn signature_help_graph_and_nested_calls() {
+    check_signature(
+        r#"
+        # Scales.
+        graph scale(x: f32[3], k) { return x * k }
+        graph f(v: f32[3]) {
+          return scale(v, Exp($0))
+        }
+        "#,
+        expect![[r#"
+            Exp(<x>)
+            active: Some(0)
+            doc: yes
+        "#]],
+    );
+    check_signature(
+        r#"
+        # Scales.
+        graph scale(x: f32[3], k) { return x * k }
+        graph f(v: f32[3]) {
+          return scale(v, 2.0$0)
+        }
+        "#,
+        expect![[r#"
+            scale(x: f32[3], <k>)
+            active: Some(1)
+            doc: yes
+        "#]],
+    );
+    check_signature(
+        r#"
+        graph f(v: f32[3]) {
+          return v$0
+        }
+        "#,
+        expect![[r#"
+            no signature
+        "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Symbols.
+
+#[test]
+fn document_symbols_nest_nested_graphs() {
+    let f = Fixture::new(
+        r#"
+        param fc.w: f32[2, 2] = ones
+        graph outer(a: f32[2]) -> f32[2] {
+          graph inner(c) {
+            graph innermost() { return c }
+            return innermost()
+          }
+          return inner(a)
+        }
+        graph other() { return 1 }
+        "#,
+    );
+    let symbols = f.analysis().document_symbols();
+    fn dump(s: &crate::Symbol, depth: usize, out: &mut String) {
+        out.push_str(&format!(
+            "{}{:?} {} {}\n",
+            "  ".repeat(depth),
+            s.kind,
+            s.name,
+            s.detail.clone().unwrap_or_default()
+        ));
+        for c in &s.children {
+            dump(c, depth + 1, out);
+        }
+    }
+    let mut out = String::new();
+    symbols.iter().for_each(|s| dump(s, 0, &mut out));
+    expect![[r#"
+        Weight fc.w f32[2, 2]
+        Graph outer (a: f32[2]) -> f32[2]
+          NestedGraph inner (c)
+            NestedGraph innermost ()
+        Graph other ()
+    "#]]
+    .assert_eq(&out);
+    let ws = crate::workspace_symbols(&f.db, &[f.file], "inn");
+    let names: Vec<String> = ws
+        .iter()
+        .map(|s| format!("{} in {:?}", s.name, s.container))
+        .collect();
+    assert_eq!(
+        names,
+        ["inner in Some(\"outer\")", "innermost in Some(\"inner\")"]
+    );
+    let ws = crate::workspace_symbols(&f.db, &[f.file], "OTR");
+    assert_eq!(ws.len(), 2, "{ws:?}"); // outer (o-t-r... no: o,t,r in order) and other
+}
+
+// ---------------------------------------------------------------------------
+// Semantic tokens.
+
+#[test]
+fn semantic_tokens_classify_names() {
+    check_tokens(
+        r#"
+        # c
+        param w: f32[B] = ones
+        graph f(x: f32[3], n) -> f32[3] {
+          y = MatMul(x, w, transpose_b=true) + 1.5
+          return grad(f)(y, "s")
+        }
+        "#,
+        expect![[r#"
+            # c            comment
+            param          keyword
+            w              variable +declaration +static
+            f32            type
+            B              typeParameter
+            =              operator
+            ones           variable
+            graph          keyword
+            f              function +declaration
+            x              parameter +declaration
+            f32            type
+            3              number
+            n              parameter +declaration
+            ->             operator
+            f32            type
+            3              number
+            y              variable +declaration
+            =              operator
+            MatMul         function +defaultLibrary
+            x              parameter
+            w              variable +static
+            transpose_b    property
+            =              operator
+            true           keyword
+            +              operator
+            1.5            number
+            return         keyword
+            grad           function +defaultLibrary
+            f              function
+            y              variable
+            "s"            string
+        "#]],
+    );
+}
+
+#[test]
+fn semantic_tokens_in_a_range() {
+    check_tokens(
+        r#"
+        graph a(x) { return x }
+        $0graph b(y) { return y }$0
+        graph c(z) { return z }
+        "#,
+        expect![[r#"
+            graph          keyword
+            b              function +declaration
+            y              parameter +declaration
+            return         keyword
+            y              parameter
+        "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Folding, formatting.
+
+#[test]
+fn folding_ranges_of_blocks_calls_and_comments() {
+    let f = Fixture::new(
+        r#"
+        # one
+        # two
+        # three
+        graph f(x: f32[3]) {
+          y = Add(
+            x,
+            x,
+          )
+          return y
+        }
+        "#,
+    );
+    let folds: Vec<String> = f
+        .analysis()
+        .folding_ranges()
+        .iter()
+        .map(|f| format!("{}..={} {:?}", f.start_line, f.end_line, f.kind))
+        .collect();
+    expect![[r#"
+        [
+            "0..=2 Comment",
+            "3..=8 Region",
+            "4..=6 Region",
+        ]
+    "#]]
+    .assert_debug_eq(&folds);
+}
+
+#[test]
+fn formatting_and_refusal_with_syntax_errors() {
+    let f = Fixture::new("graph f(x){\nreturn x+1\n}\n");
+    let edits = f.analysis().format().unwrap();
+    let mut text = f.text.clone();
+    for e in edits.iter().rev() {
+        text.replace_range(
+            usize::from(e.range.start())..usize::from(e.range.end()),
+            &e.new_text,
+        );
+    }
+    expect![[r#"
+        graph f(x) {
+          return x + 1
+        }
+    "#]]
+    .assert_eq(&text);
+    // The edit is minimal: the common prefix `graph f(x)` is kept.
+    assert_eq!(edits.len(), 1);
+    assert_eq!(edits[0].range.start(), TextSize::from(10));
+    let broken = Fixture::new("graph f(x {\n return x\n}\n");
+    expect![[r#"
+        Err(
+            "the file has 1 syntax error; fix it before formatting",
+        )
+    "#]]
+    .assert_debug_eq(&broken.analysis().format());
+}
+
+// ---------------------------------------------------------------------------
+// Code actions and lenses.
+
+#[test]
+fn code_action_quick_fix_from_diagnostic() {
+    check_actions(
+        r#"
+        graph f(x: f32[3]) {
+          return $0Sigmoidd$0(x)
+        }
+        "#,
+        expect![[r#"
+            QuickFix change to `Sigmoid` (preferred)
+            graph f(x: f32[3]) {
+              return Sigmoid(x)
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn code_action_add_type_annotation() {
+    check_actions(
+        r#"
+        graph f(x: f32[2, 3]) {
+          s$0 = ReduceSum(x, axis=1, keep_dims=true)
+          return s
+        }
+        "#,
+        expect![[r#"
+            RefactorRewrite Add type annotation `: f32[2, 1]`
+            graph f(x: f32[2, 3]) {
+              s: f32[2, 1] = ReduceSum(x, axis=1, keep_dims=true)
+              return s
+            }
+        "#]],
+    );
+    // Nothing to add where a type is written or unknown.
+    check_actions(
+        r#"
+        graph f(x: f32[2, 3]) {
+          s$0: f32[2, 3] = x
+          return s
+        }
+        "#,
+        expect![""],
+    );
+}
+
+#[test]
+fn code_lenses_above_each_graph() {
+    let f = Fixture::new(
+        r#"
+        param w: f32[1] = ones
+        graph a() { return 1 }
+        graph b(x) { return x }
+        "#,
+    );
+    let lenses: Vec<String> = f
+        .analysis()
+        .code_lenses()
+        .iter()
+        .map(|l| format!("{} {} {} {}", &f.text[l.range], l.title, l.command, l.graph))
+        .collect();
+    expect![[r#"
+        [
+            "a ▶ Run mirdsl.run a",
+            "a Show graph mirdsl.showGraph a",
+            "a Show gradient mirdsl.showGradient a",
+            "b ▶ Run mirdsl.run b",
+            "b Show graph mirdsl.showGraph b",
+            "b Show gradient mirdsl.showGradient b",
+        ]
+    "#]]
+    .assert_debug_eq(&lenses);
+}
+
+#[test]
+fn features_work_after_incremental_edits() {
+    let mut f = Fixture::new(
+        r#"
+        graph a(x: f32[3]) { return x }
+        graph b(x: f32[2]) {
+          y = x * 2.0
+          return y
+        }
+        "#,
+    );
+    // Insert a line in `a`: `b`'s hover still finds `y` at its new place.
+    let at = TextSize::from(f.text.find("return x }").unwrap() as u32);
+    f.db.apply_edits(
+        f.file,
+        vec![syntax::TextEdit {
+            delete: TextRange::empty(at),
+            insert: "z = Exp(x) # 😀\n  ".into(),
+        }],
+    );
+    let text = f.file.text(&f.db).to_string();
+    let y = TextSize::from(text.find("y = x").unwrap() as u32);
+    let h = crate::Analysis::new(&f.db, f.file).hover(y).unwrap();
+    assert_eq!(&text[h.range], "y");
+    assert!(h.markdown.contains("f32[2]"), "{}", h.markdown);
+}
+
+#[test]
+fn minimal_edit_keeps_common_parts() {
+    let e = crate::minimal_edit("abc😀def", "abc😁def").unwrap();
+    assert_eq!(
+        (e.range, e.new_text.as_str()),
+        (TextRange::new(3.into(), 7.into()), "😁")
+    );
+    assert!(crate::minimal_edit("same", "same").is_none());
+    let e = crate::minimal_edit("aaa", "aaaa").unwrap();
+    assert_eq!(e.new_text, "a");
+}
+
+#[test]
+fn valid_names() {
+    assert!(crate::is_valid_name("fc1.weight"));
+    assert!(crate::is_valid_name("%t1"));
+    assert!(crate::is_valid_name("_x"));
+    assert!(!crate::is_valid_name("graph"));
+    assert!(!crate::is_valid_name("a.if"));
+    assert!(!crate::is_valid_name("a-b"));
+    assert!(!crate::is_valid_name("layer.0_bias"));
+    assert!(!crate::is_valid_name(""));
+}

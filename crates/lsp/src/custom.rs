@@ -1,0 +1,385 @@
+//! Custom requests for the editors: `mirdsl/graph`, `mirdsl/ir`, `mirdsl/run`.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use analysis::LoweredGraph;
+use db::FileMapper;
+use ir::{GraphId, NodeId, NodeKind, Value};
+use serde_json::{json, Value as Json};
+use syntax::TextRange;
+use tower_lsp_server::jsonrpc::{Error, Result};
+
+use crate::convert::Snap;
+use crate::server::{failed, uri_param, Backend};
+
+/// The hook for drawing a graph's DOT text as SVG: `graphview` lays it out in
+/// pure Rust (node ids stay the DOT ids, so `nodes` maps them to ranges); `None`
+/// only for DOT it cannot read, and the client then renders the DOT itself.
+pub fn render_svg(dot: &str) -> Option<String> {
+    graphview::dot_to_svg(dot)
+}
+
+fn str_param(params: &Json, key: &str) -> Result<String> {
+    params
+        .get(key)
+        .and_then(Json::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| Error::invalid_params(format!("missing `{key}`")))
+}
+
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// A top-level graph (with its nested graphs as clusters) as Graphviz DOT, and
+/// the source range of each DOT node (`n<id>`), relative to the lowering.
+pub fn graph_dot(
+    lowered: &LoweredGraph,
+    describe: &dyn Fn(NodeId) -> Option<String>,
+) -> (String, Vec<(String, TextRange)>) {
+    let body = &lowered.body;
+    let mut out = String::new();
+    let mut ranges = Vec::new();
+    let _ = writeln!(out, "digraph \"{}\" {{", dot_escape(&lowered.name));
+    let _ = writeln!(out, "  rankdir=TB;");
+    let _ = writeln!(
+        out,
+        "  node [shape=box, style=rounded, fontname=\"monospace\", fontsize=10];"
+    );
+    // Which nodes are drawn: parameters, CNodes, and constants used as arguments.
+    fn cluster(
+        body: &ir::Body,
+        g: GraphId,
+        depth: usize,
+        out: &mut String,
+        ranges: &mut Vec<(String, TextRange)>,
+        describe: &dyn Fn(NodeId) -> Option<String>,
+    ) {
+        let graph = body.graph(g);
+        let pad = "  ".repeat(depth + 1);
+        let _ = writeln!(out, "{pad}subgraph cluster_g{} {{", g.0);
+        let _ = writeln!(out, "{pad}  label=\"{}\";", dot_escape(&graph.name));
+        for &p in &graph.params {
+            let node = body.node(p);
+            let name = node.name.clone().unwrap_or_else(|| format!("%{}", p.0));
+            let ty = describe(p)
+                .map(|t| format!("\\n{}", dot_escape(&t)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{pad}  n{} [label=\"{}{ty}\", shape=ellipse];",
+                p.0,
+                dot_escape(&name)
+            );
+            if let Some(s) = node.span {
+                ranges.push((format!("n{}", p.0), s));
+            }
+        }
+        for &n in &graph.nodes {
+            let node = body.node(n);
+            let NodeKind::Apply(inputs) = &node.kind else {
+                continue;
+            };
+            let op = match inputs.first().map(|&i| &body.node(i).kind) {
+                Some(NodeKind::Const(Value::Prim(p))) => p.name.clone(),
+                Some(NodeKind::Const(Value::Global(name))) => name.clone(),
+                Some(NodeKind::Const(Value::Graph(h))) => body.graph(*h).name.clone(),
+                Some(NodeKind::Const(Value::Meta(m))) => m.name().to_string(),
+                _ => "call".to_string(),
+            };
+            let bound = node
+                .name
+                .clone()
+                .map(|b| format!("{b} = "))
+                .unwrap_or_default();
+            let ty = describe(n)
+                .map(|t| format!("\\n{}", dot_escape(&t)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{pad}  n{} [label=\"{}{}{ty}\"];",
+                n.0,
+                dot_escape(&bound),
+                dot_escape(&op)
+            );
+            if let Some(s) = node.span {
+                ranges.push((format!("n{}", n.0), s));
+            }
+        }
+        for child in body.children(g) {
+            cluster(body, child, depth + 1, out, ranges, describe);
+        }
+        let _ = writeln!(out, "{pad}}}");
+    }
+    cluster(body, body.root(), 0, &mut out, &mut ranges, describe);
+    // Edges: argument → call; constants drawn where they are used.
+    for (id, node) in body.nodes.iter().enumerate() {
+        let NodeKind::Apply(inputs) = &node.kind else {
+            continue;
+        };
+        let skip_callee = matches!(
+            inputs.first().map(|&i| &body.node(i).kind),
+            Some(NodeKind::Const(
+                Value::Prim(_) | Value::Global(_) | Value::Graph(_) | Value::Meta(_)
+            ))
+        );
+        for (k, &input) in inputs.iter().enumerate() {
+            if k == 0 && skip_callee {
+                continue;
+            }
+            let source = match &body.node(input).kind {
+                NodeKind::Const(v) => {
+                    let label = const_label(body, v);
+                    let cid = format!("c{id}_{k}");
+                    let _ = writeln!(
+                        out,
+                        "  {cid} [label=\"{}\", shape=plaintext];",
+                        dot_escape(&label)
+                    );
+                    cid
+                }
+                NodeKind::Weight(w) => {
+                    let wid = format!("w{}", input.0);
+                    let _ = writeln!(
+                        out,
+                        "  {wid} [label=\"{}\", shape=cylinder];",
+                        dot_escape(w)
+                    );
+                    wid
+                }
+                _ => format!("n{}", input.0),
+            };
+            let _ = writeln!(out, "  {source} -> n{id};");
+        }
+        if let Some(o) = body
+            .graphs
+            .iter()
+            .position(|g| g.output == Some(NodeId(id as u32)))
+        {
+            let _ = writeln!(out, "  ret{o} [label=\"return\", shape=doublecircle];");
+            let _ = writeln!(out, "  n{id} -> ret{o};");
+        }
+    }
+    let _ = writeln!(out, "}}");
+    (out, ranges)
+}
+
+fn const_label(body: &ir::Body, v: &Value) -> String {
+    match v {
+        Value::Graph(g) => format!("graph {}", body.graph(*g).name),
+        Value::Tensor(t) => format!("{}{:?}", t.dtype(), t.shape()),
+        Value::Scalar { value, .. } => value.to_string(),
+        Value::Str(s) => {
+            let s = format!("{s:?}");
+            match s.char_indices().nth(40) {
+                Some((i, _)) => format!("{}…", &s[..i]),
+                None => s,
+            }
+        }
+        Value::None => "none".into(),
+        Value::Tuple(items) => format!("tuple of {}", items.len()),
+        Value::Prim(p) => p.name.clone(),
+        Value::Global(name) => name.clone(),
+        Value::Meta(m) => m.name().to_string(),
+        Value::Type(t) => t.to_string(),
+    }
+}
+
+fn lowered_graph(snap: &Snap, name: &str) -> Result<std::sync::Arc<LoweredGraph>> {
+    let key = snap.db.key(snap.file, name);
+    match db::lower(&snap.db, key).clone() {
+        Ok(Some(g)) => Ok(g),
+        Ok(None) => Err(failed(format!("no graph `{name}` in the document"))),
+        Err(message) => Err(failed(format!(
+            "lowering `{name}` failed (a bug in mirdsl): {message}"
+        ))),
+    }
+}
+
+impl Backend {
+    /// `mirdsl/graph` `{uri, graph}` → `{graph, dot, svg, nodes: {id: range}}`.
+    pub async fn graph_request(&self, params: Json) -> Result<Json> {
+        let uri = uri_param(&params)?;
+        let name = str_param(&params, "graph")?;
+        self.with_snapshot(&uri, move |s| {
+            let lowered = lowered_graph(s, &name)?;
+            let key = s.db.key(s.file, &name);
+            let inferred = db::inferred(&s.db, key);
+            let describe = |n: NodeId| -> Option<String> {
+                let vals = inferred.as_ref()?.result.node_values.get(&n)?;
+                let parts: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+                (!parts.is_empty()).then(|| parts.join(" | "))
+            };
+            let (dot, ranges) = graph_dot(&lowered, &describe);
+            let mut mapper = FileMapper::new(&s.db, s.file, &name);
+            if let Some(inf) = &inferred {
+                mapper = mapper.with_segments(&inf.segments);
+            }
+            let nodes: serde_json::Map<String, Json> = ranges
+                .into_iter()
+                .map(|(id, r)| {
+                    let range = s.range(mapper.range(r));
+                    (id, serde_json::to_value(range).unwrap_or(Json::Null))
+                })
+                .collect();
+            let svg = render_svg(&dot);
+            Ok(json!({ "graph": name, "dot": dot, "svg": svg, "nodes": nodes }))
+        })
+        .await
+    }
+
+    /// `mirdsl/ir` `{uri, graph, kind: "ir" | "gradient"}` → `{text}`.
+    pub async fn ir_request(&self, params: Json) -> Result<Json> {
+        let uri = uri_param(&params)?;
+        let name = str_param(&params, "graph")?;
+        let kind = params
+            .get("kind")
+            .and_then(Json::as_str)
+            .unwrap_or("ir")
+            .to_string();
+        self.with_snapshot(&uri, move |s| {
+            let arity = |p: &str| ops::lookup(p).map(|o| o.input_count());
+            match kind.as_str() {
+                "ir" => {
+                    let lowered = lowered_graph(s, &name)?;
+                    let text = ir::print::print_body_with(&lowered.body, &arity);
+                    Ok(json!({ "graph": name, "kind": kind, "text": text }))
+                }
+                "gradient" => {
+                    let analysis = analysis::analyze(s.text());
+                    if let Some(d) = analysis
+                        .diagnostics
+                        .iter()
+                        .find(|d| d.severity == analysis::Severity::Error)
+                    {
+                        return Err(failed(format!(
+                            "the document has errors; fix them to see the gradient (first: {})",
+                            d.message
+                        )));
+                    }
+                    let program = analysis.source.program();
+                    if program.graph(&name).is_none() {
+                        return Err(failed(format!("no graph `{name}` in the document")));
+                    }
+                    let target = autodiff::GradTarget {
+                        item: name.clone(),
+                        graph: GraphId(0),
+                    };
+                    let text = autodiff::gradient_program_text(
+                        &program,
+                        &target,
+                        &ir::MetaFn::Grad { wrt: None },
+                    )
+                    .map_err(|e| failed(format!("cannot differentiate `{name}`: {e}")))?;
+                    Ok(json!({ "graph": name, "kind": kind, "text": text }))
+                }
+                other => Err(Error::invalid_params(format!(
+                    "`kind` is \"ir\" or \"gradient\", not {other:?}"
+                ))),
+            }
+        })
+        .await
+    }
+
+    /// `mirdsl/run` `{uri, graph, args?: {name: value}, dims?: {sym: n}, timeoutMs?}`
+    /// → `{graph, result}` with the result as `mirdsl run --format json` prints it.
+    pub async fn run_request(&self, params: Json) -> Result<Json> {
+        let uri = uri_param(&params)?;
+        let name = str_param(&params, "graph")?;
+        let timeout = params
+            .get("timeoutMs")
+            .and_then(Json::as_u64)
+            .unwrap_or(10_000);
+        let mut given: Vec<(String, String)> = Vec::new();
+        if let Some(args) = params.get("args").and_then(Json::as_object) {
+            for (k, v) in args {
+                let text = match v {
+                    Json::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                given.push((k.clone(), text));
+            }
+        }
+        let mut dims: HashMap<String, usize> = HashMap::new();
+        if let Some(d) = params.get("dims").and_then(Json::as_object) {
+            for (k, v) in d {
+                let n = v.as_u64().ok_or_else(|| {
+                    Error::invalid_params(format!("dimension `{k}` is not a size"))
+                })?;
+                dims.insert(k.clone(), n as usize);
+            }
+        }
+        let base_dir = uri
+            .as_str()
+            .strip_prefix("file://")
+            .map(std::path::PathBuf::from)
+            .and_then(|p| p.parent().map(|d| d.to_path_buf()))
+            .unwrap_or_else(|| std::path::PathBuf::from("."));
+        let text = self
+            .with_snapshot(&uri, |s| Ok(s.text().to_string()))
+            .await?;
+        if self.running.swap(true, Ordering::SeqCst) {
+            return Err(failed("another run is still in progress"));
+        }
+        let running = self.running.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let graph = name.clone();
+        // The executor cannot be interrupted: a run past its time limit is
+        // answered with an error and finishes in the background (one at a time).
+        std::thread::spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_graph(&text, &graph, &given, &dims, base_dir)
+            }))
+            .unwrap_or_else(|_| Err("the executor panicked".to_string()));
+            running.store(false, Ordering::SeqCst);
+            let _ = tx.send(result);
+        });
+        match tokio::time::timeout(Duration::from_millis(timeout), rx).await {
+            Ok(Ok(Ok(value))) => Ok(json!({ "graph": name, "result": value })),
+            Ok(Ok(Err(message))) => Err(failed(message)),
+            Ok(Err(_)) => Err(failed("the run ended without a result")),
+            Err(_) => Err(failed(format!(
+                "`{name}` did not finish within {timeout} ms"
+            ))),
+        }
+    }
+}
+
+fn run_graph(
+    text: &str,
+    name: &str,
+    given: &[(String, String)],
+    dims: &HashMap<String, usize>,
+    base_dir: std::path::PathBuf,
+) -> std::result::Result<Json, String> {
+    let analysis = analysis::analyze(text);
+    if let Some(d) = analysis
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == analysis::Severity::Error)
+    {
+        return Err(format!(
+            "the document has errors; fix them to run it (first: {})",
+            d.message
+        ));
+    }
+    let program = analysis.source.program();
+    let body = program
+        .graph(name)
+        .ok_or_else(|| format!("no graph `{name}` in the document"))?
+        .clone();
+    let options = exec::ExecOptions {
+        base_dir,
+        ..Default::default()
+    };
+    let mut ex = exec::Executor::new(&program, options);
+    let params = exec::args::entry_params(&body);
+    let args = exec::args::build_args(&ex, &params, given, dims).map_err(|e| e.message)?;
+    let value = ex.call(name, args).map_err(|e| e.message)?;
+    Ok(exec::output::to_json(&value))
+}

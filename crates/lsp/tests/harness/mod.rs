@@ -1,0 +1,199 @@
+//! An in-process LSP client over in-memory pipes: sends framed JSON-RPC to the
+//! server and reads what it sends back. Used by the transcript tests (which
+//! replay `tests/transcripts/*.txt`) and by the protocol tests in Rust.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use serde_json::{json, Value as Json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+pub struct Client {
+    to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    from_server: mpsc::UnboundedReceiver<Json>,
+    /// Notifications (and server requests) received while waiting for something else.
+    pub pending: VecDeque<Json>,
+    next_id: i64,
+    pub server: tokio::task::JoinHandle<()>,
+}
+
+const WAIT: Duration = Duration::from_secs(60);
+
+impl Client {
+    /// Starts a server in this runtime.
+    pub fn start() -> Client {
+        let (client_end, server_end) = tokio::io::duplex(1 << 22);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let server = tokio::spawn(async move {
+            lsp::serve(server_read, server_write).await;
+        });
+        let (client_read, to_server) = tokio::io::split(client_end);
+        let (tx, from_server) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(client_read);
+            loop {
+                let mut length = None;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Content-Length: ") {
+                        length = v.trim().parse::<usize>().ok();
+                    }
+                }
+                let Some(length) = length else { return };
+                let mut body = vec![0u8; length];
+                if reader.read_exact(&mut body).await.is_err() {
+                    return;
+                }
+                let message: Json =
+                    serde_json::from_slice(&body).expect("the server sent bad JSON");
+                if tx.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        Client {
+            to_server,
+            from_server,
+            pending: VecDeque::new(),
+            next_id: 1,
+            server,
+        }
+    }
+
+    pub async fn send_raw(&mut self, message: &Json) {
+        let body = serde_json::to_string(message).unwrap();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.to_server.write_all(frame.as_bytes()).await.unwrap();
+        self.to_server.flush().await.unwrap();
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Json) {
+        self.send_raw(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub async fn send_request(&mut self, method: &str, params: Json) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_raw(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    async fn next(&mut self) -> Json {
+        match tokio::time::timeout(WAIT, self.from_server.recv()).await {
+            Ok(Some(m)) => m,
+            Ok(None) => panic!("the server closed the connection"),
+            Err(_) => {
+                let seen: Vec<String> = self
+                    .pending
+                    .iter()
+                    .map(|m| {
+                        let mut s = m.to_string();
+                        s.truncate(160);
+                        s
+                    })
+                    .collect();
+                panic!(
+                    "timed out waiting for the server; received meanwhile:\n{}",
+                    seen.join("\n")
+                )
+            }
+        }
+    }
+
+    /// The response to request `id` (result or error object).
+    pub async fn response(&mut self, id: i64) -> Json {
+        let is_it = |m: &Json| m.get("id") == Some(&json!(id)) && m.get("method").is_none();
+        if let Some(i) = self.pending.iter().position(is_it) {
+            return self.pending.remove(i).unwrap();
+        }
+        loop {
+            let m = self.next().await;
+            if is_it(&m) {
+                return m;
+            }
+            self.pending.push_back(m);
+        }
+    }
+
+    /// Sends a request and waits for its response.
+    pub async fn request(&mut self, method: &str, params: Json) -> Json {
+        let id = self.send_request(method, params).await;
+        self.response(id).await
+    }
+
+    /// The next notification `method` whose params satisfy `pred` (earlier ones dropped).
+    pub async fn notification(&mut self, method: &str, pred: impl Fn(&Json) -> bool) -> Json {
+        while let Some(i) = self.pending.iter().position(|m| m["method"] == method) {
+            let m = self.pending.remove(i).unwrap();
+            if pred(&m["params"]) {
+                return m["params"].clone();
+            }
+        }
+        loop {
+            let m = self.next().await;
+            if m["method"] == method && pred(&m["params"]) {
+                return m["params"].clone();
+            }
+            if m["method"] != method {
+                self.pending.push_back(m);
+            }
+        }
+    }
+
+    /// The diagnostics published for `uri` at `version`.
+    pub async fn diagnostics(&mut self, uri: &str, version: i64) -> Json {
+        self.notification("textDocument/publishDiagnostics", |p| {
+            p["uri"] == uri && p["version"] == version
+        })
+        .await
+    }
+
+    pub async fn initialize(&mut self, encodings: Option<&[&str]>) -> Json {
+        let mut caps = json!({
+            "textDocument": {
+                "hover": {"contentFormat": ["markdown"]},
+                "completion": {"completionItem": {"snippetSupport": true}},
+                "publishDiagnostics": {"relatedInformation": true, "versionSupport": true},
+            }
+        });
+        if let Some(e) = encodings {
+            caps["general"] = json!({"positionEncodings": e});
+        }
+        let r = self
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": null, "capabilities": caps}),
+            )
+            .await;
+        self.notify("initialized", json!({})).await;
+        r
+    }
+
+    pub async fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "mindir", "version": 1, "text": text}}),
+        )
+        .await;
+    }
+
+    pub async fn shutdown(mut self) {
+        let r = self.request("shutdown", Json::Null).await;
+        assert_eq!(r["result"], Json::Null, "{r}");
+        self.notify("exit", Json::Null).await;
+        let _ = tokio::time::timeout(WAIT, self.server).await;
+    }
+}

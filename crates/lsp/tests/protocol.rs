@@ -1,0 +1,200 @@
+//! Protocol behaviour that a fixed transcript cannot pin down: cancellation by
+//! newer edits, bursts of edits, runs and gradients (whose results belong to
+//! other crates).
+
+mod harness;
+
+use harness::Client;
+use serde_json::{json, Value as Json};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(lsp::STACK_SIZE)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A big file: `n` graphs that each call the first one.
+fn big_file(n: usize) -> String {
+    let mut text = String::from("graph g0(x: f32[4, 4]) {\n  return x\n}\n");
+    for i in 1..n {
+        text.push_str(&format!(
+            "# graph {i} 😀\ngraph g{i}(x: f32[4, 4]) {{\n  a = MatMul(x, x)\n  b = ReLU(a + 1.0)\n  c = ReduceSum(b, axis=1, keep_dims=true)\n  return g0(b * c)\n}}\n"
+        ));
+    }
+    text
+}
+
+#[test]
+fn newer_edits_cancel_work_in_flight_and_diagnostics_follow_the_last_version() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let uri = "file:///work/big.mir";
+        c.open(uri, &big_file(400)).await;
+        // Heavy requests, each followed at once by an edit.
+        let mut ids = Vec::new();
+        for v in 2..=6 {
+            ids.push(
+                c.send_request("textDocument/semanticTokens/full", json!({"textDocument": {"uri": uri}}))
+                    .await,
+            );
+            c.notify(
+                "textDocument/didChange",
+                json!({
+                    "textDocument": {"uri": uri, "version": v},
+                    "contentChanges": [{"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "text": "# x\n"}]
+                }),
+            )
+            .await;
+        }
+        let mut cancelled = 0;
+        for id in ids {
+            let r = c.response(id).await;
+            if r["error"]["code"] == -32801 {
+                cancelled += 1;
+            }
+            // Either answered, or cancelled by the newer text (ContentModified).
+            assert!(
+                r["result"].is_object() || r["error"]["code"] == -32801,
+                "unexpected answer: {r}"
+            );
+        }
+        // Usually most are cancelled; how many depends on timing.
+        println!("{cancelled} of 5 requests were cancelled by newer edits");
+        let last = c.diagnostics(uri, 6).await;
+        assert_eq!(last["diagnostics"], json!([]), "{last}");
+        // No diagnostics of an older version came after the newest one.
+        let later: Vec<&Json> = c
+            .pending
+            .iter()
+            .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+            .collect();
+        assert!(later.iter().all(|m| m["params"]["version"] == 6), "{later:?}");
+        // The edits all landed: lines 2-6 are the five comments.
+        let h = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": uri}, "position": {"line": 10, "character": 2}}),
+            )
+            .await;
+        assert!(h["result"]["contents"]["value"].as_str().unwrap().contains("let a: f32[4, 4]"), "{h}");
+        c.shutdown().await;
+    });
+}
+
+#[test]
+fn a_burst_of_keystrokes_publishes_the_final_state() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let uri = "file:///work/typing.mir";
+        c.open(uri, "graph f(x: f32[3]) {\n  return x\n}\n").await;
+        c.diagnostics(uri, 1).await;
+        // Type `y = Exp(x)` and use it, one character at a time.
+        let typed = "y = Exp(x)\n  ";
+        let mut col = 2;
+        let mut line = 1;
+        let mut version = 1;
+        for ch in typed.chars() {
+            version += 1;
+            c.notify(
+                "textDocument/didChange",
+                json!({
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [{"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col}}, "text": ch.to_string()}]
+                }),
+            )
+            .await;
+            if ch == '\n' {
+                line += 1;
+                col = 0;
+            } else {
+                col += 1;
+            }
+        }
+        let d = c.diagnostics(uri, version).await;
+        // `y` is never used: the only diagnostic.
+        let codes: Vec<&str> = d["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, ["W0001"], "{d}");
+        c.shutdown().await;
+    });
+}
+
+#[test]
+fn run_request_uses_the_executor() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let uri = "file:///work/run.mir";
+        c.open(
+            uri,
+            "graph add(x: f32[3], k: i64) {\n  return x * 2.0 + 1.0\n}\ngraph forever(n: i64) -> i64 {\n  r = if n < 0 { 0 } else { forever(n + 1) + forever(n + 2) }\n  return r\n}\n",
+        )
+        .await;
+        let r = c
+            .request(
+                "mirdsl/run",
+                json!({"uri": uri, "graph": "add", "args": {"x": "[1.0, 2.0, 3.0]", "k": 2}}),
+            )
+            .await;
+        assert_eq!(
+            r["result"]["result"],
+            json!({"dtype": "f32", "shape": [3], "data": [3.0, 5.0, 7.0]}),
+            "{r}"
+        );
+        // A bad argument is an error answer, not a crash.
+        let r = c
+            .request("mirdsl/run", json!({"uri": uri, "graph": "add", "args": {"x": "[1.0]"}}))
+            .await;
+        assert!(r["error"]["message"].is_string(), "{r}");
+        // A run past its time limit is answered with an error.
+        let r = c
+            .request(
+                "mirdsl/run",
+                json!({"uri": uri, "graph": "forever", "args": {"n": 0}, "timeoutMs": 300}),
+            )
+            .await;
+        let message = r["error"]["message"].as_str().unwrap_or_default().to_string();
+        assert!(
+            message.contains("did not finish") || message.contains("recursion"),
+            "{r}"
+        );
+        c.shutdown().await;
+    });
+}
+
+#[test]
+fn gradient_request_answers_text_or_a_clear_error() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let uri = "file:///work/grad.mir";
+        c.open(uri, "graph sq(x: f32[3]) {\n  return ReduceSum(x * x)\n}\n")
+            .await;
+        let r = c
+            .request(
+                "mirdsl/ir",
+                json!({"uri": uri, "graph": "sq", "kind": "gradient"}),
+            )
+            .await;
+        match r["result"]["text"].as_str() {
+            Some(text) => assert!(text.contains("graph"), "{text}"),
+            None => assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("differentiate"),
+                "{r}"
+            ),
+        }
+        c.shutdown().await;
+    });
+}
