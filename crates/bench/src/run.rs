@@ -96,7 +96,7 @@ fn train_steps(source: &str, x_shape: &[usize], steps: usize) -> Measured {
         (0..batch as i64).map(|i| i % 10).collect(),
     )
     .unwrap();
-    let mut run = |ex: &mut exec::Executor| {
+    let run = |ex: &mut exec::Executor| {
         let args = vec![ex.tensor(x.clone()), ex.tensor(labels.clone())];
         ex.call("step", args).expect("the step runs")
     };

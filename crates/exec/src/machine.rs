@@ -663,7 +663,7 @@ impl Executor {
 
     /// The graph that computes `meta(f)` and the extra arguments it takes
     /// after `f`'s (the values a closure captured).
-        fn differentiated(
+    fn differentiated(
         &mut self,
         meta: &MetaFn,
         f: &Value,
@@ -682,7 +682,7 @@ impl Executor {
         };
         match &**func {
             Func::Graph(c) => {
-                                // Closures' captured values come after the arguments; only a
+                // Closures' captured values come after the arguments; only a
                 // plain graph's argument values describe all its parameters.
                 let values = if c.env.is_empty() { values } else { None };
                 let key = GradKey::Graph(c.item, c.graph, meta.clone(), values.clone());
@@ -875,7 +875,7 @@ impl Executor {
         }
     }
 
-        fn run_autodiff(
+    fn run_autodiff(
         &mut self,
         item: u32,
         graph: GraphId,
@@ -890,7 +890,10 @@ impl Executor {
             graph,
         };
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        let options = autodiff::Options { param_values, ..Default::default() };
+            let options = autodiff::Options {
+                param_values,
+                ..Default::default()
+            };
             autodiff::differentiate_with(&program, &target, meta, &options)
         }))
         .map_err(|p| {

@@ -178,7 +178,7 @@ impl<'a> Exporter<'a> {
                 graphs.push(GKey { item, graph: g });
             }
         }
-                let mut ex = Exporter {
+        let mut ex = Exporter {
             analysis,
             entry: entry.to_string(),
             entry_result: analysis::infer::infer_entry(&analysis.source, entry),
@@ -338,7 +338,7 @@ impl<'a> Exporter<'a> {
             return vec![ir::print_ms::const_abstract(v)];
         }
         let name = &self.items[item].0;
-                let entry = &self.entry_result;
+        let entry = &self.entry_result;
         let own = if item == 0 {
             entry.node_values.get(&n)
         } else {

@@ -14,25 +14,46 @@ pub fn grad_command(file: &Path, entry: &str, wrt: &[String], vjp: bool) -> u8 {
     };
     let analysis = analysis::analyze(&text);
     if analysis.has_errors() {
-        let errors: Vec<_> =
-            analysis.diagnostics.iter().filter(|d| d.severity == analysis::Severity::Error).cloned().collect();
-        render::human(&[render::Checked { path: file.display().to_string(), text, diagnostics: errors }]);
-        eprintln!("error: {} has errors; fix them before differentiating", file.display());
+        let errors: Vec<_> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == analysis::Severity::Error)
+            .cloned()
+            .collect();
+        render::human(&[render::Checked {
+            path: file.display().to_string(),
+            text,
+            diagnostics: errors,
+        }]);
+        eprintln!(
+            "error: {} has errors; fix them before differentiating",
+            file.display()
+        );
         return EXIT_FAILURE;
     }
     let Some(lowered) = analysis.source.graphs.get(entry) else {
         let names = analysis.source.order.join(", ");
-        eprintln!("error: no graph `{entry}` in {} (graphs: {names})", file.display());
+        eprintln!(
+            "error: no graph `{entry}` in {} (graphs: {names})",
+            file.display()
+        );
         return EXIT_USAGE;
     };
     let body = &lowered.body;
-    let params: Vec<String> =
-        body.graph(body.root()).params.iter().map(|&p| body.node(p).name.clone().unwrap_or_default()).collect();
+    let params: Vec<String> = body
+        .graph(body.root())
+        .params
+        .iter()
+        .map(|&p| body.node(p).name.clone().unwrap_or_default())
+        .collect();
     let mut items = Vec::new();
     for w in wrt {
         if let Ok(i) = w.parse::<usize>() {
             if i >= params.len() {
-                eprintln!("error: `{entry}` has {} parameters; --wrt {i} is out of range", params.len());
+                eprintln!(
+                    "error: `{entry}` has {} parameters; --wrt {i} is out of range",
+                    params.len()
+                );
                 return EXIT_USAGE;
             }
             items.push(WrtItem::Param(i));
@@ -41,7 +62,10 @@ pub fn grad_command(file: &Path, entry: &str, wrt: &[String], vjp: bool) -> u8 {
         } else if analysis.source.weights.contains_key(w) {
             items.push(WrtItem::Weight(w.clone()));
         } else {
-            eprintln!("error: `{w}` is neither a parameter of `{entry}` ({}) nor a weight", params.join(", "));
+            eprintln!(
+                "error: `{w}` is neither a parameter of `{entry}` ({}) nor a weight",
+                params.join(", ")
+            );
             return EXIT_USAGE;
         }
     }
@@ -53,7 +77,10 @@ pub fn grad_command(file: &Path, entry: &str, wrt: &[String], vjp: bool) -> u8 {
         MetaFn::Grad { wrt: Some(items) }
     };
     let program = analysis.source.program();
-    let target = autodiff::GradTarget { item: entry.to_string(), graph: body.root() };
+    let target = autodiff::GradTarget {
+        item: entry.to_string(),
+        graph: body.root(),
+    };
     match autodiff::gradient_program_text(&program, &target, &meta) {
         Ok(text) => {
             print!("{text}");

@@ -178,13 +178,27 @@ fn deep_nesting_is_reported_not_overflowed() {
         .stack_size(2 << 20)
         .spawn(|| {
             for text in [
-                format!("graph f(x) {{\n  a = {}x{}\n  return a\n}}\n", "(".repeat(100_000), ")".repeat(100_000)),
-                format!("graph f(x) {{\n  a = {}x\n  return a\n}}\n", "-".repeat(100_000)),
-                format!("graph f(x: {}f32{}) {{ return x }}\n", "(".repeat(50_000), ",)".repeat(50_000)),
+                format!(
+                    "graph f(x) {{\n  a = {}x{}\n  return a\n}}\n",
+                    "(".repeat(100_000),
+                    ")".repeat(100_000)
+                ),
+                format!(
+                    "graph f(x) {{\n  a = {}x\n  return a\n}}\n",
+                    "-".repeat(100_000)
+                ),
+                format!(
+                    "graph f(x: {}f32{}) {{ return x }}\n",
+                    "(".repeat(50_000),
+                    ",)".repeat(50_000)
+                ),
             ] {
                 let parse = syntax::parse(&text);
                 assert_eq!(parse.syntax_node().to_string(), text);
-                assert!(parse.errors().iter().any(|e| e.message.contains("nested too deeply")));
+                assert!(parse
+                    .errors()
+                    .iter()
+                    .any(|e| e.message.contains("nested too deeply")));
                 drop(parse);
             }
         })

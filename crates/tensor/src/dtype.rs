@@ -169,7 +169,7 @@ mod tests {
     fn bf16_rounding() {
         assert_eq!(round_bf16(1.0), 1.0);
         assert_eq!(round_bf16(1.001), 1.0);
-        assert_eq!(round_bf16(3.14159), 3.140625);
+        assert_eq!(round_bf16(1.23456), 1.234375);
     }
 
     #[test]
