@@ -189,19 +189,7 @@ impl fmt::Display for AbsVal {
         match self {
             AbsVal::Tensor { dtype, shape } => write!(f, "{dtype}{shape}"),
             AbsVal::Scalar { dtype, .. } => write!(f, "{dtype}"),
-            AbsVal::Tuple(items) => {
-                f.write_str("(")?;
-                for (i, t) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                if items.len() == 1 {
-                    f.write_str(",")?;
-                }
-                f.write_str(")")
-            }
+            AbsVal::Tuple(items) => crate::ty::fmt_tuple(f, items),
             AbsVal::Str(_) => f.write_str("str"),
             AbsVal::None => f.write_str("none"),
             AbsVal::Func(_) => f.write_str("fn(...)"),

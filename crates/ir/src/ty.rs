@@ -118,19 +118,7 @@ impl fmt::Display for Ty {
         match self {
             Ty::Scalar(d) => write!(f, "{d}"),
             Ty::Tensor(d, s) => write!(f, "{d}{s}"),
-            Ty::Tuple(items) => {
-                f.write_str("(")?;
-                for (i, t) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                if items.len() == 1 {
-                    f.write_str(",")?;
-                }
-                f.write_str(")")
-            }
+            Ty::Tuple(items) => crate::ty::fmt_tuple(f, items),
             Ty::Func(None) => f.write_str("fn(...)"),
             Ty::Func(Some(sig)) => {
                 f.write_str("fn(")?;
@@ -147,4 +135,19 @@ impl fmt::Display for Ty {
             Ty::Unknown => f.write_str("?"),
         }
     }
+}
+
+/// Writes items as a tuple: `(a, b)`, `(a,)`, `()`.
+pub(crate) fn fmt_tuple<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
+    f.write_str("(")?;
+    for (i, t) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{t}")?;
+    }
+    if items.len() == 1 {
+        f.write_str(",")?;
+    }
+    f.write_str(")")
 }

@@ -158,19 +158,7 @@ impl fmt::Display for AttrValue {
             AttrValue::Str(s) => write!(f, "{s:?}"),
             AttrValue::DType(d) => write!(f, "{d}"),
             AttrValue::None => f.write_str("none"),
-            AttrValue::Tuple(items) => {
-                f.write_str("(")?;
-                for (i, t) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{t}")?;
-                }
-                if items.len() == 1 {
-                    f.write_str(",")?;
-                }
-                f.write_str(")")
-            }
+            AttrValue::Tuple(items) => crate::ty::fmt_tuple(f, items),
         }
     }
 }

@@ -4,33 +4,14 @@ use std::path::Path;
 
 use ir::{MetaFn, WrtItem};
 
-use crate::{read, render, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+use crate::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
 
 /// `--wrt` items: parameter names or positions, or weight names.
 pub fn grad_command(file: &Path, entry: &str, wrt: &[String], vjp: bool) -> u8 {
-    let text = match read(file) {
-        Ok(text) => text,
-        Err(c) => return c,
+    let (_text, analysis) = match crate::analyze_clean(file, "before differentiating") {
+        Ok(ok) => ok,
+        Err(code) => return code,
     };
-    let analysis = analysis::analyze(&text);
-    if analysis.has_errors() {
-        let errors: Vec<_> = analysis
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        render::human(&[render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics: errors,
-        }]);
-        eprintln!(
-            "error: {} has errors; fix them before differentiating",
-            file.display()
-        );
-        return EXIT_FAILURE;
-    }
     let Some(lowered) = analysis.source.graphs.get(entry) else {
         let names = analysis.source.order.join(", ");
         eprintln!(

@@ -289,29 +289,10 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
 }
 
 fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
-    let text = match read(file) {
-        Ok(text) => text,
-        Err(c) => return c,
+    let (_text, analysis) = match analyze_clean(file, "to see its IR") {
+        Ok(ok) => ok,
+        Err(code) => return code,
     };
-    let analysis = analysis::analyze(&text);
-    if analysis.has_errors() {
-        let errors: Vec<_> = analysis
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        render::human(&[render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics: errors,
-        }]);
-        eprintln!(
-            "error: {} has errors; fix them to see its IR",
-            file.display()
-        );
-        return EXIT_FAILURE;
-    }
     let mut program = analysis.source.program();
     if let Some(name) = entry {
         if program.graph(name).is_none() {
@@ -344,4 +325,30 @@ fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
     };
     print!("{out}");
     EXIT_OK
+}
+
+/// Reads and checks `file` for a command that needs a program without errors
+/// (`ir`, `grad`): on errors, prints them and says what could not be done.
+pub(crate) fn analyze_clean(
+    file: &Path,
+    purpose: &str,
+) -> Result<(String, analysis::FileAnalysis), u8> {
+    let text = read(file)?;
+    let analysis = analysis::analyze(&text);
+    if analysis.has_errors() {
+        let errors: Vec<_> = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == analysis::Severity::Error)
+            .cloned()
+            .collect();
+        render::human(&[render::Checked {
+            path: file.display().to_string(),
+            text,
+            diagnostics: errors,
+        }]);
+        eprintln!("error: {} has errors; fix them {purpose}", file.display());
+        return Err(EXIT_FAILURE);
+    }
+    Ok((text, analysis))
 }

@@ -209,21 +209,38 @@ pub fn unary_f64(x: &Tensor, dtype: DType, f: impl Fn(f64) -> f64) -> Tensor {
     Tensor::new(dtype, x.shape().to_vec(), buffer).expect("same element count")
 }
 
-/// Row-major matrix product `c[m×n] = a[m×k] · b[k×n]` of f32 data with the
-/// `gemm` crate (multi-threaded above a size threshold). `a`/`b` are given with
-/// their row and column strides, so transposes cost nothing.
+/// The element types `gemm` multiplies (f32 and f64).
+pub trait GemmScalar: Copy + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl GemmScalar for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+}
+
+impl GemmScalar for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+}
+
+/// Row-major matrix product `c[m×n] = a[m×k] · b[k×n]` with the `gemm` crate
+/// (multi-threaded above a size threshold; AVX-512 kernels where the CPU has
+/// them). `a`/`b` are given with their row and column strides, so transposes
+/// cost nothing.
 #[allow(clippy::too_many_arguments)]
-pub fn gemm_f32(
+pub fn gemm_into<T: GemmScalar>(
     m: usize,
     n: usize,
     k: usize,
-    a: &[f32],
+    a: &[T],
     a_row: isize,
     a_col: isize,
-    b: &[f32],
+    b: &[T],
     b_row: isize,
     b_col: isize,
-    c: &mut [f32],
+    c: &mut [T],
 ) {
     let threads = if m * n * k >= 64 * 64 * 64 {
         gemm::Parallelism::Rayon(0)
@@ -247,8 +264,8 @@ pub fn gemm_f32(
             b.as_ptr(),
             b_col,
             b_row,
-            0.0f32,
-            1.0f32,
+            T::ZERO,
+            T::ONE,
             false,
             false,
             false,
@@ -257,7 +274,24 @@ pub fn gemm_f32(
     }
 }
 
-/// As [`gemm_f32`], for f64.
+/// [`gemm_into`] for f32.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_f32(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    a_row: isize,
+    a_col: isize,
+    b: &[f32],
+    b_row: isize,
+    b_col: isize,
+    c: &mut [f32],
+) {
+    gemm_into(m, n, k, a, a_row, a_col, b, b_row, b_col, c)
+}
+
+/// [`gemm_into`] for f64.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_f64(
     m: usize,
@@ -271,35 +305,7 @@ pub fn gemm_f64(
     b_col: isize,
     c: &mut [f64],
 ) {
-    let threads = if m * n * k >= 64 * 64 * 64 {
-        gemm::Parallelism::Rayon(0)
-    } else {
-        gemm::Parallelism::None
-    };
-    // SAFETY: as in `gemm_f32`.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            c.as_mut_ptr(),
-            1,
-            n as isize,
-            false,
-            a.as_ptr(),
-            a_col,
-            a_row,
-            b.as_ptr(),
-            b_col,
-            b_row,
-            0.0f64,
-            1.0f64,
-            false,
-            false,
-            false,
-            threads,
-        );
-    }
+    gemm_into(m, n, k, a, a_row, a_col, b, b_row, b_col, c)
 }
 
 #[cfg(test)]
