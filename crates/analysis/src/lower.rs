@@ -412,6 +412,14 @@ impl Lowerer<'_> {
                         }
                         self.map.defs.push((name.range(), Def::Node(node)));
                         self.bind(&text, Binding::Node(node), name.range(), true);
+                        if l.value().is_none() {
+                            // Its value did not parse: a warning about it would be noise.
+                            self.scopes
+                                .last_mut()
+                                .unwrap()
+                                .used
+                                .insert(text.clone(), true);
+                        }
                     }
                     Some(ast::Pat::Tuple(t)) => {
                         if let Some((_, range)) = annotation {
