@@ -67,9 +67,9 @@ pub fn run(options: &Options) {
     );
 }
 
-/// A program of `lines` lines that checks clean: layers of a network, each a
-/// graph with a weight, elementwise work, a reduction, an `if`, a nested graph
-/// and a lambda, calling the previous layer.
+/// A program of `lines` lines that checks clean: networks of eight layers,
+/// each layer a graph with a weight, elementwise work, a reduction, an `if`, a
+/// nested graph and a lambda, calling the previous layer.
 pub fn generate_valid(lines: usize, seed: u64) -> String {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move || {
@@ -106,9 +106,10 @@ pub fn generate_valid(lines: usize, seed: u64) -> String {
             }
         }
         out.push_str(&format!(
-            "  graph gate(v) {{ return Sigmoid(v) * v }}\n  g = gate(h{steps})\n  sq = fn(v) => v * v\n  s = ReduceMean(sq(g))\n  r = if s > 1.0 {{ g * 0.5 }} else {{\n    t = Neg(g)\n    t + h0\n  }}\n"
+            "  graph gate(v) {{ return Sigmoid(v) * v }}\n  g = gate(h{steps})\n  sq = fn(v) => v * v\n  s = ReduceMean(sq(g))\n  r = if s > 1.0 {{ g * 0.5 }} else {{ Neg(g) + h0 }}\n"
         ));
-        if i == 0 {
+        // Networks of eight layers, each calling the one before.
+        if i % 8 == 0 {
             out.push_str("  return r\n}\n\n");
         } else {
             out.push_str(&format!("  return layer{}(r)\n}}\n\n", i - 1));
