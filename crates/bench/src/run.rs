@@ -129,7 +129,15 @@ fn gemm_gflops(n: usize, runs: usize) -> f64 {
 }
 
 fn python_figure(python: &str, script: &str) -> Option<String> {
-    let out = Command::new(python).arg("-c").arg(script).output().ok()?;
+    // Some machines pin OpenBLAS to an older kernel (OPENBLAS_CORETYPE, for old
+    // OpenBLAS builds); a fair comparison lets it pick its best one.
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .env_remove("OPENBLAS_CORETYPE")
+        .env_remove("OPENBLAS_L2_SIZE")
+        .output()
+        .ok()?;
     if !out.status.success() {
         return None;
     }
