@@ -109,7 +109,7 @@ pub fn generate_valid(lines: usize, seed: u64) -> String {
             "  graph gate(v) {{ return Sigmoid(v) * v }}\n  g = gate(h{steps})\n  sq = fn(v) => v * v\n  s = ReduceMean(sq(g))\n  r = if s > 1.0 {{ g * 0.5 }} else {{ Neg(g) + h0 }}\n"
         ));
         // Networks of eight layers, each calling the one before.
-        if i % 8 == 0 {
+        if i.is_multiple_of(8) {
             out.push_str("  return r\n}\n\n");
         } else {
             out.push_str(&format!("  return layer{}(r)\n}}\n\n", i - 1));
