@@ -11,7 +11,10 @@ use tensor::{Buffer, DType, Tensor};
 use crate::defs::elementwise::{is_float_input, make_tensor};
 use crate::defs::internal::channel_axis;
 use crate::infer::{broadcast_shapes, InferCall};
-use crate::kernel::{broadcast_shape, for_each_broadcast, gemm_f32, gemm_f64, KValue, KernelCall};
+use crate::kernel::{
+    broadcast_shape, for_each_broadcast, gemm_f32, gemm_f64, gemm_into, GemmScalar, KValue,
+    KernelCall,
+};
 use crate::{
     AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
     ParamDef,
@@ -326,48 +329,22 @@ pub(crate) fn batch_matmul(x: &Tensor, y: &Tensor, ta: bool, tb: bool) -> Result
         (ym[1] as isize, 1)
     };
     let (xsz, ysz, osz) = (xm[0] * xm[1], ym[0] * ym[1], m * n);
-    let work = k > 0 && osz > 0;
+    let plan = BatchedGemm {
+        m,
+        n,
+        k,
+        xsz,
+        ysz,
+        osz,
+        total,
+        strides: [a_row, a_col, b_row, b_col],
+        xb,
+        yb,
+        batch: &batch,
+    };
     let buffer = match (x.buffer(), y.buffer()) {
-        (Buffer::F32(a), Buffer::F32(b)) => {
-            let mut c = vec![0f32; total];
-            if work {
-                for_each_broadcast(xb, yb, &batch, |o, i, j| {
-                    gemm_f32(
-                        m,
-                        n,
-                        k,
-                        &a[i * xsz..(i + 1) * xsz],
-                        a_row,
-                        a_col,
-                        &b[j * ysz..(j + 1) * ysz],
-                        b_row,
-                        b_col,
-                        &mut c[o * osz..(o + 1) * osz],
-                    )
-                });
-            }
-            Buffer::F32(c)
-        }
-        (Buffer::F64(a), Buffer::F64(b)) => {
-            let mut c = vec![0f64; total];
-            if work {
-                for_each_broadcast(xb, yb, &batch, |o, i, j| {
-                    gemm_f64(
-                        m,
-                        n,
-                        k,
-                        &a[i * xsz..(i + 1) * xsz],
-                        a_row,
-                        a_col,
-                        &b[j * ysz..(j + 1) * ysz],
-                        b_row,
-                        b_col,
-                        &mut c[o * osz..(o + 1) * osz],
-                    )
-                });
-            }
-            Buffer::F64(c)
-        }
+        (Buffer::F32(a), Buffer::F32(b)) => Buffer::F32(plan.run(a, b)),
+        (Buffer::F64(a), Buffer::F64(b)) => Buffer::F64(plan.run(a, b)),
         _ => {
             return Err(OpError::call(format!(
                 "BatchMatMul needs operands of one dtype, got {} and {}",
@@ -687,4 +664,48 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         .attr("data_format", AttrValue::Str("NCDHW".into())),
     );
     out
+}
+
+/// One GEMM per pair of broadcast batch elements (BatchMatMul's kernel), for
+/// either float type.
+struct BatchedGemm<'a> {
+    m: usize,
+    n: usize,
+    k: usize,
+    /// Elements of one matrix of `x`, of `y` and of the result.
+    xsz: usize,
+    ysz: usize,
+    osz: usize,
+    total: usize,
+    /// Row and column strides of `x`'s and `y`'s matrices.
+    strides: [isize; 4],
+    xb: &'a [usize],
+    yb: &'a [usize],
+    batch: &'a [usize],
+}
+
+impl BatchedGemm<'_> {
+    fn run<T: GemmScalar>(&self, a: &[T], b: &[T]) -> Vec<T> {
+        let mut c = vec![T::ZERO; self.total];
+        if self.k == 0 || self.osz == 0 {
+            return c;
+        }
+        let [a_row, a_col, b_row, b_col] = self.strides;
+        let (xsz, ysz, osz) = (self.xsz, self.ysz, self.osz);
+        for_each_broadcast(self.xb, self.yb, self.batch, |o, i, j| {
+            gemm_into(
+                self.m,
+                self.n,
+                self.k,
+                &a[i * xsz..(i + 1) * xsz],
+                a_row,
+                a_col,
+                &b[j * ysz..(j + 1) * ysz],
+                b_row,
+                b_col,
+                &mut c[o * osz..(o + 1) * osz],
+            )
+        });
+        c
+    }
 }
