@@ -4,7 +4,7 @@
 
 mod common;
 
-use autodiff::{differentiate_with, print_result, Options};
+use autodiff::{differentiate_with, print_result, GradResult, Options};
 use common::*;
 use expect_test::{expect, Expect};
 use ir::{MetaFn, WrtItem};
@@ -52,16 +52,7 @@ fn test_f_before_clean_up() {
     // top-level graph captures nothing and no weight is differentiated).
     let text = source();
     let prog = program(&text);
-    let r = differentiate_with(
-        &prog,
-        &target("test_f"),
-        &MetaFn::Grad { wrt: None },
-        &Options {
-            param_values: None,
-            optimize: false,
-        },
-    )
-    .unwrap();
+    let r = grad_without_clean_up(&prog, "test_f");
     expect![[r#"
         graph grad_test_f(x: f32[3], y: f32[3]) {
           %0 = J_test_f(x, y)
@@ -272,16 +263,7 @@ fn closure_before_clean_up() {
     // closure was made.
     let text = source();
     let prog = program(&text);
-    let r = differentiate_with(
-        &prog,
-        &target("closure_user"),
-        &MetaFn::Grad { wrt: None },
-        &Options {
-            param_values: None,
-            optimize: false,
-        },
-    )
-    .unwrap();
+    let r = grad_without_clean_up(&prog, "closure_user");
     expect![[r#"
         graph grad_closure_user(a: f32[3], b: f32[3]) {
           %0 = J_closure_user(a, b)
@@ -418,4 +400,13 @@ fn mlp() {
             }
         "#]],
     );
+}
+
+/// `grad(name)` straight out of the J transformation, before the clean-up passes.
+fn grad_without_clean_up(prog: &ir::Program, name: &str) -> GradResult {
+    let options = Options {
+        param_values: None,
+        optimize: false,
+    };
+    differentiate_with(prog, &target(name), &MetaFn::Grad { wrt: None }, &options).unwrap()
 }
