@@ -607,6 +607,7 @@ impl Engine<'_> {
             }
             Value::Meta(m) => self.intern(FuncVal::MetaOp(m.clone())),
             Value::Type(_) => AbsVal::Any,
+            Value::Monad => AbsVal::Monad,
         }
     }
 
@@ -962,6 +963,7 @@ impl Engine<'_> {
                 };
             }
             "Depend" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
+            "UpdateState" => return Some(AbsVal::Monad),
             "StopGradient" | "Return" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
             _ => {}
         }
@@ -970,7 +972,14 @@ impl Engine<'_> {
             return Some(AbsVal::Any);
         };
         let inputs: Option<Vec<AbsVal>> = args.into_iter().collect();
-        let inputs = inputs?;
+        let mut inputs = inputs?;
+        // An ordered call's last input is the state token (spec §11).
+        if ops::is_ordered(op.name)
+            && inputs.len() == op.input_count() + 1
+            && matches!(inputs.last(), Some(AbsVal::Monad))
+        {
+            inputs.pop();
+        }
         if inputs.len() != op.input_count() {
             // Called through a function value: arity not checked at lowering.
             let span = self.span(frame, n, None);

@@ -2,6 +2,7 @@
 //! and shape inference, and the diagnostics of `mirdsl check`.
 
 pub mod diagnostic;
+pub mod effects;
 pub mod infer;
 pub mod lower;
 

@@ -22,6 +22,9 @@ use crate::diagnostic::{Code, Diagnostic};
 pub struct ItemIndex {
     pub graphs: Vec<(String, TextRange)>,
     pub weights: Vec<(String, TextRange)>,
+    /// Graph names (top-level and nested) whose bodies have side effects,
+    /// sorted ([`crate::effects::effectful_graphs`]).
+    pub effectful: Vec<String>,
 }
 
 impl ItemIndex {
@@ -50,7 +53,18 @@ impl ItemIndex {
                 ast::Item::Weight(_) => index.weights.push((text, range)),
             }
         }
+        let mut effectful: Vec<String> =
+            crate::effects::effectful_graphs(file).into_iter().collect();
+        effectful.sort();
+        index.effectful = effectful;
         (index, diagnostics)
+    }
+
+    /// Whether graph `name` has side effects (spec §11).
+    pub fn is_effectful(&self, name: &str) -> bool {
+        self.effectful
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .is_ok()
     }
 
     pub fn is_graph(&self, name: &str) -> bool {
@@ -120,10 +134,21 @@ enum Binding {
     Graph(GraphId),
 }
 
+/// The state token of a graph with side effects (MindIR's auto-monad): the
+/// current `U`, the one the graph started with, and the `Load`s made since the
+/// last effect (they are ordered before the next one, as MindSpore does).
+struct EffectChain {
+    u: NodeId,
+    start: NodeId,
+    pending_loads: Vec<NodeId>,
+}
+
 /// One graph's names: bound so far, and (for used-before-bound) bound later.
 #[derive(Default)]
 struct Scope {
     graph: Option<GraphId>,
+    /// Set when the graph has side effects: its calls are then ordered.
+    effects: Option<EffectChain>,
     bound: HashMap<String, (Binding, TextRange)>,
     /// Names bound later in this body (statement order), with their ranges.
     later: HashMap<String, TextRange>,
@@ -172,6 +197,116 @@ impl Lowerer<'_> {
         self.diagnostics.last_mut().unwrap()
     }
 
+    /// Starts graph `graph`'s effect chain when its own code (`region`) calls
+    /// something with side effects.
+    fn begin_effects(&mut self, region: &syntax::SyntaxNode) {
+        let index = self.index;
+        if !crate::effects::calls_effects(region, &|n| index.is_effectful(n)) {
+            return;
+        }
+        let u = self.body.add_const(Value::Monad, None);
+        let scope = self.graph_scope_mut();
+        scope.effects = Some(EffectChain {
+            u,
+            start: u,
+            pending_loads: Vec::new(),
+        });
+    }
+
+    /// The scope of the innermost graph being lowered.
+    fn graph_scope_mut(&mut self) -> &mut Scope {
+        self.scopes
+            .iter_mut()
+            .rev()
+            .find(|s| s.graph.is_some())
+            .expect("inside a graph")
+    }
+
+    /// The current state token, after ordering the pending `Load`s before what
+    /// comes next (`UpdateState(u, loads)`). `None` outside effect chains.
+    fn flush_loads(&mut self) -> Option<NodeId> {
+        let graph = self.current_graph();
+        let chain = self.graph_scope_mut().effects.as_mut()?;
+        let (u, loads) = (chain.u, std::mem::take(&mut chain.pending_loads));
+        let u = match loads.as_slice() {
+            [] => u,
+            [one] => {
+                let one = *one;
+                self.body
+                    .add_prim_call(graph, PrimRef::new("UpdateState"), &[u, one], None)
+            }
+            _ => {
+                let t = self
+                    .body
+                    .add_prim_call(graph, PrimRef::new("MakeTuple"), &loads, None);
+                self.body
+                    .add_prim_call(graph, PrimRef::new("UpdateState"), &[u, t], None)
+            }
+        };
+        self.graph_scope_mut().effects.as_mut().expect("checked").u = u;
+        Some(u)
+    }
+
+    /// Orders `node` (a call with effects, or one that may have them) after
+    /// everything before it and before everything after it.
+    fn order_effect(&mut self, node: NodeId) {
+        let graph = self.current_graph();
+        let Some(u) = self.flush_loads() else { return };
+        let next = self
+            .body
+            .add_prim_call(graph, PrimRef::new("UpdateState"), &[u, node], None);
+        self.graph_scope_mut().effects.as_mut().expect("checked").u = next;
+    }
+
+    /// A read of weight `name` at this point: `Load(w, u)` in a graph with
+    /// effects, the weight itself elsewhere.
+    fn weight_read(&mut self, name: &str, range: TextRange) -> NodeId {
+        let w = self.body.add_weight(name.to_string(), Some(range));
+        let graph = self.current_graph();
+        let Some(chain) = self.graph_scope_mut().effects.as_mut() else {
+            return w;
+        };
+        let u = chain.u;
+        let load = self
+            .body
+            .add_prim_call(graph, PrimRef::new("Load"), &[w, u], Some(range));
+        self.map.input_spans.insert(load, vec![range, range, range]);
+        self.graph_scope_mut()
+            .effects
+            .as_mut()
+            .expect("checked")
+            .pending_loads
+            .push(load);
+        load
+    }
+
+    /// A graph's value, after its effects: `Depend(value, u)` when it had any.
+    fn after_effects(&mut self, value: NodeId) -> NodeId {
+        let graph = self.current_graph();
+        let Some(chain) = self.graph_scope_mut().effects.as_ref() else {
+            return value;
+        };
+        if chain.u == chain.start && chain.pending_loads.is_empty() {
+            return value;
+        }
+        let u = self.flush_loads().expect("an effect chain");
+        self.body
+            .add_prim_call(graph, PrimRef::new("Depend"), &[value, u], None)
+    }
+
+    /// Whether expression statement `e` is a call with side effects (so its
+    /// value may go unused).
+    fn is_effect_statement(&self, e: &ast::Expr) -> bool {
+        let ast::Expr::Call(call) = e else {
+            return false;
+        };
+        let Some(ast::Expr::NameRef(name)) = call.callee() else {
+            return false;
+        };
+        let text = name.text();
+        crate::effects::is_effect_primitive(&text) || self.index.is_effectful(&text)
+    }
+
     fn graph_into(&mut self, id: GraphId, graph: &ast::Graph) {
         {
             let g = self.body.graph_mut(id);
@@ -203,6 +338,7 @@ impl Lowerer<'_> {
             self.param(id, &param);
         }
         if let Some(block) = graph.body() {
+            self.begin_effects(block.syntax());
             self.graph_body(id, &block, graph);
         }
         self.pop_scope();
@@ -300,9 +436,15 @@ impl Lowerer<'_> {
                 ast::Stmt::Return(ret) => {
                     if let Some(value) = ret.value() {
                         let out = self.expr(&value);
+                        let out = self.after_effects(out);
                         self.body.graph_mut(id).output = Some(out);
                     }
                     returned = Some(ret.range());
+                }
+                ast::Stmt::Expr(e) if e.expr().is_some_and(|x| self.is_effect_statement(&x)) => {
+                    if let Some(expr) = e.expr() {
+                        self.expr(&expr);
+                    }
                 }
                 ast::Stmt::Expr(e) => {
                     let range = e.range();
@@ -590,6 +732,10 @@ impl Lowerer<'_> {
             ast::Expr::NameRef(name) => {
                 let text = name.text();
                 match self.resolve(&text, range) {
+                    Some(Def::Weight(w)) => {
+                        self.map.refs.push((range, Def::Weight(w.clone())));
+                        self.weight_read(&w, range)
+                    }
                     Some(def) => {
                         self.map.refs.push((range, def.clone()));
                         self.def_node(&def, range)
@@ -776,6 +922,7 @@ impl Lowerer<'_> {
             .insert(switch, vec![range, cond_range, then_value, else_value]);
         let call = self.body.add_apply(graph, vec![switch], Some(range));
         self.map.input_spans.insert(call, vec![range]);
+        self.order_effect(call);
         self.map.ifs.push(IfInfo {
             call,
             cond: cond_range,
@@ -793,6 +940,7 @@ impl Lowerer<'_> {
             warn_unused: true,
             ..Scope::default()
         });
+        self.begin_effects(block.syntax());
         let stmts: Vec<ast::Stmt> = block.stmts().collect();
         let nested = self.declare_block(id, &stmts);
         let mut value_range = block.range();
@@ -803,7 +951,13 @@ impl Lowerer<'_> {
                     if let Some(expr) = e.expr() {
                         value_range = expr.range();
                         let out = self.expr(&expr);
+                        let out = self.after_effects(out);
                         self.body.graph_mut(id).output = Some(out);
+                    }
+                }
+                ast::Stmt::Expr(e) if e.expr().is_some_and(|x| self.is_effect_statement(&x)) => {
+                    if let Some(expr) = e.expr() {
+                        self.expr(&expr);
                     }
                 }
                 ast::Stmt::Expr(e) => {
@@ -916,6 +1070,7 @@ impl Lowerer<'_> {
         }
         let node = self.body.add_apply(graph, inputs, Some(range));
         self.map.input_spans.insert(node, spans);
+        self.order_effect(node);
         node
     }
 
@@ -1031,20 +1186,81 @@ impl Lowerer<'_> {
                 }
             }
         }
-        for (value, r) in &bound.inputs {
-            inputs.push(self.expr(value));
+        // The inputs a primitive writes (or `Load` reads) are weights themselves.
+        let refs: &[usize] = match ops::effect_of(op.name) {
+            Some(effect) => effect.writes,
+            None if op.name == "Load" => &[0],
+            None => &[],
+        };
+        for (i, (value, r)) in bound.inputs.iter().enumerate() {
+            if refs.contains(&i) {
+                inputs.push(self.weight_ref(op, i, value, *r));
+            } else {
+                inputs.push(self.expr(value));
+            }
             spans.push(*r);
         }
         if !attrs_ok {
             // Reported already; the call's value is unknown.
             return self.error_node(range);
         }
+        if ops::is_ordered(op.name) {
+            // MindIR's state token is the last input of an ordered call.
+            let u = match self.flush_loads() {
+                Some(u) => u,
+                None => self.body.add_const(Value::Monad, None),
+            };
+            inputs.push(u);
+            spans.push(range);
+        }
         let node = self.body.add_prim_call(graph, prim, &inputs, Some(range));
+        if op.name == "Load" {
+            if let Some(chain) = self.graph_scope_mut().effects.as_mut() {
+                chain.pending_loads.push(node);
+            }
+        } else if ops::effect_of(op.name).is_some() {
+            self.order_effect(node);
+        }
         self.map.input_spans.insert(node, spans);
         if !attr_spans.is_empty() {
             self.map.attr_spans.insert(node, attr_spans);
         }
         node
+    }
+
+    /// Input `i` of `op`, which must name a weight (the primitive writes it, or
+    /// `Load` reads it): the weight node itself, not a read of its value.
+    fn weight_ref(
+        &mut self,
+        op: &'static ops::OpDef,
+        i: usize,
+        value: &ast::Expr,
+        range: TextRange,
+    ) -> NodeId {
+        if let ast::Expr::NameRef(name) = value {
+            let text = name.text();
+            if let Some(Def::Weight(w)) = self.resolve(&text, range) {
+                self.map.refs.push((range, Def::Weight(w.clone())));
+                return self.body.add_weight(w, Some(range));
+            }
+        }
+        let input = op.inputs().nth(i).map_or("?", |p| p.name);
+        let verb = if op.name == "Load" {
+            "reads"
+        } else {
+            "updates"
+        };
+        self.error(
+            Code::NotAWeight,
+            range,
+            format!(
+                "`{}` {verb} its input `{input}` in place: it must name a weight (a `param`)",
+                op.name
+            ),
+        )
+        .notes
+        .push("weights are the only state; bind a new name to compute a new value".into());
+        self.expr(value)
     }
 
     fn meta_call(&mut self, name: &'static str, call: &ast::CallExpr, args: &[ast::Arg]) -> NodeId {

@@ -200,6 +200,7 @@ pub fn const_value(world: &World, item: &Item, v: &Value) -> AV {
             None => AV::Any,
         },
         Value::Meta(_) | Value::Type(_) => AV::Any,
+        Value::Monad => AV::Data(AbsVal::Monad),
     }
 }
 
@@ -501,9 +502,10 @@ impl<'a> Engine<'a> {
                 return a.join(b);
             }
             "Partial" => return AV::Funcs(vec![FnRef::Partial(item.clone(), n)]),
-            "Depend" | "StopGradient" | "Return" => {
+            "Depend" | "StopGradient" | "Return" | "Load" => {
                 return args.first().cloned().unwrap_or(AV::Any)
             }
+            "UpdateState" => return AV::Data(AbsVal::Monad),
             _ => {}
         }
         let Some(op) = ops::lookup(&p.name) else {
@@ -512,6 +514,12 @@ impl<'a> Engine<'a> {
         if args.contains(&AV::Bot) {
             return AV::Bot;
         }
+        // An ordered call's last input is the state token.
+        let args = if ops::is_ordered(op.name) && args.len() == op.input_count() + 1 {
+            &args[..op.input_count()]
+        } else {
+            args
+        };
         if args.len() != op.input_count() && !op.variadic {
             return AV::Any;
         }

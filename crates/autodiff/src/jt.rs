@@ -44,7 +44,13 @@ use crate::AdError;
 fn is_structural(name: &str) -> bool {
     matches!(
         name,
-        "MakeTuple" | "TupleGetItem" | "Switch" | "Depend" | "StopGradient"
+        "MakeTuple"
+            | "TupleGetItem"
+            | "Switch"
+            | "Depend"
+            | "StopGradient"
+            | "Load"
+            | "UpdateState"
     )
 }
 
@@ -590,6 +596,12 @@ impl<'g, 'a> BodyJ<'g, 'a> {
                             p.name
                         )));
                     }
+                    if ops::effect_of(&p.name).is_some() {
+                        return Err(AdError(format!(
+                            "`{}` updates a weight: a graph with side effects cannot be differentiated",
+                            p.name
+                        )));
+                    }
                     let mut fargs = Vec::new();
                     for &a in args {
                         fargs.push(self.fwd_input(a)?);
@@ -1097,7 +1109,8 @@ impl<'g, 'a> BodyJ<'g, 'a> {
                     items[k as usize] = s;
                     self.contribute(st, t, Sens::Tuple(items))?;
                 }
-                "Depend" => self.contribute(st, args[0], s)?,
+                "Depend" | "Load" => self.contribute(st, args[0], s)?,
+                "UpdateState" => {}
                 "StopGradient" => {}
                 "Switch" => self.back_switch(st, n, args, s)?,
                 _ => {}

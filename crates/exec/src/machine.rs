@@ -330,7 +330,12 @@ impl Executor {
             for &s in step.free.iter() {
                 frame.slots[s as usize] = None;
             }
+            let writes = effect_writes(&callee, &step.inputs).map_err(|e| e.at(span))?;
             match self.apply(callee, values).map_err(|e| e.at(span))? {
+                Outcome::Value(v) if !writes.is_empty() => {
+                    let v = self.store_writes(v, &writes).map_err(|e| e.at(span))?;
+                    frame.slots[step.slot as usize] = Some(v);
+                }
                 Outcome::Value(v) => frame.slots[step.slot as usize] = Some(v),
                 Outcome::Call(f) => {
                     if stack.len() >= self.options.max_depth {
@@ -385,6 +390,40 @@ impl Executor {
                 })))
             }
         }
+    }
+
+    /// Stores the new values a writing primitive returned (`(output, new...)`)
+    /// into its weights; returns its output.
+    fn store_writes(&mut self, v: Value, writes: &[u32]) -> Result<Value, RunError> {
+        let Value::Tuple(items) = v else {
+            return Err(RunError::internal("a writing primitive returned no tuple"));
+        };
+        if items.len() != writes.len() + 1 {
+            return Err(RunError::internal(
+                "a writing primitive returned too few values",
+            ));
+        }
+        for (&w, new) in writes.iter().zip(items[1..].iter()) {
+            self.weight_values[w as usize] = Some(new.clone());
+        }
+        Ok(items[0].clone())
+    }
+
+    /// Replaces the values of weights (`--load-weights`, a checkpoint).
+    pub fn set_weight(&mut self, name: &str, value: Value) -> Result<(), RunError> {
+        let w = *self
+            .weight_ids
+            .get(name)
+            .ok_or_else(|| RunError::new(ErrorKind::Input, format!("no weight `{name}`")))?;
+        self.weight_values[w as usize] = Some(value);
+        Ok(())
+    }
+
+    /// Every weight's name and current value (initialising those not yet used).
+    pub fn weights(&mut self) -> Result<Vec<(String, Value)>, RunError> {
+        (0..self.weights.len() as u32)
+            .map(|w| Ok((self.weights[w as usize].name.clone(), self.weight(w)?)))
+            .collect()
     }
 
     fn weight(&mut self, w: u32) -> Result<Value, RunError> {
@@ -568,6 +607,9 @@ impl Executor {
             IrValue::Graph(_) | IrValue::Global(_) => {
                 return Err(RunError::internal("a graph constant outside a graph"))
             }
+            // The state token orders effects in the IR; at run time the plan's
+            // source order already does, so it carries nothing.
+            IrValue::Monad => Value::None,
         })
     }
 
@@ -984,6 +1026,7 @@ impl Executor {
                 expect_args(name, &args, 2)?;
                 return Ok(args.swap_remove(0));
             }
+            "UpdateState" => return Ok(Value::None),
             "StopGradient" | "Return" => {
                 expect_args(name, &args, 1)?;
                 return Ok(args.swap_remove(0));
@@ -996,6 +1039,10 @@ impl Executor {
                 format!("unknown primitive `{name}`"),
             ));
         };
+        // An ordered call's last input is the state token (spec §11).
+        if ops::is_ordered(name) && args.len() == op.input_count() + 1 {
+            args.pop();
+        }
         if !op.variadic && args.len() != op.input_count() {
             return Err(RunError::new(
                 ErrorKind::Type,
@@ -1235,4 +1282,34 @@ fn abstract_args(args: &[Value]) -> Option<Vec<AbsVal>> {
         })
     }
     args.iter().map(one).collect()
+}
+
+/// For a call of a primitive that writes weights: the weights it writes, in
+/// the order its kernel returns their new values. Each written input must be a
+/// weight itself (lowering checks this for source programs).
+fn effect_writes(callee: &Value, inputs: &[Operand]) -> Result<Vec<u32>, RunError> {
+    let Value::Func(f) = callee else {
+        return Ok(Vec::new());
+    };
+    let Func::Prim(p) = &**f else {
+        return Ok(Vec::new());
+    };
+    let Some(effect) = ops::effect_of(&p.prim.name) else {
+        return Ok(Vec::new());
+    };
+    effect
+        .writes
+        .iter()
+        .map(|&i| match inputs.get(i + 1) {
+            Some(Operand::Weight(w)) => Ok(*w),
+            _ => Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` updates its input {} in place: it must be a weight",
+                    p.prim.name,
+                    i + 1
+                ),
+            )),
+        })
+        .collect()
 }

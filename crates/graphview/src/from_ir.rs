@@ -87,6 +87,7 @@ fn value_text(body: &Body, v: &Value) -> String {
         Value::Global(name) => format!("@{name}"),
         Value::Meta(m) => m.name().to_string(),
         Value::Type(t) => t.to_string(),
+        Value::Monad => "U".into(),
     }
 }
 

@@ -85,7 +85,7 @@ fn writable(v: &AbsVal) -> bool {
     match v {
         AbsVal::Tensor { .. } | AbsVal::Scalar { .. } | AbsVal::Str(_) | AbsVal::None => true,
         AbsVal::Tuple(items) => items.iter().all(writable),
-        AbsVal::Func(_) | AbsVal::Any => false,
+        AbsVal::Func(_) | AbsVal::Any | AbsVal::Monad => false,
     }
 }
 

@@ -396,7 +396,7 @@ impl<'a> Exporter<'a> {
             match v {
                 AbsVal::Tensor { .. } | AbsVal::Scalar { .. } | AbsVal::Func(_) => true,
                 AbsVal::Tuple(items) => items.iter().all(plain),
-                AbsVal::None | AbsVal::Str(_) | AbsVal::Any => false,
+                AbsVal::None | AbsVal::Str(_) | AbsVal::Any | AbsVal::Monad => false,
             }
         }
         let body = self.body(k.item);

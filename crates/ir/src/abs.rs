@@ -27,6 +27,8 @@ pub enum AbsVal {
     Func(u32),
     /// Unknown: inference could not tell, or already reported why.
     Any,
+    /// The `U` state token ([`crate::Value::Monad`]).
+    Monad,
 }
 
 impl AbsVal {
@@ -105,6 +107,7 @@ impl AbsVal {
             AbsVal::None => Ty::None,
             AbsVal::Func(id) => Ty::Func(func_ty(*id).map(Box::new)),
             AbsVal::Any => Ty::Unknown,
+            AbsVal::Monad => Ty::Monad,
         }
     }
 
@@ -120,6 +123,7 @@ impl AbsVal {
             Ty::Str => AbsVal::Str(None),
             Ty::None => AbsVal::None,
             Ty::Func(_) | Ty::Unknown => AbsVal::Any,
+            Ty::Monad => AbsVal::Monad,
         }
     }
 
@@ -166,6 +170,7 @@ impl AbsVal {
             ),
             (AbsVal::Str(a), AbsVal::Str(b)) => AbsVal::Str(if a == b { a.clone() } else { None }),
             (AbsVal::None, AbsVal::None) => AbsVal::None,
+            (AbsVal::Monad, AbsVal::Monad) => AbsVal::Monad,
             (AbsVal::Func(a), AbsVal::Func(b)) if a == b => AbsVal::Func(*a),
             _ => return None,
         })
@@ -194,6 +199,7 @@ impl fmt::Display for AbsVal {
             AbsVal::None => f.write_str("none"),
             AbsVal::Func(_) => f.write_str("fn(...)"),
             AbsVal::Any => f.write_str("?"),
+            AbsVal::Monad => f.write_str("monad"),
         }
     }
 }

@@ -198,6 +198,7 @@ impl Printer<'_> {
             }
             Value::Str(s) => format!("{s:?}"),
             Value::None => "none".into(),
+            Value::Monad => "U".into(),
             Value::Tuple(items) => {
                 let items: Vec<String> = items.iter().map(|i| self.value(i)).collect();
                 tuple_text(&items)

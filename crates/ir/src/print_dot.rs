@@ -445,6 +445,7 @@ fn const_text(v: &Value) -> String {
         },
         Value::Str(s) => format!("{s:?}"),
         Value::None => "none".into(),
+        Value::Monad => "U".into(),
         Value::Tuple(items) => {
             let items: Vec<String> = items.iter().map(const_text).collect();
             format!("({})", items.join(", "))

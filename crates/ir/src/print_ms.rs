@@ -77,6 +77,7 @@ fn type_name(v: &AbsVal) -> String {
         AbsVal::None => "None".into(),
         AbsVal::Func(_) => "Func".into(),
         AbsVal::Any => "null".into(),
+        AbsVal::Monad => "UMonad".into(),
     }
 }
 
@@ -106,6 +107,7 @@ pub fn const_abstract(v: &Value) -> AbsVal {
         Value::Scalar { value, dtype, weak } => AbsVal::constant(*value, *dtype, *weak),
         Value::Str(s) => AbsVal::Str(Some(s.clone())),
         Value::None => AbsVal::None,
+        Value::Monad => AbsVal::Monad,
         Value::Tuple(items) => AbsVal::Tuple(items.iter().map(const_abstract).collect()),
         Value::Tensor(t) => AbsVal::Tensor {
             dtype: t.dtype(),
@@ -234,6 +236,7 @@ fn value_node_text(v: &Value, graph_name: &dyn Fn(&Value) -> Option<String>) -> 
         }
         Value::Str(s) => format!("ValueNode<StringImm> {s}"),
         Value::None => "ValueNode<None> None".into(),
+        Value::Monad => "ValueNode<UMonad> U".into(),
         Value::Tuple(_) => format!("ValueNode<ValueTuple> {}", inline_value(v, graph_name)),
         Value::Tensor(t) => format!("ValueNode<Tensor> {}", tensor_text(t)),
         Value::Prim(p) => format!("ValueNode<Primitive> {}", p.name),
@@ -252,6 +255,7 @@ fn inline_value(v: &Value, graph_name: &dyn Fn(&Value) -> Option<String>) -> Str
         Value::Scalar { value, dtype, .. } => scalar_text(*value, *dtype),
         Value::Str(s) => format!("{s:?}"),
         Value::None => "None".into(),
+        Value::Monad => "U".into(),
         Value::Tuple(items) => {
             let items: Vec<String> = items.iter().map(|i| inline_value(i, graph_name)).collect();
             format!("({})", items.join(", "))

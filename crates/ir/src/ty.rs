@@ -111,6 +111,8 @@ pub enum Ty {
     None,
     /// Not known (inference gave up, or an error was reported already).
     Unknown,
+    /// The state token that orders side effects; not written in source.
+    Monad,
 }
 
 impl fmt::Display for Ty {
@@ -133,6 +135,7 @@ impl fmt::Display for Ty {
             Ty::Str => f.write_str("str"),
             Ty::None => f.write_str("none"),
             Ty::Unknown => f.write_str("?"),
+            Ty::Monad => f.write_str("monad"),
         }
     }
 }

@@ -234,6 +234,9 @@ pub enum Value {
     Global(String),
     Meta(MetaFn),
     Type(Ty),
+    /// MindIR's `U` monad: the state token that orders side effects (weight
+    /// updates). Lowering threads it through graphs with effects (spec §11).
+    Monad,
 }
 
 impl Value {

@@ -187,6 +187,7 @@ fn const_label(body: &ir::Body, v: &Value) -> String {
         Value::Global(name) => name.clone(),
         Value::Meta(m) => m.name().to_string(),
         Value::Type(t) => t.to_string(),
+        Value::Monad => "U".into(),
     }
 }
 

@@ -45,6 +45,17 @@ pub struct RunArgs {
     /// Print the run time and peak tensor memory to stderr.
     #[arg(long)]
     pub stats: bool,
+    /// Run the graph N times with the same arguments: weight updates of one run
+    /// are seen by the next (a training loop). With N > 1 the results are printed
+    /// as a JSON array (text: one block per run).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub steps: usize,
+    /// Before running, set weights from this `.safetensors` file (by name).
+    #[arg(long, value_name = "FILE")]
+    pub load_weights: Option<PathBuf>,
+    /// After running, write every weight's value to this `.safetensors` file.
+    #[arg(long, value_name = "FILE")]
+    pub save_weights: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -192,15 +203,34 @@ fn run_inner(a: &RunArgs) -> u8 {
         Ok(v) => v,
         Err(e) => return arg_error(&e),
     };
-    let start = Instant::now();
-    let result = ex.call(&entry, values);
-    let elapsed = start.elapsed();
-    let value = match result {
-        Ok(v) => v,
-        Err(e) => {
-            render_error(&a.file, &text, &e);
-            return EXIT_FAILURE;
+    if let Some(path) = &a.load_weights {
+        if let Err(m) = load_weights(&mut ex, path) {
+            eprintln!("error: {m}");
+            return EXIT_USAGE;
         }
+    }
+    let start = Instant::now();
+    let mut results = Vec::with_capacity(a.steps.max(1));
+    for _ in 0..a.steps.max(1) {
+        match ex.call(&entry, values.clone()) {
+            Ok(v) => results.push(v),
+            Err(e) => {
+                render_error(&a.file, &text, &e);
+                return EXIT_FAILURE;
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    if let Some(path) = &a.save_weights {
+        if let Err(m) = save_weights(&mut ex, path) {
+            eprintln!("error: {m}");
+            return EXIT_USAGE;
+        }
+    }
+    let value = if results.len() == 1 {
+        results.pop().expect("one result")
+    } else {
+        exec::Value::tuple(results)
     };
     if a.stats {
         let m = ex.memory();
@@ -226,6 +256,49 @@ fn run_inner(a: &RunArgs) -> u8 {
         RunFormat::Text => print!("{}", exec::output::to_text(&value)),
     }
     EXIT_OK
+}
+
+/// Sets the weights named in a `.safetensors` file; every name must be a weight.
+fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let names =
+        tensor::safetensors::names(&bytes).map_err(|e| format!("{}: {}", path.display(), e.0))?;
+    for name in names {
+        let t = tensor::safetensors::read(&bytes, &name)
+            .map_err(|e| format!("{}: {}", path.display(), e.0))?;
+        let current = ex.weight_value(&name).map_err(|_| {
+            format!(
+                "{}: `{name}` is not a weight of the program",
+                path.display()
+            )
+        })?;
+        if let Some(c) = current.as_tensor() {
+            if c.tensor().shape() != t.shape() {
+                return Err(format!(
+                    "{}: `{name}` has shape {:?}, but the weight is declared {:?}",
+                    path.display(),
+                    t.shape(),
+                    c.tensor().shape()
+                ));
+            }
+            let t = t.cast(c.tensor().dtype());
+            ex.set_weight(&name, ex.tensor(t)).map_err(|e| e.message)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes every weight's current value to a `.safetensors` file.
+fn save_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
+    let weights = ex.weights().map_err(|e| e.message)?;
+    let tensors: Vec<(String, tensor::Tensor)> = weights
+        .into_iter()
+        .filter_map(|(n, v)| v.as_tensor().map(|t| (n, t.tensor().clone())))
+        .collect();
+    let items: Vec<(&str, &tensor::Tensor)> =
+        tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    std::fs::write(path, tensor::safetensors::write(&items))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn arg_error(e: &exec::args::ArgError) -> u8 {

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use bind::{bind_call, check_attr, resolve_attrs, Attrs, BindError, Bound};
+pub use defs::state::{effect_of, is_ordered, Effect};
 pub use grad::{GNode, GradBuilder, GradCall, GradFn};
 pub use infer::{InferCall, InferFn};
 pub use ir::{AbsVal, AttrValue, DType};
@@ -40,6 +41,8 @@ pub enum Category {
     TensorMaker,
     /// Helpers used by gradient rules; not for users (names start with `_`).
     Internal,
+    /// Side effects: `Load`, `Assign` and the optimizers (see `defs::state`).
+    State,
 }
 
 /// The type an attribute's value must have.

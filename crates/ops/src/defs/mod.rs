@@ -10,6 +10,7 @@ pub mod nn;
 pub mod nn_conv;
 pub mod reduce;
 pub mod shape;
+pub mod state;
 pub mod structure;
 
 use crate::OpDef;
@@ -24,6 +25,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         nn_conv::OPS,
         structure::OPS,
         makers::OPS,
+        state::OPS,
         internal::OPS,
         internal_nn::OPS,
     ]
