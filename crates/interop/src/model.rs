@@ -5,7 +5,9 @@
 //! FuncGraph (a graph that uses another's nodes is nested in it), one binding
 //! per CNode that the result depends on, constants inline. MindSpore's
 //! side-effect plumbing has no DSL counterpart and is removed: `Load(p, u)` is
-//! `p`, `Depend(x, ...)` is `x`, `UpdateState` and monads disappear. A `Switch`
+//! `p`, `Depend(x, ...)` is `x`, `UpdateState` and monads disappear, except
+//! that weight updates become statements in their order and reads of updated
+//! weights are bound where they happen (see `model_effects.rs`). A `Switch`
 //! on a constant condition is its chosen branch (MindSpore leaves such dead
 //! branches in its dumps), `AddN` of a tuple is a chain of `Add`, and an
 //! argument a graph ignores is passed as `none` when it cannot be written.
@@ -17,6 +19,9 @@ use ir::{DType, Ty};
 use tensor::{Buffer, Tensor};
 
 use crate::ms_ops::{self, Arg, Conv, Fixed};
+
+#[path = "model_effects.rs"]
+mod effects;
 use crate::ImportError;
 
 /// A constant.
@@ -490,6 +495,10 @@ struct Translator<'m> {
     /// Parameters every caller binds to the same weight (how export passes
     /// weights to graphs): the weight is used directly.
     weight_params: HashMap<(usize, usize), usize>,
+    /// Weight updates and the graphs that make them.
+    effects: effects::Effects,
+    /// `Load`s that stay statements (reads of weights that are updated).
+    snapshots: HashSet<(usize, usize)>,
 }
 
 /// Translates a module to DSL text: the entry graph becomes `main`.
@@ -503,6 +512,8 @@ pub fn to_dsl(m: &Module, opts: &WeightOptions, header: &str) -> Result<Imported
         problems: Vec::new(),
         used_params: HashSet::new(),
         weight_params: HashMap::new(),
+        effects: effects::Effects::default(),
+        snapshots: HashSet::new(),
     };
     t.run(opts, header)
 }
@@ -523,6 +534,9 @@ impl<'m> Translator<'m> {
                         Callee::Prim { name, .. } => {
                             let name = name.strip_prefix("PrimFunc_").unwrap_or(name);
                             match (name, node.args.as_slice()) {
+                                ("Load", _) if self.snapshots.contains(&(g, n)) => {
+                                    return Resolved::Node(g, n)
+                                }
                                 ("Load", [p, ..]) | ("Depend" | "depend", [p, ..]) => {
                                     r = p.clone();
                                     continue;
@@ -601,6 +615,10 @@ impl<'m> Translator<'m> {
                 Resolved::Graph(g) => {
                     if graphs.insert(g) {
                         work.push(self.resolve(&m.graphs[g].output));
+                        // Updates run whether or not a value uses them.
+                        for &k in &self.effects.roots[g] {
+                            work.push(Resolved::Node(g, k));
+                        }
                         if let Some(p) = m.graphs[g].parent {
                             work.push(Resolved::Graph(p));
                         }
@@ -723,7 +741,33 @@ impl<'m> Translator<'m> {
 
     fn run(&mut self, opts: &WeightOptions, header: &str) -> Result<Imported, ImportError> {
         let m = self.m;
+        self.effects = self.find_effects();
+        for g in 0..m.graphs.len() {
+            for n in 0..m.graphs[g].nodes.len() {
+                if self.is_snapshot_load(&self.effects, g, n) {
+                    self.snapshots.insert((g, n));
+                }
+            }
+        }
         let (live_nodes, live_graphs) = self.live();
+        // Updates whose value nothing uses are statements of their own.
+        let mut used: HashSet<(usize, usize)> = HashSet::new();
+        for (g, nodes) in live_nodes.iter().enumerate() {
+            let graph = &m.graphs[g];
+            let mut refs: Vec<Resolved> = vec![self.resolve(&graph.output)];
+            for &n in nodes {
+                let node = &graph.nodes[n];
+                if let Callee::Value(c) = &node.callee {
+                    refs.push(self.resolve(c));
+                }
+                refs.extend(node.args.iter().map(|a| self.resolve(a)));
+            }
+            for r in refs {
+                if let Resolved::Node(h, k) = r {
+                    used.insert((h, k));
+                }
+            }
+        }
         self.find_weight_params(&live_nodes);
         // A graph that uses another graph's nodes or parameters is nested in it.
         let mut parent: Vec<Option<usize>> = m.graphs.iter().map(|g| g.parent).collect();
@@ -866,7 +910,11 @@ impl<'m> Translator<'m> {
                     }
                 };
                 let name = &self.var[&VarKey::Node(g, n)];
-                let _ = writeln!(text, "  {name} = {}", expr.text());
+                if self.effects.roots[g].contains(&n) && !used.contains(&(g, n)) {
+                    let _ = writeln!(text, "  {}", expr.text());
+                } else {
+                    let _ = writeln!(text, "  {name} = {}", expr.text());
+                }
             }
             let mut children: Vec<usize> = live_graphs
                 .iter()
@@ -1154,6 +1202,8 @@ impl<'m> Translator<'m> {
         args: &[Ref],
     ) -> Result<Expr, String> {
         let bare = name.strip_prefix("PrimFunc_").unwrap_or(name);
+        // The state token is implicit in the DSL.
+        let args = self.without_monad(args);
         let operands = |t: &Self| -> Result<Vec<String>, String> {
             args.iter()
                 .map(|a| t.operand(g, a).map(|e| e.text().to_string()))
@@ -1162,6 +1212,10 @@ impl<'m> Translator<'m> {
         match bare {
             "MakeTuple" | "make_tuple" => {
                 return Ok(Expr::Text(tuple_text(&operands(self)?)));
+            }
+            "Load" => {
+                let w = args.first().ok_or("`Load` without its weight")?;
+                return Ok(Expr::Text(format!("Load({})", self.operand(g, w)?.text())));
             }
             "TupleGetItem" | "tuple_getitem" => {
                 let [t, i] = args else {

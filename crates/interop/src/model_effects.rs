@@ -1,0 +1,170 @@
+//! Side effects in imported graphs (spec §11): MindIR orders weight updates
+//! with `UpdateState` chains, which the value-following translation would
+//! skip. Here they are found, so that every update becomes a statement of the
+//! DSL (in the chain's order, which is the node order MindSpore writes) and
+//! reads of a weight that is updated are bound where MindSpore reads it
+//! (`w0 = Load(w)`), never dropped or moved past an update.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::{Callee, Const, Ref, Resolved, Translator};
+
+/// Primitives that only carry the effect order, or data, and are never roots.
+const PLUMBING: &[&str] = &[
+    "Load",
+    "UpdateState",
+    "MakeTuple",
+    "make_tuple",
+    "Depend",
+    "depend",
+    "TupleGetItem",
+    "tuple_getitem",
+];
+
+/// What the effect analysis found.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Effects {
+    /// Graphs that update weights, directly or through the graphs they call.
+    pub graphs: HashSet<usize>,
+    /// Per graph: the nodes that are updates (or calls of graphs with them),
+    /// which must run even though no value uses them.
+    pub roots: Vec<BTreeSet<usize>>,
+    /// Weights some update writes.
+    pub written: HashSet<usize>,
+}
+
+/// The registry's name of MindSpore primitive `bare`.
+fn registry_name(bare: &str) -> &str {
+    match crate::ms_ops::by_ms_name(bare) {
+        Some(e) => e.ours,
+        None => ops::mindspore_names::registry_name(bare),
+    }
+}
+
+impl Translator<'_> {
+    /// The registry primitive a node calls, if it calls one by name.
+    fn prim_name(&self, g: usize, n: usize) -> Option<&str> {
+        match &self.m.graphs[g].nodes[n].callee {
+            Callee::Prim { name, .. } => Some(name.strip_prefix("PrimFunc_").unwrap_or(name)),
+            Callee::Value(_) => None,
+        }
+    }
+
+    /// The graphs a node calls (a graph value, or either branch of an `if`).
+    fn callees(&self, g: usize, n: usize) -> Vec<usize> {
+        if let Some(sc) = self.switch_call(g, n) {
+            return vec![sc.then.0, sc.els.0];
+        }
+        match &self.m.graphs[g].nodes[n].callee {
+            Callee::Value(c) => match self.resolve(c) {
+                Resolved::Graph(h) => vec![h],
+                _ => Vec::new(),
+            },
+            Callee::Prim { .. } => Vec::new(),
+        }
+    }
+
+    /// Whether node `n` of graph `g` updates weights itself.
+    fn is_update(&self, g: usize, n: usize) -> bool {
+        self.prim_name(g, n)
+            .is_some_and(|b| ops::effect_of(registry_name(b)).is_some())
+    }
+
+    /// The nodes an `UpdateState` of graph `g` orders (its inputs after the
+    /// token, through tuples), which are not plumbing and not a registry
+    /// primitive without effects: updates the registry lacks are kept, so
+    /// that translating them fails loudly rather than dropping them.
+    fn ordered_unknowns(&self, g: usize) -> Vec<usize> {
+        let graph = &self.m.graphs[g];
+        let mut out = Vec::new();
+        for (n, node) in graph.nodes.iter().enumerate() {
+            if self.prim_name(g, n) != Some("UpdateState") {
+                continue;
+            }
+            let mut work: Vec<Ref> = node.args.iter().skip(1).cloned().collect();
+            while let Some(r) = work.pop() {
+                let Ref::Node(h, k) = r else { continue };
+                if h != g {
+                    continue;
+                }
+                match self.prim_name(h, k) {
+                    Some("MakeTuple" | "make_tuple") => {
+                        work.extend(self.m.graphs[h].nodes[k].args.iter().cloned())
+                    }
+                    Some(p) if PLUMBING.contains(&p) => {}
+                    Some(p) if ops::lookup(registry_name(p)).is_none() => out.push(k),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// Finds the updates of the module and the graphs that make them.
+    pub(super) fn find_effects(&self) -> Effects {
+        let m = self.m;
+        let mut fx = Effects {
+            roots: vec![BTreeSet::new(); m.graphs.len()],
+            ..Effects::default()
+        };
+        for g in 0..m.graphs.len() {
+            for n in 0..m.graphs[g].nodes.len() {
+                if self.is_update(g, n) {
+                    fx.graphs.insert(g);
+                    fx.roots[g].insert(n);
+                    let name = registry_name(self.prim_name(g, n).unwrap_or_default());
+                    let writes = ops::effect_of(name).map_or(&[][..], |e| e.writes);
+                    for &i in writes {
+                        if let Some(Resolved::Weight(w)) =
+                            m.graphs[g].nodes[n].args.get(i).map(|a| self.resolve(a))
+                        {
+                            fx.written.insert(w);
+                        }
+                    }
+                }
+            }
+            for k in self.ordered_unknowns(g) {
+                fx.roots[g].insert(k);
+            }
+        }
+        // Calls of graphs with effects have effects.
+        loop {
+            let mut changed = false;
+            for g in 0..m.graphs.len() {
+                for n in 0..m.graphs[g].nodes.len() {
+                    if fx.roots[g].contains(&n) {
+                        continue;
+                    }
+                    if self.callees(g, n).iter().any(|h| fx.graphs.contains(h)) {
+                        fx.roots[g].insert(n);
+                        fx.graphs.insert(g);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                return fx;
+            }
+        }
+    }
+
+    /// Whether node `n` of graph `g` is a `Load` of a weight that some update
+    /// writes, in a graph with effects: it is then a statement of its own.
+    pub(super) fn is_snapshot_load(&self, fx: &Effects, g: usize, n: usize) -> bool {
+        if !fx.graphs.contains(&g) || self.prim_name(g, n) != Some("Load") {
+            return false;
+        }
+        match self.m.graphs[g].nodes[n].args.first().map(|a| self.resolve(a)) {
+            Some(Resolved::Weight(w)) => fx.written.contains(&w),
+            _ => false,
+        }
+    }
+
+    /// Drops a trailing state token from a primitive's arguments.
+    pub(super) fn without_monad<'a>(&self, args: &'a [Ref]) -> &'a [Ref] {
+        match args.split_last() {
+            Some((last, rest)) if self.resolve(last) == Resolved::Const(Const::Monad) => rest,
+            _ => args,
+        }
+    }
+}
