@@ -588,10 +588,13 @@ def _for_loop(rng):
     return ForLoop(), [normal(rng, 2, 6)]
 
 
+# MindSpore 2.10 on CPU: there is no `ops.fori_loop` function (only the primitive
+# `ops.ForiLoop`); `ForiLoop` with a constant bound and `unroll=False` fails to compile
+# ("Invalid input num ... for partial node"), and a body closing over a Parameter fails to
+# infer ("The object is not callable", a DeadNode). The closest variant that works: a
+# tensor bound and a body without weights (the weights come after the loop).
 @net("fori_loop", "ops.ForiLoop()(0, n, body, x) with an i32 scalar-tensor bound n (an input), "
-     "then a Dense: a counted loop MindSpore keeps as a loop. (2.10 has no ops.fori_loop "
-     "function; ForiLoop with a constant bound and unroll=False fails to compile on CPU, and a "
-     "body closing over a Parameter fails to infer, so the body is a plain function)")
+     "then a Dense: a counted loop MindSpore keeps as a loop")
 def _fori_loop(rng):
     ms, nn, ops, Tensor = ms_modules()
 
@@ -654,8 +657,10 @@ def _nested_if(rng):
 # ---------------------------------------------------------------------------
 # Elementwise, indexing, dtypes, outputs
 
+# MindSpore 2.10: there is no nn.Softplus (ops.Softplus is used), and nn.ELU only accepts
+# alpha=1.0 ("In Elu, alpha must be 1.0f").
 @net("activations", "GELU (erf and tanh), SiLU, Softplus, clamp(-0.5, 0.8), HSwish, Mish, ELU, "
-     "LeakyReLU; one output each (2.10 has no nn.Softplus: ops.Softplus; its ELU only takes alpha=1)")
+     "LeakyReLU; one output each")
 def _activations(rng):
     ms, nn, ops, Tensor = ms_modules()
 
@@ -719,8 +724,8 @@ def _mixed(rng):
     return net, [normal(rng, 3, 8), normal(rng, 4, dtype=np.float16)]
 
 
-@net("multi_output", "several outputs of several kinds: a nested tuple of f32 tensors, an i32 "
-     "argmax, a bool comparison, and a reduction")
+@net("multi_output", "several outputs of several kinds: a nested tuple of f32 tensors, an i64 "
+     "argmax, a bool comparison, and a 0-d reduction")
 def _multi_output(rng):
     ms, nn, ops, Tensor = ms_modules()
 
