@@ -367,8 +367,9 @@ def main(argv):
         blocked = sorted(m for m in unknown if unknown[m])
         w(f"- Networks blocked at import by unknown primitives: {len(blocked)} of {len(models)}.")
     loops = [mo.name for mo in models if mo.loops()]
-    w(f"- Networks with loops (cycles of graphs): {', '.join(loops) or 'none'}. "
-      "Every other network is one graph, except `nested_if` (branch graphs).")
+    branchy = [mo.name for mo in models if len(mo.graphs) > 1 and not mo.loops()]
+    w(f"- Networks with loops (cycles of graphs): {', '.join(loops) or 'none'}; with branch "
+      f"graphs only: {', '.join(branchy) or 'none'}; every other network is one graph.")
     writers = [mo.name for mo in models if mo.writes()]
     w(f"- Networks that write state: {', '.join(writers) or 'none'}. Nearly every network "
       "reads its weights with `Load(weight, U)` and ends with `UpdateState`/`Depend` (see below).")
