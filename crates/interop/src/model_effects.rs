@@ -154,7 +154,11 @@ impl Translator<'_> {
         if !fx.graphs.contains(&g) || self.prim_name(g, n) != Some("Load") {
             return false;
         }
-        match self.m.graphs[g].nodes[n].args.first().map(|a| self.resolve(a)) {
+        match self.m.graphs[g].nodes[n]
+            .args
+            .first()
+            .map(|a| self.resolve(a))
+        {
             Some(Resolved::Weight(w)) => fx.written.contains(&w),
             _ => false,
         }

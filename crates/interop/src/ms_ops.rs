@@ -170,6 +170,11 @@ pub const MS_OPS: &[MsOp] = &[
         "BiasAdd",
         &[Input, Input, Attr("data_format", Conv::Format)],
     ),
+    op(
+        "BiasAddGrad",
+        "BiasAddGrad",
+        &[Input, Attr("data_format", Conv::Format)],
+    ),
     // Reductions.
     op("ReduceSum", "ReduceSum", REDUCE_SUM),
     op("ReduceMean", "ReduceMean", REDUCE),

@@ -43,6 +43,8 @@ pub enum Category {
     Internal,
     /// Side effects: `Load`, `Assign` and the optimizers (see `defs::state`).
     State,
+    /// MindSpore's backward primitives (`ReluGrad`, `BiasAddGrad`...).
+    Backward,
 }
 
 /// The type an attribute's value must have.

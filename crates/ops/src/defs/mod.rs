@@ -1,6 +1,7 @@
 //! The primitives, one file per family. Adding a primitive: add its `OpDef` to
 //! its family's `OPS` list, with schema, shape rule, gradient rule and kernel.
 
+pub mod backward;
 pub mod elementwise;
 pub mod internal;
 pub mod internal_nn;
@@ -26,6 +27,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         structure::OPS,
         makers::OPS,
         state::OPS,
+        backward::OPS,
         internal::OPS,
         internal_nn::OPS,
     ]
@@ -44,6 +46,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(nn_conv::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
+    all.extend(backward::samples());
     all.extend(internal_nn::samples());
     all
 }
