@@ -37,11 +37,18 @@ use crate::{
     OpDef, OpError, OutputDef, ParamDef,
 };
 
-/// SeLU's `scale` and `alpha` (Klambauer et al. 2017).
-const SELU_SCALE: f64 = 1.050_700_987_355_480_5;
-const SELU_ALPHA: f64 = 1.673_263_242_354_377_3;
+/// SeLU's `scale` and `alpha` (Klambauer et al. 2017), to the 9 digits
+/// MindSpore's kernel uses.
+const SELU_SCALE: f64 = 1.050_700_98;
+const SELU_ALPHA: f64 = 1.673_263_24;
 /// FastGeLU's sigmoid slope: `x · sigmoid(1.702 x)`.
 const FAST_GELU_K: f64 = 1.702;
+
+/// A float attribute as MindSpore holds it: a C++ `float` (so `eps = 0.2`
+/// clamps an f64 input at `0.2f`).
+fn attr_f32(attrs: &crate::Attrs, name: &str) -> f64 {
+    attrs.f64(name) as f32 as f64
+}
 
 // ---------------------------------------------------------------------------
 // Scalar functions.
@@ -65,6 +72,29 @@ fn relu6(x: f64) -> f64 {
         x.min(6.0)
     } else {
         0.0
+    }
+}
+
+/// MindSpore's piecewise hard swish: 0 at or below -3, `x` at or above 3
+/// (so infinities stay finite-free of NaN), `x (x + 3) / 6` between.
+fn hswish(x: f64) -> f64 {
+    if x <= -3.0 {
+        0.0
+    } else if x >= 3.0 {
+        x
+    } else {
+        x * (x + 3.0) / 6.0
+    }
+}
+
+/// Hard sigmoid, piecewise as MindSpore's kernel (NaN stays NaN).
+fn hsigmoid(x: f64) -> f64 {
+    if x <= -3.0 {
+        0.0
+    } else if x >= 3.0 {
+        1.0
+    } else {
+        (x + 3.0) / 6.0
     }
 }
 
@@ -280,12 +310,12 @@ fn numeric_same(
 }
 
 fn k_elu(c: &KernelCall) -> Result<KValue, OpError> {
-    let alpha = c.attrs.f64("alpha");
+    let alpha = attr_f32(c.attrs, "alpha");
     float_same(c, |x| if x > 0.0 { x } else { alpha * x.exp_m1() })
 }
 
 fn k_celu(c: &KernelCall) -> Result<KValue, OpError> {
-    let alpha = c.attrs.f64("alpha");
+    let alpha = attr_f32(c.attrs, "alpha");
     check_celu_alpha(alpha)?;
     float_same(c, |x| {
         if x > 0.0 {
@@ -308,7 +338,7 @@ fn k_log_sigmoid(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_shrink(c: &KernelCall, soft: bool) -> Result<KValue, OpError> {
-    let l = c.attrs.f64("lambd");
+    let l = attr_f32(c.attrs, "lambd");
     if soft {
         check_lambd("SoftShrink", l)?;
     }
@@ -322,7 +352,7 @@ fn k_hardtanh(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_leaky_relu(c: &KernelCall) -> Result<KValue, OpError> {
-    let s = opt_number(c.attrs, "negative_slope").unwrap_or(0.01);
+    let s = opt_number(c.attrs, "negative_slope").unwrap_or(0.01) as f32 as f64;
     float_same(c, |x| if x > 0.0 { x } else { x * s })
 }
 
@@ -341,7 +371,7 @@ fn k_threshold(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_logit(c: &KernelCall) -> Result<KValue, OpError> {
-    let eps = c.attrs.f64("eps");
+    let eps = attr_f32(c.attrs, "eps");
     float_same(c, |x| logit(x, eps))
 }
 
@@ -433,7 +463,7 @@ fn glu_layout(shape: &[usize], axis: i64) -> Result<(usize, usize, usize), OpErr
         return Err(OpError::input(0, "`GLU` needs an input of rank 1 or more"));
     }
     let a = op_axis("GLU", axis, shape.len(), "axis")?;
-    if shape[a] % 2 != 0 {
+    if !shape[a].is_multiple_of(2) {
         return Err(OpError::input(
             0,
             format!(
@@ -597,7 +627,7 @@ fn grad_softsign(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 
 fn grad_elu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     // EluGrad(dout, out): dout where out > 0, dout · (out + alpha) elsewhere.
-    let alpha = c.attrs.f64("alpha");
+    let alpha = attr_f32(c.attrs, "alpha");
     unary_grad(b, c, |b| {
         let a = sc(b, alpha);
         let oa = p(b, "Add", &[c.out, a]);
@@ -609,7 +639,7 @@ fn grad_elu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 
 fn grad_celu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     // 1 where x >= 0, out / alpha + 1 elsewhere.
-    let alpha = c.attrs.f64("alpha");
+    let alpha = attr_f32(c.attrs, "alpha");
     unary_grad(b, c, |b| {
         let a = sc(b, alpha);
         let r = p(b, "RealDiv", &[c.out, a]);
@@ -669,7 +699,7 @@ fn grad_log_sigmoid(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 
 /// `dout` where `x > lambd` or `x < -lambd` (the shrinks).
 fn grad_shrink(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
-    let l = c.attrs.f64("lambd");
+    let l = attr_f32(c.attrs, "lambd");
     unary_grad(b, c, |b| {
         let x = c.inputs[0];
         let gt = cmp(b, "Greater", x, l);
@@ -698,7 +728,7 @@ fn grad_prelu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 }
 
 fn grad_leaky_relu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
-    let s = opt_number(c.attrs, "negative_slope").unwrap_or(0.01);
+    let s = opt_number(c.attrs, "negative_slope").unwrap_or(0.01) as f32 as f64;
     unary_grad(b, c, |b| {
         let k = sc(b, s);
         let neg = p(b, "Mul", &[c.dout, k]);
@@ -722,7 +752,7 @@ fn grad_glu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 
 fn grad_logit(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     // dout / (x (1 - x)), and 0 outside [eps, 1 - eps] when eps >= 0.
-    let eps = c.attrs.f64("eps");
+    let eps = attr_f32(c.attrs, "eps");
     unary_grad(b, c, |b| {
         let x = c.inputs[0];
         let one = sc(b, 1.0);
@@ -785,7 +815,7 @@ pub const OPS: &[OpDef] = &[
         |c| {
             numeric_same(
                 c,
-                |x| x * relu6(x + 3.0) / 6.0,
+                hswish,
                 |x| x.wrapping_mul((x + 3).clamp(0, 6)) / 6,
             )
         },
@@ -799,7 +829,7 @@ pub const OPS: &[OpDef] = &[
         |c| {
             numeric_same(
                 c,
-                |x| relu6(x + 3.0) / 6.0,
+                hsigmoid,
                 |x| (x + 3).clamp(0, 6) / 6,
             )
         },

@@ -13,13 +13,14 @@
 //!   (integer or bool operands give `f32`); `DivNoNan Xdivy Xlogy Atan2 Hypot`
 //!   need a float result type.
 //! - Integer division by zero saturates (`x / 0` is the dtype's maximum for
-//!   `x > 0`, its minimum for `x < 0`, 0 for `0 / 0`). Where MindSpore's
-//!   kernel converts a non-finite intermediate to an integer (`Mod` and
-//!   `FloorMod` by zero), the result is that conversion's: the minimum of
-//!   `i32`/`i64`, 0 for narrower types ([`int_nan`]).
-//! - `Mod` is `x - trunc(x / y) * y` and `FloorMod` `x - floor(x / y) * y`,
-//!   evaluated in f64 (so `1 mod inf` is NaN, as MindSpore's); `TruncateMod`
-//!   is C's `fmod`. `Xlogy` is `x * log(y)` with no special case for `x = 0`,
+//!   `x > 0`, its minimum for `x < 0`, 0 for `0 / 0`).
+//! - `Mod` is `x - t·y` with `t` the quotient rounded toward zero (a NaN
+//!   quotient counting as 0, so `0 mod 0` is 0) and `FloorMod` is
+//!   `x - floor(x / y)·y`, both evaluated in f64 for every dtype as
+//!   MindSpore's kernels do (so `1 mod inf` is NaN); an integer result that
+//!   is not finite converts as `Cast` does, to the minimum of `i32`/`i64` (0
+//!   for narrower types). `TruncateMod` is C's `fmod`; `TruncateDiv` divides
+//!   `f32` operands in single precision. `Xlogy` is `x * log(y)` with no special case for `x = 0`,
 //!   as MindSpore's CPU kernel (`0 * log(0)` is NaN).
 //! - Shifts take the count modulo the width C's shift instruction uses (32
 //!   for types up to 32 bits, 64 for `i64`), as MindSpore's kernel does.
@@ -35,7 +36,9 @@
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::{Buffer, Tensor};
 
-use crate::defs::elementwise::{as_dtype, float_of, is_float_input, make_tensor, map2};
+use crate::defs::elementwise::{
+    as_dtype, float_of, float_to_int, is_float_input, make_tensor, map2,
+};
 use crate::defs::internal::broadcast_to;
 use crate::infer::{broadcast_shapes, infer_broadcast_binary, promote, result, InferCall, InferFn};
 use crate::kernel::{broadcast_shape, KValue, KernelCall, KernelFn};
@@ -90,6 +93,19 @@ pub(crate) fn int_div_by_zero(x: i64, d: DType) -> i64 {
     }
 }
 
+/// MindSpore's `Mod`, in double: `x - t·y` with `t` the quotient rounded
+/// toward zero, where a NaN quotient rounds to 0 (so `0 mod 0` is 0).
+fn mod_f(x: f64, y: f64) -> f64 {
+    let q = x / y;
+    let t = (if q > 0.0 { q.floor() } else { 0.0 }) + (if q < 0.0 { q.ceil() } else { 0.0 });
+    x - t * y
+}
+
+/// MindSpore's `FloorMod`, in double: `x - floor(x / y)·y`.
+fn floor_mod_f(x: f64, y: f64) -> f64 {
+    x - (x / y).floor() * y
+}
+
 /// Floor division of integers (`y != 0`).
 fn floor_div_i(x: i64, y: i64) -> i64 {
     let q = x.wrapping_div(y);
@@ -97,16 +113,6 @@ fn floor_div_i(x: i64, y: i64) -> i64 {
         q - 1
     } else {
         q
-    }
-}
-
-/// Floor modulo of integers (`y != 0`): the sign of `y`.
-fn floor_mod_i(x: i64, y: i64) -> i64 {
-    let r = x.wrapping_rem(y);
-    if r != 0 && ((r < 0) != (y < 0)) {
-        r + y
-    } else {
-        r
     }
 }
 
@@ -176,14 +182,25 @@ pub(crate) fn binary_kernel(
     ff: impl Fn(f64, f64) -> f64,
     fi: impl Fn(i64, i64) -> i64,
 ) -> Result<Tensor, OpError> {
+    binary_kernel_with(a, b, dtype, |u, v| ff(u as f64, v as f64) as f32, &ff, fi)
+}
+
+/// [`binary_kernel`] with its own function for `f32`-stored dtypes (for a
+/// kernel MindSpore computes in single precision).
+pub(crate) fn binary_kernel_with(
+    a: &Tensor,
+    b: &Tensor,
+    dtype: DType,
+    ff32: impl Fn(f32, f32) -> f32,
+    ff: impl Fn(f64, f64) -> f64,
+    fi: impl Fn(i64, i64) -> i64,
+) -> Result<Tensor, OpError> {
     let out = broadcast_shape(a.shape(), b.shape()).ok_or_else(|| broadcast_error(a, b))?;
     let work = if dtype.is_bool() { DType::I64 } else { dtype };
     let (x, y) = (as_dtype(a, work), as_dtype(b, work));
     let (sa, sb) = (a.shape(), b.shape());
     let buffer = match (x.buffer(), y.buffer()) {
-        (Buffer::F32(p), Buffer::F32(q)) => Buffer::F32(map2(p, sa, q, sb, &out, |u, v| {
-            ff(u as f64, v as f64) as f32
-        })),
+        (Buffer::F32(p), Buffer::F32(q)) => Buffer::F32(map2(p, sa, q, sb, &out, &ff32)),
         (Buffer::F64(p), Buffer::F64(q)) => Buffer::F64(map2(p, sa, q, sb, &out, &ff)),
         (Buffer::I64(p), Buffer::I64(q)) => Buffer::I64(map2(p, sa, q, sb, &out, &fi)),
         _ => unreachable!("both operands were cast to {work}"),
@@ -902,17 +919,12 @@ fn k_div(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_mod(c: &KernelCall) -> Result<KValue, OpError> {
+    // Integers too are computed in double and converted back, as MindSpore's
+    // kernel (`5 mod 0` is NaN, converted to the minimum of i32/i64).
     let d = c.promoted();
-    binary(
-        c,
-        d,
-        |x, y| x - (x / y).trunc() * y,
-        |x, y| match (x, y) {
-            (0, 0) => 0,
-            (_, 0) => int_nan(d),
-            _ => x.wrapping_rem(y),
-        },
-    )
+    binary(c, d, mod_f, |x, y| {
+        float_to_int(mod_f(x as f64, y as f64), d)
+    })
 }
 
 fn k_floor_div(c: &KernelCall) -> Result<KValue, OpError> {
@@ -933,25 +945,20 @@ fn k_floor_div(c: &KernelCall) -> Result<KValue, OpError> {
 
 fn k_floor_mod(c: &KernelCall) -> Result<KValue, OpError> {
     let d = c.promoted();
-    binary(
-        c,
-        d,
-        |x, y| x - (x / y).floor() * y,
-        |x, y| {
-            if y == 0 {
-                int_nan(d)
-            } else {
-                floor_mod_i(x, y)
-            }
-        },
-    )
+    binary(c, d, floor_mod_f, |x, y| {
+        float_to_int(floor_mod_f(x as f64, y as f64), d)
+    })
 }
 
 fn k_truncate_div(c: &KernelCall) -> Result<KValue, OpError> {
+    // MindSpore divides single-precision operands in single precision
+    // (`0.7f / 0.1f` is 7, not 6).
     let d = c.promoted();
-    binary(
-        c,
+    let t = binary_kernel_with(
+        c.tensor(0)?,
+        c.tensor(1)?,
         d,
+        |x, y| (x / y).trunc(),
         |x, y| (x / y).trunc(),
         |x, y| {
             if y == 0 {
@@ -960,7 +967,8 @@ fn k_truncate_div(c: &KernelCall) -> Result<KValue, OpError> {
                 x.wrapping_div(y)
             }
         },
-    )
+    )?;
+    Ok(KValue::Tensor(t))
 }
 
 fn k_truncate_mod(c: &KernelCall) -> Result<KValue, OpError> {

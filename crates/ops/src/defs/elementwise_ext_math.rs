@@ -121,9 +121,13 @@ pub fn erfinv(y: f64) -> f64 {
             break;
         }
         let residual = if y.abs() > 0.5 {
-            // erf(x) - y = (1 - y) - erfc(x), with the sign of y.
-            let a = x.abs();
-            ((1.0 - y.abs()) - erfc(a)).copysign(y)
+            // erf(x) - y = ±((1 - |y|) - erfc(|x|)), x having y's sign.
+            let r = (1.0 - y.abs()) - erfc(x.abs());
+            if y < 0.0 {
+                -r
+            } else {
+                r
+            }
         } else {
             erf(x) - y
         };
