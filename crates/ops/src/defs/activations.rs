@@ -868,7 +868,7 @@ pub const OPS: &[OpDef] = &[
     ),
     act(
         "Elu",
-        "Exponential linear unit: `x` for `x > 0`, `alpha · (exp(x) - 1)` elsewhere. Needs a float input. (MindSpore's CPU kernel supports `alpha = 1` only.)",
+        "Exponential linear unit: `x` for `x > 0`, `alpha · (exp(x) - 1)` elsewhere. Needs a float input; MindSpore's CPU kernel supports `alpha = 1` only.",
         &[
             ParamDef::input("input_x", "A float tensor."),
             ParamDef::attr(
