@@ -114,6 +114,7 @@ fn ones_like(x: &Tensor) -> KValue {
 
 const FAMILY: &[&[ops::OpDef]] = &[
     ops::defs::elementwise_ext::OPS,
+    ops::defs::elementwise_ext_clamp::OPS,
     ops::defs::elementwise_ext_math::OPS,
     ops::defs::activations::OPS,
 ];

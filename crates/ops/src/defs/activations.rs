@@ -348,7 +348,9 @@ fn k_shrink(c: &KernelCall, soft: bool) -> Result<KValue, OpError> {
 fn k_hardtanh(c: &KernelCall) -> Result<KValue, OpError> {
     let lo = opt_number(c.attrs, "min_val");
     let hi = opt_number(c.attrs, "max_val");
-    float_same(c, |x| crate::defs::elementwise_ext::clamp_f(x, lo, hi))
+    float_same(c, |x| {
+        crate::defs::elementwise_ext_clamp::clamp_f(x, lo, hi)
+    })
 }
 
 fn k_leaky_relu(c: &KernelCall) -> Result<KValue, OpError> {

@@ -4,6 +4,7 @@
 pub mod activations;
 pub mod elementwise;
 pub mod elementwise_ext;
+pub mod elementwise_ext_clamp;
 pub mod elementwise_ext_math;
 pub mod internal;
 pub mod internal_nn;
@@ -21,6 +22,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
     [
         elementwise::OPS,
         elementwise_ext::OPS,
+        elementwise_ext_clamp::OPS,
         elementwise_ext_math::OPS,
         activations::OPS,
         linalg::OPS,
@@ -42,6 +44,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     let mut all = Vec::new();
     all.extend(elementwise::samples());
     all.extend(elementwise_ext::samples());
+    all.extend(elementwise_ext_clamp::samples());
     all.extend(elementwise_ext_math::samples());
     all.extend(activations::samples());
     all.extend(linalg::samples());
