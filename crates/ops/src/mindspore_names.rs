@@ -7,12 +7,11 @@ pub const MINDSPORE_TO_REGISTRY: &[(&str, &str)] = &[
     ("ScalarAdd", "Add"),
     ("ScalarSub", "Sub"),
     ("ScalarMul", "Mul"),
-    ("ScalarDiv", "RealDiv"),
-    ("Div", "RealDiv"),
+    ("ScalarDiv", "Div"),
     ("scalar_add", "Add"),
     ("scalar_sub", "Sub"),
     ("scalar_mul", "Mul"),
-    ("scalar_div", "RealDiv"),
+    ("scalar_div", "Div"),
     ("scalar_lt", "Less"),
     ("scalar_gt", "Greater"),
     ("scalar_le", "LessEqual"),
@@ -58,7 +57,6 @@ pub const MINDSPORE_TO_REGISTRY: &[(&str, &str)] = &[
     ("Cast", "Cast"),
     ("ZerosLike", "ZerosLike"),
     ("OnesLike", "OnesLike"),
-    ("Muls", "Mul"),
     ("Argmax", "ArgMax"),
 ];
 

@@ -1,8 +1,12 @@
 //! The primitives, one file per family. Adding a primitive: add its `OpDef` to
 //! its family's `OPS` list, with schema, shape rule, gradient rule and kernel.
 
+pub mod activations;
 pub mod backward;
 pub mod elementwise;
+pub mod elementwise_ext;
+pub mod elementwise_ext_clamp;
+pub mod elementwise_ext_math;
 pub mod internal;
 pub mod internal_nn;
 pub mod linalg;
@@ -19,6 +23,10 @@ use crate::OpDef;
 pub fn all() -> impl Iterator<Item = &'static OpDef> {
     [
         elementwise::OPS,
+        elementwise_ext::OPS,
+        elementwise_ext_clamp::OPS,
+        elementwise_ext_math::OPS,
+        activations::OPS,
         linalg::OPS,
         reduce::OPS,
         shape::OPS,
@@ -39,6 +47,10 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
 pub fn samples() -> Vec<crate::eager::Sample> {
     let mut all = Vec::new();
     all.extend(elementwise::samples());
+    all.extend(elementwise_ext::samples());
+    all.extend(elementwise_ext_clamp::samples());
+    all.extend(elementwise_ext_math::samples());
+    all.extend(activations::samples());
     all.extend(linalg::samples());
     all.extend(reduce::samples());
     all.extend(shape::samples());
