@@ -122,6 +122,7 @@ codes! {
     KeywordNotAllowed = "E0144", Error, "keyword arguments in a call of a graph";
     NotCallable = "E0150", Error, "a call of a value that is not a function";
     NotAWeight = "E0160", Error, "an update or `Load` of something that is not a weight";
+    DefaultParameter = "E0161", Error, "a parameter default outside a composite primitive definition";
     DTypeMismatch = "E0200", Error, "operands of incompatible dtypes";
     ShapeMismatch = "E0201", Error, "a shape rule of a primitive is violated";
     AnnotationMismatch = "E0210", Error, "a value that does not match its type annotation";

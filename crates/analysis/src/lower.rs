@@ -159,10 +159,41 @@ struct Scope {
 
 struct Lowerer<'a> {
     index: &'a ItemIndex,
+    /// Lowering a composite primitive's instance: the values of its attribute
+    /// parameters (those with a default), which become constants.
+    constants: Option<&'a [(String, AttrValue)]>,
     body: Body,
     map: SourceMap,
     diagnostics: Vec<Diagnostic>,
     scopes: Vec<Scope>,
+}
+
+/// Lowers a composite primitive's definition specialised on the values of its
+/// attributes (see `ops::composite`): its attribute parameters are constants
+/// and the graph is named `name`.
+pub fn lower_instance(
+    graph: &ast::Graph,
+    name: &str,
+    attrs: &[(String, AttrValue)],
+) -> LoweredGraph {
+    let index = ItemIndex::default();
+    let mut l = Lowerer {
+        index: &index,
+        constants: Some(attrs),
+        body: Body::default(),
+        map: SourceMap::default(),
+        diagnostics: Vec::new(),
+        scopes: Vec::new(),
+    };
+    let root = l.body.add_graph(name.to_string(), None, GraphOrigin::Named);
+    l.graph_into(root, graph);
+    l.body.graph_mut(root).name = name.to_string();
+    LoweredGraph {
+        name: name.to_string(),
+        body: Arc::new(l.body),
+        source_map: l.map,
+        diagnostics: l.diagnostics,
+    }
 }
 
 /// Lowers one top-level graph.
@@ -170,6 +201,7 @@ pub fn lower_graph(graph: &ast::Graph, index: &ItemIndex) -> LoweredGraph {
     let name = graph.name().map(|n| n.text()).unwrap_or_default();
     let mut l = Lowerer {
         index,
+        constants: None,
         body: Body::default(),
         map: SourceMap::default(),
         diagnostics: Vec::new(),
@@ -335,13 +367,49 @@ impl Lowerer<'_> {
             ..Scope::default()
         });
         for param in graph.params() {
-            self.param(id, &param);
+            if param.default_value().is_some() {
+                self.attr_param(id, &param);
+            } else {
+                self.param(id, &param);
+            }
         }
         if let Some(block) = graph.body() {
             self.begin_effects(block.syntax());
             self.graph_body(id, &block, graph);
         }
         self.pop_scope();
+    }
+
+    /// A parameter with a default: in a composite primitive's instance, the
+    /// attribute's constant value; elsewhere an error (graphs take values).
+    fn attr_param(&mut self, graph: GraphId, param: &ast::Param) {
+        let name = param.name().map(|n| n.text()).unwrap_or_default();
+        let range = param.name().map_or_else(|| param.range(), |n| n.range());
+        let is_root = graph == self.body.root() && self.scopes.len() == 1;
+        let value = match self.constants {
+            Some(attrs) if is_root => attrs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| attr_constant(v)),
+            _ => None,
+        };
+        let Some(value) = value else {
+            if self.constants.is_none() {
+                let r = param.default_value().map_or(range, |d| range.cover(d.range()));
+                self.error(
+                    Code::DefaultParameter,
+                    r,
+                    format!("`{name}` has a default value: only composite primitive definitions have attribute parameters"),
+                )
+                .notes
+                .push("a graph's parameters are values its callers pass".into());
+            }
+            self.param(graph, param);
+            return;
+        };
+        let node = self.body.add_const(value, Some(range));
+        self.map.defs.push((range, Def::Node(node)));
+        self.bind(&name, Binding::Node(node), range, false);
     }
 
     fn param(&mut self, graph: GraphId, param: &ast::Param) -> NodeId {
@@ -1593,6 +1661,7 @@ pub fn lower_weight(
     let _ = base_dir;
     let mut l = Lowerer {
         index: &ItemIndex::default(),
+        constants: None,
         body: Body::default(),
         map: SourceMap::default(),
         diagnostics: Vec::new(),
@@ -1775,6 +1844,20 @@ impl Lowerer<'_> {
 }
 
 /// A scalar constant value's abstract form (literals in graphs).
+/// An attribute's value as a constant of the graph: numbers are weak, like
+/// literals, so they take the dtype of the tensors they meet.
+fn attr_constant(v: &AttrValue) -> Option<Value> {
+    Some(match v {
+        AttrValue::Int(i) => Value::int(*i),
+        AttrValue::Float(x) => Value::float(x.0),
+        AttrValue::Bool(b) => Value::bool(*b),
+        AttrValue::Str(s) => Value::Str(s.clone()),
+        AttrValue::None => Value::None,
+        AttrValue::DType(d) => Value::Type(Ty::Scalar(*d)),
+        AttrValue::Tuple(items) => Value::Tuple(items.iter().map(attr_constant).collect::<Option<_>>()?),
+    })
+}
+
 pub fn scalar_const(v: &AttrValue) -> Option<ScalarConst> {
     match v {
         AttrValue::Int(i) => Some(ScalarConst::Int(*i)),

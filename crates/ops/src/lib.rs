@@ -7,6 +7,7 @@
 //! and execution all read this one table.
 
 pub mod bind;
+pub mod composite;
 pub mod defs;
 pub mod eager;
 pub mod grad;
@@ -45,6 +46,8 @@ pub enum Category {
     State,
     /// MindSpore's backward primitives (`ReluGrad`, `BiasAddGrad`...).
     Backward,
+    /// Defined by a DSL decomposition (see [`composite`]).
+    Composite,
 }
 
 /// The type an attribute's value must have.
@@ -288,6 +291,10 @@ pub fn registry() -> &'static HashMap<&'static str, &'static OpDef> {
         for op in defs::all() {
             let previous = map.insert(op.name, op);
             assert!(previous.is_none(), "primitive {} is defined twice", op.name);
+        }
+        // A composite never shadows a primitive (a test checks there is none).
+        for c in composite::composites().values() {
+            map.entry(c.op.name).or_insert(c.op);
         }
         map
     })
