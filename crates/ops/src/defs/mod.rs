@@ -9,6 +9,9 @@ pub mod makers;
 pub mod nn;
 pub mod nn_conv;
 pub mod reduce;
+pub mod reduce_ext;
+pub mod reduce_ext_index;
+pub mod reduce_ext_stats;
 pub mod shape;
 pub mod structure;
 
@@ -19,6 +22,9 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         elementwise::OPS,
         linalg::OPS,
         reduce::OPS,
+        reduce_ext::OPS,
+        reduce_ext_index::OPS,
+        reduce_ext_stats::OPS,
         shape::OPS,
         nn::OPS,
         nn_conv::OPS,
@@ -37,6 +43,9 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(elementwise::samples());
     all.extend(linalg::samples());
     all.extend(reduce::samples());
+    all.extend(reduce_ext::samples());
+    all.extend(reduce_ext_index::samples());
+    all.extend(reduce_ext_stats::samples());
     all.extend(shape::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
