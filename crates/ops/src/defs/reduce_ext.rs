@@ -543,8 +543,24 @@ fn infer_square_sum_all(call: &InferCall) -> Result<AbsVal, OpError> {
     if call.any_unknown() {
         return Ok(AbsVal::Any);
     }
-    let (dx, _) = input_tensor(call, 0, false, true)?;
-    let (dy, _) = input_tensor(call, 1, false, true)?;
+    let (dx, sx) = input_tensor(call, 0, false, true)?;
+    let (dy, sy) = input_tensor(call, 1, false, true)?;
+    if let (Some(a), Some(b)) = (&sx, &sy) {
+        let same = a.len() == b.len()
+            && a
+                .iter()
+                .zip(b)
+                .all(|(p, q)| crate::defs::linalg::dims_compatible(p, q));
+        if !same {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "`SquareSumAll` needs `x` and `y` of one shape, but `x` is {} and `y` is {}",
+                    call.inputs[0], call.inputs[1]
+                ),
+            ));
+        }
+    }
     if dx != dy {
         return Err(OpError::input(
             1,
@@ -562,6 +578,9 @@ fn infer_square_sum_all(call: &InferCall) -> Result<AbsVal, OpError> {
 }
 
 fn k_square_sum_all(c: &KernelCall) -> Result<KValue, OpError> {
+    if c.tensor(0)?.shape() != c.tensor(1)?.shape() {
+        return Err(OpError::input(1, "`SquareSumAll` needs `x` and `y` of one shape"));
+    }
     let sum = |t: &Tensor| {
         let s: f64 = t.to_f64_vec().iter().map(|v| v * v).sum();
         KValue::Tensor(Tensor::scalar(t.dtype(), s))
@@ -748,7 +767,7 @@ pub const OPS: &[OpDef] = &[
         doc: "The sums of squares of all elements of `x` and of `y`: `(sum(x²), sum(y²))`, two rank-0 tensors. Both must be floats of one dtype.",
         params: &[
             ParamDef::input("x", "A float tensor."),
-            ParamDef::input("y", "A float tensor of `x`'s dtype (any shape)."),
+            ParamDef::input("y", "A float tensor of `x`'s dtype and shape."),
         ],
         variadic: false,
         output: OutputDef::Tuple(&["output_x", "output_y"]),
@@ -814,7 +833,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         .attr("dim", AttrValue::Int(1)),
         Sample::new(
             "SquareSumAll",
-            vec![r(&[2, 3], 311, -1.0, 1.0), r(&[4], 312, -1.0, 1.0)],
+            vec![r(&[2, 3], 311, -1.0, 1.0), r(&[2, 3], 312, -1.0, 1.0)],
         ),
         Sample::new("_ReduceProdGrad", vec![r(&[2, 3], 313, -1.0, 1.0)]).attr("axis", axis(&[0])),
     ]

@@ -225,11 +225,7 @@ fn infer_arg(call: &InferCall) -> Result<AbsVal, OpError> {
     }
     let out_dims = match (&dims, spec.axis) {
         (None, _) => None,
-        (Some(d), None) => Some(if spec.keep {
-            vec![Dim::Known(1); d.len()]
-        } else {
-            Vec::new()
-        }),
+        (Some(_), None) => Some(Vec::new()),
         (Some(d), Some(a)) => {
             let i = op_axis(op, a, d.len(), spec.axis_attr)?;
             if d.get(i) == Some(&Dim::Known(0)) {
@@ -288,7 +284,6 @@ fn k_arg(c: &KernelCall, op: &str) -> Result<KValue, OpError> {
     }
     let out_shape = match spec.axis {
         Some(_) => shape_without(x.shape(), axis, spec.keep),
-        None if spec.keep => vec![1; x.rank()],
         None => Vec::new(),
     };
     let max = is_max(op);
@@ -984,7 +979,7 @@ const EXT_ARG_PARAMS: &[ParamDef] = &[
         "keepdim",
         AttrType::Bool,
         Some(AttrDefault::Bool(false)),
-        "Keep the searched dimension(s) with size 1 (default `false`).",
+        "Keep the searched dimension with size 1 (default `false`); ignored when `dim` is `None`.",
     ),
 ];
 
@@ -1081,7 +1076,7 @@ pub const OPS: &[OpDef] = &[
     ),
     arg_op(
         "ArgMaxExt",
-        "The `i64` index of the maximum of `input` along `dim`, or of the flattened input when `dim` is `None` (`mint.argmax`). Ties give the first index.",
+        "The `i64` index of the maximum of `input` along `dim`, or of the flattened input when `dim` is `None` (`mint.argmax`; `keepdim` is then ignored). Ties give the first index.",
         EXT_ARG_PARAMS,
         OutputDef::Single,
         None,
@@ -1089,7 +1084,7 @@ pub const OPS: &[OpDef] = &[
     ),
     arg_op(
         "ArgMinExt",
-        "The `i64` index of the minimum of `input` along `dim`, or of the flattened input when `dim` is `None` (`mint.argmin`). Ties give the first index.",
+        "The `i64` index of the minimum of `input` along `dim`, or of the flattened input when `dim` is `None` (`mint.argmin`; `keepdim` is then ignored). Ties give the first index.",
         EXT_ARG_PARAMS,
         OutputDef::Single,
         None,
