@@ -12,6 +12,8 @@ pub mod reduce;
 pub mod reduce_ext;
 pub mod reduce_ext_index;
 pub mod reduce_ext_stats;
+pub mod scalar;
+pub mod scalar_seq;
 pub mod shape;
 pub mod structure;
 
@@ -25,6 +27,8 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         reduce_ext::OPS,
         reduce_ext_index::OPS,
         reduce_ext_stats::OPS,
+        scalar::OPS,
+        scalar_seq::OPS,
         shape::OPS,
         nn::OPS,
         nn_conv::OPS,
@@ -46,6 +50,8 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(reduce_ext::samples());
     all.extend(reduce_ext_index::samples());
     all.extend(reduce_ext_stats::samples());
+    all.extend(scalar::samples());
+    all.extend(scalar_seq::samples());
     all.extend(shape::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());

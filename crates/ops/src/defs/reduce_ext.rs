@@ -364,7 +364,7 @@ fn infer_max_min(call: &InferCall) -> Result<AbsVal, OpError> {
     }
     let (dtype, dims) = input_tensor(call, 0, true, false)?;
     if let Some(dims) = &dims {
-        if dims.iter().any(|d| *d == Dim::Known(0)) {
+        if dims.contains(&Dim::Known(0)) {
             return Err(OpError::input(
                 0,
                 format!(
@@ -547,8 +547,7 @@ fn infer_square_sum_all(call: &InferCall) -> Result<AbsVal, OpError> {
     let (dy, sy) = input_tensor(call, 1, false, true)?;
     if let (Some(a), Some(b)) = (&sx, &sy) {
         let same = a.len() == b.len()
-            && a
-                .iter()
+            && a.iter()
                 .zip(b)
                 .all(|(p, q)| crate::defs::linalg::dims_compatible(p, q));
         if !same {
@@ -579,7 +578,10 @@ fn infer_square_sum_all(call: &InferCall) -> Result<AbsVal, OpError> {
 
 fn k_square_sum_all(c: &KernelCall) -> Result<KValue, OpError> {
     if c.tensor(0)?.shape() != c.tensor(1)?.shape() {
-        return Err(OpError::input(1, "`SquareSumAll` needs `x` and `y` of one shape"));
+        return Err(OpError::input(
+            1,
+            "`SquareSumAll` needs `x` and `y` of one shape",
+        ));
     }
     let sum = |t: &Tensor| {
         let s: f64 = t.to_f64_vec().iter().map(|v| v * v).sum();
