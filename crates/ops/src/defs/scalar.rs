@@ -10,7 +10,7 @@
 //! input's value is known, so that shapes computed from shapes stay known.
 //! Semantics are those of MindSpore 2.10's graph-mode CPU kernels:
 //! - the result dtype of arithmetic is the "higher" operand's: a float over an
-//!   int (bool counts as `i64`), the wider within a kind; `ScalarDiv` and
+//!   int (bool counts as `i32`), the wider within a kind; `ScalarDiv` and
 //!   `ScalarLog` always give `f32`; comparisons give bool;
 //! - `ScalarFloorDiv` and `ScalarMod` round toward negative infinity as Python
 //!   does (`7 // -2 = -4`, `7 % -2 = -1`), and dividing by zero is an error;
@@ -133,9 +133,9 @@ fn round_to(dtype: DType, x: f64) -> f64 {
 }
 
 /// The dtype two scalar operands of an arithmetic primitive compute in: a
-/// float over an int, the wider within a kind (bool counts as `i64`).
+/// float over an int, the wider within a kind (bool counts as `i32`).
 pub(crate) fn scalar_promote(a: DType, b: DType) -> DType {
-    let norm = |d: DType| if d.is_bool() { DType::I64 } else { d };
+    let norm = |d: DType| if d.is_bool() { DType::I32 } else { d };
     let (a, b) = (norm(a), norm(b));
     match (a.is_float(), b.is_float()) {
         (true, false) => a,
