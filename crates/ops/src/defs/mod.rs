@@ -5,6 +5,8 @@ pub mod elementwise;
 pub mod internal;
 pub mod internal_nn;
 pub mod linalg;
+pub mod linalg_ext;
+pub mod linalg_ext_einsum;
 pub mod makers;
 pub mod nn;
 pub mod nn_conv;
@@ -23,6 +25,8 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
     [
         elementwise::OPS,
         linalg::OPS,
+        linalg_ext::OPS,
+        linalg_ext_einsum::OPS,
         reduce::OPS,
         reduce_ext::OPS,
         reduce_ext_index::OPS,
@@ -46,6 +50,8 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     let mut all = Vec::new();
     all.extend(elementwise::samples());
     all.extend(linalg::samples());
+    all.extend(linalg_ext::samples());
+    all.extend(linalg_ext_einsum::samples());
     all.extend(reduce::samples());
     all.extend(reduce_ext::samples());
     all.extend(reduce_ext_index::samples());
