@@ -644,6 +644,12 @@ fn square(op: &str, t: &Tensor) -> Result<(usize, usize), OpError> {
         ));
     }
     let n = s[s.len() - 1];
+    if n < 2 && matches!(op, "MatrixInverse" | "MatrixDeterminant") {
+        return Err(OpError::input(
+            0,
+            format!("`{op}` needs matrices of at least 2 rows, got shape {s:?}"),
+        ));
+    }
     Ok((s[..s.len() - 2].iter().product(), n))
 }
 
@@ -671,6 +677,15 @@ fn infer_square(call: &InferCall) -> Result<AbsVal, OpError> {
             0,
             format!(
                 "`{op}` needs square matrices `[..., n, n]`, got {}",
+                call.inputs[0]
+            ),
+        ));
+    }
+    if op != "Cholesky" && d[d.len() - 1].known().is_some_and(|n| n < 2) {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{op}` needs matrices of at least 2 rows (as MindSpore), got {}",
                 call.inputs[0]
             ),
         ));
@@ -1237,7 +1252,7 @@ pub const OPS: &[OpDef] = &[
     ),
     la(
         "MatrixInverse",
-        "The inverse of every square matrix in `x` (`[..., n, n]`); with `adjoint`, the inverse's (conjugate) transpose. A singular matrix gives NaN.",
+        "The inverse of every square matrix in `x` (`[..., n, n]`, `n >= 2`); with `adjoint`, the inverse's (conjugate) transpose. A singular matrix gives NaN.",
         &[
             ParamDef::input("x", "Float square matrices, `[..., n, n]`."),
             ParamDef::attr("adjoint", AttrType::Bool, Some(AttrDefault::Bool(false)), "Return the transposed inverse (default `false`)."),
@@ -1248,7 +1263,7 @@ pub const OPS: &[OpDef] = &[
     ),
     la(
         "MatrixDeterminant",
-        "The determinant of every square matrix in `input` (`[..., n, n]` gives `[...]`), by LU factorisation.",
+        "The determinant of every square matrix in `input` (`[..., n, n]` with `n >= 2` gives `[...]`), by LU factorisation.",
         &[ParamDef::input("input", "Float square matrices, `[..., n, n]`.")],
         infer_square,
         Some(grad_det),
