@@ -417,11 +417,11 @@ fn scalar_rules_fold_constants() {
     let n = fold("ScalarMul", &[dims[0].clone(), dims[1].clone()]);
     assert_eq!(n.const_value(), Some(ScalarConst::Int(24)));
     assert_eq!(
-        fold("shape_mul", &[shape.clone()]).const_value(),
+        fold("shape_mul", std::slice::from_ref(&shape)).const_value(),
         Some(ScalarConst::Int(24))
     );
     assert_eq!(
-        fold("sequence_len", &[shape.clone()]).const_value(),
+        fold("sequence_len", std::slice::from_ref(&shape)).const_value(),
         Some(ScalarConst::Int(2))
     );
     let half = fold("ScalarFloorDiv", &[dims[1].clone(), c_int(2)]);
@@ -814,15 +814,20 @@ fn reduction_shape_rules_on_unknown_shapes() {
         dtype: DType::F32,
         shape: Shape::Unranked,
     };
-    let r = infer("ReduceProd", &[unranked.clone()], vec![]).unwrap();
+    let r = infer("ReduceProd", std::slice::from_ref(&unranked), vec![]).unwrap();
     assert_eq!(r, AbsVal::tensor(DType::F32, &[]));
-    let r = infer("ReduceProd", &[unranked.clone()], vec![("axis", int(0))]).unwrap();
+    let r = infer(
+        "ReduceProd",
+        std::slice::from_ref(&unranked),
+        vec![("axis", int(0))],
+    )
+    .unwrap();
     assert_eq!(r.shape(), Some(Shape::Unranked));
     let r = infer("SumExt", &[AbsVal::tensor(DType::I32, &[2, 3])], vec![]).unwrap();
     assert_eq!(r, AbsVal::tensor(DType::I64, &[]));
     let r = infer(
         "Var",
-        &[unranked.clone()],
+        std::slice::from_ref(&unranked),
         vec![("dim", int(1)), ("keepdim", AttrValue::Bool(true))],
     )
     .unwrap();
@@ -831,7 +836,7 @@ fn reduction_shape_rules_on_unknown_shapes() {
         dtype: DType::F32,
         shape: Shape::Ranked(vec![Dim::Sym("b".into()), Dim::Unknown, Dim::Known(5)]),
     };
-    let r = infer("TopK", &[sym.clone()], vec![("k", int(2))]).unwrap();
+    let r = infer("TopK", std::slice::from_ref(&sym), vec![("k", int(2))]).unwrap();
     let AbsVal::Tuple(items) = r else { panic!() };
     assert_eq!(
         items[1],
@@ -842,7 +847,7 @@ fn reduction_shape_rules_on_unknown_shapes() {
     );
     let r = infer(
         "ArgMaxWithValue",
-        &[sym.clone()],
+        std::slice::from_ref(&sym),
         vec![("axis", int(-2)), ("keep_dims", AttrValue::Bool(true))],
     )
     .unwrap();
@@ -879,23 +884,33 @@ fn reduction_shape_rules_on_unknown_shapes() {
 #[test]
 fn reduction_errors_name_their_arguments() {
     let x = AbsVal::tensor(DType::F32, &[2, 3]);
-    let e = infer("ReduceProd", &[x.clone()], vec![("axis", int(2))]).unwrap_err();
+    let e = infer(
+        "ReduceProd",
+        std::slice::from_ref(&x),
+        vec![("axis", int(2))],
+    )
+    .unwrap_err();
     assert_err(
         &e,
         ErrorTarget::Attr("axis"),
         &["ReduceProd", "out of range"],
     );
-    let e = infer("ReduceProd", &[x.clone()], vec![("axis", ints(&[1, -1]))]).unwrap_err();
+    let e = infer(
+        "ReduceProd",
+        std::slice::from_ref(&x),
+        vec![("axis", ints(&[1, -1]))],
+    )
+    .unwrap_err();
     assert_err(&e, ErrorTarget::Attr("axis"), &["more than once"]);
-    let e = infer("CumSum", &[x.clone()], vec![("axis", int(-3))]).unwrap_err();
+    let e = infer("CumSum", std::slice::from_ref(&x), vec![("axis", int(-3))]).unwrap_err();
     assert_err(&e, ErrorTarget::Attr("axis"), &["CumSum"]);
-    let e = infer("MaxDim", &[x.clone()], vec![("dim", int(5))]).unwrap_err();
+    let e = infer("MaxDim", std::slice::from_ref(&x), vec![("dim", int(5))]).unwrap_err();
     assert_err(&e, ErrorTarget::Attr("dim"), &["MaxDim"]);
     let e = infer("Sort", &[AbsVal::tensor(DType::Bool, &[3])], vec![]).unwrap_err();
     assert_err(&e, ErrorTarget::Input(0), &["numeric"]);
     let e = infer(
         "Median",
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![
             ("global_median", AttrValue::Bool(true)),
             ("keep_dims", AttrValue::Bool(true)),
@@ -914,21 +929,21 @@ fn reduction_errors_name_their_arguments() {
     assert_err(&e, ErrorTarget::Input(0), &["float"]);
     let e = infer(
         "LpNorm",
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![("axis", int(0)), ("p", int(-1))],
     )
     .unwrap_err();
     assert_err(&e, ErrorTarget::Attr("p"), &["non-negative"]);
     let e = infer(
         "Norm",
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![("dtype", AttrValue::DType(DType::I32))],
     )
     .unwrap_err();
     assert_err(&e, ErrorTarget::Attr("dtype"), &["float"]);
     let e = infer(
         "Argmin",
-        &[x.clone()],
+        std::slice::from_ref(&x),
         vec![("output_type", AttrValue::DType(DType::F32))],
     )
     .unwrap_err();
@@ -1111,7 +1126,7 @@ fn linear_algebra_errors() {
         }
     );
     assert_eq!(
-        infer("MatrixDeterminant", &[unranked.clone()], vec![])
+        infer("MatrixDeterminant", std::slice::from_ref(&unranked), vec![])
             .unwrap()
             .shape(),
         Some(Shape::Unranked)
@@ -1127,7 +1142,9 @@ fn linear_algebra_errors() {
 fn second_order_gradients_run() {
     // d/dx of (d/dx Σ y·TopK(x)) through _IndexScatterAdd → _IndexGather.
     let x = eager::random_f64(&[2, 4], 31, -1.0, 1.0);
-    let KValue::Tuple(out) = eager::call("TopK", &[x.clone()], vec![("k", int(2))]).unwrap() else {
+    let KValue::Tuple(out) =
+        eager::call("TopK", std::slice::from_ref(&x), vec![("k", int(2))]).unwrap()
+    else {
         panic!()
     };
     let idx = out[1].clone().into_tensor().unwrap().cast(DType::I64);
