@@ -1,12 +1,10 @@
 //! MindSpore's sequence primitives (tuples; MindSpore's lists are tuples
-//! here), conversions between tuples and tensors, and the tensor-with-scalar
-//! comparisons: sequence_len, make_range, SequenceAdd, SequenceSlice,
-//! SequenceMul, SequenceCount, InSequence, SequenceMax, SequenceMin,
-//! SequenceAddN, SequenceZerosLike, shape_mul, tuple_equal, tuple_lt,
-//! tuple_le, tuple_greater_than, tuple_greater_equal (and the `list_`
-//! versions), ListAppend, ListInsert, SequenceConcat, TupleToTensor,
-//! ListToTensor, TupleToArray, TensorToTuple, TensorToList, LessScalar,
-//! EqScalar, GreaterEqualScalar.
+//! here): sequence_len, make_range, SequenceAdd, SequenceSlice, SequenceMul,
+//! SequenceCount, InSequence, SequenceMax, SequenceMin, SequenceAddN,
+//! SequenceZerosLike, shape_mul, tuple_equal, tuple_lt, tuple_le,
+//! tuple_greater_than, tuple_greater_equal (and the `list_` versions),
+//! ListAppend, ListInsert. Conversions between tuples and tensors are in
+//! `scalar_convert`.
 //!
 //! A tuple's length is part of its abstract value, so primitives whose result
 //! length depends on a number (`make_range`, `SequenceSlice`, `SequenceMul`)
@@ -15,16 +13,13 @@
 //! when the inputs' values are known. Semantics are Python's on tuples of
 //! numbers, as MindSpore's graph-mode kernels implement them.
 
-use ir::{AbsVal, AttrValue, DType, Shape};
+use ir::{AbsVal, DType};
 use tensor::Tensor;
 
 use crate::defs::scalar::{num_out, scalar_out, scalar_promote, Num};
 use crate::infer::InferCall;
 use crate::kernel::{KArg, KValue, KernelCall};
-use crate::{
-    AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
-};
+use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef};
 
 // ---------------------------------------------------------------------------
 // Helpers.
@@ -45,7 +40,7 @@ fn tuple_in<'a>(call: &'a InferCall, i: usize) -> Result<Option<&'a [AbsVal]>, O
     }
 }
 
-fn tuple_arg<'a>(c: &KernelCall<'a>, i: usize) -> Result<&'a [KValue], OpError> {
+pub(crate) fn tuple_arg<'a>(c: &KernelCall<'a>, i: usize) -> Result<&'a [KValue], OpError> {
     match c.inputs.get(i) {
         Some(KArg::Tuple(items)) => Ok(items),
         _ => Err(OpError::input(i, format!("input {i} must be a tuple"))),
@@ -53,7 +48,7 @@ fn tuple_arg<'a>(c: &KernelCall<'a>, i: usize) -> Result<&'a [KValue], OpError> 
 }
 
 /// A number in an abstract value: its dtype and value when known.
-fn abs_num(v: &AbsVal) -> Option<(DType, Option<Num>)> {
+pub(crate) fn abs_num(v: &AbsVal) -> Option<(DType, Option<Num>)> {
     match v {
         AbsVal::Scalar { dtype, value, .. } => Some((*dtype, value.map(Num::from_const))),
         AbsVal::Tensor { dtype, shape } if shape.rank() == Some(0) => Some((*dtype, None)),
@@ -98,7 +93,7 @@ fn const_int(call: &InferCall, i: usize) -> Result<Option<i64>, OpError> {
 }
 
 /// A kernel value as a number.
-fn knum(v: &KValue, i: usize) -> Result<(DType, Num), OpError> {
+pub(crate) fn knum(v: &KValue, i: usize) -> Result<(DType, Num), OpError> {
     match v {
         KValue::Tensor(t) if t.numel() == 1 => {
             Ok((t.dtype(), Num::of_tensor(t).expect("one element")))
@@ -228,7 +223,7 @@ fn k_seq_add(c: &KernelCall) -> Result<KValue, OpError> {
     Ok(KValue::Tuple(a.iter().chain(b).cloned().collect()))
 }
 
-fn has_float(v: &AbsVal) -> bool {
+pub(crate) fn has_float(v: &AbsVal) -> bool {
     match v {
         AbsVal::Tuple(items) => items.iter().any(has_float),
         AbsVal::Any => true,
@@ -375,10 +370,10 @@ fn k_list_insert(c: &KernelCall) -> Result<KValue, OpError> {
 // Reductions of tuples of numbers.
 
 /// A number's dtype and, when known, value.
-type AbsNum = (DType, Option<Num>);
+pub(crate) type AbsNum = (DType, Option<Num>);
 
 /// The numbers of a tuple input (their dtypes and known values).
-fn tuple_nums(call: &InferCall, i: usize) -> Result<Option<Vec<AbsNum>>, OpError> {
+pub(crate) fn tuple_nums(call: &InferCall, i: usize) -> Result<Option<Vec<AbsNum>>, OpError> {
     let Some(items) = tuple_in(call, i)? else {
         return Ok(None);
     };
@@ -638,164 +633,6 @@ fn k_tuple_cmp(c: &KernelCall, op: &str) -> Result<KValue, OpError> {
 }
 
 // ---------------------------------------------------------------------------
-// Tuples and tensors.
-
-/// The dtype `TupleToTensor` gives numbers of these dtypes by default: float
-/// if any is a float (`f32`), else `i64`, or bool when all are bool.
-fn tuple_tensor_dtype(op: &str, dtypes: &[DType]) -> DType {
-    if op == "TupleToArray" {
-        return if dtypes.iter().any(|d| d.is_float()) {
-            DType::F32
-        } else {
-            DType::I32
-        };
-    }
-    if dtypes.iter().any(|d| d.is_float()) {
-        DType::F32
-    } else if !dtypes.is_empty() && dtypes.iter().all(|d| d.is_bool()) {
-        DType::Bool
-    } else {
-        DType::I64
-    }
-}
-
-fn given_dtype(call_attrs: &crate::Attrs) -> Option<DType> {
-    crate::defs::reduce_ext::opt_dtype(call_attrs, "dtype")
-}
-
-fn infer_to_tensor(call: &InferCall) -> Result<AbsVal, OpError> {
-    let op = call.op.name;
-    let Some(nums) = tuple_nums(call, 0)? else {
-        return Ok(AbsVal::Any);
-    };
-    if op == "TupleToArray" && nums.is_empty() {
-        return Err(OpError::input(0, "`TupleToArray` needs a non-empty tuple"));
-    }
-    let dtypes: Vec<DType> = nums.iter().map(|e| e.0).collect();
-    let dtype = given_dtype(call.attrs).unwrap_or_else(|| tuple_tensor_dtype(op, &dtypes));
-    Ok(AbsVal::tensor(dtype, &[nums.len() as i64]))
-}
-
-fn k_to_tensor(c: &KernelCall, op: &str) -> Result<KValue, OpError> {
-    let items = tuple_arg(c, 0)?;
-    let nums: Vec<(DType, Num)> = items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| knum(v, i))
-        .collect::<Result<_, _>>()?;
-    let dtypes: Vec<DType> = nums.iter().map(|e| e.0).collect();
-    let dtype = given_dtype(c.attrs).unwrap_or_else(|| tuple_tensor_dtype(op, &dtypes));
-    let data: Vec<f64> = nums.iter().map(|e| e.1.cast(dtype).f()).collect();
-    let t = Tensor::from_f64(vec![data.len()], data).map_err(|e| OpError::call(e.0))?;
-    Ok(KValue::Tensor(t.cast(dtype)))
-}
-
-fn grad_to_tensor(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    let floats =
-        matches!(c.input_values.first(), Some(AbsVal::Tuple(items)) if items.iter().any(has_float));
-    vec![floats.then(|| b.prim("TensorToTuple", &[c.dout], vec![]))]
-}
-
-fn infer_to_tuple(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let (dtype, shape) = call.tensor(0)?;
-    match shape {
-        Shape::Ranked(d) if d.len() == 1 => match d[0].known() {
-            Some(n) => Ok(AbsVal::Tuple(vec![AbsVal::scalar(dtype); n as usize])),
-            None => Ok(AbsVal::Any),
-        },
-        Shape::Unranked => Ok(AbsVal::Any),
-        _ => Err(OpError::input(
-            0,
-            format!(
-                "`{}` needs a 1-D tensor, got {}",
-                call.op.name, call.inputs[0]
-            ),
-        )),
-    }
-}
-
-fn k_to_tuple(c: &KernelCall, op: &str) -> Result<KValue, OpError> {
-    let t = c.tensor(0)?;
-    if t.rank() != 1 {
-        return Err(OpError::input(
-            0,
-            format!("`{op}` needs a 1-D tensor, got shape {:?}", t.shape()),
-        ));
-    }
-    Ok(KValue::Tuple(
-        t.to_f64_vec()
-            .into_iter()
-            .map(|v| KValue::Tensor(Tensor::scalar(t.dtype(), v)))
-            .collect(),
-    ))
-}
-
-fn grad_to_tuple(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    let Some(d) = c.input_values[0].dtype().filter(|d| d.is_float()) else {
-        return vec![None];
-    };
-    vec![Some(b.prim(
-        "TupleToTensor",
-        &[c.dout],
-        vec![("dtype", AttrValue::DType(d))],
-    ))]
-}
-
-// ---------------------------------------------------------------------------
-// SequenceConcat (Concat of a tuple) and the tensor-with-scalar comparisons.
-
-fn concat() -> &'static OpDef {
-    crate::lookup("Concat").expect("Concat is registered")
-}
-
-fn infer_seq_concat(call: &InferCall) -> Result<AbsVal, OpError> {
-    (concat().infer)(&InferCall {
-        op: concat(),
-        inputs: call.inputs,
-        attrs: call.attrs,
-    })
-    .map_err(|mut e| {
-        e.message = e.message.replace("`Concat`", "`SequenceConcat`");
-        e
-    })
-}
-
-fn infer_scalar_compare(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let (_, shape) = call.tensor(0)?;
-    if abs_num(&call.inputs[1]).is_none() {
-        return Err(OpError::input(
-            1,
-            format!(
-                "`{}` compares with a number, not {}",
-                call.op.name, call.inputs[1]
-            ),
-        ));
-    }
-    Ok(AbsVal::Tensor {
-        dtype: DType::Bool,
-        shape,
-    })
-}
-
-fn k_scalar_compare(c: &KernelCall, prim: &str) -> Result<KValue, OpError> {
-    let kernel = crate::lookup(prim)
-        .and_then(|o| o.kernel)
-        .expect("registered with a kernel");
-    let weak = [false, true];
-    kernel(&KernelCall {
-        inputs: c.inputs,
-        weak: &weak,
-        attrs: c.attrs,
-    })
-}
-
-// ---------------------------------------------------------------------------
 // The table.
 
 const SEQ: &[ParamDef] = &[ParamDef::input("sequence", "A tuple.")];
@@ -805,7 +642,7 @@ const TWO_TUPLES: &[ParamDef] = &[
     ParamDef::input("y", "A tuple of numbers."),
 ];
 
-const fn seq_op(
+pub(crate) const fn seq_op(
     name: &'static str,
     doc: &'static str,
     params: &'static [ParamDef],
@@ -833,13 +670,6 @@ macro_rules! tuple_cmp {
         })
     };
 }
-
-const TO_TENSOR_DTYPE: ParamDef = ParamDef::attr(
-    "dtype",
-    AttrType::DType,
-    Some(AttrDefault::None),
-    "The tensor's dtype; `None` (the default) gives `f32` if any element is a float, else `i64` (bool for all bools).",
-);
 
 pub const OPS: &[OpDef] = &[
     seq_op("sequence_len", "The number of elements of a tuple, `len(sequence)`: an `i64`.", SEQ, infer_len, None, |c| {
@@ -953,96 +783,6 @@ pub const OPS: &[OpDef] = &[
         None,
         k_list_insert,
     ),
-    OpDef {
-        name: "SequenceConcat",
-        category: Category::Shape,
-        doc: "Joins a tuple of tensors along `axis`, as `Concat`.",
-        params: &[
-            ParamDef::input("x", "A tuple of tensors of one dtype and rank."),
-            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to join along; negative values count from the end. Default 0."),
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: infer_seq_concat,
-        grad: Some(|b, c| (concat().grad.expect("Concat has a gradient"))(b, c)),
-        kernel: Some(|c| (concat().kernel.expect("Concat has a kernel"))(c)),
-    },
-    seq_op(
-        "TupleToTensor",
-        "A 1-D tensor of the numbers of a tuple, of `dtype`.",
-        &[ParamDef::input("input_tuple", "A tuple of numbers."), TO_TENSOR_DTYPE],
-        infer_to_tensor,
-        Some(grad_to_tensor),
-        |c| k_to_tensor(c, "TupleToTensor"),
-    ),
-    seq_op(
-        "ListToTensor",
-        "A 1-D tensor of the numbers of a list (a tuple here), of `dtype`.",
-        &[
-            ParamDef::input("input_list", "A list of numbers."),
-            ParamDef::attr("dtype", AttrType::DType, None, "The tensor's dtype."),
-        ],
-        infer_to_tensor,
-        Some(grad_to_tensor),
-        |c| k_to_tensor(c, "ListToTensor"),
-    ),
-    seq_op(
-        "TupleToArray",
-        "A 1-D tensor of the numbers of a non-empty tuple: `i32` for integers, `f32` if any is a float.",
-        &[ParamDef::input("input_x", "A non-empty tuple of numbers.")],
-        infer_to_tensor,
-        Some(grad_to_tensor),
-        |c| k_to_tensor(c, "TupleToArray"),
-    ),
-    seq_op(
-        "TensorToTuple",
-        "The elements of a 1-D tensor as a tuple of numbers of its dtype (its length must be known for the result to be).",
-        &[ParamDef::input("input_tensor", "A 1-D tensor.")],
-        infer_to_tuple,
-        Some(grad_to_tuple),
-        |c| k_to_tuple(c, "TensorToTuple"),
-    ),
-    seq_op(
-        "TensorToList",
-        "The elements of a 1-D tensor as a list (a tuple here) of numbers of its dtype.",
-        &[ParamDef::input("input_tensor", "A 1-D tensor.")],
-        infer_to_tuple,
-        Some(grad_to_tuple),
-        |c| k_to_tuple(c, "TensorToList"),
-    ),
-    OpDef {
-        name: "LessScalar",
-        category: Category::Elementwise,
-        doc: "Whether `input < other` elementwise, for a tensor and a number: a bool tensor of `input`'s shape (`mint.lt` with a number).",
-        params: &[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: infer_scalar_compare,
-        grad: None,
-        kernel: Some(|c| k_scalar_compare(c, "Less")),
-    },
-    OpDef {
-        name: "EqScalar",
-        category: Category::Elementwise,
-        doc: "Whether `input == other` elementwise, for a tensor and a number: a bool tensor of `input`'s shape (`mint.eq` with a number).",
-        params: &[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: infer_scalar_compare,
-        grad: None,
-        kernel: Some(|c| k_scalar_compare(c, "Equal")),
-    },
-    OpDef {
-        name: "GreaterEqualScalar",
-        category: Category::Elementwise,
-        doc: "Whether `input >= other` elementwise, for a tensor and a number: a bool tensor of `input`'s shape (`mint.ge` with a number).",
-        params: &[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: infer_scalar_compare,
-        grad: None,
-        kernel: Some(|c| k_scalar_compare(c, "GreaterEqual")),
-    },
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
@@ -1081,28 +821,5 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         Sample::new("tuple_lt", vec![tup(&[1, 2]), tup(&[1, 2, 0])]),
         Sample::new("list_greater_equal", vec![tup(&[2]), tup(&[1, 9])]),
         Sample::new("ListAppend", vec![tup(&[1, 2]), i(3)]),
-        Sample::new(
-            "SequenceConcat",
-            vec![KValue::Tuple(vec![
-                random_f64(&[2, 3], 454, -1.0, 1.0),
-                random_f64(&[1, 3], 455, -1.0, 1.0),
-            ])],
-        ),
-        Sample::new("TupleToTensor", vec![KValue::Tuple(vec![f(1.5), f(-2.0)])])
-            .attr("dtype", AttrValue::DType(DType::F64)),
-        Sample::new("TupleToTensor", vec![tup(&[1, 2, 3])]),
-        Sample::new("ListToTensor", vec![tup(&[1, 2])]).attr("dtype", AttrValue::DType(DType::F32)),
-        Sample::new("TupleToArray", vec![tup(&[1, 2])]),
-        Sample::new("TensorToTuple", vec![random_f64(&[3], 456, -1.0, 1.0)]),
-        Sample::new("TensorToList", vec![ints(DType::I32, &[2], &[4, 5])]),
-        Sample::new(
-            "LessScalar",
-            vec![random_f64(&[2, 3], 457, -1.0, 1.0), f(0.25)],
-        ),
-        Sample::new("EqScalar", vec![ints(DType::I32, &[3], &[1, 2, 1]), i(1)]),
-        Sample::new(
-            "GreaterEqualScalar",
-            vec![ints(DType::I32, &[3], &[1, 2, 3]), f(1.5)],
-        ),
     ]
 }
