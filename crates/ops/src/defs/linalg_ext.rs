@@ -317,7 +317,10 @@ fn add_scaled(
 }
 
 fn beta_alpha(c: &crate::Attrs) -> (f64, f64) {
-    (c.f64("beta"), c.f64("alpha"))
+    (
+        crate::defs::reduce_ext::number(c, "beta"),
+        crate::defs::reduce_ext::number(c, "alpha"),
+    )
 }
 
 /// The shape rule of an `add*` primitive whose product has `prod` dims.

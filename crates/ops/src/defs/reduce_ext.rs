@@ -39,6 +39,14 @@ pub(crate) fn axes_of(attrs: &Attrs, name: &str) -> Vec<i64> {
     attrs.ints(name).unwrap_or_default()
 }
 
+/// A `Number` attribute as a float (a bool counts as 0 or 1).
+pub(crate) fn number(attrs: &Attrs, name: &str) -> f64 {
+    match attrs.get(name) {
+        Some(AttrValue::Bool(b)) => f64::from(u8::from(*b)),
+        _ => attrs.f64(name),
+    }
+}
+
 /// An optional dtype attribute (`None` when not given).
 pub(crate) fn opt_dtype(attrs: &Attrs, name: &str) -> Option<DType> {
     match attrs.get(name) {

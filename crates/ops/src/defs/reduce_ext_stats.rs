@@ -18,7 +18,7 @@ use tensor::Tensor;
 use crate::defs::elementwise::{float_of, is_float_input};
 use crate::defs::nn::groups;
 use crate::defs::reduce_ext::{
-    axes_of, input_tensor, mask_axes, opt_dtype, reduce_abs, reduce_plan, unreduce,
+    axes_of, input_tensor, mask_axes, number, opt_dtype, reduce_abs, reduce_plan, unreduce,
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
@@ -325,13 +325,13 @@ fn norm_params(op: &str, attrs: &crate::Attrs) -> (f64, Vec<i64>, bool, Option<D
             None,
         ),
         "Norm" => (
-            attrs.f64("p"),
+            number(attrs, "p"),
             axes_of(attrs, "dim"),
             attrs.bool("keepdim"),
             opt_dtype(attrs, "dtype"),
         ),
         _ => (
-            attrs.f64("ord"),
+            number(attrs, "ord"),
             axes_of(attrs, "dim"),
             attrs.bool("keepdim"),
             opt_dtype(attrs, "dtype"),
