@@ -10,10 +10,20 @@ pub mod elementwise_ext_math;
 pub mod internal;
 pub mod internal_nn;
 pub mod linalg;
+pub mod linalg_ext;
+pub mod linalg_ext_einsum;
+pub mod linalg_ext_matrix;
 pub mod makers;
 pub mod nn;
 pub mod nn_conv;
 pub mod reduce;
+pub mod reduce_ext;
+pub mod reduce_ext_index;
+pub mod reduce_ext_sort;
+pub mod reduce_ext_stats;
+pub mod scalar;
+pub mod scalar_convert;
+pub mod scalar_seq;
 pub mod shape;
 pub mod state;
 pub mod structure;
@@ -28,7 +38,17 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         elementwise_ext_math::OPS,
         activations::OPS,
         linalg::OPS,
+        linalg_ext::OPS,
+        linalg_ext_einsum::OPS,
+        linalg_ext_matrix::OPS,
         reduce::OPS,
+        reduce_ext::OPS,
+        reduce_ext_index::OPS,
+        reduce_ext_sort::OPS,
+        reduce_ext_stats::OPS,
+        scalar::OPS,
+        scalar_seq::OPS,
+        scalar_convert::OPS,
         shape::OPS,
         nn::OPS,
         nn_conv::OPS,
@@ -52,7 +72,17 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(elementwise_ext_math::samples());
     all.extend(activations::samples());
     all.extend(linalg::samples());
+    all.extend(linalg_ext::samples());
+    all.extend(linalg_ext_einsum::samples());
+    all.extend(linalg_ext_matrix::samples());
     all.extend(reduce::samples());
+    all.extend(reduce_ext::samples());
+    all.extend(reduce_ext_index::samples());
+    all.extend(reduce_ext_sort::samples());
+    all.extend(reduce_ext_stats::samples());
+    all.extend(scalar::samples());
+    all.extend(scalar_seq::samples());
+    all.extend(scalar_convert::samples());
     all.extend(shape::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
