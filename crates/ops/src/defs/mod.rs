@@ -8,6 +8,8 @@ pub mod linalg;
 pub mod makers;
 pub mod nn;
 pub mod nn_conv;
+pub mod nn_conv_ext;
+pub mod nn_ext;
 pub mod reduce;
 pub mod shape;
 pub mod structure;
@@ -22,6 +24,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         shape::OPS,
         nn::OPS,
         nn_conv::OPS,
+        nn_conv_ext::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
@@ -40,6 +43,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(shape::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
+    all.extend(nn_conv_ext::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(internal_nn::samples());

@@ -1,0 +1,1753 @@
+//! More convolutions: the public `Conv2DBackpropInput` and `Conv2DTranspose`
+//! (what `nn.Conv2dTranspose` and `nn.Conv1dTranspose` export) and
+//! `Conv2DBackpropFilter`, built on `nn_conv`'s im2col + GEMM kernels; and
+//! `Conv3D` / `Conv3DTranspose` (NCDHW), with a 3-D im2col + GEMM of their own
+//! and the gradient helpers `_Conv3DBackpropInput` / `_Conv3DBackpropFilter`.
+//!
+//! A transposed convolution is the gradient of a convolution with respect to
+//! its input: `Conv2DTranspose(dout, w, input_sizes)` is the input gradient of
+//! the `Conv2D` that maps a tensor of shape `input_sizes` to one of `dout`'s
+//! shape. Gradients follow MindSpore's bprops: the input gradient of a
+//! transposed convolution is the forward convolution, the weight gradient the
+//! filter gradient with the roles of input and output swapped.
+
+use ir::{AbsVal, AttrValue, Dim};
+use tensor::Tensor;
+
+use crate::defs::nn_conv::{
+    conv2d_backprop_filter, conv2d_backprop_input, conv_attrs, conv_geom, divides, out_size,
+    PadMode, Real, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
+    P_OUT_CHANNEL, P_PAD, P_STRIDE,
+};
+use crate::defs::nn_ext::{all_attrs, float_input, known, real_dispatch, tensor_out};
+use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs};
+use crate::infer::InferCall;
+use crate::kernel::{KValue, KernelCall};
+use crate::{
+    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
+    OutputDef, ParamDef,
+};
+
+// ---------------------------------------------------------------------------
+// Conv2DBackpropInput / Conv2DTranspose / Conv2DBackpropFilter
+
+/// A shape attribute (`input_sizes`, `filter_sizes`) of 4 non-negative ints.
+fn shape_attr(op: &str, attrs: &Attrs, name: &'static str) -> Result<Vec<usize>, OpError> {
+    let v = attrs.ints(name).unwrap_or_default();
+    if v.len() != 4 || v.iter().any(|&d| d < 0) {
+        return Err(OpError::attr(
+            name,
+            format!(
+                "`{op}`: `{name}` must be 4 non-negative sizes (N, C, H, W), got {}",
+                fmt_ints(&v)
+            ),
+        ));
+    }
+    Ok(v.iter().map(|&d| d as usize).collect())
+}
+
+fn check_pad_list(op: &str, attrs: &Attrs) -> Result<(), OpError> {
+    if let Some(p) = attrs.ints("pad_list") {
+        if p.len() != 4 || p.iter().any(|&x| x < -1) {
+            return Err(OpError::attr(
+                "pad_list",
+                format!(
+                    "`{op}`: `pad_list` must be 4 ints (top, bottom, left, right), each -1 or more, got {}",
+                    fmt_ints(&p)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The Conv2D output `[N, out_channel, H_out, W_out]` of an input of `x`
+/// dims by a weight of `w` dims, checking that they fit (shape rules).
+fn conv2d_out_dims(
+    call: &InferCall,
+    x: &[Dim],
+    w: Option<&[Dim]>,
+    x_input: Option<usize>,
+    w_input: Option<usize>,
+) -> Result<Vec<Dim>, OpError> {
+    let op = call.op.name;
+    let a = conv_attrs(op, call.attrs)?;
+    let at = |i: Option<usize>, attr: &'static str, m: String| match i {
+        Some(i) => OpError::input(i, m),
+        None => OpError::attr(attr, m),
+    };
+    if !divides(a.group, a.out_channel) {
+        return Err(OpError::attr(
+            "group",
+            format!(
+                "`{op}`: `group` {} does not divide `out_channel` {}",
+                a.group, a.out_channel
+            ),
+        ));
+    }
+    if let Dim::Known(c) = x[1] {
+        if !divides(a.group, c as usize) {
+            return Err(at(
+                x_input,
+                "input_sizes",
+                format!(
+                    "`{op}`: `group` {} does not divide the {c} input channels of {}",
+                    a.group,
+                    fmt_dims(x)
+                ),
+            ));
+        }
+    }
+    if let Some(w) = w {
+        let want = [
+            Dim::Known(a.out_channel as i64),
+            match x[1] {
+                Dim::Known(c) => Dim::Known(c / a.group as i64),
+                _ => Dim::Unknown,
+            },
+            Dim::Known(a.kernel.0 as i64),
+            Dim::Known(a.kernel.1 as i64),
+        ];
+        let fits = w.len() == 4
+            && w.iter().zip(&want).all(|(p, q)| match (p, q) {
+                (Dim::Known(p), Dim::Known(q)) => p == q,
+                _ => true,
+            });
+        if !fits {
+            return Err(at(
+                w_input,
+                "filter_sizes",
+                format!(
+                    "`{op}`: the filter {} does not fit: expected {} (out_channel={}, C/group, kernel_size=({}, {}))",
+                    fmt_dims(w),
+                    fmt_dims(&want),
+                    a.out_channel,
+                    a.kernel.0,
+                    a.kernel.1
+                ),
+            ));
+        }
+    }
+    let mut out = vec![x[0].clone(), Dim::Known(a.out_channel as i64)];
+    for (j, (size, k, s, d, pad)) in [
+        (
+            &x[2],
+            a.kernel.0,
+            a.stride.0,
+            a.dilation.0,
+            (a.pad[0], a.pad[1]),
+        ),
+        (
+            &x[3],
+            a.kernel.1,
+            a.stride.1,
+            a.dilation.1,
+            (a.pad[2], a.pad[3]),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        out.push(match size {
+            Dim::Known(n) => match out_size(a.mode, *n as usize, k, s, d, pad) {
+                Some((o, _)) if o > 0 || a.mode == PadMode::Same => Dim::Known(o as i64),
+                _ => {
+                    return Err(at(
+                        x_input,
+                        "input_sizes",
+                        format!(
+                            "`{op}`: the {} of the convolution input, {n}, is smaller than the (dilated) kernel",
+                            if j == 0 { "height" } else { "width" }
+                        ),
+                    ))
+                }
+            },
+            _ => Dim::Unknown,
+        });
+    }
+    Ok(out)
+}
+
+/// Checks that `dims` (input `i`) fits the expected convolution output.
+fn check_conv_out(call: &InferCall, i: usize, dims: &[Dim], want: &[Dim]) -> Result<(), OpError> {
+    let fits = dims.len() == want.len()
+        && dims.iter().zip(want).all(|(p, q)| match (p, q) {
+            (Dim::Known(p), Dim::Known(q)) => p == q,
+            _ => true,
+        });
+    if !fits {
+        return Err(OpError::input(
+            i,
+            format!(
+                "`{}`: `{}` is {}, but the convolution it is the gradient of gives {}",
+                call.op.name,
+                call.input_name(i),
+                fmt_dims(dims),
+                fmt_dims(want)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn infer_conv2d_backprop_input(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, dd) = float_input(call, 0)?;
+    let (wdtype, wd) = dims_of(call, 1)?;
+    if wdtype != dtype {
+        return Err(OpError::input(
+            1,
+            format!(
+                "`{op}` needs `out_backprop` and `filter` of one dtype, got {dtype} and {wdtype}"
+            ),
+        ));
+    }
+    check_pad_list(op, call.attrs)?;
+    let sizes = shape_attr(op, call.attrs, "input_sizes")?;
+    let xd = known(&sizes);
+    let want = conv2d_out_dims(call, &xd, wd.as_deref(), None, Some(1))?;
+    if let Some(dd) = dd {
+        check_conv_out(call, 0, &dd, &want)?;
+    }
+    Ok(tensor_abs(dtype, xd))
+}
+
+fn infer_conv2d_backprop_filter(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, dd) = float_input(call, 0)?;
+    let (xdtype, xd) = dims_of(call, 1)?;
+    if xdtype != dtype {
+        return Err(OpError::input(
+            1,
+            format!(
+                "`{op}` needs `out_backprop` and `input` of one dtype, got {dtype} and {xdtype}"
+            ),
+        ));
+    }
+    check_pad_list(op, call.attrs)?;
+    let sizes = shape_attr(op, call.attrs, "filter_sizes")?;
+    let wd = known(&sizes);
+    if let Some(xd) = xd {
+        if xd.len() != 4 {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "`{op}` needs a 4-D `input` (N, C, H, W), got {}",
+                    fmt_dims(&xd)
+                ),
+            ));
+        }
+        let want = conv2d_out_dims(call, &xd, Some(&wd), Some(1), None)?;
+        if let Some(dd) = dd {
+            check_conv_out(call, 0, &dd, &want)?;
+        }
+    }
+    Ok(tensor_abs(dtype, wd))
+}
+
+fn check_dout(op: &str, dout: &Tensor, expected: &[usize]) -> Result<(), OpError> {
+    if dout.shape() != expected {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{op}`: the output gradient has shape {:?}, but the convolution gives {expected:?}",
+                dout.shape()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn kernel_conv2d_backprop_input(c: &KernelCall, op: &str) -> Result<KValue, OpError> {
+    let (dout, w) = (c.tensor(0)?, c.tensor(1)?);
+    let sizes = shape_attr(op, c.attrs, "input_sizes")?;
+    let g = conv_geom(&sizes, w.shape(), c.attrs)?;
+    check_dout(op, dout, &[g.n, g.oc, g.oh, g.ow])?;
+    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv2d_backprop_input(dv, wv, &g));
+    tensor_out(dout.dtype(), sizes, buffer)
+}
+
+fn kernel_conv2d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
+    let op = "Conv2DBackpropFilter";
+    let (dout, x) = (c.tensor(0)?, c.tensor(1)?);
+    let sizes = shape_attr(op, c.attrs, "filter_sizes")?;
+    let g = conv_geom(x.shape(), &sizes, c.attrs)?;
+    check_dout(op, dout, &[g.n, g.oc, g.oh, g.ow])?;
+    let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv2d_backprop_filter(dv, xv, &g));
+    tensor_out(dout.dtype(), sizes, buffer)
+}
+
+/// The attributes a `Conv2D` (or its gradient helpers) takes.
+const CONV2D_ATTRS: &[&str] = &[
+    "out_channel",
+    "kernel_size",
+    "mode",
+    "pad_mode",
+    "pad",
+    "stride",
+    "dilation",
+    "group",
+    "data_format",
+];
+
+fn conv2d_attrs(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
+    c.attrs
+        .iter()
+        .filter(|(k, _)| CONV2D_ATTRS.contains(k))
+        .map(|(k, v)| (*k, v.clone()))
+        .collect()
+}
+
+/// MindSpore's Conv2DTranspose bprop: `dx = Conv2D(dout, w)`,
+/// `dw = Conv2DBackpropFilter(x, dout, w.shape)`.
+fn grad_conv2d_backprop_input(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (x, w) = (c.inputs[0], c.inputs[1]);
+    let dx = b.prim("Conv2D", &[c.dout, w], conv2d_attrs(c));
+    let dw = b.prim("_Conv2DBackpropFilter", &[x, c.dout, w], conv2d_attrs(c));
+    vec![Some(dx), Some(dw)]
+}
+
+/// The gradient of a filter gradient `dw(dy, x)`, linear in each: with
+/// sensitivity `ddw`, `d dy = Conv2D(x, ddw)` and `d x = BackpropInput(dy, ddw)`.
+fn grad_conv2d_backprop_filter(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (dy, x) = (c.inputs[0], c.inputs[1]);
+    let ddy = b.prim("Conv2D", &[x, c.dout], conv2d_attrs(c));
+    let dx = b.prim("_Conv2DBackpropInput", &[dy, c.dout, x], conv2d_attrs(c));
+    vec![Some(ddy), Some(dx)]
+}
+
+/// The gradient rule of the internal `_Conv2DBackpropInput(dout, weight,
+/// x_like)` (used by `internal_nn`): as Conv2DTranspose's.
+pub(crate) fn grad_internal_conv2d_backprop_input(
+    b: &mut dyn GradBuilder,
+    c: &GradCall,
+) -> Vec<Option<GNode>> {
+    let mut g = grad_conv2d_backprop_input(b, c);
+    g.push(None);
+    g
+}
+
+/// The gradient rule of the internal `_Conv2DBackpropFilter(dout, x,
+/// weight_like)` (used by `internal_nn`).
+pub(crate) fn grad_internal_conv2d_backprop_filter(
+    b: &mut dyn GradBuilder,
+    c: &GradCall,
+) -> Vec<Option<GNode>> {
+    let mut g = grad_conv2d_backprop_filter(b, c);
+    g.push(None);
+    g
+}
+
+// ---------------------------------------------------------------------------
+// 3-D convolution: attributes and geometry.
+
+/// A 3-D `int or tuple` attribute: `k`, `(d, h, w)` or `(1, 1, d, h, w)`.
+fn triple(op: &str, attrs: &Attrs, name: &'static str, min: i64) -> Result<[usize; 3], OpError> {
+    let v = attrs.ints(name).unwrap_or_default();
+    let t = match v.as_slice() {
+        [a] => [*a; 3],
+        [a, b, c] => [*a, *b, *c],
+        [1, 1, a, b, c] => [*a, *b, *c],
+        _ => {
+            return Err(OpError::attr(
+                name,
+                format!(
+                    "`{op}`: `{name}` must be an int or a tuple of 3 ints (depth, height, width), got {}",
+                    fmt_ints(&v)
+                ),
+            ))
+        }
+    };
+    if t.iter().any(|&x| x < min) {
+        return Err(OpError::attr(
+            name,
+            format!(
+                "`{op}`: `{name}` must be {}, got {}",
+                if min > 0 { "positive" } else { "non-negative" },
+                fmt_ints(&v)
+            ),
+        ));
+    }
+    Ok(t.map(|x| x as usize))
+}
+
+/// Conv3D's and Conv3DTranspose's attributes, checked.
+#[derive(Debug, Clone, Copy)]
+struct Conv3Attrs {
+    out_channel: usize,
+    kernel: [usize; 3],
+    stride: [usize; 3],
+    dilation: [usize; 3],
+    mode: PadMode,
+    /// (head, tail), (top, bottom), (left, right).
+    pad: [(usize, usize); 3],
+    group: usize,
+}
+
+fn conv3_attrs(op: &str, attrs: &Attrs) -> Result<Conv3Attrs, OpError> {
+    let out_channel = attrs.int("out_channel");
+    if out_channel < 1 {
+        return Err(OpError::attr(
+            "out_channel",
+            format!("`{op}`: `out_channel` must be positive, got {out_channel}"),
+        ));
+    }
+    let kernel = triple(op, attrs, "kernel_size", 1)?;
+    let stride = triple(op, attrs, "stride", 1)?;
+    let dilation = triple(op, attrs, "dilation", 1)?;
+    let mode = attrs.int("mode");
+    if mode != 1 {
+        return Err(OpError::attr(
+            "mode",
+            format!("`{op}`: `mode` must be 1 (the only mode MindSpore implements), got {mode}"),
+        ));
+    }
+    let group = attrs.int("group");
+    if group < 1 || group > out_channel || out_channel % group != 0 {
+        return Err(OpError::attr(
+            "group",
+            format!("`{op}`: `group` must lie in [1, out_channel] and divide `out_channel` {out_channel}, got {group}"),
+        ));
+    }
+    let pad_mode = match attrs.str("pad_mode").to_ascii_lowercase().as_str() {
+        "same" => PadMode::Same,
+        "pad" => PadMode::Pad,
+        _ => PadMode::Valid,
+    };
+    let pv = attrs.ints("pad").unwrap_or_default();
+    let pad = match pv.as_slice() {
+        [p] => [*p; 6],
+        [a, b, c, d, e, f] => [*a, *b, *c, *d, *e, *f],
+        _ => {
+            return Err(OpError::attr(
+                "pad",
+                format!(
+                    "`{op}`: `pad` must be an int or a tuple of 6 ints (head, tail, top, bottom, left, right), got {}",
+                    fmt_ints(&pv)
+                ),
+            ))
+        }
+    };
+    if pad.iter().any(|&p| p < 0) {
+        return Err(OpError::attr(
+            "pad",
+            format!("`{op}`: `pad` must be non-negative, got {}", fmt_ints(&pv)),
+        ));
+    }
+    if pad_mode != PadMode::Pad && pad.iter().any(|&p| p != 0) {
+        return Err(OpError::attr(
+            "pad",
+            format!(
+                "`{op}`: `pad` {} is only allowed with pad_mode=\"pad\"",
+                fmt_ints(&pv)
+            ),
+        ));
+    }
+    let f = attrs.str("data_format");
+    if !f.eq_ignore_ascii_case("NCDHW") {
+        return Err(OpError::attr(
+            "data_format",
+            format!("`{op}` supports data_format=\"NCDHW\" only, got \"{f}\""),
+        ));
+    }
+    let p = pad.map(|p| p as usize);
+    Ok(Conv3Attrs {
+        out_channel: out_channel as usize,
+        kernel,
+        stride,
+        dilation,
+        mode: pad_mode,
+        pad: [(p[0], p[1]), (p[2], p[3]), (p[4], p[5])],
+        group: group as usize,
+    })
+}
+
+/// The geometry of a 3-D convolution of `x` `[n, c, sp]` by `w`
+/// `[oc, c/group, k]` giving `[n, oc, o]`; `p` is the padding before.
+#[derive(Debug, Clone, Copy)]
+struct Geom3 {
+    n: usize,
+    c: usize,
+    oc: usize,
+    group: usize,
+    sp: [usize; 3],
+    k: [usize; 3],
+    s: [usize; 3],
+    d: [usize; 3],
+    p: [usize; 3],
+    o: [usize; 3],
+}
+
+impl Geom3 {
+    fn cg(&self) -> usize {
+        self.c / self.group
+    }
+    fn ocg(&self) -> usize {
+        self.oc / self.group
+    }
+    fn kvol(&self) -> usize {
+        self.k.iter().product()
+    }
+    fn kg(&self) -> usize {
+        self.cg() * self.kvol()
+    }
+    fn ovol(&self) -> usize {
+        self.o.iter().product()
+    }
+    fn svol(&self) -> usize {
+        self.sp.iter().product()
+    }
+    fn chunk(&self) -> usize {
+        const LIMIT: usize = 1 << 22;
+        let per_image = (self.kg() * self.ovol()).max(1);
+        (LIMIT / per_image).clamp(1, self.n.max(1))
+    }
+}
+
+/// The Conv3D output size and padding before along each spatial dimension.
+fn conv3_out(a: &Conv3Attrs, sp: [usize; 3]) -> Option<([usize; 3], [usize; 3])> {
+    let mut o = [0; 3];
+    let mut p = [0; 3];
+    for j in 0..3 {
+        let (oj, pj) = out_size(
+            a.mode,
+            sp[j],
+            a.kernel[j],
+            a.stride[j],
+            a.dilation[j],
+            a.pad[j],
+        )?;
+        if oj == 0 && a.mode != PadMode::Same {
+            return None;
+        }
+        o[j] = oj;
+        p[j] = pj;
+    }
+    Some((o, p))
+}
+
+fn geom3(op: &str, x: &[usize], w: &[usize], attrs: &Attrs) -> Result<Geom3, OpError> {
+    let a = conv3_attrs(op, attrs)?;
+    if x.len() != 5 || w.len() != 5 {
+        return Err(OpError::call(format!(
+            "`{op}` needs 5-D input and weight, got {x:?} and {w:?}"
+        )));
+    }
+    let (c, g) = (x[1], a.group);
+    if !divides(g, c) || w != [a.out_channel, c / g, a.kernel[0], a.kernel[1], a.kernel[2]] {
+        return Err(OpError::call(format!(
+            "`{op}`: weight {w:?} does not fit input {x:?} with out_channel={}, kernel_size={:?}, group={g}",
+            a.out_channel, a.kernel
+        )));
+    }
+    let sp = [x[2], x[3], x[4]];
+    let (o, p) = conv3_out(&a, sp)
+        .ok_or_else(|| OpError::call(format!("`{op}`: input {x:?} is smaller than the kernel")))?;
+    Ok(Geom3 {
+        n: x[0],
+        c,
+        oc: a.out_channel,
+        group: g,
+        sp,
+        k: a.kernel,
+        s: a.stride,
+        d: a.dilation,
+        p,
+        o,
+    })
+}
+
+/// The outputs `o` in `0..count` with `0 <= o*s + off < size`, as a range.
+fn valid_range(off: isize, s: usize, size: usize, count: usize) -> (usize, usize) {
+    let lo = if off >= 0 {
+        0
+    } else {
+        off.unsigned_abs().div_ceil(s)
+    };
+    let lim = size as isize - off;
+    let hi = if lim <= 0 {
+        0
+    } else {
+        (lim as usize).div_ceil(s)
+    };
+    let lo = lo.min(count);
+    (lo, hi.clamp(lo, count))
+}
+
+/// Calls `f(col_offset, x_offset_or_none)` for every cell of the column
+/// matrix of images `n0..n0+nb`, group `grp`; rows are `(ci, kd, kh, kw)`.
+/// `f` gets runs: `(dst_start, src_start, count, src_step)`; cells outside the
+/// input are reported as `src_start = None`.
+fn for_each_run(
+    g: &Geom3,
+    n0: usize,
+    nb: usize,
+    grp: usize,
+    mut f: impl FnMut(usize, Option<usize>, usize, usize),
+) {
+    let ov = g.ovol();
+    let ncols = nb * ov;
+    let cg = g.cg();
+    let [od, oh, ow] = g.o;
+    let [id, ih, iw] = g.sp;
+    for ci in 0..cg {
+        let c = grp * cg + ci;
+        for a in 0..g.k[0] {
+            for bb in 0..g.k[1] {
+                for e in 0..g.k[2] {
+                    let r = ((ci * g.k[0] + a) * g.k[1] + bb) * g.k[2] + e;
+                    let off_w = (e * g.d[2]) as isize - g.p[2] as isize;
+                    let (lo, hi) = valid_range(off_w, g.s[2], iw, ow);
+                    for b in 0..nb {
+                        let plane = ((n0 + b) * g.c + c) * id * ih * iw;
+                        for z in 0..od {
+                            let iz = (z * g.s[0] + a * g.d[0]) as isize - g.p[0] as isize;
+                            for y in 0..oh {
+                                let dst = r * ncols + b * ov + (z * oh + y) * ow;
+                                let iy = (y * g.s[1] + bb * g.d[1]) as isize - g.p[1] as isize;
+                                if iz < 0 || iz >= id as isize || iy < 0 || iy >= ih as isize {
+                                    f(dst, None, ow, 0);
+                                    continue;
+                                }
+                                let row = plane + (iz as usize * ih + iy as usize) * iw;
+                                if lo > 0 {
+                                    f(dst, None, lo, 0);
+                                }
+                                if hi > lo {
+                                    let start = ((lo * g.s[2]) as isize + off_w) as usize;
+                                    f(dst + lo, Some(row + start), hi - lo, g.s[2]);
+                                }
+                                if hi < ow {
+                                    f(dst + hi, None, ow - hi, 0);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn im2col3<T: Real>(x: &[T], g: &Geom3, n0: usize, nb: usize, grp: usize, cols: &mut [T]) {
+    for_each_run(g, n0, nb, grp, |dst, src, count, step| match src {
+        None => cols[dst..dst + count].fill(T::default()),
+        Some(s) => {
+            for k in 0..count {
+                cols[dst + k] = x[s + k * step];
+            }
+        }
+    });
+}
+
+fn col2im3<T: Real>(cols: &[T], g: &Geom3, n0: usize, nb: usize, grp: usize, dx: &mut [T]) {
+    for_each_run(g, n0, nb, grp, |dst, src, count, step| {
+        if let Some(s) = src {
+            for k in 0..count {
+                dx[s + k * step] += cols[dst + k];
+            }
+        }
+    });
+}
+
+fn gather_dout3<T: Real>(dout: &[T], g: &Geom3, n0: usize, nb: usize, grp: usize, d: &mut [T]) {
+    let ov = g.ovol();
+    let ncols = nb * ov;
+    for o in 0..g.ocg() {
+        for b in 0..nb {
+            d[o * ncols + b * ov..][..ov]
+                .copy_from_slice(&dout[((n0 + b) * g.oc + grp * g.ocg() + o) * ov..][..ov]);
+        }
+    }
+}
+
+fn conv3d_forward<T: Real>(x: &[T], w: &[T], g: &Geom3) -> Vec<T> {
+    let ov = g.ovol();
+    let mut out = vec![T::default(); g.n * g.oc * ov];
+    if out.is_empty() {
+        return out;
+    }
+    let (kg, ocg) = (g.kg(), g.ocg());
+    let chunk = g.chunk();
+    let (mut cols, mut tmp) = (Vec::new(), Vec::new());
+    let mut n0 = 0;
+    while n0 < g.n {
+        let nb = chunk.min(g.n - n0);
+        let ncols = nb * ov;
+        cols.resize(kg * ncols, T::default());
+        tmp.resize(ocg * ncols, T::default());
+        for grp in 0..g.group {
+            im2col3(x, g, n0, nb, grp, &mut cols);
+            let wg = &w[grp * ocg * kg..][..ocg * kg];
+            T::gemm(
+                ocg,
+                ncols,
+                kg,
+                wg,
+                kg as isize,
+                1,
+                &cols,
+                ncols as isize,
+                1,
+                &mut tmp,
+            );
+            for o in 0..ocg {
+                for b in 0..nb {
+                    out[((n0 + b) * g.oc + grp * ocg + o) * ov..][..ov]
+                        .copy_from_slice(&tmp[o * ncols + b * ov..][..ov]);
+                }
+            }
+        }
+        n0 += nb;
+    }
+    out
+}
+
+fn conv3d_backprop_filter<T: Real>(dout: &[T], x: &[T], g: &Geom3) -> Vec<T> {
+    let (kg, ocg, ov) = (g.kg(), g.ocg(), g.ovol());
+    let mut dw = vec![T::default(); g.oc * kg];
+    if dw.is_empty() || g.n * ov == 0 {
+        return dw;
+    }
+    let chunk = g.chunk();
+    let (mut cols, mut d, mut tmp) = (Vec::new(), Vec::new(), vec![T::default(); ocg * kg]);
+    let mut n0 = 0;
+    while n0 < g.n {
+        let nb = chunk.min(g.n - n0);
+        let ncols = nb * ov;
+        cols.resize(kg * ncols, T::default());
+        d.resize(ocg * ncols, T::default());
+        for grp in 0..g.group {
+            im2col3(x, g, n0, nb, grp, &mut cols);
+            gather_dout3(dout, g, n0, nb, grp, &mut d);
+            T::gemm(
+                ocg,
+                kg,
+                ncols,
+                &d,
+                ncols as isize,
+                1,
+                &cols,
+                1,
+                ncols as isize,
+                &mut tmp,
+            );
+            for (acc, &v) in dw[grp * ocg * kg..][..ocg * kg].iter_mut().zip(&tmp) {
+                *acc += v;
+            }
+        }
+        n0 += nb;
+    }
+    dw
+}
+
+fn conv3d_backprop_input<T: Real>(dout: &[T], w: &[T], g: &Geom3) -> Vec<T> {
+    let (kg, ocg, ov) = (g.kg(), g.ocg(), g.ovol());
+    let mut dx = vec![T::default(); g.n * g.c * g.svol()];
+    if dx.is_empty() || ov == 0 || kg == 0 {
+        return dx;
+    }
+    let chunk = g.chunk();
+    let (mut dcols, mut d) = (Vec::new(), Vec::new());
+    let mut n0 = 0;
+    while n0 < g.n {
+        let nb = chunk.min(g.n - n0);
+        let ncols = nb * ov;
+        dcols.resize(kg * ncols, T::default());
+        d.resize(ocg * ncols, T::default());
+        for grp in 0..g.group {
+            gather_dout3(dout, g, n0, nb, grp, &mut d);
+            let wg = &w[grp * ocg * kg..][..ocg * kg];
+            T::gemm(
+                kg,
+                ncols,
+                ocg,
+                wg,
+                1,
+                kg as isize,
+                &d,
+                ncols as isize,
+                1,
+                &mut dcols,
+            );
+            col2im3(&dcols, g, n0, nb, grp, &mut dx);
+        }
+        n0 += nb;
+    }
+    dx
+}
+
+// ---------------------------------------------------------------------------
+// Conv3D / Conv3DTranspose shape rules and kernels.
+
+fn dims_fit(dims: &[Dim], want: &[Dim]) -> bool {
+    dims.len() == want.len()
+        && dims.iter().zip(want).all(|(p, q)| match (p, q) {
+            (Dim::Known(p), Dim::Known(q)) => p == q,
+            _ => true,
+        })
+}
+
+/// The output of a Conv3D of input dims `x` by weight dims `w`.
+fn conv3_out_dims(
+    call: &InferCall,
+    a: &Conv3Attrs,
+    x: &[Dim],
+    w: Option<&[Dim]>,
+    w_input: usize,
+) -> Result<Vec<Dim>, OpError> {
+    let op = call.op.name;
+    if let Dim::Known(c) = x[1] {
+        if !divides(a.group, c as usize) {
+            return Err(OpError::attr(
+                "group",
+                format!(
+                    "`{op}`: `group` {} does not divide the {c} channels of {}",
+                    a.group,
+                    fmt_dims(x)
+                ),
+            ));
+        }
+    }
+    if let Some(w) = w {
+        let mut want = vec![
+            Dim::Known(a.out_channel as i64),
+            match x[1] {
+                Dim::Known(c) => Dim::Known(c / a.group as i64),
+                _ => Dim::Unknown,
+            },
+        ];
+        want.extend(a.kernel.iter().map(|&k| Dim::Known(k as i64)));
+        if !dims_fit(w, &want) {
+            return Err(OpError::input(
+                w_input,
+                format!(
+                    "`{op}`: the weight {} does not fit: expected {} (out_channel, C/group, kernel_size)",
+                    fmt_dims(w),
+                    fmt_dims(&want)
+                ),
+            ));
+        }
+    }
+    let mut out = vec![x[0].clone(), Dim::Known(a.out_channel as i64)];
+    for j in 0..3 {
+        out.push(match &x[2 + j] {
+            Dim::Known(n) => {
+                match out_size(
+                    a.mode,
+                    *n as usize,
+                    a.kernel[j],
+                    a.stride[j],
+                    a.dilation[j],
+                    a.pad[j],
+                ) {
+                    Some((o, _)) if o > 0 || a.mode == PadMode::Same => Dim::Known(o as i64),
+                    _ => return Err(OpError::call(format!(
+                        "`{op}`: the {} of the input, {n}, is smaller than the (dilated) kernel",
+                        ["depth", "height", "width"][j]
+                    ))),
+                }
+            }
+            _ => Dim::Unknown,
+        });
+    }
+    Ok(out)
+}
+
+fn infer_conv3d(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, xd) = float_input(call, 0)?;
+    let (wdtype, wd) = dims_of(call, 1)?;
+    if wdtype != dtype {
+        return Err(OpError::input(
+            1,
+            format!("`{op}` needs `x` and `w` of one dtype, got {dtype} and {wdtype}"),
+        ));
+    }
+    let a = conv3_attrs(op, call.attrs)?;
+    let Some(xd) = xd else {
+        let mut d = vec![Dim::Unknown; 5];
+        d[1] = Dim::Known(a.out_channel as i64);
+        return Ok(tensor_abs(dtype, d));
+    };
+    if xd.len() != 5 {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{op}` needs a 5-D `x` (N, C, D, H, W), got {}",
+                fmt_dims(&xd)
+            ),
+        ));
+    }
+    Ok(tensor_abs(
+        dtype,
+        conv3_out_dims(call, &a, &xd, wd.as_deref(), 1)?,
+    ))
+}
+
+fn kernel_conv3d(c: &KernelCall) -> Result<KValue, OpError> {
+    let (x, w) = (c.tensor(0)?, c.tensor(1)?);
+    let g = geom3("Conv3D", x.shape(), w.shape(), c.attrs)?;
+    let buffer = real_dispatch!("Conv3D", [x, w], |xv, wv| conv3d_forward(xv, wv, &g));
+    tensor_out(x.dtype(), vec![g.n, g.oc, g.o[0], g.o[1], g.o[2]], buffer)
+}
+
+/// `_Conv3DBackpropInput(dout, weight, x_like)`.
+fn kernel_conv3d_backprop_input(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    let op = "_Conv3DBackpropInput";
+    let g = geom3(op, like.shape(), w.shape(), c.attrs)?;
+    check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
+    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv3d_backprop_input(dv, wv, &g));
+    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
+}
+
+/// `_Conv3DBackpropFilter(dout, x, weight_like)`.
+fn kernel_conv3d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    let op = "_Conv3DBackpropFilter";
+    let g = geom3(op, x.shape(), like.shape(), c.attrs)?;
+    check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
+    let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv3d_backprop_filter(dv, xv, &g));
+    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
+}
+
+/// Conv3DTranspose's attributes: its convolution's (`out_channel` of that
+/// convolution is `in_channel`), and `output_padding`.
+fn conv3t_attrs(op: &str, attrs: &Attrs) -> Result<(Conv3Attrs, usize, [usize; 3]), OpError> {
+    let in_channel = attrs.int("in_channel");
+    if in_channel < 1 {
+        return Err(OpError::attr(
+            "in_channel",
+            format!("`{op}`: `in_channel` must be positive, got {in_channel}"),
+        ));
+    }
+    let a = conv3_attrs(op, attrs)?;
+    if a.dilation[0] != 1 {
+        return Err(OpError::attr(
+            "dilation",
+            format!(
+                "`{op}`: the depth of `dilation` must be 1 (as MindSpore), got {}",
+                a.dilation[0]
+            ),
+        ));
+    }
+    let op_pad = triple(op, attrs, "output_padding", 0)?;
+    for j in 0..3 {
+        if op_pad[j] >= a.stride[j].max(a.dilation[j]) {
+            return Err(OpError::attr(
+                "output_padding",
+                format!(
+                    "`{op}`: `output_padding` must be below max(stride, dilation) in each dimension, got {:?} with stride {:?} and dilation {:?}",
+                    op_pad, a.stride, a.dilation
+                ),
+            ));
+        }
+    }
+    if a.mode != PadMode::Pad && op_pad.iter().any(|&p| p != 0) {
+        return Err(OpError::attr(
+            "output_padding",
+            format!("`{op}`: `output_padding` must be 0 unless pad_mode=\"pad\", got {op_pad:?}"),
+        ));
+    }
+    Ok((a, in_channel as usize, op_pad))
+}
+
+/// The output size of a transposed convolution along one dimension.
+fn transposed_size(a: &Conv3Attrs, j: usize, n: usize, op_pad: usize) -> Option<usize> {
+    let eff = (a.kernel[j] - 1) * a.dilation[j] + 1;
+    match a.mode {
+        PadMode::Same => Some(n * a.stride[j]),
+        PadMode::Valid => Some(n.saturating_sub(1) * a.stride[j] + eff),
+        PadMode::Pad => {
+            (n.saturating_sub(1) * a.stride[j] + eff + op_pad).checked_sub(a.pad[j].0 + a.pad[j].1)
+        }
+    }
+}
+
+fn infer_conv3d_transpose(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, xd) = float_input(call, 0)?;
+    let (wdtype, wd) = dims_of(call, 1)?;
+    if wdtype != dtype {
+        return Err(OpError::input(
+            1,
+            format!("`{op}` needs `dout` and `weight` of one dtype, got {dtype} and {wdtype}"),
+        ));
+    }
+    let (a, in_channel, op_pad) = conv3t_attrs(op, call.attrs)?;
+    let Some(xd) = xd else {
+        let mut d = vec![Dim::Unknown; 5];
+        d[1] = Dim::Known(a.out_channel as i64);
+        return Ok(tensor_abs(dtype, d));
+    };
+    if xd.len() != 5 {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{op}` needs a 5-D `dout` (N, C, D, H, W), got {}",
+                fmt_dims(&xd)
+            ),
+        ));
+    }
+    if let Dim::Known(c) = xd[1] {
+        if c as usize != in_channel {
+            return Err(OpError::attr(
+                "in_channel",
+                format!(
+                    "`{op}`: `in_channel` is {in_channel} but `dout` {} has {c} channels",
+                    fmt_dims(&xd)
+                ),
+            ));
+        }
+    }
+    if !divides(a.group, in_channel) {
+        return Err(OpError::attr(
+            "group",
+            format!(
+                "`{op}`: `group` {} does not divide `in_channel` {in_channel}",
+                a.group
+            ),
+        ));
+    }
+    if let Some(wd) = &wd {
+        let mut want = vec![
+            Dim::Known(in_channel as i64),
+            Dim::Known((a.out_channel / a.group) as i64),
+        ];
+        want.extend(a.kernel.iter().map(|&k| Dim::Known(k as i64)));
+        if !dims_fit(wd, &want) {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "`{op}`: the weight {} does not fit: expected {} (in_channel, out_channel/group, kernel_size)",
+                    fmt_dims(wd),
+                    fmt_dims(&want)
+                ),
+            ));
+        }
+    }
+    let mut out = vec![xd[0].clone(), Dim::Known(a.out_channel as i64)];
+    for j in 0..3 {
+        out.push(match &xd[2 + j] {
+            Dim::Known(n) => match transposed_size(&a, j, *n as usize, op_pad[j]) {
+                Some(o) if o > 0 => Dim::Known(o as i64),
+                _ => {
+                    return Err(OpError::attr(
+                        "pad",
+                        format!(
+                            "`{op}`: the padding leaves no output along the {}",
+                            ["depth", "height", "width"][j]
+                        ),
+                    ))
+                }
+            },
+            _ => Dim::Unknown,
+        });
+    }
+    Ok(tensor_abs(dtype, out))
+}
+
+/// The geometry of the convolution a Conv3DTranspose is the input gradient
+/// of: its input is the transposed result, its output `dout`.
+fn geom3_transpose(dout: &[usize], w: &[usize], attrs: &Attrs) -> Result<Geom3, OpError> {
+    let op = "Conv3DTranspose";
+    let (a, in_channel, op_pad) = conv3t_attrs(op, attrs)?;
+    if dout.len() != 5 || w.len() != 5 {
+        return Err(OpError::call(format!(
+            "`{op}` needs 5-D dout and weight, got {dout:?} and {w:?}"
+        )));
+    }
+    let g = a.group;
+    if dout[1] != in_channel
+        || !divides(g, in_channel)
+        || w != [
+            in_channel,
+            a.out_channel / g,
+            a.kernel[0],
+            a.kernel[1],
+            a.kernel[2],
+        ]
+    {
+        return Err(OpError::call(format!(
+            "`{op}`: weight {w:?} does not fit dout {dout:?} with in_channel={in_channel}, out_channel={}, group={g}",
+            a.out_channel
+        )));
+    }
+    let mut sp = [0; 3];
+    let mut p = [0; 3];
+    for j in 0..3 {
+        sp[j] = transposed_size(&a, j, dout[2 + j], op_pad[j])
+            .ok_or_else(|| OpError::attr("pad", format!("`{op}`: the padding leaves no output")))?;
+        p[j] = match a.mode {
+            PadMode::Valid => 0,
+            PadMode::Pad => a.pad[j].0,
+            PadMode::Same => {
+                let eff = (a.kernel[j] - 1) * a.dilation[j] + 1;
+                let total = ((dout[2 + j].max(1) - 1) * a.stride[j] + eff).saturating_sub(sp[j]);
+                total / 2
+            }
+        };
+    }
+    Ok(Geom3 {
+        n: dout[0],
+        c: a.out_channel,
+        oc: in_channel,
+        group: g,
+        sp,
+        k: a.kernel,
+        s: a.stride,
+        d: a.dilation,
+        p,
+        o: [dout[2], dout[3], dout[4]],
+    })
+}
+
+fn kernel_conv3d_transpose(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dout, w) = (c.tensor(0)?, c.tensor(1)?);
+    let g = geom3_transpose(dout.shape(), w.shape(), c.attrs)?;
+    let buffer = real_dispatch!("Conv3DTranspose", [dout, w], |dv, wv| {
+        conv3d_backprop_input(dv, wv, &g)
+    });
+    tensor_out(
+        dout.dtype(),
+        vec![g.n, g.c, g.sp[0], g.sp[1], g.sp[2]],
+        buffer,
+    )
+}
+
+/// `_Conv3DTransposeFilter(dout, x, weight_like)`: the weight gradient of a
+/// Conv3DTranspose of `x` whose output gradient is `dout` (the filter gradient
+/// of the convolution from `dout` to `x`).
+fn kernel_conv3d_transpose_filter(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    let g = geom3_transpose(x.shape(), like.shape(), c.attrs)?;
+    if dout.shape() != [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]] {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`_Conv3DTransposeFilter`: the output gradient has shape {:?}, expected {:?}",
+                dout.shape(),
+                [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]]
+            ),
+        ));
+    }
+    let buffer = real_dispatch!("_Conv3DTransposeFilter", [x, dout], |xv, dv| {
+        conv3d_backprop_filter(xv, dv, &g)
+    });
+    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
+}
+
+/// `_Conv3DTransposeInput(dout, weight, x_like)`: the input gradient of a
+/// Conv3DTranspose (the forward convolution of `dout`).
+fn kernel_conv3d_transpose_input(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    let g = geom3_transpose(like.shape(), w.shape(), c.attrs)?;
+    if dout.shape() != [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]] {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`_Conv3DTransposeInput`: the output gradient has shape {:?}, expected {:?}",
+                dout.shape(),
+                [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]]
+            ),
+        ));
+    }
+    let buffer = real_dispatch!("_Conv3DTransposeInput", [dout, w], |dv, wv| {
+        conv3d_forward(dv, wv, &g)
+    });
+    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
+}
+
+fn like(call: &InferCall, d: usize, s: usize) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let dtype = call.inputs[d]
+        .dtype()
+        .ok_or_else(|| OpError::input(d, format!("`{}` needs a tensor", call.op.name)))?;
+    let shape = call.inputs[s].shape().unwrap_or(ir::Shape::Unranked);
+    Ok(AbsVal::Tensor { dtype, shape })
+}
+
+fn grad_conv3d(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (x, w) = (c.inputs[0], c.inputs[1]);
+    let dx = b.prim("_Conv3DBackpropInput", &[c.dout, w, x], all_attrs(c));
+    let dw = b.prim("_Conv3DBackpropFilter", &[c.dout, x, w], all_attrs(c));
+    vec![Some(dx), Some(dw)]
+}
+
+/// MindSpore's Conv3DTranspose bprop: `dx = Conv3D(dout, w)`, `dw =
+/// Conv3DBackpropFilter(dout, x)` (the convolution from the result to `x`).
+fn grad_conv3d_transpose(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (x, w) = (c.inputs[0], c.inputs[1]);
+    let dx = b.prim("_Conv3DTransposeInput", &[c.dout, w, x], all_attrs(c));
+    let dw = b.prim("_Conv3DTransposeFilter", &[c.dout, x, w], all_attrs(c));
+    vec![Some(dx), Some(dw)]
+}
+
+const CONV3_DOC_PAD: &str = "Zero padding for pad_mode=\"pad\": an int for all sides, or `(head, tail, top, bottom, left, right)`. Default 0; must be 0 in the other modes.";
+
+const P3_OUT_CHANNEL: ParamDef = ParamDef::attr(
+    "out_channel",
+    AttrType::Int,
+    None,
+    "The number of output channels; must equal the first dimension of the weight.",
+);
+const P3_KERNEL: ParamDef = ParamDef::attr(
+    "kernel_size",
+    AttrType::Ints,
+    None,
+    "The kernel's depth, height and width: an int for all three or `(kd, kh, kw)`.",
+);
+const P3_PAD_MODE: ParamDef = ParamDef::attr(
+    "pad_mode",
+    AttrType::Str(&["valid", "same", "pad"]),
+    Some(AttrDefault::Str("valid")),
+    "\"valid\" (default): no padding; \"same\": output `ceil(D/s)` per dimension, the padding split evenly with the extra cell at the end; \"pad\": pad explicitly by `pad`.",
+);
+const P3_PAD: ParamDef = ParamDef::attr(
+    "pad",
+    AttrType::Ints,
+    Some(AttrDefault::Int(0)),
+    CONV3_DOC_PAD,
+);
+const P3_STRIDE: ParamDef = ParamDef::attr(
+    "stride",
+    AttrType::Ints,
+    Some(AttrDefault::Int(1)),
+    "The step of the kernel: an int or `(sd, sh, sw)`. Default 1.",
+);
+const P3_DILATION: ParamDef = ParamDef::attr(
+    "dilation",
+    AttrType::Ints,
+    Some(AttrDefault::Int(1)),
+    "The spacing between kernel cells: an int or `(dd, dh, dw)`. Default 1.",
+);
+const P3_GROUP: ParamDef = ParamDef::attr(
+    "group",
+    AttrType::Int,
+    Some(AttrDefault::Int(1)),
+    "The number of channel groups; must divide the channel counts. Default 1.",
+);
+const P3_FORMAT: ParamDef = ParamDef::attr(
+    "data_format",
+    AttrType::Str(&["NCDHW"]),
+    Some(AttrDefault::Str("NCDHW")),
+    "The layout; only \"NCDHW\".",
+);
+
+const CONV3D_PARAMS: &[ParamDef] = &[
+    ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
+    ParamDef::input(
+        "w",
+        "The filters, `[out_channel, C/group, kd, kh, kw]`, of `x`'s dtype.",
+    ),
+    P3_OUT_CHANNEL,
+    P3_KERNEL,
+    P_MODE,
+    P3_PAD_MODE,
+    P3_PAD,
+    P3_STRIDE,
+    P3_DILATION,
+    P3_GROUP,
+    P3_FORMAT,
+];
+
+const CONV3D_GRAD_PARAMS_INPUT: &[ParamDef] = &[
+    ParamDef::input("dout", "The gradient of the Conv3D result."),
+    ParamDef::input("weight", "Conv3D's weight."),
+    ParamDef::input("x_like", "Conv3D's input, for its shape."),
+    P3_OUT_CHANNEL,
+    P3_KERNEL,
+    P_MODE,
+    P3_PAD_MODE,
+    P3_PAD,
+    P3_STRIDE,
+    P3_DILATION,
+    P3_GROUP,
+    P3_FORMAT,
+];
+
+const CONV3D_GRAD_PARAMS_FILTER: &[ParamDef] = &[
+    ParamDef::input("dout", "The gradient of the Conv3D result."),
+    ParamDef::input("x", "Conv3D's input."),
+    ParamDef::input("weight_like", "Conv3D's weight, for its shape."),
+    P3_OUT_CHANNEL,
+    P3_KERNEL,
+    P_MODE,
+    P3_PAD_MODE,
+    P3_PAD,
+    P3_STRIDE,
+    P3_DILATION,
+    P3_GROUP,
+    P3_FORMAT,
+];
+
+const P3T_IN_CHANNEL: ParamDef = ParamDef::attr(
+    "in_channel",
+    AttrType::Int,
+    None,
+    "The channels of the input `dout` (the first dimension of the weight).",
+);
+const P3T_OUTPUT_PADDING: ParamDef = ParamDef::attr(
+    "output_padding",
+    AttrType::Ints,
+    Some(AttrDefault::Int(0)),
+    "Extra cells added at the end of each output dimension (pad_mode=\"pad\" only): an int or `(d, h, w)`, each below max(stride, dilation). Default 0.",
+);
+
+macro_rules! conv3t_params {
+    ($($first:expr),*) => {
+        &[
+            $($first,)*
+            P3T_IN_CHANNEL,
+            ParamDef::attr(
+                "out_channel",
+                AttrType::Int,
+                None,
+                "The channels of the result; the weight holds `out_channel/group` per group.",
+            ),
+            P3_KERNEL,
+            P_MODE,
+            P3_PAD_MODE,
+            P3_PAD,
+            P3_STRIDE,
+            ParamDef::attr(
+                "dilation",
+                AttrType::Ints,
+                Some(AttrDefault::Int(1)),
+                "The spacing between kernel cells: an int or `(1, dh, dw)` (the depth dilation must be 1, as MindSpore). Default 1.",
+            ),
+            P3_GROUP,
+            P3T_OUTPUT_PADDING,
+            P3_FORMAT,
+        ]
+    };
+}
+
+const CONV3DT_PARAMS: &[ParamDef] = conv3t_params!(
+    ParamDef::input("dout", "The input, `[N, in_channel, D, H, W]`, float."),
+    ParamDef::input(
+        "weight",
+        "The filters, `[in_channel, out_channel/group, kd, kh, kw]`, of `dout`'s dtype."
+    )
+);
+
+const CONV2D_BPI_PARAMS: &[ParamDef] = &[
+    ParamDef::input(
+        "out_backprop",
+        "The gradient of a Conv2D result (the transposed convolution's input), `[N, out_channel, H_out, W_out]`, float.",
+    ),
+    ParamDef::input(
+        "filter",
+        "The Conv2D filters, `[out_channel, C/group, kh, kw]`, of `out_backprop`'s dtype.",
+    ),
+    ParamDef::attr(
+        "input_sizes",
+        AttrType::IntTuple,
+        None,
+        "The shape of the Conv2D input, `(N, C, H, W)`: the shape of the result.",
+    ),
+    P_OUT_CHANNEL,
+    P_KERNEL,
+    P_CONV_PAD_MODE,
+    P_PAD,
+    ParamDef::attr(
+        "pad_list",
+        AttrType::IntTuple,
+        Some(AttrDefault::None),
+        "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default none.",
+    ),
+    P_MODE,
+    P_STRIDE,
+    P_DILATION,
+    P_GROUP,
+    P_DATA_FORMAT,
+];
+
+const CONV2D_BPF_PARAMS: &[ParamDef] = &[
+    ParamDef::input(
+        "out_backprop",
+        "The gradient of the Conv2D result, `[N, out_channel, H_out, W_out]`, float.",
+    ),
+    ParamDef::input("input", "The Conv2D input `[N, C, H, W]`, of `out_backprop`'s dtype."),
+    ParamDef::attr(
+        "filter_sizes",
+        AttrType::IntTuple,
+        None,
+        "The shape of the filter, `(out_channel, C/group, kh, kw)`: the shape of the result.",
+    ),
+    P_OUT_CHANNEL,
+    P_KERNEL,
+    P_CONV_PAD_MODE,
+    P_PAD,
+    ParamDef::attr(
+        "pad_list",
+        AttrType::IntTuple,
+        Some(AttrDefault::Ints(&[0, 0, 0, 0])),
+        "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default (0, 0, 0, 0).",
+    ),
+    P_MODE,
+    P_STRIDE,
+    P_DILATION,
+    P_GROUP,
+    P_DATA_FORMAT,
+];
+
+pub const OPS: &[OpDef] = &[
+    OpDef {
+        name: "Conv2DBackpropInput",
+        category: Category::NeuralNetwork,
+        doc: "The gradient of a Conv2D with respect to its input, also a 2-D transposed convolution (what `nn.Conv1dTranspose` exports): the input gradient of the `Conv2D(x, filter)` with `x` of shape `input_sizes` whose output gradient is `out_backprop`. The attributes describe that Conv2D.",
+        params: CONV2D_BPI_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_conv2d_backprop_input,
+        grad: Some(grad_conv2d_backprop_input),
+        kernel: Some(|c| kernel_conv2d_backprop_input(c, "Conv2DBackpropInput")),
+    },
+    OpDef {
+        name: "Conv2DTranspose",
+        category: Category::NeuralNetwork,
+        doc: "2-D transposed convolution (what `nn.Conv2dTranspose` exports), MindSpore's subclass of Conv2DBackpropInput: the input gradient of the Conv2D whose input has shape `input_sizes` and whose output gradient is `out_backprop`. `out_channel` is that Conv2D's output channels, the channels of `out_backprop`.",
+        params: CONV2D_BPI_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_conv2d_backprop_input,
+        grad: Some(grad_conv2d_backprop_input),
+        kernel: Some(|c| kernel_conv2d_backprop_input(c, "Conv2DTranspose")),
+    },
+    OpDef {
+        name: "Conv2DBackpropFilter",
+        category: Category::NeuralNetwork,
+        doc: "The gradient of a Conv2D with respect to its filter: for `Conv2D(input, w)` with `w` of shape `filter_sizes` and output gradient `out_backprop`, the gradient of `w` (im2col and GEMM).",
+        params: CONV2D_BPF_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_conv2d_backprop_filter,
+        grad: Some(grad_conv2d_backprop_filter),
+        kernel: Some(kernel_conv2d_backprop_filter),
+    },
+    OpDef {
+        name: "Conv3D",
+        category: Category::NeuralNetwork,
+        doc: "3-D convolution (cross-correlation) of an NCDHW input `x` with `w`, optionally strided, dilated, padded and grouped; output `[N, out_channel, D_out, H_out, W_out]` (im2col and GEMM).",
+        params: CONV3D_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_conv3d,
+        grad: Some(grad_conv3d),
+        kernel: Some(kernel_conv3d),
+    },
+    OpDef {
+        name: "Conv3DTranspose",
+        category: Category::NeuralNetwork,
+        doc: "3-D transposed convolution (what `nn.Conv3dTranspose` exports): the input gradient of the Conv3D from a `[N, out_channel, ...]` tensor to `dout`. Output size per dimension: \"valid\" `(D-1)·s + (k-1)·d + 1`, \"same\" `D·s`, \"pad\" `(D-1)·s - pad_before - pad_after + (k-1)·d + 1 + output_padding`.",
+        params: CONV3DT_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: infer_conv3d_transpose,
+        grad: Some(grad_conv3d_transpose),
+        kernel: Some(kernel_conv3d_transpose),
+    },
+    OpDef {
+        name: "_Conv3DBackpropInput",
+        category: Category::Internal,
+        doc: "The gradient of Conv3D with respect to its input (MindSpore's Conv3DBackpropInput), via GEMM and col2im.",
+        params: CONV3D_GRAD_PARAMS_INPUT,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| like(c, 0, 2),
+        grad: Some(|b, c| {
+            let (dy, w, x) = (c.inputs[0], c.inputs[1], c.inputs[2]);
+            let ddy = b.prim("Conv3D", &[c.dout, w], all_attrs(c));
+            let dw = b.prim("_Conv3DBackpropFilter", &[dy, c.dout, w], all_attrs(c));
+            let _ = x;
+            vec![Some(ddy), Some(dw), None]
+        }),
+        kernel: Some(kernel_conv3d_backprop_input),
+    },
+    OpDef {
+        name: "_Conv3DBackpropFilter",
+        category: Category::Internal,
+        doc: "The gradient of Conv3D with respect to its weight (MindSpore's Conv3DBackpropFilter), via im2col and GEMM.",
+        params: CONV3D_GRAD_PARAMS_FILTER,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| like(c, 0, 2),
+        grad: Some(|b, c| {
+            let (dy, x) = (c.inputs[0], c.inputs[1]);
+            let ddy = b.prim("Conv3D", &[x, c.dout], all_attrs(c));
+            let dx = b.prim("_Conv3DBackpropInput", &[dy, c.dout, x], all_attrs(c));
+            vec![Some(ddy), Some(dx), None]
+        }),
+        kernel: Some(kernel_conv3d_backprop_filter),
+    },
+    OpDef {
+        name: "_Conv3DTransposeInput",
+        category: Category::Internal,
+        doc: "The gradient of Conv3DTranspose with respect to `dout`: the forward convolution of the result's gradient by `weight`.",
+        params: conv3t_params!(
+            ParamDef::input("dout", "The gradient of the Conv3DTranspose result."),
+            ParamDef::input("weight", "Conv3DTranspose's weight."),
+            ParamDef::input("x_like", "Conv3DTranspose's input, for its shape.")
+        ),
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| like(c, 0, 2),
+        grad: Some(|b, c| {
+            let (dy, w, x) = (c.inputs[0], c.inputs[1], c.inputs[2]);
+            let ddy = b.prim("Conv3DTranspose", &[c.dout, w], all_attrs(c));
+            let dw = b.prim("_Conv3DTransposeFilter", &[dy, c.dout, w], all_attrs(c));
+            let _ = x;
+            vec![Some(ddy), Some(dw), None]
+        }),
+        kernel: Some(kernel_conv3d_transpose_input),
+    },
+    OpDef {
+        name: "_Conv3DTransposeFilter",
+        category: Category::Internal,
+        doc: "The gradient of Conv3DTranspose with respect to its weight.",
+        params: conv3t_params!(
+            ParamDef::input("dout", "The gradient of the Conv3DTranspose result."),
+            ParamDef::input("x", "Conv3DTranspose's input."),
+            ParamDef::input("weight_like", "Conv3DTranspose's weight, for its shape.")
+        ),
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| like(c, 0, 2),
+        grad: Some(|b, c| {
+            let (dy, x) = (c.inputs[0], c.inputs[1]);
+            let ddy = b.prim("Conv3DTranspose", &[x, c.dout], all_attrs(c));
+            let dx = b.prim("_Conv3DTransposeInput", &[dy, c.dout, x], all_attrs(c));
+            vec![Some(ddy), Some(dx), None]
+        }),
+        kernel: Some(kernel_conv3d_transpose_filter),
+    },
+];
+
+pub(crate) fn samples() -> Vec<crate::eager::Sample> {
+    use crate::eager::{random_f64, Sample};
+    let i = AttrValue::Int;
+    let s = |v: &str| AttrValue::Str(v.to_string());
+    let t = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&x| AttrValue::Int(x)).collect());
+    let bpi = |op: &'static str, dout: &[usize], w: &[usize], x: &[i64], seed: u64| {
+        Sample::new(
+            op,
+            vec![
+                random_f64(dout, seed, -1.0, 1.0),
+                random_f64(w, seed + 1, -1.0, 1.0),
+            ],
+        )
+        .attr("input_sizes", t(x))
+        .attr("out_channel", i(w[0] as i64))
+        .attr("kernel_size", t(&[w[2] as i64, w[3] as i64]))
+    };
+    let conv3 = |x: &[usize], w: &[usize], seed: u64| {
+        Sample::new(
+            "Conv3D",
+            vec![
+                random_f64(x, seed, -1.0, 1.0),
+                random_f64(w, seed + 1, -1.0, 1.0),
+            ],
+        )
+        .attr("out_channel", i(w[0] as i64))
+        .attr(
+            "kernel_size",
+            t(&w[2..].iter().map(|&k| k as i64).collect::<Vec<_>>()),
+        )
+    };
+    let conv3t = |x: &[usize], w: &[usize], oc: i64, seed: u64| {
+        Sample::new(
+            "Conv3DTranspose",
+            vec![
+                random_f64(x, seed, -1.0, 1.0),
+                random_f64(w, seed + 1, -1.0, 1.0),
+            ],
+        )
+        .attr("in_channel", i(w[0] as i64))
+        .attr("out_channel", i(oc))
+        .attr(
+            "kernel_size",
+            t(&w[2..].iter().map(|&k| k as i64).collect::<Vec<_>>()),
+        )
+    };
+    let mut v = vec![
+        bpi(
+            "Conv2DBackpropInput",
+            &[2, 3, 3, 2],
+            &[3, 2, 2, 3],
+            &[2, 2, 4, 4],
+            300,
+        ),
+        bpi(
+            "Conv2DTranspose",
+            &[1, 4, 3, 3],
+            &[4, 2, 3, 3],
+            &[1, 4, 5, 6],
+            302,
+        )
+        .attr("pad_mode", s("same"))
+        .attr("stride", i(2))
+        .attr("group", i(2)),
+        bpi(
+            "Conv2DTranspose",
+            &[1, 2, 3, 4],
+            &[2, 2, 2, 2],
+            &[1, 2, 5, 5],
+            304,
+        )
+        .attr("pad_mode", s("pad"))
+        .attr("pad", t(&[1, 0, 0, 1]))
+        .attr("stride", t(&[2, 1]))
+        .attr("dilation", t(&[1, 2])),
+        Sample::new(
+            "Conv2DBackpropFilter",
+            vec![
+                random_f64(&[2, 3, 3, 2], 306, -1.0, 1.0),
+                random_f64(&[2, 2, 4, 4], 307, -1.0, 1.0),
+            ],
+        )
+        .attr("filter_sizes", t(&[3, 2, 2, 3]))
+        .attr("out_channel", i(3))
+        .attr("kernel_size", t(&[2, 3])),
+        conv3(&[2, 2, 3, 4, 3], &[3, 2, 2, 2, 2], 310),
+        conv3(&[1, 4, 4, 3, 5], &[2, 2, 3, 2, 3], 312)
+            .attr("group", i(2))
+            .attr("pad_mode", s("same"))
+            .attr("stride", t(&[2, 1, 2])),
+        conv3(&[1, 2, 5, 4, 4], &[2, 2, 2, 2, 2], 314)
+            .attr("pad_mode", s("pad"))
+            .attr("pad", t(&[1, 0, 0, 1, 1, 1]))
+            .attr("dilation", t(&[2, 1, 1])),
+        conv3t(&[1, 2, 2, 3, 2], &[2, 3, 2, 2, 3], 3, 320),
+        conv3t(&[1, 2, 2, 2, 3], &[2, 1, 3, 2, 2], 2, 322)
+            .attr("group", i(2))
+            .attr("pad_mode", s("same"))
+            .attr("stride", i(2)),
+        conv3t(&[1, 2, 2, 2, 2], &[2, 2, 2, 3, 2], 2, 324)
+            .attr("pad_mode", s("pad"))
+            .attr("pad", t(&[1, 0, 1, 1, 0, 1]))
+            .attr("stride", i(2))
+            .attr("output_padding", t(&[1, 0, 1])),
+    ];
+    // The gradient helpers' own gradients (second order).
+    let c3 = |op: &'static str, a: &[usize], b2: &[usize], c: &[usize], seed: u64| {
+        Sample::new(
+            op,
+            vec![
+                random_f64(a, seed, -1.0, 1.0),
+                random_f64(b2, seed + 1, -1.0, 1.0),
+                random_f64(c, seed + 2, -1.0, 1.0),
+            ],
+        )
+        .attr("out_channel", i(3))
+        .attr("kernel_size", t(&[2, 2, 2]))
+        .attr("stride", i(2))
+    };
+    v.push(c3(
+        "_Conv3DBackpropInput",
+        &[1, 3, 2, 1, 2],
+        &[3, 2, 2, 2, 2],
+        &[1, 2, 4, 3, 4],
+        330,
+    ));
+    v.push(c3(
+        "_Conv3DBackpropFilter",
+        &[1, 3, 2, 1, 2],
+        &[1, 2, 4, 3, 4],
+        &[3, 2, 2, 2, 2],
+        333,
+    ));
+    let c3t = |op: &'static str, a: &[usize], b2: &[usize], c: &[usize], seed: u64| {
+        Sample::new(
+            op,
+            vec![
+                random_f64(a, seed, -1.0, 1.0),
+                random_f64(b2, seed + 1, -1.0, 1.0),
+                random_f64(c, seed + 2, -1.0, 1.0),
+            ],
+        )
+        .attr("in_channel", i(2))
+        .attr("out_channel", i(3))
+        .attr("kernel_size", t(&[2, 2, 2]))
+        .attr("stride", i(2))
+    };
+    v.push(c3t(
+        "_Conv3DTransposeInput",
+        &[1, 3, 4, 4, 2],
+        &[2, 3, 2, 2, 2],
+        &[1, 2, 2, 2, 1],
+        336,
+    ));
+    v.push(c3t(
+        "_Conv3DTransposeFilter",
+        &[1, 3, 4, 4, 2],
+        &[1, 2, 2, 2, 1],
+        &[2, 3, 2, 2, 2],
+        339,
+    ));
+    let c2 = |op: &'static str, a: &[usize], b2: &[usize], c: &[usize], seed: u64| {
+        Sample::new(
+            op,
+            vec![
+                random_f64(a, seed, -1.0, 1.0),
+                random_f64(b2, seed + 1, -1.0, 1.0),
+                random_f64(c, seed + 2, -1.0, 1.0),
+            ],
+        )
+        .attr("out_channel", i(3))
+        .attr("kernel_size", t(&[2, 3]))
+        .attr("pad_mode", s("same"))
+    };
+    v.push(c2(
+        "_Conv2DBackpropInput",
+        &[1, 3, 3, 4],
+        &[3, 2, 2, 3],
+        &[1, 2, 3, 4],
+        342,
+    ));
+    v.push(c2(
+        "_Conv2DBackpropFilter",
+        &[1, 3, 3, 4],
+        &[1, 2, 3, 4],
+        &[3, 2, 2, 3],
+        345,
+    ));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transposed_sizes() {
+        let attrs = Attrs::new(vec![
+            ("out_channel", AttrValue::Int(3)),
+            ("kernel_size", AttrValue::Int(3)),
+            ("mode", AttrValue::Int(1)),
+            ("pad_mode", AttrValue::Str("pad".into())),
+            ("pad", AttrValue::Int(1)),
+            ("stride", AttrValue::Int(2)),
+            ("dilation", AttrValue::Int(1)),
+            ("group", AttrValue::Int(1)),
+            ("data_format", AttrValue::Str("NCDHW".into())),
+        ]);
+        let a = conv3_attrs("Conv3D", &attrs).unwrap();
+        assert_eq!(transposed_size(&a, 0, 3, 1), Some(6));
+    }
+}
