@@ -10,6 +10,7 @@ pub mod nn;
 pub mod nn_conv;
 pub mod nn_conv_ext;
 pub mod nn_ext;
+pub mod pool_ext;
 pub mod reduce;
 pub mod shape;
 pub mod structure;
@@ -25,6 +26,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         nn::OPS,
         nn_conv::OPS,
         nn_conv_ext::OPS,
+        pool_ext::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
@@ -44,6 +46,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
     all.extend(nn_conv_ext::samples());
+    all.extend(pool_ext::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(internal_nn::samples());

@@ -848,10 +848,12 @@ fn conv3_out_dims(
                     a.pad[j],
                 ) {
                     Some((o, _)) if o > 0 || a.mode == PadMode::Same => Dim::Known(o as i64),
-                    _ => return Err(OpError::call(format!(
+                    _ => {
+                        return Err(OpError::call(format!(
                         "`{op}`: the {} of the input, {n}, is smaller than the (dilated) kernel",
                         ["depth", "height", "width"][j]
-                    ))),
+                    )))
+                    }
                 }
             }
             _ => Dim::Unknown,

@@ -40,7 +40,7 @@ pub(crate) fn grad_given(c: &GradCall, i: usize) -> bool {
 pub(crate) fn opt_tensor<'a>(c: &KernelCall<'a>, i: usize) -> Result<Option<&'a Tensor>, OpError> {
     match c.inputs.get(i) {
         None => Ok(None),
-        Some(KArg::Tuple(items)) if items.is_empty() => Ok(None),
+        Some(KArg::Tuple([])) => Ok(None),
         Some(KArg::Tensor(t)) => Ok(Some(t)),
         Some(KArg::Tuple(_)) => Err(OpError::input(
             i,

@@ -126,4 +126,109 @@ conv3dt_case((2, 4, 2, 3, 3), (4, 1, 2, 2, 2), 2, group=2, pad_mode="pad", pad=1
 conv3dt_case((1, 2, 3, 3, 3), (2, 2, 2, 2, 2), 2, dilation=(1, 2, 2))
 conv3dt_case((1, 2, 3, 4, 5), (2, 3, 3, 2, 3), 3, dtype=np.float64)
 
+
+# ---------------------------------------------------------------------------
+# Pooling
+
+
+def pool_case(op, prim, x, attrs, rtol=1e-5, atol=1e-6, outputs=None):
+    try:
+        y = prim(t(x))
+    except Exception as e:  # noqa: BLE001
+        print(op, attrs, x.dtype, "not on CPU:", str(e).splitlines()[0])
+        return
+    o.case(op, [x], attrs, y, rtol=rtol, atol=atol, outputs=outputs)
+
+
+def avg3d(shape, dtype=np.float32, **kw):
+    x = o.rand(*shape, dtype=dtype)
+    pool_case("AvgPool3D", P.AvgPool3D(**kw), x, kw)
+
+
+avg3d((1, 2, 4, 5, 4), kernel_size=2, strides=2)
+avg3d((2, 2, 5, 6, 7), kernel_size=(2, 3, 2), strides=(1, 2, 3))
+avg3d((1, 2, 3, 5, 4), kernel_size=(2, 3, 2), strides=(1, 2, 2), pad_mode="pad", pad=(1, 0, 1, 1, 0, 1))
+avg3d((1, 2, 3, 5, 4), kernel_size=(2, 3, 2), strides=(1, 2, 2), pad_mode="pad", pad=(1, 0, 1, 1, 0, 1),
+      count_include_pad=False)
+avg3d((1, 2, 3, 5, 4), kernel_size=(2, 3, 2), strides=2, pad_mode="pad", pad=1, ceil_mode=True)
+avg3d((1, 2, 3, 5, 4), kernel_size=(2, 3, 2), strides=2, pad_mode="pad", pad=1, ceil_mode=True,
+      count_include_pad=False)
+avg3d((1, 2, 4, 5, 6), kernel_size=3, strides=2, ceil_mode=True)
+avg3d((1, 1, 3, 4, 5), kernel_size=2, strides=2, pad_mode="same")
+avg3d((1, 1, 3, 4, 5), kernel_size=3, strides=1, pad_mode="same")
+avg3d((1, 2, 4, 4, 4), kernel_size=2, strides=2, divisor_override=3)
+avg3d((1, 2, 4, 5, 4), dtype=np.float64, kernel_size=2, strides=2)
+avg3d((1, 2, 4, 5, 4), dtype=np.float16, kernel_size=2, strides=2)
+
+
+def max3d(shape, dtype=np.float32, **kw):
+    x = o.rand(*shape, dtype=dtype)
+    pool_case("MaxPool3D", P.MaxPool3D(**kw), x, kw)
+
+
+max3d((1, 2, 4, 5, 4), kernel_size=2, strides=2)
+max3d((2, 2, 5, 6, 7), kernel_size=(2, 3, 2), strides=(1, 2, 3))
+max3d((1, 2, 3, 5, 4), kernel_size=(2, 3, 2), strides=2, pad_mode="pad", pad_list=(1, 1, 0))
+max3d((1, 2, 3, 5, 4), kernel_size=(2, 3, 2), strides=2, pad_mode="pad", pad_list=1, ceil_mode=True)
+max3d((1, 2, 3, 5, 4), kernel_size=(2, 3, 2), strides=2, pad_mode="pad", pad_list=(1, 0, 0, 1, 1, 0))
+max3d((1, 1, 3, 4, 5), kernel_size=2, strides=2, pad_mode="same")
+max3d((1, 2, 4, 5, 4), dtype=np.float64, kernel_size=2, strides=2)
+max3d((1, 2, 4, 5, 4), dtype=np.float16, kernel_size=2, strides=2)
+
+
+def max3d_arg(shape, dtype=np.float32, ints=False, **kw):
+    # Integer inputs are non-negative: MindSpore's CPU kernel gives 0 as the
+    # maximum of an all-negative integer window (while its argmax names a
+    # negative cell), which we take for a MindSpore bug.
+    x = o.ints(*shape, lo=0, hi=5, dtype=dtype) if ints else o.rand(*shape, dtype=dtype)
+    pool_case("MaxPool3DWithArgmax", P.MaxPool3DWithArgmax(**kw), x, kw)
+
+
+max3d_arg((1, 2, 4, 5, 4), ksize=2, strides=2, pads=0)
+max3d_arg((1, 2, 3, 6, 5), ksize=(1, 3, 2), strides=(1, 2, 1), pads=(0, 1, 1))
+max3d_arg((1, 2, 3, 7, 6), ksize=(1, 3, 3), strides=2, pads=(0, 1, 1), dilation=(1, 2, 1))
+max3d_arg((1, 2, 3, 7, 6), ksize=(1, 3, 2), strides=2, pads=(0, 1, 1), ceil_mode=True)
+max3d_arg((1, 2, 4, 5, 4), ksize=2, strides=2, pads=0, argmax_type=ms.int32)
+max3d_arg((1, 2, 4, 5, 4), dtype=np.int32, ints=True, ksize=2, strides=1, pads=1)
+max3d_arg((1, 2, 4, 5, 4), dtype=np.float64, ksize=2, strides=2, pads=0)
+
+
+def max_argv2(shape, dtype=np.float32, ints=False, **kw):
+    x = o.ints(*shape, lo=-5, hi=5, dtype=dtype) if ints else o.rand(*shape, dtype=dtype)
+    pool_case("MaxPoolWithArgmaxV2", P.MaxPoolWithArgmaxV2(**kw), x, kw)
+
+
+max_argv2((2, 2, 6, 7), kernel_size=2)
+max_argv2((2, 2, 6, 7), kernel_size=3, strides=2, pads=1)
+max_argv2((2, 2, 6, 7), kernel_size=3, strides=2, pads=1, dilation=(1, 2))
+max_argv2((2, 2, 7, 7), kernel_size=(3, 2), strides=2, pads=(1, 1), ceil_mode=True)
+max_argv2((1, 2, 6, 6), kernel_size=2, argmax_type=ms.int32)
+max_argv2((1, 2, 6, 6), dtype=np.int64, ints=True, kernel_size=3, strides=1, pads=1)
+max_argv2((1, 2, 6, 6), dtype=np.float64, kernel_size=2)
+
+
+def adaptive(op, shape, size, dtype=np.float32):
+    x = o.rand(*shape, dtype=dtype)
+    ms_size = tuple(None if s == -1 else s for s in size) if isinstance(size, tuple) else size
+    try:
+        prim = P.AdaptiveAvgPool2D(ms_size) if op == "AdaptiveAvgPool2D" else GP.AdaptiveMaxPool2D(ms_size)
+    except Exception as e:  # noqa: BLE001
+        print(op, size, "rejected:", str(e).splitlines()[0])
+        return
+    pool_case(op, prim, x, dict(output_size=size))
+
+
+for op in ["AdaptiveAvgPool2D", "AdaptiveMaxPool2D"]:
+    adaptive(op, (2, 3, 7, 9), (4, 4))
+    adaptive(op, (2, 3, 7, 9), (3, 5))
+    adaptive(op, (3, 7, 9), (2, 3))
+    adaptive(op, (2, 3, 7, 9), 1)
+    adaptive(op, (1, 2, 4, 5), (6, 7))
+    adaptive(op, (2, 3, 7, 9), (-1, 4))
+    adaptive(op, (2, 3, 7, 9), (4, 4), dtype=np.float64)
+# ties: the first maximum of a window wins
+x_ties = np.array([[[[1.0, 1.0, 2.0], [2.0, 0.0, 2.0], [1.0, 2.0, 2.0]]]], np.float32)
+pool_case("AdaptiveMaxPool2D", GP.AdaptiveMaxPool2D((2, 2)), x_ties, dict(output_size=(2, 2)))
+pool_case("MaxPoolWithArgmaxV2", P.MaxPoolWithArgmaxV2(2, 1), x_ties, dict(kernel_size=2, strides=1))
+
 o.save()
