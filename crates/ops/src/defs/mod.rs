@@ -12,6 +12,7 @@ pub mod nn_conv_ext;
 pub mod nn_ext;
 pub mod pool_ext;
 pub mod reduce;
+pub mod resize;
 pub mod shape;
 pub mod structure;
 
@@ -27,6 +28,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         nn_conv::OPS,
         nn_conv_ext::OPS,
         pool_ext::OPS,
+        resize::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
@@ -47,6 +49,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(nn_conv::samples());
     all.extend(nn_conv_ext::samples());
     all.extend(pool_ext::samples());
+    all.extend(resize::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(internal_nn::samples());

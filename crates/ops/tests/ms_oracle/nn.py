@@ -231,4 +231,107 @@ x_ties = np.array([[[[1.0, 1.0, 2.0], [2.0, 0.0, 2.0], [1.0, 2.0, 2.0]]]], np.fl
 pool_case("AdaptiveMaxPool2D", GP.AdaptiveMaxPool2D((2, 2)), x_ties, dict(output_size=(2, 2)))
 pool_case("MaxPoolWithArgmaxV2", P.MaxPoolWithArgmaxV2(2, 1), x_ties, dict(kernel_size=2, strides=1))
 
+# ---------------------------------------------------------------------------
+# Resizing
+
+
+def resize_case(op, prim_call, x, attrs, rtol=1e-5, atol=1e-6, note=""):
+    try:
+        y = prim_call(t(x))
+    except Exception as e:  # noqa: BLE001
+        print(op, attrs, x.dtype, "not on CPU:", str(e).splitlines()[0])
+        return
+    o.case(op, [x], attrs, y, rtol=rtol, atol=atol, note=note)
+
+
+def tf_resize(op, shape, size, dtype=np.float32, ints=False, **kw):
+    x = o.ints(*shape, lo=-9, hi=9, dtype=dtype) if ints else o.rand(*shape, dtype=dtype)
+    if op == "ResizeNearestNeighbor":
+        call = lambda v: GP.ResizeNearestNeighbor(size, **kw)(v)  # noqa: E731
+    else:
+        call = lambda v: getattr(GP, op)(**kw)(v, size)  # noqa: E731
+    resize_case(op, call, x, dict(size=size, **kw))
+
+
+for op in ["ResizeNearestNeighbor", "ResizeNearestNeighborV2", "ResizeBilinearV2", "ResizeBicubic"]:
+    tf_resize(op, (1, 2, 3, 4), (5, 7))
+    tf_resize(op, (2, 2, 6, 9), (4, 5))
+    tf_resize(op, (1, 2, 3, 4), (9, 8))
+    tf_resize(op, (1, 2, 3, 4), (5, 7), align_corners=True)
+    tf_resize(op, (2, 2, 6, 9), (4, 5), align_corners=True)
+    tf_resize(op, (1, 2, 3, 4), (5, 7), half_pixel_centers=True)
+    tf_resize(op, (2, 2, 6, 9), (4, 5), half_pixel_centers=True)
+    tf_resize(op, (1, 2, 1, 4), (1, 7), align_corners=True)
+    tf_resize(op, (1, 2, 3, 4), (5, 7), dtype=np.float64)
+for op in ["ResizeNearestNeighbor", "ResizeNearestNeighborV2"]:
+    tf_resize(op, (1, 2, 3, 4), (5, 7), dtype=np.int32, ints=True)
+    tf_resize(op, (1, 2, 3, 4), (6, 8), dtype=np.float16)
+
+
+def linear1d(shape, size, mode):
+    x = o.rand(*shape)
+    resize_case("ResizeLinear1D", lambda v: GP.ResizeLinear1D(mode)(v, size), x,
+                dict(size=size, coordinate_transformation_mode=mode))
+
+
+# "asymmetric" is accepted by the primitive but rejected by every kernel.
+for mode in ["align_corners", "half_pixel"]:
+    linear1d((2, 3, 5), (8,), mode)
+    linear1d((2, 3, 9), (4,), mode)
+    linear1d((2, 3, 5), (1,), mode)
+
+
+def upsample(op, shape, output_size=None, scales=None, dtype=np.float32, **kw):
+    x = o.rand(*shape, dtype=dtype)
+    attrs = dict(**kw)
+    if output_size is not None:
+        attrs["output_size"] = output_size
+    if scales is not None:
+        attrs["scales"] = scales
+    prim = GP.UpsampleTrilinear3D(**kw) if op == "UpsampleTrilinear3D" else getattr(GP, op)()
+    resize_case(op, lambda v: prim(v, output_size, scales), x, attrs)
+
+
+for op, shape in [("UpsampleNearest1D", (2, 2, 5)), ("UpsampleNearest2D", (1, 2, 3, 4)),
+                  ("UpsampleNearest3D", (1, 2, 2, 3, 4)), ("UpsampleTrilinear3D", (1, 2, 2, 3, 4))]:
+    n = len(shape) - 2
+    upsample(op, shape, output_size=tuple([7, 5, 9][:n]))
+    upsample(op, shape, output_size=tuple([2, 3, 3][:n]))
+    upsample(op, shape, scales=tuple([2.0, 1.5, 3.0][:n]))
+    upsample(op, shape, scales=tuple([1.7, 2.5, 0.6][3 - n:]) if n < 3 else (1.7, 2.5, 1.6))
+upsample("UpsampleTrilinear3D", (1, 2, 2, 3, 4), output_size=(3, 5, 7), align_corners=True)
+upsample("UpsampleTrilinear3D", (1, 2, 2, 3, 4), scales=(2.0, 1.5, 2.5), align_corners=True)
+upsample("UpsampleTrilinear3D", (1, 2, 2, 3, 4), output_size=(3, 5, 7), dtype=np.float64)
+upsample("UpsampleNearest2D", (1, 2, 3, 4), output_size=(5, 7), dtype=np.float64)
+
+
+# UpsampleBilinear2D and UpsampleLinear1D have no CPU kernel in MindSpore 2.10:
+# their expected values are UpsampleTrilinear3D's on the input with unit
+# leading spatial dimensions (the same PyTorch rules).
+def via_trilinear(op, shape, output_size=None, scales=None, align_corners=False):
+    x = o.rand(*shape)
+    n = len(shape) - 2
+    x5 = x.reshape(shape[:2] + (1,) * (3 - n) + shape[2:])
+    size5 = None if output_size is None else (1,) * (3 - n) + tuple(output_size)
+    scales5 = None if scales is None else (1.0,) * (3 - n) + tuple(scales)
+    y = GP.UpsampleTrilinear3D(align_corners=align_corners)(t(x5), size5, scales5)
+    y = y.reshape(y.shape[:2] + y.shape[2 + 3 - n:])
+    attrs = dict(align_corners=align_corners)
+    if output_size is not None:
+        attrs["output_size"] = tuple(output_size)
+    if scales is not None:
+        attrs["scales"] = tuple(scales)
+    o.case(op, [x], attrs, y, note="expected from UpsampleTrilinear3D (no CPU kernel for " + op + ")")
+
+
+via_trilinear("UpsampleBilinear2D", (1, 2, 3, 4), output_size=(5, 7))
+via_trilinear("UpsampleBilinear2D", (1, 2, 3, 4), output_size=(5, 7), align_corners=True)
+via_trilinear("UpsampleBilinear2D", (2, 2, 5, 6), scales=(1.5, 0.5))
+via_trilinear("UpsampleLinear1D", (2, 2, 5), output_size=(8,))
+via_trilinear("UpsampleLinear1D", (2, 2, 5), scales=(2.5,), align_corners=True)
+
+for shape, r in [((2, 8, 2, 3), 2), ((9, 2, 2), 3), ((1, 2, 4, 3, 2), 2)]:
+    x = o.rand(*shape)
+    resize_case("PixelShuffle", lambda v: GP.PixelShuffle()(v, r), x, dict(upscale_factor=r))
+
 o.save()
