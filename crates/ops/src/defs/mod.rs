@@ -10,6 +10,7 @@ pub mod nn;
 pub mod nn_conv;
 pub mod nn_conv_ext;
 pub mod nn_ext;
+pub mod norm_ext;
 pub mod pool_ext;
 pub mod reduce;
 pub mod resize;
@@ -29,6 +30,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         nn_conv_ext::OPS,
         pool_ext::OPS,
         resize::OPS,
+        norm_ext::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
@@ -50,6 +52,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(nn_conv_ext::samples());
     all.extend(pool_ext::samples());
     all.extend(resize::samples());
+    all.extend(norm_ext::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(internal_nn::samples());
