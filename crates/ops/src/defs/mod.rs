@@ -5,6 +5,7 @@ pub mod elementwise;
 pub mod internal;
 pub mod internal_nn;
 pub mod linalg;
+pub mod loss;
 pub mod makers;
 pub mod nn;
 pub mod nn_conv;
@@ -31,6 +32,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         pool_ext::OPS,
         resize::OPS,
         norm_ext::OPS,
+        loss::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
@@ -53,6 +55,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(pool_ext::samples());
     all.extend(resize::samples());
     all.extend(norm_ext::samples());
+    all.extend(loss::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(internal_nn::samples());
