@@ -15,6 +15,7 @@ pub mod norm_ext;
 pub mod pool_ext;
 pub mod reduce;
 pub mod resize;
+pub mod rnn;
 pub mod shape;
 pub mod structure;
 
@@ -33,6 +34,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         resize::OPS,
         norm_ext::OPS,
         loss::OPS,
+        rnn::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
@@ -56,6 +58,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(resize::samples());
     all.extend(norm_ext::samples());
     all.extend(loss::samples());
+    all.extend(rnn::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(internal_nn::samples());
