@@ -11,6 +11,7 @@ pub mod nn;
 pub mod nn_conv;
 pub mod nn_conv_ext;
 pub mod nn_ext;
+pub mod nn_misc_ext;
 pub mod norm_ext;
 pub mod pool_ext;
 pub mod reduce;
@@ -35,6 +36,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         norm_ext::OPS,
         loss::OPS,
         rnn::OPS,
+        nn_misc_ext::OPS,
         structure::OPS,
         makers::OPS,
         internal::OPS,
@@ -59,6 +61,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(norm_ext::samples());
     all.extend(loss::samples());
     all.extend(rnn::samples());
+    all.extend(nn_misc_ext::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(internal_nn::samples());

@@ -12,10 +12,10 @@
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
-use crate::defs::shape::{dims_of, fmt_dims, tensor_abs, unranked};
+use crate::defs::shape::{dims_of, tensor_abs, unranked};
 use crate::infer::InferCall;
 use crate::kernel::{KArg, KValue, KernelCall};
-use crate::{Attrs, GNode, GradBuilder, GradCall, OpError};
+use crate::{Attrs, GradCall, OpError};
 
 /// Whether an abstract input stands for an absent optional tensor.
 pub(crate) fn is_absent(v: &AbsVal) -> bool {
@@ -63,15 +63,6 @@ pub(crate) fn all_attrs(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
     c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
 }
 
-/// The attributes of a gradient rule's forward call but those named.
-pub(crate) fn attrs_except(c: &GradCall, skip: &[&str]) -> Vec<(&'static str, AttrValue)> {
-    c.attrs
-        .iter()
-        .filter(|(k, _)| !skip.contains(k))
-        .map(|(k, v)| (*k, v.clone()))
-        .collect()
-}
-
 /// Input `i` of a shape rule: a float tensor (dtype, dims when ranked).
 pub(crate) fn float_input(
     call: &InferCall,
@@ -89,33 +80,6 @@ pub(crate) fn float_input(
         ));
     }
     Ok((dtype, dims))
-}
-
-/// Checks the rank of input `i` where it is known (`what` names the layout).
-pub(crate) fn check_rank(
-    call: &InferCall,
-    i: usize,
-    dims: &[Dim],
-    ranks: &[usize],
-    what: &str,
-) -> Result<(), OpError> {
-    if !ranks.contains(&dims.len()) {
-        return Err(OpError::input(
-            i,
-            format!(
-                "`{}` needs `{}` of rank {} ({what}), got {}",
-                call.op.name,
-                call.input_name(i),
-                ranks
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                fmt_dims(dims)
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// A tensor of `dtype` and `dims`, or unranked.
@@ -149,8 +113,6 @@ pub(crate) fn kints(dtype: DType, shape: Vec<usize>, data: Vec<i64>) -> KValue {
 
 // ---------------------------------------------------------------------------
 // `reduction`
-
-pub(crate) const REDUCTIONS: &[&str] = &["none", "mean", "sum"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reduction {
@@ -197,11 +159,6 @@ impl Reduction {
             _ => tensor_abs(dtype, vec![]),
         }
     }
-}
-
-/// `x` gets `dout` summed back to its shape where `x` was broadcast.
-pub(crate) fn sum_to(b: &mut dyn GradBuilder, g: GNode, x: GNode) -> GNode {
-    b.prim("_SumToShapeOf", &[g, x], vec![])
 }
 
 /// Runs `$body` on the f32 or f64 data of same-storage float tensors (f16 and
