@@ -9,11 +9,15 @@ pub mod loss;
 pub mod makers;
 pub mod nn;
 pub mod nn_conv;
+pub mod nn_conv3d;
+mod nn_conv3d_gemm;
 pub mod nn_conv_ext;
 pub mod nn_ext;
 pub mod nn_misc_ext;
 pub mod norm_ext;
+pub mod norm_misc_ext;
 pub mod pool_ext;
+mod pool_window;
 pub mod reduce;
 pub mod resize;
 pub mod rnn;
@@ -31,9 +35,11 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         nn::OPS,
         nn_conv::OPS,
         nn_conv_ext::OPS,
+        nn_conv3d::OPS,
         pool_ext::OPS,
         resize::OPS,
         norm_ext::OPS,
+        norm_misc_ext::OPS,
         loss::OPS,
         rnn::OPS,
         nn_misc_ext::OPS,
@@ -56,9 +62,11 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
     all.extend(nn_conv_ext::samples());
+    all.extend(nn_conv3d::samples());
     all.extend(pool_ext::samples());
     all.extend(resize::samples());
     all.extend(norm_ext::samples());
+    all.extend(norm_misc_ext::samples());
     all.extend(loss::samples());
     all.extend(rnn::samples());
     all.extend(nn_misc_ext::samples());

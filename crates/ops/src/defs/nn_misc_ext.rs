@@ -32,19 +32,20 @@ fn infer_dense(call: &InferCall) -> Result<AbsVal, OpError> {
             format!("`{op}` needs `weight` of the dtype of `input`, {dtype}, got {wdtype}"),
         ));
     }
-    let out: Option<Dim> =
-        match &wd {
-            Some(w) if w.len() == 2 => Some(w[0].clone()),
-            Some(w) if w.len() == 1 => None,
-            Some(w) => return Err(OpError::input(
+    let out: Option<Dim> = match &wd {
+        Some(w) if w.len() == 2 => Some(w[0].clone()),
+        Some(w) if w.len() == 1 => None,
+        Some(w) => {
+            return Err(OpError::input(
                 1,
                 format!(
                     "`{op}` needs `weight` [out_channels, in_channels] or [in_channels], got {}",
                     fmt_dims(w)
                 ),
-            )),
-            None => Some(Dim::Unknown),
-        };
+            ))
+        }
+        None => Some(Dim::Unknown),
+    };
     if let (Some(x), Some(w)) = (&xd, &wd) {
         if x.is_empty() {
             return Err(OpError::input(
