@@ -171,7 +171,7 @@ fn check_attrs(kind: Kind, attrs: &Attrs) -> Result<f64, OpError> {
     let op = kind.name();
     if kind == Kind::SmoothL1Loss {
         let beta = attrs.f64("beta");
-        if !(beta > 0.0) {
+        if beta.is_nan() || beta <= 0.0 {
             return Err(OpError::attr(
                 "beta",
                 format!("`{op}`: `beta` must be positive (as MindSpore), got {beta}"),
@@ -565,7 +565,10 @@ fn infer_nll(call: &InferCall) -> Result<AbsVal, OpError> {
 }
 
 /// `(per-sample losses, total weight, per-sample weights)`.
-fn nll_parts(c: &KernelCall) -> Result<(Vec<f64>, f64, Vec<f64>, Vec<Option<usize>>), OpError> {
+/// Per-sample losses, the total weight, per-sample weights and classes.
+type NllParts = (Vec<f64>, f64, Vec<f64>, Vec<Option<usize>>);
+
+fn nll_parts(c: &KernelCall) -> Result<NllParts, OpError> {
     let op = "NLLLoss";
     let (x, y, w) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     nll_check(op, x.shape(), y.shape(), w.shape())?;

@@ -106,7 +106,7 @@ fn rows_backward(
 }
 
 fn check_eps(op: &str, name: &'static str, eps: f64) -> Result<(), OpError> {
-    if !(eps >= 0.0) {
+    if eps.is_nan() || eps < 0.0 {
         return Err(OpError::attr(
             name,
             format!("`{op}`: `{name}` must be non-negative, got {eps}"),
@@ -125,7 +125,12 @@ fn stat_dtype(x: DType) -> DType {
 }
 
 /// An optional parameter input `i` of a shape rule: float, of `want` dims.
-fn check_param(call: &InferCall, i: usize, dtype: DType, want: &[Dim]) -> Result<(), OpError> {
+pub(super) fn check_param(
+    call: &InferCall,
+    i: usize,
+    dtype: DType,
+    want: &[Dim],
+) -> Result<(), OpError> {
     if !given(call, i) {
         return Ok(());
     }
@@ -484,6 +489,9 @@ enum NormKind {
     Layer,
 }
 
+/// Which scale/shift entry element `k` of row `r` uses.
+type ParamIndex = Box<dyn Fn(usize, usize) -> usize>;
+
 /// `_XxxNormGrad(dy, x, mean, rstd, gamma, dmean, drstd)`: `(dx, dgamma, dbeta)`.
 fn kernel_norm_grad(c: &KernelCall, kind: NormKind) -> Result<KValue, OpError> {
     let (dy, x, mean, rstd) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?, c.tensor(3)?);
@@ -496,12 +504,7 @@ fn kernel_norm_grad(c: &KernelCall, kind: NormKind) -> Result<KValue, OpError> {
             "normalisation gradient: dy and x differ in shape",
         ));
     }
-    let (rows, m, n_params, group_param): (
-        usize,
-        usize,
-        usize,
-        Box<dyn Fn(usize, usize) -> usize>,
-    ) = match kind {
+    let (rows, m, n_params, group_param): (usize, usize, usize, ParamIndex) = match kind {
         NormKind::Group => {
             let (n, ch, sp, g) = group_dims("GroupNorm", c.attrs, s)?;
             let cg = ch / g;

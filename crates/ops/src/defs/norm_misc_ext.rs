@@ -1,11 +1,12 @@
-//! More normalisations: `RmsNorm`, `L2Normalize` and `LRN` (what `nn.LRN`
-//! exports), with their gradients (`_RmsNormGrad` takes `rstd`'s sensitivity
+//! More normalisations: `BatchNormExt` (what `mint.nn.BatchNorm2d` exports),
+//! `RmsNorm`, `L2Normalize` and `LRN` (what `nn.LRN` exports), with their
+//! gradients (`_RmsNormGrad` takes `rstd`'s sensitivity
 //! too; L2Normalize's is built from primitives, so it has second derivatives).
 //! Kernels compute in f64 and round to the dtype.
 
 use ir::{AbsVal, AttrValue, DType, Dim};
 
-use crate::defs::nn_ext::{float_input, ktensor, maybe_ranked};
+use crate::defs::nn_ext::{float_input, ktensor, maybe_ranked, opt_tensor};
 use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims, fmt_ints, op_axis, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
@@ -97,6 +98,7 @@ fn infer_rms_norm(call: &InferCall) -> Result<AbsVal, OpError> {
     ]))
 }
 
+#[allow(clippy::needless_range_loop)]
 fn kernel_rms_norm(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, g) = (c.tensor(0)?, c.tensor(1)?);
     let (rows, m, stat) = rms_dims(x.shape(), g.shape())?;
@@ -120,6 +122,7 @@ fn kernel_rms_norm(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 /// `_RmsNormGrad(dy, x, rstd, gamma, drstd)`: `(dx, dgamma)`.
+#[allow(clippy::needless_range_loop)]
 fn kernel_rms_norm_grad(c: &KernelCall) -> Result<KValue, OpError> {
     let (dy, x, rstd, g, drstd) = (
         c.tensor(0)?,
@@ -344,7 +347,241 @@ fn kernel_lrn_grad(c: &KernelCall) -> Result<KValue, OpError> {
     Ok(ktensor(dy.dtype(), s.to_vec(), dx))
 }
 
+// ---------------------------------------------------------------------------
+// BatchNormExt
+
+fn infer_batch_norm_ext(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, xd) = float_input(call, 0)?;
+    let eps = call.attrs.f64("epsilon");
+    if eps.is_nan() || eps < 0.0 {
+        return Err(OpError::attr(
+            "epsilon",
+            format!("`{op}`: `epsilon` must be non-negative, got {eps}"),
+        ));
+    }
+    let c = match &xd {
+        Some(d) if d.len() < 2 => {
+            return Err(OpError::input(
+                0,
+                format!(
+                    "`{op}` needs `input` of rank at least 2 (N, C, ...), got {}",
+                    fmt_dims(d)
+                ),
+            ))
+        }
+        Some(d) => d[1].clone(),
+        None => Dim::Unknown,
+    };
+    for i in 1..5 {
+        crate::defs::norm_ext::check_param(call, i, dtype, std::slice::from_ref(&c))?;
+    }
+    let stat = tensor_abs(dtype, vec![c]);
+    Ok(AbsVal::Tuple(vec![
+        maybe_ranked(dtype, xd),
+        stat.clone(),
+        stat,
+    ]))
+}
+
+/// `(n, c, spatial)` of a BatchNormExt input.
+fn bn_dims(shape: &[usize]) -> Result<(usize, usize, usize), OpError> {
+    if shape.len() < 2 {
+        return Err(OpError::input(
+            0,
+            format!("`BatchNormExt` needs rank at least 2, got {shape:?}"),
+        ));
+    }
+    Ok((shape[0], shape[1], shape[2..].iter().product()))
+}
+
+/// The per-channel mean and `1/sqrt(variance + eps)` a call normalises with:
+/// the batch's in training or without running statistics, else the running ones.
+fn bn_stats(
+    c: &KernelCall,
+    x: &[f64],
+    (n, ch, sp): (usize, usize, usize),
+) -> Result<(Vec<f64>, Vec<f64>), OpError> {
+    let eps = c.attrs.f64("epsilon");
+    let running = (opt_tensor(c, 3)?, opt_tensor(c, 4)?);
+    if let (false, (Some(m), Some(v))) = (c.attrs.bool("training"), running) {
+        let (m, v) = (m.to_f64_vec(), v.to_f64_vec());
+        if m.len() != ch || v.len() != ch {
+            return Err(OpError::call(format!(
+                "`BatchNormExt`: running statistics need {ch} elements"
+            )));
+        }
+        return Ok((m, v.iter().map(|v| 1.0 / (v + eps).sqrt()).collect()));
+    }
+    let count = (n * sp) as f64;
+    let (mut mean, mut rstd) = (vec![0.0; ch], vec![0.0; ch]);
+    for k in 0..ch {
+        let cells = || (0..n).flat_map(move |b| (b * ch + k) * sp..(b * ch + k + 1) * sp);
+        let mu = cells().map(|e| x[e]).sum::<f64>() / count;
+        let var = cells().map(|e| (x[e] - mu) * (x[e] - mu)).sum::<f64>() / count;
+        mean[k] = mu;
+        rstd[k] = 1.0 / (var + eps).sqrt();
+    }
+    Ok((mean, rstd))
+}
+
+fn kernel_batch_norm_ext(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = c.tensor(0)?;
+    let dims = bn_dims(x.shape())?;
+    let (n, ch, sp) = dims;
+    let xv = x.to_f64_vec();
+    let (mean, rstd) = bn_stats(c, &xv, dims)?;
+    let w = opt_tensor(c, 1)?.map(tensor::Tensor::to_f64_vec);
+    let bias = opt_tensor(c, 2)?.map(tensor::Tensor::to_f64_vec);
+    let mut y = vec![0.0; xv.len()];
+    for b in 0..n {
+        for k in 0..ch {
+            let g = w.as_ref().map_or(1.0, |w| w[k]);
+            let sh = bias.as_ref().map_or(0.0, |v| v[k]);
+            for e in (b * ch + k) * sp..(b * ch + k + 1) * sp {
+                y[e] = (xv[e] - mean[k]) * rstd[k] * g + sh;
+            }
+        }
+    }
+    let d = x.dtype();
+    Ok(KValue::Tuple(vec![
+        ktensor(d, x.shape().to_vec(), y),
+        ktensor(d, vec![ch], mean),
+        ktensor(d, vec![ch], rstd),
+    ]))
+}
+
+/// `_BatchNormExtGrad(dy, input, weight, mean, rstd, dmean, drstd)`:
+/// `(dinput, dweight, dbias, drunning_mean, drunning_var)`, exact: with
+/// `batch_stats` the statistics are the batch's (functions of `input`), else
+/// the running ones (`mean` = running_mean, `rstd` = 1/sqrt(runnning_var + eps)).
+fn kernel_batch_norm_ext_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    let (dy, x) = (c.tensor(0)?, c.tensor(1)?);
+    let w = opt_tensor(c, 2)?.map(tensor::Tensor::to_f64_vec);
+    let (mean, rstd) = (c.tensor(3)?.to_f64_vec(), c.tensor(4)?.to_f64_vec());
+    let (dmean, drstd) = (c.tensor(5)?.to_f64_vec(), c.tensor(6)?.to_f64_vec());
+    let (n, ch, sp) = bn_dims(x.shape())?;
+    if dy.shape() != x.shape() || [&mean, &rstd, &dmean, &drstd].iter().any(|v| v.len() != ch) {
+        return Err(OpError::call("`_BatchNormExtGrad`: inconsistent shapes"));
+    }
+    let batch = c.attrs.bool("batch_stats");
+    let (xv, dv) = (x.to_f64_vec(), dy.to_f64_vec());
+    let count = (n * sp) as f64;
+    let mut dx = vec![0.0; xv.len()];
+    let (mut dw, mut db) = (vec![0.0; ch], vec![0.0; ch]);
+    let (mut drm, mut drv) = (vec![0.0; ch], vec![0.0; ch]);
+    for k in 0..ch {
+        let cells = || (0..n).flat_map(move |b| (b * ch + k) * sp..(b * ch + k + 1) * sp);
+        let g = w.as_ref().map_or(1.0, |w| w[k]);
+        let r = rstd[k];
+        let (mut s, mut sx) = (0.0, 0.0);
+        for e in cells() {
+            let xhat = (xv[e] - mean[k]) * r;
+            s += dv[e];
+            sx += dv[e] * xhat;
+        }
+        dw[k] = sx;
+        db[k] = s;
+        for e in cells() {
+            let xhat = (xv[e] - mean[k]) * r;
+            dx[e] = if batch {
+                g * r * (dv[e] - s / count - xhat * sx / count) + dmean[k] / count
+                    - drstd[k] * r * r * xhat / count
+            } else {
+                g * r * dv[e]
+            };
+        }
+        if !batch {
+            // d rstd / d var = -rstd³/2.
+            drm[k] = -g * r * s + dmean[k];
+            drv[k] = -0.5 * r * r * (g * sx + drstd[k] * r);
+        }
+    }
+    let pd = opt_tensor(c, 2)?.map_or(dy.dtype(), tensor::Tensor::dtype);
+    let sd = c.tensor(3)?.dtype();
+    Ok(KValue::Tuple(vec![
+        ktensor(dy.dtype(), x.shape().to_vec(), dx),
+        ktensor(pd, vec![ch], dw),
+        ktensor(pd, vec![ch], db),
+        ktensor(sd, vec![ch], drm),
+        ktensor(sd, vec![ch], drv),
+    ]))
+}
+
+fn grad_batch_norm_ext(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    use crate::defs::nn_ext::grad_given;
+    let running = grad_given(c, 3) && grad_given(c, 4);
+    let batch = c.attrs.bool("training") || !running;
+    let dy = b.tuple_get(c.dout, 0);
+    let dmean = b.tuple_get(c.dout, 1);
+    let drstd = b.tuple_get(c.dout, 2);
+    let mean = b.tuple_get(c.out, 1);
+    let rstd = b.tuple_get(c.out, 2);
+    let r = b.prim(
+        "_BatchNormExtGrad",
+        &[dy, c.inputs[0], c.inputs[1], mean, rstd, dmean, drstd],
+        vec![("batch_stats", AttrValue::Bool(batch))],
+    );
+    vec![
+        Some(b.tuple_get(r, 0)),
+        grad_given(c, 1).then(|| b.tuple_get(r, 1)),
+        grad_given(c, 2).then(|| b.tuple_get(r, 2)),
+        (!batch).then(|| b.tuple_get(r, 3)),
+        (!batch).then(|| b.tuple_get(r, 4)),
+    ]
+}
+
 pub const OPS: &[OpDef] = &[
+    OpDef {
+        name: "BatchNormExt",
+        category: Category::NeuralNetwork,
+        doc: "Batch normalisation per channel of `input` `[N, C, *]` (what `mint.nn.BatchNorm1d/2d/3d` export): with the batch's mean and biased variance when `training` (or without running statistics), else with `running_mean`/`runnning_var`; then scaled by `weight` and shifted by `bias` (none: ones and zeros). Returns `(output, saved_mean, saved_rstd)`, the statistics used (`rstd` = 1/sqrt(variance + epsilon)); the running statistics are not updated in place. MindSpore implements it on Ascend only.",
+        params: &[
+            ParamDef::input("input", "The input, `[N, C, *]`, float."),
+            ParamDef::input("weight", "The per-channel scale `[C]`, or none."),
+            ParamDef::input("bias", "The per-channel shift `[C]`, or none."),
+            ParamDef::input("running_mean", "The running mean `[C]`, or none."),
+            ParamDef::input("runnning_var", "The running variance `[C]`, or none (MindSpore's spelling)."),
+            ParamDef::attr("training", AttrType::Bool, Some(AttrDefault::Bool(false)), "Normalise with the batch's statistics. Default false."),
+            ParamDef::attr("momentum", AttrType::Float, Some(AttrDefault::Float(0.1)), "The running statistics' momentum; not used here. Default 0.1."),
+            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-5)), "Added to the variance. Default 1e-5."),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["output", "saved_mean", "saved_rstd"]),
+        infer: infer_batch_norm_ext,
+        grad: Some(grad_batch_norm_ext),
+        kernel: Some(kernel_batch_norm_ext),
+    },
+    OpDef {
+        name: "_BatchNormExtGrad",
+        category: Category::Internal,
+        doc: "The gradients of BatchNormExt with respect to `input`, `weight`, `bias` and (when it normalised with them) the running statistics, including the sensitivities of `saved_mean` and `saved_rstd` (`batch_stats`: the statistics were the batch's, functions of `input`).",
+        params: &[
+            ParamDef::input("dy", "The gradient of `output`."),
+            ParamDef::input("input", "BatchNormExt's input."),
+            ParamDef::input("weight", "BatchNormExt's weight, or none."),
+            ParamDef::input("mean", "The mean used."),
+            ParamDef::input("rstd", "The 1/sqrt(variance + epsilon) used."),
+            ParamDef::input("dmean", "The gradient of `saved_mean`."),
+            ParamDef::input("drstd", "The gradient of `saved_rstd`."),
+            ParamDef::attr("batch_stats", AttrType::Bool, Some(AttrDefault::Bool(true)), "Whether the statistics were the batch's."),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["dinput", "dweight", "dbias", "drunning_mean", "drunning_var"]),
+        infer: |call| {
+            if call.any_unknown() {
+                return Ok(AbsVal::Any);
+            }
+            let x = call.inputs[1].widen();
+            let m = call.inputs[3].widen();
+            Ok(AbsVal::Tuple(vec![x, m.clone(), m.clone(), m.clone(), m]))
+        },
+        grad: None,
+        kernel: Some(kernel_batch_norm_ext_grad),
+    },
     OpDef {
         name: "RmsNorm",
         category: Category::NeuralNetwork,
@@ -469,7 +706,33 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     let f = AttrValue::float;
     let x = |shape: &[usize], seed: u64| random_f64(shape, seed, -1.0, 1.0);
     let pos = |shape: &[usize], seed: u64| random_f64(shape, seed, 0.5, 1.5);
+    let none = || KValue::Tuple(vec![]);
     vec![
+        Sample::new(
+            "BatchNormExt",
+            vec![
+                x(&[3, 2, 2, 2], 630),
+                pos(&[2], 631),
+                x(&[2], 632),
+                x(&[2], 633),
+                pos(&[2], 634),
+            ],
+        ),
+        Sample::new(
+            "BatchNormExt",
+            vec![
+                x(&[3, 2, 2, 2], 635),
+                pos(&[2], 636),
+                x(&[2], 637),
+                x(&[2], 638),
+                pos(&[2], 639),
+            ],
+        )
+        .attr("training", AttrValue::Bool(true)),
+        Sample::new(
+            "BatchNormExt",
+            vec![x(&[4, 3], 640), none(), none(), none(), none()],
+        ),
         Sample::new("RmsNorm", vec![x(&[2, 3, 4], 614), pos(&[4], 615)]),
         Sample::new("RmsNorm", vec![x(&[2, 3, 4], 616), pos(&[3, 4], 617)])
             .attr("epsilon", f(1e-3)),

@@ -155,7 +155,7 @@ fn out_sizes(
             Ok((v.iter().map(|&d| Some(d as usize)).collect(), None))
         }
         (None, Some(s)) => {
-            if s.len() != n || s.iter().any(|&x| !(x > 0.0)) {
+            if s.len() != n || s.iter().any(|&x| x.is_nan() || x <= 0.0) {
                 return Err(OpError::attr(
                     "scales",
                     format!("`{op}`: `scales` must be {n} positive floats, got {s:?}"),
@@ -183,6 +183,9 @@ fn out_sizes(
 // Interpolation tables.
 
 type Table = Vec<Vec<(usize, f64)>>;
+
+/// `(planes, input spatial sizes, tables, output shape)` of a call.
+type Plan = (usize, [usize; 3], [Table; 3], Vec<usize>);
 
 /// The table of one resized dimension from `inn` to `out` cells; `scale` is
 /// Upsample's scale factor for it, if given.
@@ -332,11 +335,7 @@ fn cubic(x: f32, inn: usize, half: bool) -> Vec<(usize, f64)> {
 
 /// The tables of a call on an input of `shape`: three dimensions (leading
 /// ones of size 1 for 1-D and 2-D resizes) and the output shape.
-fn plan(
-    kind: Kind,
-    attrs: &Attrs,
-    shape: &[usize],
-) -> Result<(usize, [usize; 3], [Table; 3], Vec<usize>), OpError> {
+fn plan(kind: Kind, attrs: &Attrs, shape: &[usize]) -> Result<Plan, OpError> {
     let n = kind.spatial();
     if shape.len() != n + 2 {
         return Err(OpError::input(
