@@ -62,6 +62,9 @@ pub enum AttrType {
     Ints,
     /// A tuple of ints (a shape, a permutation).
     IntTuple,
+    /// A float or a tuple of floats (`scales=(2.0, 1.5)`); ints are accepted
+    /// and stored as floats.
+    Floats,
     DType,
     /// An int, a float or a bool (a fill value).
     Number,
@@ -83,6 +86,7 @@ impl AttrType {
             ),
             AttrType::Ints => "int or tuple of ints".into(),
             AttrType::IntTuple => "tuple of ints".into(),
+            AttrType::Floats => "float or tuple of floats".into(),
             AttrType::DType => "dtype".into(),
             AttrType::Number => "number".into(),
         }

@@ -13,14 +13,26 @@ pub mod linalg;
 pub mod linalg_ext;
 pub mod linalg_ext_einsum;
 pub mod linalg_ext_matrix;
+pub mod loss;
 pub mod makers;
 pub mod nn;
 pub mod nn_conv;
+pub mod nn_conv3d;
+mod nn_conv3d_gemm;
+pub mod nn_conv_ext;
+pub mod nn_ext;
+pub mod nn_misc_ext;
+pub mod norm_ext;
+pub mod norm_misc_ext;
+pub mod pool_ext;
+mod pool_window;
 pub mod reduce;
 pub mod reduce_ext;
 pub mod reduce_ext_index;
 pub mod reduce_ext_sort;
 pub mod reduce_ext_stats;
+pub mod resize;
+pub mod rnn;
 pub mod scalar;
 pub mod scalar_convert;
 pub mod scalar_seq;
@@ -52,6 +64,15 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         shape::OPS,
         nn::OPS,
         nn_conv::OPS,
+        nn_conv_ext::OPS,
+        nn_conv3d::OPS,
+        pool_ext::OPS,
+        resize::OPS,
+        norm_ext::OPS,
+        norm_misc_ext::OPS,
+        loss::OPS,
+        rnn::OPS,
+        nn_misc_ext::OPS,
         structure::OPS,
         makers::OPS,
         state::OPS,
@@ -86,6 +107,15 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(shape::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
+    all.extend(nn_conv_ext::samples());
+    all.extend(nn_conv3d::samples());
+    all.extend(pool_ext::samples());
+    all.extend(resize::samples());
+    all.extend(norm_ext::samples());
+    all.extend(norm_misc_ext::samples());
+    all.extend(loss::samples());
+    all.extend(rnn::samples());
+    all.extend(nn_misc_ext::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(backward::samples());
