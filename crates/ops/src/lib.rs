@@ -54,6 +54,8 @@ pub enum AttrType {
     Ints,
     /// A tuple of ints (a shape, a permutation).
     IntTuple,
+    /// A tuple of tuples of ints (`Pad`'s `paddings`: `((1, 1), (0, 2))`).
+    IntTuples,
     DType,
     /// An int, a float or a bool (a fill value).
     Number,
@@ -75,6 +77,7 @@ impl AttrType {
             ),
             AttrType::Ints => "int or tuple of ints".into(),
             AttrType::IntTuple => "tuple of ints".into(),
+            AttrType::IntTuples => "tuple of tuples of ints".into(),
             AttrType::DType => "dtype".into(),
             AttrType::Number => "number".into(),
         }

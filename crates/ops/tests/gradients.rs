@@ -63,6 +63,8 @@ const MINDSPORE_BPROP_CONVENTIONS: &[(&str, &[usize], &[usize])] = &[
     ("LayerNorm", &[], &[1, 2]),
     // BatchNormGrad from dout[0] only; `mean` and `variance` get zeros.
     ("BatchNorm", &[3, 4], &[1, 2, 3, 4]),
+    // PadV3's `constant_value` gets `OutZeros`.
+    ("PadV3", &[1], &[]),
 ];
 
 fn conventions(op: &str) -> (&'static [usize], &'static [usize]) {

@@ -10,6 +10,8 @@ pub mod nn;
 pub mod nn_conv;
 pub mod reduce;
 pub mod shape;
+pub mod shape_ext;
+pub mod shape_ext_pad;
 pub mod structure;
 
 use crate::OpDef;
@@ -20,6 +22,8 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         linalg::OPS,
         reduce::OPS,
         shape::OPS,
+        shape_ext::OPS,
+        shape_ext_pad::OPS,
         nn::OPS,
         nn_conv::OPS,
         structure::OPS,
@@ -38,6 +42,8 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(linalg::samples());
     all.extend(reduce::samples());
     all.extend(shape::samples());
+    all.extend(shape_ext::samples());
+    all.extend(shape_ext_pad::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
     all.extend(makers::samples());
