@@ -11,6 +11,7 @@ pub mod nn_conv;
 pub mod reduce;
 pub mod shape;
 pub mod shape_ext;
+pub mod shape_ext_index;
 pub mod shape_ext_pad;
 pub mod structure;
 
@@ -24,6 +25,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         shape::OPS,
         shape_ext::OPS,
         shape_ext_pad::OPS,
+        shape_ext_index::OPS,
         nn::OPS,
         nn_conv::OPS,
         structure::OPS,
@@ -44,6 +46,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(shape::samples());
     all.extend(shape_ext::samples());
     all.extend(shape_ext_pad::samples());
+    all.extend(shape_ext_index::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
     all.extend(makers::samples());

@@ -451,12 +451,14 @@ fn tuple_items(
         };
         match dtype {
             None => dtype = Some(d),
-            Some(first) if first != d => return Err(OpError::input(
-                i,
-                format!(
+            Some(first) if first != d => {
+                return Err(OpError::input(
+                    i,
+                    format!(
                     "`{op}` needs tensors of one dtype: element 0 is {first}, element {k} is {d}"
                 ),
-            )),
+                ))
+            }
             _ => {}
         }
         if let Some(s) = s.dims() {
