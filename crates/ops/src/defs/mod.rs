@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod shape;
 pub mod shape_ext;
 pub mod shape_ext_index;
+pub mod shape_ext_make;
 pub mod shape_ext_pad;
 pub mod structure;
 
@@ -26,6 +27,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         shape_ext::OPS,
         shape_ext_pad::OPS,
         shape_ext_index::OPS,
+        shape_ext_make::OPS,
         nn::OPS,
         nn_conv::OPS,
         structure::OPS,
@@ -47,6 +49,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(shape_ext::samples());
     all.extend(shape_ext_pad::samples());
     all.extend(shape_ext_index::samples());
+    all.extend(shape_ext_make::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
     all.extend(makers::samples());

@@ -411,11 +411,11 @@ fn grad_split(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 // ---------------------------------------------------------------------------
 // Stack, Unstack
 
+/// The dtype, dimensions (`None`: unranked) and count of a tuple input's tensors.
+type TupleItems = (DType, Option<Vec<Dim>>, usize);
+
 /// The dtype and dimensions shared by the elements of a tuple input.
-fn tuple_items(
-    call: &InferCall,
-    i: usize,
-) -> Result<Option<(DType, Option<Vec<Dim>>, usize)>, OpError> {
+fn tuple_items(call: &InferCall, i: usize) -> Result<Option<TupleItems>, OpError> {
     let op = call.op.name;
     let items = match &call.inputs[i] {
         AbsVal::Any => return Ok(None),

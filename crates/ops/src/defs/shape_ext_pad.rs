@@ -135,11 +135,7 @@ fn check_dim(
         ))
     };
     match mode {
-        Mode::Constant => {
-            if n + b + e < 0 {
-                return bad("crops more than the dimension holds".into());
-            }
-        }
+        Mode::Constant if n + b + e < 0 => return bad("crops more than the dimension holds".into()),
         Mode::Reflect if b >= n || e >= n => {
             return bad("must be smaller than the dimension in reflect mode".into())
         }
@@ -252,7 +248,7 @@ struct Plan {
 fn plan(op: &str, attrs: &Attrs) -> Result<Plan, OpError> {
     let flat_attr = |name: &'static str| attrs.ints(name).unwrap_or_default();
     let even = |name: &'static str, flat: &[i64]| -> Result<(), OpError> {
-        if flat.len() % 2 != 0 {
+        if !flat.len().is_multiple_of(2) {
             return Err(OpError::attr(
                 name,
                 format!(
