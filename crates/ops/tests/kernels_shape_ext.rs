@@ -670,6 +670,62 @@ fn layout_round_trips_and_errors() {
     assert_eq!(r, abs(&["B", "2", "?", "6"]));
 }
 
+#[test]
+fn block_layout_errors() {
+    let x = arange(&[2, 1, 3, 2]);
+    let e = run_err(
+        "SpaceToBatchND",
+        vec![x.clone()],
+        vec![
+            ("block_shape", t(&[2, 2, 2])),
+            ("paddings", pairs(&[(1, 0), (0, 0)])),
+        ],
+    );
+    assert_target(&e, ErrorTarget::Attr("block_shape"));
+    let e = run_err(
+        "SpaceToBatchND",
+        vec![x.clone()],
+        vec![
+            ("block_shape", t(&[2, 2])),
+            ("paddings", pairs(&[(0, 0), (0, 0)])),
+        ],
+    );
+    assert_target(&e, ErrorTarget::Attr("paddings"));
+    let e = run_err(
+        "BatchToSpaceND",
+        vec![x.clone()],
+        vec![
+            ("block_shape", t(&[2, 2])),
+            ("crops", pairs(&[(0, 0), (0, 0)])),
+        ],
+    );
+    assert_target(&e, ErrorTarget::Input(0));
+    let e = run_err(
+        "BatchToSpaceND",
+        vec![arange(&[4, 1, 1, 1])],
+        vec![
+            ("block_shape", t(&[2, 2])),
+            ("crops", pairs(&[(2, 1), (0, 0)])),
+        ],
+    );
+    assert_target(&e, ErrorTarget::Attr("crops"));
+    let e = run_err(
+        "SpaceToBatch",
+        vec![arange(&[1, 4, 4])],
+        vec![
+            ("block_size", int(2)),
+            ("paddings", pairs(&[(0, 0), (0, 0)])),
+        ],
+    );
+    assert_target(&e, ErrorTarget::Input(0));
+    // The two are inverse to each other, paddings as crops.
+    let x = random_f64(&[2, 3, 3, 2], 3, -1.0, 1.0);
+    let attrs = |p: &'static str| vec![("block_shape", t(&[2, 1])), (p, pairs(&[(1, 0), (0, 1)]))];
+    let y = run("SpaceToBatchND", vec![x.clone()], attrs("paddings"));
+    assert_eq!(tensor(y.clone()).shape(), &[4, 3, 2, 3]);
+    assert_eq!(run("BatchToSpaceND", vec![y], attrs("crops")), x);
+}
+
 // ---------------------------------------------------------------------------
 // Gathers and scatters
 

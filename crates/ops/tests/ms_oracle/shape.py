@@ -2,7 +2,9 @@
 splitting and stacking, slicing, padding, gathers and scatters, makers,
 layout and size queries.
 
-Run: /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/shape.py
+Run: PYTHONHASHSEED=0 /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/shape.py
+(the seed fixes `Oracle`'s random inputs, so a regenerated JSON differs only
+where cases do).
 
 Registry attributes that MindSpore takes as constant inputs (axes, sizes,
 paddings, `depth`, `num_segments`, ...) are passed to MindSpore as it wants
@@ -20,7 +22,8 @@ note; primitives with no such stand-in are left out:
 - OneHotExt: from OneHot; Arange: from `ops.arange` (Range plus Cast);
   SequenceMask: from `ops.sequence_mask` (the primitive fails in PyNative);
   ZerosLikeExt/OnesLikeExt: from `ops.zeros_like`/`ops.ones_like`;
-  Fills: from FillV2.
+  Fills: from FillV2; SpaceToBatch/BatchToSpace: from SpaceToBatchND/
+  BatchToSpaceND (the deprecated BatchToSpaceND class runs on CPU).
 """
 import os
 import sys
@@ -287,6 +290,24 @@ for x, r in [
     (o.rand(1, 2, 2, 3, dtype=np.float64), 1),
 ]:
     case("PixelShuffle", [x], {"upscale_factor": r}, ag.PixelShuffle()(T(x), r))
+
+for x, block, paddings in [
+    (arange(2, 1, 3, 2), (2, 2), ((1, 0), (0, 2))),
+    (arange(2, 3, 2), (2,), ((0, 2),)),
+    (arange(1, 2, 4, 4, dtype=np.int32), (2, 1), ((0, 0), (1, 1))),
+    (o.rand(1, 1, 2, 6, dtype=np.float64), (1, 3), ((0, 0), (0, 0))),
+]:
+    y = ops.SpaceToBatchND(block, paddings)(T(x))
+    case("SpaceToBatchND", [x], {"block_shape": block, "paddings": paddings}, y)
+    case("BatchToSpaceND", [y.asnumpy()], {"block_shape": block, "crops": paddings},
+         ops.deprecated.BatchToSpaceND(block, paddings)(y))
+x = arange(1, 2, 2, 4)
+y = ops.SpaceToBatchND((2, 2), ((1, 1), (0, 0)))(T(x))
+case("SpaceToBatch", [x], {"block_size": 2, "paddings": ((1, 1), (0, 0))}, y,
+     note="SpaceToBatch has no CPU kernel: expected from SpaceToBatchND")
+case("BatchToSpace", [y.asnumpy()], {"block_size": 2, "crops": ((1, 1), (0, 0))},
+     ops.deprecated.BatchToSpaceND((2, 2), ((1, 1), (0, 0)))(y),
+     note="BatchToSpace has no CPU kernel: expected from BatchToSpaceND")
 
 # ---------------------------------------------------------------------------
 # GatherNd, ScatterNd, TensorScatter*
