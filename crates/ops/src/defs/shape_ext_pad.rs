@@ -843,8 +843,11 @@ fn block_names(op: &str) -> (&'static str, &'static str) {
 }
 
 /// The block shape and the `(before, after)` padding (or crop) of each
-/// spatial dimension (the last `M`), checked.
-fn block_plan(op: &str, attrs: &Attrs) -> Result<(Vec<usize>, Vec<(i64, i64)>), OpError> {
+/// spatial dimension (the last `M`).
+type BlockPlan = (Vec<usize>, Vec<(i64, i64)>);
+
+/// A block primitive's [`BlockPlan`], checked.
+fn block_plan(op: &str, attrs: &Attrs) -> Result<BlockPlan, OpError> {
     let (bname, pname) = block_names(op);
     let nested = nested_pairs(attrs, pname);
     if nested.is_empty()
@@ -941,13 +944,15 @@ fn infer_batch_space(call: &InferCall) -> Result<AbsVal, OpError> {
         for i in 0..m {
             let (b, (cb, ce)) = (block[i] as i64, pads[i]);
             dims[offset + i] = match dims[offset + i] {
-                Dim::Known(n) if n * b - cb - ce < 0 => return Err(OpError::attr(
-                    "crops",
-                    format!(
+                Dim::Known(n) if n * b - cb - ce < 0 => {
+                    return Err(OpError::attr(
+                        "crops",
+                        format!(
                         "`{op}`: crops ({cb}, {ce}) exceed dimension {} of the result ({n} × {b})",
                         offset + i
                     ),
-                )),
+                    ))
+                }
                 Dim::Known(n) => Dim::Known(n * b - cb - ce),
                 _ => Dim::Unknown,
             };
@@ -1038,7 +1043,7 @@ fn batch_space_offsets(
             }
         }
     } else {
-        if n_in % prod != 0 {
+        if !n_in.is_multiple_of(prod) {
             return Err(OpError::input(
                 0,
                 format!("`{op}`: the batch size {n_in} is not divisible by {prod}"),
