@@ -12,8 +12,11 @@ pub mod reduce;
 pub mod shape;
 pub mod shape_ext;
 pub mod shape_ext_index;
+pub mod shape_ext_layout;
 pub mod shape_ext_make;
 pub mod shape_ext_pad;
+pub mod shape_ext_segment;
+pub mod shape_ext_slice;
 pub mod structure;
 
 use crate::OpDef;
@@ -25,8 +28,11 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         reduce::OPS,
         shape::OPS,
         shape_ext::OPS,
+        shape_ext_slice::OPS,
         shape_ext_pad::OPS,
+        shape_ext_layout::OPS,
         shape_ext_index::OPS,
+        shape_ext_segment::OPS,
         shape_ext_make::OPS,
         nn::OPS,
         nn_conv::OPS,
@@ -47,8 +53,11 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(reduce::samples());
     all.extend(shape::samples());
     all.extend(shape_ext::samples());
+    all.extend(shape_ext_slice::samples());
     all.extend(shape_ext_pad::samples());
+    all.extend(shape_ext_layout::samples());
     all.extend(shape_ext_index::samples());
+    all.extend(shape_ext_segment::samples());
     all.extend(shape_ext_make::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
