@@ -205,7 +205,7 @@ fn range_kind(call: &InferCall) -> Result<bool, OpError> {
     }
     if op == "Range" && kinds.iter().any(|&k| k != kinds[0]) {
         return Err(OpError::call(format!(
-            "`Range` needs `start`, `limit` and `delta` of one kind (all ints or all floats), got {}, {} and {}",
+            "`Range` needs `start`, `end` and `step` of one kind (all ints or all floats), got {}, {} and {}",
             call.inputs[0], call.inputs[1], call.inputs[2]
         )));
     }
@@ -213,30 +213,25 @@ fn range_kind(call: &InferCall) -> Result<bool, OpError> {
 }
 
 /// The number of elements of a range, by MindSpore's rule (integer division
-/// for ints, `ceil(|(limit - start) / delta|)` in f32 for floats).
-fn range_len(op: &str, start: f64, limit: f64, delta: f64, float: bool) -> Result<usize, OpError> {
-    let (end_name, step_name) = if op == "Range" {
-        ("limit", "delta")
-    } else {
-        ("end", "step")
-    };
-    if delta == 0.0 {
+/// for ints, `ceil(|(end - start) / step|)` in f32 for floats).
+fn range_len(op: &str, start: f64, end: f64, step: f64, float: bool) -> Result<usize, OpError> {
+    if step == 0.0 {
         return Err(OpError::input(
             2,
-            format!("`{op}`: `{step_name}` must not be zero"),
+            format!("`{op}`: `step` must not be zero"),
         ));
     }
-    if (delta > 0.0 && start > limit) || (delta < 0.0 && start < limit) {
+    if (step > 0.0 && start > end) || (step < 0.0 && start < end) {
         return Err(OpError::input(
             2,
-            format!("`{op}`: `{step_name}` {delta} points away from `{end_name}` {limit} (from `start` {start})"),
+            format!("`{op}`: `step` {step} points away from `end` {end} (from `start` {start})"),
         ));
     }
     let n = if float {
-        let (s, l, d) = (start as f32, limit as f32, delta as f32);
+        let (s, l, d) = (start as f32, end as f32, step as f32);
         ((l - s) / d).abs().ceil() as f64
     } else {
-        let (s, l, d) = (start as i64, limit as i64, delta as i64);
+        let (s, l, d) = (start as i64, end as i64, step as i64);
         ((l - s).abs() + d.abs() - 1)
             .checked_div(d.abs())
             .unwrap_or(0) as f64
@@ -745,10 +740,10 @@ const ONE_HOT_AXIS: ParamDef = ParamDef::attr(
 
 const RANGE_BOUNDS: [ParamDef; 3] = [
     ParamDef::input("start", "The first value, a scalar."),
-    ParamDef::input("limit", "The end, exclusive, a scalar."),
+    ParamDef::input("end", "The end, exclusive, a scalar."),
     ParamDef::input(
-        "delta",
-        "The step, a non-zero scalar pointing from `start` to `limit`.",
+        "step",
+        "The step, a non-zero scalar pointing from `start` to `end`.",
     ),
 ];
 
@@ -793,7 +788,7 @@ pub const OPS: &[OpDef] = &[
     op(
         "Range",
         Category::TensorMaker,
-        "The 1-D sequence `start, start + delta, ...` up to `limit` (exclusive). The bounds are all ints (giving i64) or all floats (giving f32, computed in f32), as MindSpore takes them as Python numbers; the length is known before run time only for constant bounds.",
+        "The 1-D sequence `start, start + step, ...` up to `end` (exclusive). The bounds are all ints (giving i64) or all floats (giving f32, computed in f32), as MindSpore takes them as Python numbers; the length is known before run time only for constant bounds.",
         &[
             RANGE_BOUNDS[0],
             RANGE_BOUNDS[1],
