@@ -168,11 +168,8 @@ fn infer_narrow(call: &InferCall) -> Result<AbsVal, OpError> {
     }
     let axis = op_axis("Narrow", call.attrs.int("dim"), dims.len(), "dim")?;
     if let Dim::Known(n) = dims[axis] {
-        let shape: Vec<usize> = dims
-            .iter()
-            .map(|d| d.known().unwrap_or(0) as usize)
-            .collect();
-        let mut shape = shape;
+        // Only the narrowed dimension matters to the check.
+        let mut shape = vec![1usize; dims.len()];
         shape[axis] = n as usize;
         narrow_range(call.attrs, &shape)?;
     } else if call.attrs.int("length") < 0 {
