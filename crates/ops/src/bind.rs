@@ -205,6 +205,13 @@ pub fn check_attr(op: &OpDef, name: &str, value: &AttrValue) -> Result<AttrValue
                     .collect(),
             ))
         }
+        (AttrType::IntTuples, AttrValue::Tuple(items))
+            if items.iter().all(|i| {
+                matches!(i, AttrValue::Tuple(v) if v.iter().all(|e| matches!(e, AttrValue::Int(_))))
+            }) =>
+        {
+            Ok(value.clone())
+        }
         (AttrType::DType, AttrValue::DType(_)) => Ok(value.clone()),
         _ => Err(bad()),
     }

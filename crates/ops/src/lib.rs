@@ -65,6 +65,8 @@ pub enum AttrType {
     /// A float or a tuple of floats (`scales=(2.0, 1.5)`); ints are accepted
     /// and stored as floats.
     Floats,
+    /// A tuple of tuples of ints (`Pad`'s `paddings`: `((1, 1), (0, 2))`).
+    IntTuples,
     DType,
     /// An int, a float or a bool (a fill value).
     Number,
@@ -87,6 +89,7 @@ impl AttrType {
             AttrType::Ints => "int or tuple of ints".into(),
             AttrType::IntTuple => "tuple of ints".into(),
             AttrType::Floats => "float or tuple of floats".into(),
+            AttrType::IntTuples => "tuple of tuples of ints".into(),
             AttrType::DType => "dtype".into(),
             AttrType::Number => "number".into(),
         }

@@ -522,7 +522,7 @@ fn pixel_shuffle_round_trip() {
         vec![x.clone()],
         vec![("upscale_factor", int(0))],
     );
-    assert_err(&e, ErrorTarget::Attr("upscale_factor"), &["positive"]);
+    assert_err(&e, ErrorTarget::Attr("upscale_factor"), &["at least 1"]);
     let y = call(
         "PixelShuffle",
         vec![x.clone()],

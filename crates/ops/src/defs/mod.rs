@@ -37,6 +37,13 @@ pub mod scalar;
 pub mod scalar_convert;
 pub mod scalar_seq;
 pub mod shape;
+pub mod shape_ext;
+pub mod shape_ext_index;
+pub mod shape_ext_layout;
+pub mod shape_ext_make;
+pub mod shape_ext_pad;
+pub mod shape_ext_segment;
+pub mod shape_ext_slice;
 pub mod state;
 pub mod structure;
 
@@ -62,6 +69,13 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         scalar_seq::OPS,
         scalar_convert::OPS,
         shape::OPS,
+        shape_ext::OPS,
+        shape_ext_slice::OPS,
+        shape_ext_pad::OPS,
+        shape_ext_layout::OPS,
+        shape_ext_index::OPS,
+        shape_ext_segment::OPS,
+        shape_ext_make::OPS,
         nn::OPS,
         nn_conv::OPS,
         nn_conv_ext::OPS,
@@ -105,6 +119,13 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(scalar_seq::samples());
     all.extend(scalar_convert::samples());
     all.extend(shape::samples());
+    all.extend(shape_ext::samples());
+    all.extend(shape_ext_slice::samples());
+    all.extend(shape_ext_pad::samples());
+    all.extend(shape_ext_layout::samples());
+    all.extend(shape_ext_index::samples());
+    all.extend(shape_ext_segment::samples());
+    all.extend(shape_ext_make::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
     all.extend(nn_conv_ext::samples());

@@ -531,118 +531,6 @@ fn infer_resize_grad(call: &InferCall) -> Result<AbsVal, OpError> {
 // ---------------------------------------------------------------------------
 // PixelShuffle
 
-fn pixel_factor(op: &str, attrs: &Attrs) -> Result<usize, OpError> {
-    let r = attrs.int("upscale_factor");
-    if r < 1 {
-        return Err(OpError::attr(
-            "upscale_factor",
-            format!("`{op}`: `upscale_factor` must be positive, got {r}"),
-        ));
-    }
-    Ok(r as usize)
-}
-
-fn infer_pixel_shuffle(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let op = call.op.name;
-    let (dtype, xd) = dims_of(call, 0)?;
-    let r = pixel_factor(op, call.attrs)? as i64;
-    let Some(xd) = xd else {
-        return Ok(unranked(dtype));
-    };
-    let k = xd.len();
-    if k < 3 {
-        return Err(OpError::input(
-            0,
-            format!(
-                "`{op}` needs an input of rank at least 3 (.., C·r², H, W), got {}",
-                fmt_dims(&xd)
-            ),
-        ));
-    }
-    let mut dims = xd[..k - 3].to_vec();
-    dims.push(match xd[k - 3] {
-        Dim::Known(c) if c % (r * r) != 0 => {
-            return Err(OpError::input(
-                0,
-                format!(
-                    "`{op}`: the {c} channels of {} are not divisible by upscale_factor² = {}",
-                    fmt_dims(&xd),
-                    r * r
-                ),
-            ))
-        }
-        Dim::Known(c) => Dim::Known(c / (r * r)),
-        _ => Dim::Unknown,
-    });
-    for d in &xd[k - 2..] {
-        dims.push(match d {
-            Dim::Known(n) => Dim::Known(n * r),
-            _ => Dim::Unknown,
-        });
-    }
-    Ok(tensor_abs(dtype, dims))
-}
-
-/// The source offset of every element of PixelShuffle's result for an input
-/// of `shape` (`inverse`: of the input from the result, for the gradient).
-fn pixel_offsets(shape: &[usize], r: usize) -> Result<(Vec<usize>, Vec<usize>), OpError> {
-    let k = shape.len();
-    let (c, h, w) = (shape[k - 3], shape[k - 2], shape[k - 1]);
-    if c % (r * r) != 0 {
-        return Err(OpError::input(
-            0,
-            "`PixelShuffle`: channels not divisible by upscale_factor²",
-        ));
-    }
-    let oc = c / (r * r);
-    let batch: usize = shape[..k - 3].iter().product();
-    let mut out_shape = shape[..k - 3].to_vec();
-    out_shape.extend([oc, h * r, w * r]);
-    let mut offs = Vec::with_capacity(batch * c * h * w);
-    for b in 0..batch {
-        for ch in 0..oc {
-            for y in 0..h * r {
-                for x in 0..w * r {
-                    let src_c = ch * r * r + (y % r) * r + x % r;
-                    offs.push(((b * c + src_c) * h + y / r) * w + x / r);
-                }
-            }
-        }
-    }
-    Ok((out_shape, offs))
-}
-
-fn kernel_pixel_shuffle(c: &KernelCall) -> Result<KValue, OpError> {
-    let x = c.tensor(0)?;
-    if x.rank() < 3 {
-        return Err(OpError::input(0, "`PixelShuffle` needs rank at least 3"));
-    }
-    let r = pixel_factor("PixelShuffle", c.attrs)?;
-    let (shape, offs) = pixel_offsets(x.shape(), r)?;
-    Ok(KValue::Tensor(crate::defs::shape::take(x, shape, &offs)))
-}
-
-/// `_PixelShuffleGrad(dout, x_like)`: PixelShuffle's inverse permutation.
-fn kernel_pixel_shuffle_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, like) = (c.tensor(0)?, c.tensor(1)?);
-    let r = pixel_factor("PixelShuffle", c.attrs)?;
-    let (shape, offs) = pixel_offsets(like.shape(), r)?;
-    if dout.shape() != shape {
-        return Err(OpError::input(
-            0,
-            "`_PixelShuffleGrad`: the gradient does not fit",
-        ));
-    }
-    Ok(KValue::Tensor(crate::defs::shape::scatter_add(
-        dout,
-        like.shape().to_vec(),
-        &offs,
-    )))
-}
-
 // ---------------------------------------------------------------------------
 // The table.
 
@@ -794,50 +682,6 @@ pub const OPS: &[OpDef] = &[
         ]
     ),
     OpDef {
-        name: "PixelShuffle",
-        category: Category::NeuralNetwork,
-        doc: "Rearranges `[.., C·r², H, W]` into `[.., C, H·r, W·r]` (`r` = `upscale_factor`): output `(c, h·r + i, w·r + j)` is input `(c·r² + i·r + j, h, w)`.",
-        params: &[
-            ParamDef::input("input", "The input, of rank at least 3."),
-            ParamDef::attr("upscale_factor", AttrType::Int, None, "The factor `r`, positive."),
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: infer_pixel_shuffle,
-        grad: Some(|b, c| {
-            vec![Some(b.prim(
-                "_PixelShuffleGrad",
-                &[c.dout, c.inputs[0]],
-                c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect(),
-            ))]
-        }),
-        kernel: Some(kernel_pixel_shuffle),
-    },
-    OpDef {
-        name: "_PixelShuffleGrad",
-        category: Category::Internal,
-        doc: "The gradient of PixelShuffle: the inverse rearrangement, `[.., C, H·r, W·r]` back to `[.., C·r², H, W]`.",
-        params: &[
-            ParamDef::input("dout", "The gradient of PixelShuffle's result."),
-            ParamDef::input("x_like", "PixelShuffle's input, for its shape."),
-            ParamDef::attr("upscale_factor", AttrType::Int, None, "PixelShuffle's factor."),
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: infer_resize_grad_like,
-        grad: Some(|b, c| {
-            vec![
-                Some(b.prim(
-                    "PixelShuffle",
-                    &[c.dout],
-                    c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect(),
-                )),
-                None,
-            ]
-        }),
-        kernel: Some(kernel_pixel_shuffle_grad),
-    },
-    OpDef {
         name: "_ResizeGrad",
         category: Category::Internal,
         doc: "The gradient of the resize named by `op` (MindSpore's Resize*Grad / Upsample*Grad): the transposed interpolation of `dout` onto `x_like`'s shape.",
@@ -877,14 +721,6 @@ pub const OPS: &[OpDef] = &[
     },
 ];
 
-fn infer_resize_grad_like(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let (dtype, _) = dims_of(call, 0)?;
-    let shape = call.inputs[1].shape().unwrap_or(ir::Shape::Unranked);
-    Ok(AbsVal::Tensor { dtype, shape })
-}
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     use crate::eager::{random_f64, Sample};
@@ -927,13 +763,6 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             .attr("align_corners", b(true)),
         Sample::new("UpsampleTrilinear3D", vec![x(&[1, 1, 2, 3, 2], 515)])
             .attr("scales", f(&[2.0, 1.5, 2.0])),
-        Sample::new("PixelShuffle", vec![x(&[2, 8, 2, 3], 516)])
-            .attr("upscale_factor", AttrValue::Int(2)),
-        Sample::new(
-            "_PixelShuffleGrad",
-            vec![x(&[2, 2, 4, 6], 517), x(&[2, 8, 2, 3], 518)],
-        )
-        .attr("upscale_factor", AttrValue::Int(2)),
         Sample::new(
             "_ResizeGrad",
             vec![x(&[1, 2, 5, 7], 519), x(&[1, 2, 3, 4], 520)],
