@@ -380,6 +380,28 @@ impl Lowerer<'_> {
         self.pop_scope();
     }
 
+    /// The value of a name bound to a constant (a composite's attribute).
+    fn bound_constant(&mut self, e: &ast::Expr) -> Option<AttrValue> {
+        let ast::Expr::NameRef(name) = e else {
+            return None;
+        };
+        let text = name.text();
+        let scope = self
+            .scopes
+            .iter_mut()
+            .rev()
+            .find(|s| s.bound.contains_key(&text))?;
+        let Binding::Node(n) = scope.bound[&text].0 else {
+            return None;
+        };
+        let value = match &self.body.node(n).kind {
+            NodeKind::Const(v) => value_attr(v)?,
+            _ => return None,
+        };
+        scope.used.insert(text, true);
+        Some(value)
+    }
+
     /// A parameter with a default: in a composite primitive's instance, the
     /// attribute's constant value; elsewhere an error (graphs take values).
     fn attr_param(&mut self, graph: GraphId, param: &ast::Param) {
@@ -395,7 +417,9 @@ impl Lowerer<'_> {
         };
         let Some(value) = value else {
             if self.constants.is_none() {
-                let r = param.default_value().map_or(range, |d| range.cover(d.range()));
+                let r = param
+                    .default_value()
+                    .map_or(range, |d| range.cover(d.range()));
                 self.error(
                     Code::DefaultParameter,
                     r,
@@ -1208,7 +1232,7 @@ impl Lowerer<'_> {
         for (name, (value, name_range)) in &bound.attrs {
             let r = value.range();
             let resolve_dtype = |n: &str| n.parse::<DType>().ok();
-            match const_value(value, &resolve_dtype) {
+            match const_value(value, &resolve_dtype).or_else(|| self.bound_constant(value)) {
                 Some(v) => match ops::check_attr(op, name, &v) {
                     Ok(v) => prim.attrs.push((name.to_string(), v)),
                     Err(message) => {
@@ -1844,6 +1868,24 @@ impl Lowerer<'_> {
 }
 
 /// A scalar constant value's abstract form (literals in graphs).
+/// A constant as an attribute value.
+fn value_attr(v: &Value) -> Option<AttrValue> {
+    Some(match v {
+        Value::Scalar { value, .. } => match value {
+            ScalarConst::Int(i) => AttrValue::Int(*i),
+            ScalarConst::Float(x) => AttrValue::float(*x),
+            ScalarConst::Bool(b) => AttrValue::Bool(*b),
+        },
+        Value::Str(s) => AttrValue::Str(s.clone()),
+        Value::None => AttrValue::None,
+        Value::Type(Ty::Scalar(d)) => AttrValue::DType(*d),
+        Value::Tuple(items) => {
+            AttrValue::Tuple(items.iter().map(value_attr).collect::<Option<_>>()?)
+        }
+        _ => return None,
+    })
+}
+
 /// An attribute's value as a constant of the graph: numbers are weak, like
 /// literals, so they take the dtype of the tensors they meet.
 fn attr_constant(v: &AttrValue) -> Option<Value> {
@@ -1854,7 +1896,9 @@ fn attr_constant(v: &AttrValue) -> Option<Value> {
         AttrValue::Str(s) => Value::Str(s.clone()),
         AttrValue::None => Value::None,
         AttrValue::DType(d) => Value::Type(Ty::Scalar(*d)),
-        AttrValue::Tuple(items) => Value::Tuple(items.iter().map(attr_constant).collect::<Option<_>>()?),
+        AttrValue::Tuple(items) => {
+            Value::Tuple(items.iter().map(attr_constant).collect::<Option<_>>()?)
+        }
     })
 }
 

@@ -928,7 +928,7 @@ fn completion_names_in_scope() {
             Keyword none
             Keyword not
             Keyword true
-            ... and 164 primitives
+            ... and 401 primitives
             replace: "e"
         "#]],
     );
@@ -984,7 +984,7 @@ fn completion_attribute_names_in_primitive_call() {
             Keyword none
             Keyword not
             Keyword true
-            ... and 164 primitives
+            ... and 401 primitives
             replace: "trans"
         "#]],
     );

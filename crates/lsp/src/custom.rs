@@ -271,10 +271,15 @@ impl Backend {
                         item: name.clone(),
                         graph: GraphId(0),
                     };
+                    let options = autodiff::Options {
+                        composites: Some(analysis::composite::instance_body),
+                        ..Default::default()
+                    };
                     let text = autodiff::gradient_program_text(
                         &program,
                         &target,
                         &ir::MetaFn::Grad { wrt: None },
+                        &options,
                     )
                     .map_err(|e| failed(format!("cannot differentiate `{name}`: {e}")))?;
                     Ok(json!({ "graph": name, "kind": kind, "text": text }))

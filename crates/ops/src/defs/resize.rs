@@ -721,7 +721,6 @@ pub const OPS: &[OpDef] = &[
     },
 ];
 
-
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     use crate::eager::{random_f64, Sample};
     let b = AttrValue::Bool;
