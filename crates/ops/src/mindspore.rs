@@ -478,8 +478,11 @@ pub const ALIASES: &[Alias] = &[
 /// `__init__` argument (`Conv2D(data_format=...)` keeps `format`).
 pub const STORED_ATTR_NAMES: &[(&str, &str)] = &[("format", "data_format")];
 
+/// The row of [`ALIASES`] for MindSpore's `ms`. A registry primitive of
+/// MindSpore's own name takes precedence over a row naming another.
 fn alias(ms: &str) -> Option<&'static Alias> {
-    ALIASES.iter().find(|a| a.ms == ms)
+    let row = ALIASES.iter().find(|a| a.ms == ms)?;
+    (row.ours == ms || lookup(ms).is_none()).then_some(row)
 }
 
 /// The registry name of a MindSpore primitive name (itself when no alias
