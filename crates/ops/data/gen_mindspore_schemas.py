@@ -366,15 +366,17 @@ OPDTYPE = {
     "DT_ANY": "Any",
 }
 
+# What MindSpore's argument handlers turn an argument into (`to_kernel_size`
+# makes `k` `(k, k)` and `(1, 1, h, w)` `(h, w)`: a pair in MindIR).
 HANDLER_TYPE = {
     "dtype_to_type_id": ("DType", "mindspore.dtype"),
-    "to_pair": ("Ints", "Union[int, tuple[int]]"),
-    "to_kernel_size": ("Ints", "Union[int, tuple[int]]"),
-    "to_strides": ("Ints", "Union[int, tuple[int]]"),
-    "to_rates": ("Ints", "Union[int, tuple[int]]"),
-    "to_dilations": ("Ints", "Union[int, tuple[int]]"),
-    "to_output_padding": ("Ints", "Union[int, tuple[int]]"),
-    "to_2d_paddings": ("Ints", "Union[int, tuple[int]]"),
+    "to_pair": ("Pair", "Union[int, tuple[int]]"),
+    "to_kernel_size": ("Pair", "Union[int, tuple[int]]"),
+    "to_strides": ("Pair", "Union[int, tuple[int]]"),
+    "to_rates": ("Pair", "Union[int, tuple[int]]"),
+    "to_dilations": ("Pair", "Union[int, tuple[int]]"),
+    "to_output_padding": ("Pair", "Union[int, tuple[int]]"),
+    "to_2d_paddings": ("Pair", "Union[int, tuple[int]]"),
     "_scalar_tensor_to_int": ("Int", "int"),
     "_scalar_tensor_to_float": ("Float", "float"),
     "_scalar_tensor_to_scalar": ("Number", "Number"),
@@ -1086,6 +1088,8 @@ def emit(prims, enums_used, enums, out, summary):
     w("use crate::mindspore::{MsArg as A, MsEnum, MsPrim as P, MsRole::*, MsTy::*, MsValue as V};\n")
     w("use crate::mindspore::MsKind::{Function, Primitive};\n\n")
     w(f'/// The MindSpore version these tables describe.\npub const VERSION: &str = "{summary["version"]}";\n\n')
+    series = ".".join(summary["version"].split(".")[:2])
+    w(f'/// Its major and minor version (how messages name it).\npub const SERIES: &str = "{series}";\n\n')
     for e in sorted(enums_used):
         w(f"/// MindSpore's `{e}` (`str_to_enum`): each string and the integer it is written as.\n")
         w(f"pub static {rs_ident(e)}: MsEnum = MsEnum {{\n    name: {rs_str(e)},\n    values: &[\n")

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use crate::{lookup, AttrType, Category, OpDef, ParamKind};
 
-pub use crate::mindspore_schema::{PRIMS, VERSION};
+pub use crate::mindspore_schema::{PRIMS, SERIES, VERSION};
 
 // ---------------------------------------------------------------------------
 // The schema table's types.
@@ -93,6 +93,9 @@ pub enum MsTy {
     Ints,
     /// A tuple of ints.
     IntTuple,
+    /// An int or a pair of ints (or an NCHW 4-tuple), always a pair in MindIR
+    /// (`to_pair`, `to_kernel_size`, `to_strides`, ... make it so).
+    Pair,
     /// A tuple of floats.
     Floats,
     /// A dtype; a `TypeId` number in a primitive function's node input.
@@ -121,6 +124,7 @@ impl MsTy {
             MsTy::Str | MsTy::Enum(_) => "str",
             MsTy::Ints => "Union[int, tuple[int]]",
             MsTy::IntTuple => "tuple[int]",
+            MsTy::Pair => "Union[int, tuple[int, int]]",
             MsTy::Floats => "tuple[float]",
             MsTy::DType => "dtype",
             MsTy::Any => "",
@@ -348,6 +352,22 @@ pub fn is_mindspore_primitive(name: &str) -> bool {
     schema(name).is_some()
 }
 
+/// The enum MindSpore holds an argument of this name as (`data_format`:
+/// `Format`), from the first primitive function whose argument it is.
+pub fn enum_of_arg(name: &str) -> Option<&'static MsEnum> {
+    static ENUMS: OnceLock<HashMap<&'static str, &'static MsEnum>> = OnceLock::new();
+    let map = ENUMS.get_or_init(|| {
+        let mut map = HashMap::new();
+        for a in PRIMS.iter().flat_map(|p| p.args()) {
+            if let MsTy::Enum(e) = a.ty {
+                map.entry(a.name).or_insert(e);
+            }
+        }
+        map
+    });
+    map.get(name).copied()
+}
+
 /// MindSpore primitives the registry does not support (neither by name nor
 /// through [`ALIASES`]), sorted by name.
 pub fn unsupported() -> impl Iterator<Item = &'static MsPrim> {
@@ -509,6 +529,8 @@ pub enum Conv {
     Enum(&'static MsEnum),
     /// An int that MindSpore keeps as a one-element tuple (`Softmax`'s axis).
     IntTuple,
+    /// A window as a pair: `k` is `(k, k)`, `(1, 1, h, w)` is `(h, w)`.
+    Pair,
     /// `None` for "all axes": the registry's `()`.
     NoneIsEmpty,
 }
@@ -573,6 +595,7 @@ fn conv_of(a: &MsArg, def: &OpDef, attr: &str) -> Conv {
     match a.ty {
         MsTy::DType => Conv::TypeId,
         MsTy::Enum(e) => Conv::Enum(e),
+        MsTy::Pair => Conv::Pair,
         MsTy::IntTuple if matches!(attr_type(def, attr), Some(AttrType::Int | AttrType::Ints)) => {
             Conv::IntTuple
         }

@@ -20,6 +20,9 @@ use crate::mindspore::MsKind::{Function, Primitive};
 /// The MindSpore version these tables describe.
 pub const VERSION: &str = "2.10.0";
 
+/// Its major and minor version (how messages name it).
+pub const SERIES: &str = "2.10";
+
 /// MindSpore's `ActivationType` (`str_to_enum`): each string and the integer it is written as.
 pub static ACTIVATION_TYPE: MsEnum = MsEnum {
     name: "ActivationType",
@@ -672,7 +675,7 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("input", Call, Tensor, "Tensor", None),
-            A::new("output_size", Call, Ints, "Union[int, tuple]", None),
+            A::new("output_size", Call, Pair, "Union[int, tuple]", None),
         ]),
     ),
     P::new(
@@ -2237,8 +2240,8 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("x", Call, Tensor, "Tensor", None),
-            A::new("kernel_size", Init, Ints, "Union[int, tuple[int]], optional", Some(V::Int(1))),
-            A::new("strides", Init, Ints, "Union[int, tuple[int]], optional", Some(V::Int(1))),
+            A::new("kernel_size", Init, Pair, "Union[int, tuple[int]], optional", Some(V::Int(1))),
+            A::new("strides", Init, Pair, "Union[int, tuple[int]], optional", Some(V::Int(1))),
             A::new("pad_mode", Init, Enum(&PAD_MODE), "str, optional", Some(V::Str("VALID"))),
             A::new("data_format", Init, Enum(&FORMAT), "str, optional", Some(V::Str("NCHW"))),
         ]),
@@ -2395,8 +2398,8 @@ pub static PRIMS: &[P] = &[
             A::new("x", Call, Any, "", None),
             A::new("out", Call, Any, "", None),
             A::new("dout", Call, Any, "", None),
-            A::new("kernel_size", Init, Ints, "Union[int, tuple[int]]", Some(V::Int(1))),
-            A::new("strides", Init, Ints, "Union[int, tuple[int]]", Some(V::Int(1))),
+            A::new("kernel_size", Init, Pair, "Union[int, tuple[int]]", Some(V::Int(1))),
+            A::new("strides", Init, Pair, "Union[int, tuple[int]]", Some(V::Int(1))),
             A::new("pad_mode", Init, Enum(&PAD_MODE), "", Some(V::Str("VALID"))),
             A::new("data_format", Init, Enum(&FORMAT), "", Some(V::Str("NCHW"))),
         ]),
@@ -4316,11 +4319,11 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("input", Call, Tensor, "Tensor", None),
-            A::new("output_size", Call, Ints, "Union[int, tuple[int], list[int]]", None),
-            A::new("kernel_size", Call, Ints, "Union[int, tuple[int], list[int]]", None),
-            A::new("dilation", Call, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
-            A::new("padding", Call, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(0))),
-            A::new("stride", Call, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
+            A::new("output_size", Call, Pair, "Union[int, tuple[int], list[int]]", None),
+            A::new("kernel_size", Call, Pair, "Union[int, tuple[int], list[int]]", None),
+            A::new("dilation", Call, Pair, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
+            A::new("padding", Call, Pair, "Union[int, tuple[int], list[int]], optional", Some(V::Int(0))),
+            A::new("stride", Call, Pair, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
         ]),
     ),
     P::new(
@@ -4331,10 +4334,10 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("input", Call, Any, "", None),
-            A::new("kernel_size", Call, Ints, "Union[int, tuple[int]]", None),
-            A::new("dilation", Call, Ints, "Union[int, tuple[int]]", Some(V::Int(1))),
-            A::new("padding", Call, Ints, "Union[int, tuple[int]]", Some(V::Int(0))),
-            A::new("stride", Call, Ints, "Union[int, tuple[int]]", Some(V::Int(1))),
+            A::new("kernel_size", Call, Pair, "Union[int, tuple[int]]", None),
+            A::new("dilation", Call, Pair, "Union[int, tuple[int]]", Some(V::Int(1))),
+            A::new("padding", Call, Pair, "Union[int, tuple[int]]", Some(V::Int(0))),
+            A::new("stride", Call, Pair, "Union[int, tuple[int]]", Some(V::Int(1))),
         ]),
     ),
     P::new(
@@ -9354,10 +9357,10 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("input", Call, Any, "", None),
-            A::new("kernel_size", Call, Ints, "Union[int, tuple[int]]", None),
-            A::new("stride", Call, Ints, "Union[int, tuple[int]]", Some(V::None)),
-            A::new("padding", Call, Ints, "Union[int, tuple[int]]", Some(V::Int(0))),
-            A::new("dilation", Call, Ints, "Union[int, tuple[int]]", Some(V::Ints(&[1, 1]))),
+            A::new("kernel_size", Call, Pair, "Union[int, tuple[int]]", None),
+            A::new("stride", Call, Pair, "Union[int, tuple[int]]", Some(V::None)),
+            A::new("padding", Call, Pair, "Union[int, tuple[int]]", Some(V::Int(0))),
+            A::new("dilation", Call, Pair, "Union[int, tuple[int]]", Some(V::Ints(&[1, 1]))),
             A::new("ceil_mode", Call, Bool, "", Some(V::Bool(false))),
             A::new("return_indices", Call, Bool, "", Some(V::Bool(false))),
         ]),
@@ -11134,10 +11137,10 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("input", Call, Tensor, "Tensor", None),
-            A::new("kernel_size", Call, Ints, "Union[int, tuple[int], list[int]]", None),
-            A::new("dilation", Call, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
-            A::new("padding", Call, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(0))),
-            A::new("stride", Call, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
+            A::new("kernel_size", Call, Pair, "Union[int, tuple[int], list[int]]", None),
+            A::new("dilation", Call, Pair, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
+            A::new("padding", Call, Pair, "Union[int, tuple[int], list[int]], optional", Some(V::Int(0))),
+            A::new("stride", Call, Pair, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
         ]),
     ),
     P::new(
@@ -14923,10 +14926,10 @@ pub static PRIMS: &[P] = &[
             A::new("x", Call, Any, "", None),
             A::new("grad", Call, Any, "", None),
             A::new("argmax", Call, Any, "", None),
-            A::new("kernel_size", Init, Ints, "Union[int, tuple[int]]", None),
-            A::new("strides", Init, Ints, "Union[int, tuple[int]]", Some(V::None)),
-            A::new("pads", Init, Ints, "Union[int, tuple[int]]", Some(V::Int(0))),
-            A::new("dilation", Init, Ints, "Union[int, tuple[int]]", Some(V::Ints(&[1, 1]))),
+            A::new("kernel_size", Init, Pair, "Union[int, tuple[int]]", None),
+            A::new("strides", Init, Pair, "Union[int, tuple[int]]", Some(V::None)),
+            A::new("pads", Init, Pair, "Union[int, tuple[int]]", Some(V::Int(0))),
+            A::new("dilation", Init, Pair, "Union[int, tuple[int]]", Some(V::Ints(&[1, 1]))),
             A::new("ceil_mode", Init, Bool, "", Some(V::Bool(false))),
             A::new("argmax_type", Init, DType, "mindspore.dtype", Some(V::DType("int64"))),
         ]),
@@ -14941,10 +14944,10 @@ pub static PRIMS: &[P] = &[
             A::new("x", Call, Any, "", None),
             A::new("grad", Call, Any, "", None),
             A::new("mask", Call, Any, "", None),
-            A::new("kernel_size", Init, Ints, "Union[int, tuple[int]]", None),
-            A::new("strides", Init, Ints, "Union[int, tuple[int]]", Some(V::None)),
-            A::new("pads", Init, Ints, "Union[int, tuple[int]]", Some(V::Int(0))),
-            A::new("dilation", Init, Ints, "Union[int, tuple[int]]", Some(V::Ints(&[1, 1]))),
+            A::new("kernel_size", Init, Pair, "Union[int, tuple[int]]", None),
+            A::new("strides", Init, Pair, "Union[int, tuple[int]]", Some(V::None)),
+            A::new("pads", Init, Pair, "Union[int, tuple[int]]", Some(V::Int(0))),
+            A::new("dilation", Init, Pair, "Union[int, tuple[int]]", Some(V::Ints(&[1, 1]))),
             A::new("ceil_mode", Init, Bool, "", Some(V::Bool(false))),
             A::new("argmax_type", Init, DType, "mindspore.dtype", Some(V::DType("int64"))),
         ]),
@@ -15003,10 +15006,10 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("x", Call, Tensor, "Tensor", None),
-            A::new("kernel_size", Init, Ints, "Union[int, tuple[int]]", None),
-            A::new("strides", Init, Ints, "Union[int, tuple[int]], optional", Some(V::None)),
-            A::new("pads", Init, Ints, "Union[int, tuple[int]], optional", Some(V::Int(0))),
-            A::new("dilation", Init, Ints, "Union[int, tuple[int]], optional", Some(V::Ints(&[1, 1]))),
+            A::new("kernel_size", Init, Pair, "Union[int, tuple[int]]", None),
+            A::new("strides", Init, Pair, "Union[int, tuple[int]], optional", Some(V::None)),
+            A::new("pads", Init, Pair, "Union[int, tuple[int]], optional", Some(V::Int(0))),
+            A::new("dilation", Init, Pair, "Union[int, tuple[int]], optional", Some(V::Ints(&[1, 1]))),
             A::new("ceil_mode", Init, Bool, "bool, optional", Some(V::Bool(false))),
             A::new("argmax_type", Init, DType, "mindspore.dtype, optional", Some(V::DType("int64"))),
         ]),
@@ -15019,10 +15022,10 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("x", Call, Tensor, "Tensor", None),
-            A::new("kernel_size", Init, Ints, "Union[int, tuple[int]]", None),
-            A::new("strides", Init, Ints, "Union[int, tuple[int]], optional", Some(V::None)),
-            A::new("pads", Init, Ints, "Union[int, tuple[int]], optional", Some(V::Int(0))),
-            A::new("dilation", Init, Ints, "Union[int, tuple[int]], optional", Some(V::Ints(&[1, 1]))),
+            A::new("kernel_size", Init, Pair, "Union[int, tuple[int]]", None),
+            A::new("strides", Init, Pair, "Union[int, tuple[int]], optional", Some(V::None)),
+            A::new("pads", Init, Pair, "Union[int, tuple[int]], optional", Some(V::Int(0))),
+            A::new("dilation", Init, Pair, "Union[int, tuple[int]], optional", Some(V::Ints(&[1, 1]))),
             A::new("ceil_mode", Init, Bool, "bool, optional", Some(V::Bool(false))),
             A::new("argmax_type", Init, DType, "mindspore.dtype, optional", Some(V::DType("int64"))),
         ]),
