@@ -605,11 +605,22 @@ fn conv_of(a: &MsArg, def: &OpDef, attr: &str) -> Conv {
 
 /// Derives the mapping of MindSpore primitive `ms` onto registry primitive `def`.
 fn derive(ms: &'static str, def: &'static OpDef) -> Result<Mapping, String> {
-    let rules: &[(&str, ArgRule)] = alias(ms).map_or(&[], |a| a.args);
-    let export = match alias(ms) {
-        Some(a) => a.export,
-        None => true,
-    };
+    let row = alias(ms);
+    derive_with(
+        ms,
+        def,
+        row.map_or(&[], |a| a.args),
+        row.is_none_or(|a| a.export),
+    )
+}
+
+/// [`derive`] with these exceptions for the arguments.
+fn derive_with(
+    ms: &'static str,
+    def: &'static OpDef,
+    rules: &[(&str, ArgRule)],
+    export: bool,
+) -> Result<Mapping, String> {
     let schema = schema(ms);
     let mut mapping = Mapping {
         ms,
@@ -649,18 +660,24 @@ fn derive(ms: &'static str, def: &'static OpDef) -> Result<Mapping, String> {
         out.push(m);
     }
     let want = def.input_count();
-    // More candidates than inputs: the non-tensor ones with a default are
-    // arguments the registry does not have (MindSpore's default is the
-    // registry's behaviour), from the last.
+    // More candidates than inputs: those with a default are arguments the
+    // registry does not have (MindSpore's default is the registry's
+    // behaviour), from the last: non-tensor ones first, then optional tensors
+    // (`weight=None`).
     let mut extra = candidates.len().saturating_sub(want);
-    for &i in candidates.iter().rev() {
-        if extra == 0 {
-            break;
-        }
-        let a = node_inputs[i];
-        if let Some(d) = a.default {
-            if !a.ty.is_tensor() && !matches!(d, MsValue::Other(_)) {
-                out[i] = Some(ArgMap::Fixed(d));
+    for optional_tensors in [false, true] {
+        for &i in candidates.iter().rev() {
+            if extra == 0 || out[i].is_some() {
+                continue;
+            }
+            let a = node_inputs[i];
+            let fixable = match a.default {
+                Some(MsValue::Other(_)) | None => false,
+                Some(MsValue::None) if optional_tensors => a.ty.is_tensor(),
+                Some(_) => !optional_tensors && !a.ty.is_tensor(),
+            };
+            if fixable {
+                out[i] = a.default.map(ArgMap::Fixed);
                 extra -= 1;
             }
         }
@@ -811,6 +828,84 @@ mod tests {
         assert_eq!(fmt.value("NCHW"), Some(0));
         assert_eq!(fmt.value("NHWC"), Some(1));
         assert_eq!(fmt.name_of(0), Some("nchw"));
+    }
+
+    /// Every MindSpore primitive with a known signature maps with no row of
+    /// [`ALIASES`] onto a registry primitive written by the conventions of
+    /// `OPS_BRIEF.md` (MindSpore's name; its tensors as inputs in order, its
+    /// other arguments as attributes of the same name), and onto one that
+    /// leaves out arguments with defaults.
+    #[test]
+    fn any_primitive_written_by_the_conventions_maps() {
+        use crate::{AbsVal, AttrDefault, OutputDef, ParamDef};
+        fn infer(_: &crate::InferCall) -> Result<AbsVal, crate::OpError> {
+            Ok(AbsVal::Any)
+        }
+        fn attr_type(ty: MsTy) -> AttrType {
+            match ty {
+                MsTy::Int => AttrType::Int,
+                MsTy::Float => AttrType::Float,
+                MsTy::Bool => AttrType::Bool,
+                MsTy::Str | MsTy::Enum(_) => AttrType::Str(&[]),
+                MsTy::Ints | MsTy::Pair => AttrType::Ints,
+                MsTy::IntTuple => AttrType::IntTuple,
+                MsTy::DType => AttrType::DType,
+                _ => AttrType::Number,
+            }
+        }
+        let mut checked = 0;
+        for p in PRIMS.iter().filter(|p| p.args.is_some()) {
+            let is_input = |a: &MsArg| match p.kind {
+                MsKind::Primitive => a.role == MsRole::Input,
+                MsKind::Function => a.ty.is_tensor() || (a.ty == MsTy::Any && a.default.is_none()),
+            };
+            for leave_out_defaults in [false, true] {
+                let params: Vec<ParamDef> = p
+                    .args()
+                    .iter()
+                    .filter(|a| !(leave_out_defaults && a.default.is_some() && !is_input(a)))
+                    .filter(|a| !(leave_out_defaults && a.default == Some(MsValue::None)))
+                    .map(|a| {
+                        if is_input(a) {
+                            ParamDef::input(a.name, "")
+                        } else {
+                            ParamDef::attr(
+                                a.name,
+                                attr_type(a.ty),
+                                a.default.map(|_| AttrDefault::None),
+                                "",
+                            )
+                        }
+                    })
+                    .collect();
+                let def: &'static OpDef = Box::leak(Box::new(OpDef {
+                    name: p.name,
+                    category: Category::Elementwise,
+                    doc: "",
+                    params: Box::leak(params.into_boxed_slice()),
+                    variadic: false,
+                    output: OutputDef::Single,
+                    infer,
+                    grad: None,
+                    kernel: None,
+                }));
+                match derive_with(p.name, def, &[], true) {
+                    Ok(m) => {
+                        if let Some(args) = &m.args {
+                            assert_eq!(args.len(), p.node_inputs().count(), "{}", p.name);
+                            let inputs = args.iter().filter(|a| **a == ArgMap::Input).count();
+                            assert_eq!(inputs, def.input_count(), "{}", p.name);
+                        }
+                    }
+                    Err(e) => panic!(
+                        "{} (leaving out defaults: {leave_out_defaults}): {e}",
+                        p.name
+                    ),
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 2500, "{checked}");
     }
 
     #[test]
