@@ -608,7 +608,10 @@ def init_facts(init):
         elif name == "init_prim_io_names":
             for kw in node.keywords:
                 if kw.arg == "inputs" and isinstance(kw.value, (ast.List, ast.Tuple)):
-                    io_inputs = [const_str(e) for e in kw.value.elts if const_str(e)]
+                    # `Fmax` writes `['x1, x2']`: split such names.
+                    io_inputs = [
+                        n.strip() for e in kw.value.elts if const_str(e) for n in const_str(e).split(",")
+                    ]
         elif name == "str_to_enum" and len(node.args) >= 3:
             arg = const_str(node.args[1])
             if arg:
@@ -954,11 +957,22 @@ def build_old(name, olds, sources, opdefs):
         inputs = [(n, MISSING) for n in doc_input_names(doc)]
         if call is None and not inputs and not sig:
             p.known = bool(init_params) or bool(doc)
+    # The `Inputs:` section may name them otherwise (`weight` for `w`): when
+    # the counts agree, match them by position.
+    doc_inputs = doc_input_names(doc)
+    kept = [n for n, _ in inputs if n not in init_names]
+    positional = {}
+    if len(doc_inputs) == len(kept):
+        positional = {n: doc_types.get(d, "") for n, d in zip(kept, doc_inputs)}
     for n, d in inputs:
+        if n in init_names:
+            # An attribute the backend also takes as an input (`InTopK`'s
+            # `k` in its io names): it is the attribute.
+            continue
         a = Arg(n, "Input")
         if d is not MISSING and d is not None:
             set_default(a, d)
-        a.decl = doc_types.get(n, "")
+        a.decl = doc_types.get(n) or positional.get(n, "")
         p.args.append(a)
     for n, d in init_params:
         a = Arg(n, "Attr")

@@ -795,6 +795,21 @@ mod tests {
             assert!(w[0].name < w[1].name, "{} then {}", w[0].name, w[1].name);
         }
         assert!(PRIMS.len() > 1400, "{} primitives", PRIMS.len());
+        for p in PRIMS {
+            let mut names = std::collections::HashSet::new();
+            for a in p.args() {
+                assert!(
+                    !a.name.is_empty()
+                        && a.name
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                    "{}: argument {:?}",
+                    p.name,
+                    a.name
+                );
+                assert!(names.insert(a.name), "{}: `{}` twice", p.name, a.name);
+            }
+        }
     }
 
     #[test]

@@ -663,7 +663,7 @@ pub static PRIMS: &[P] = &[
         "AdaptiveAvgPool2D operation.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("output_size", Attr, Ints, "Union[int, tuple]", None),
         ]),
     ),
@@ -1061,7 +1061,7 @@ pub static PRIMS: &[P] = &[
         "Adjust hue of RGB images.",
         &[],
         Some(&[
-            A::new("images", Input, Any, "", None),
+            A::new("images", Input, Tensor, "Tensor", None),
             A::new("delta", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -1072,7 +1072,7 @@ pub static PRIMS: &[P] = &[
         "Adjust saturation of RGB images.",
         &[],
         Some(&[
-            A::new("images", Input, Any, "", None),
+            A::new("images", Input, Tensor, "Tensor", None),
             A::new("scale", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -1811,7 +1811,7 @@ pub static PRIMS: &[P] = &[
             A::new("moment", Input, Tensor, "Tensor", None),
             A::new("learning_rate", Input, TensorOrScalar, "Union[Number, Tensor]", None),
             A::new("grad", Input, Tensor, "Tensor", None),
-            A::new("rho", Input, Any, "", None),
+            A::new("rho", Input, Float, "float", None),
             A::new("momentum", Input, Float, "float", None),
             A::new("epsilon", Input, Float, "float", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -2301,7 +2301,7 @@ pub static PRIMS: &[P] = &[
         "3D Average pooling operation.",
         &[],
         Some(&[
-            A::new("input", Input, Any, "", None),
+            A::new("input", Input, Tensor, "Tensor", None),
             A::new("kernel_size", Attr, Ints, "Union[int, tuple[int]], optional", Some(V::Int(1))),
             A::new("strides", Attr, Ints, "Union[int, tuple[int]], optional", Some(V::Int(1))),
             A::new("pad_mode", Attr, Str, "str, optional", Some(V::Str("valid"))),
@@ -3464,8 +3464,8 @@ pub static PRIMS: &[P] = &[
         "Returns bitwise `and` of two tensors element-wise.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -3507,8 +3507,8 @@ pub static PRIMS: &[P] = &[
         "Returns bitwise `or` of two tensors element-wise.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -3540,8 +3540,8 @@ pub static PRIMS: &[P] = &[
         "Returns bitwise `xor` of two tensors element-wise.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -3749,7 +3749,7 @@ pub static PRIMS: &[P] = &[
             A::new("indptr", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("values", Input, Tensor, "Tensor", None),
-            A::new("dense_shape", Input, Any, "", None),
+            A::new("dense_shape", Input, IntTuple, "tuple(int)", None),
             A::new("dense_tensor", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -3763,7 +3763,7 @@ pub static PRIMS: &[P] = &[
             A::new("indptr", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("dense", Input, Tensor, "Tensor", None),
-            A::new("dense_shape", Input, Any, "", None),
+            A::new("dense_shape", Input, IntTuple, "tuple", None),
         ]),
     ),
     P::new(
@@ -3776,7 +3776,7 @@ pub static PRIMS: &[P] = &[
             A::new("indptr", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("values", Input, Tensor, "Tensor", None),
-            A::new("dense_shape", Input, Any, "", None),
+            A::new("dense_shape", Input, IntTuple, "tuple(int)", None),
             A::new("dense", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -3790,7 +3790,7 @@ pub static PRIMS: &[P] = &[
             A::new("indptr", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("values", Input, Tensor, "Tensor", None),
-            A::new("dense_shape", Input, Any, "", None),
+            A::new("dense_shape", Input, IntTuple, "tuple(int)", None),
             A::new("dense_tensor", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -3804,7 +3804,7 @@ pub static PRIMS: &[P] = &[
             A::new("indptr", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("values", Input, Tensor, "Tensor", None),
-            A::new("dense_shape", Input, Any, "", None),
+            A::new("dense_shape", Input, IntTuple, "tuple(int)", None),
             A::new("dense_tensor", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -3818,7 +3818,7 @@ pub static PRIMS: &[P] = &[
             A::new("indptr", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("values", Input, Tensor, "Tensor", None),
-            A::new("dense_shape", Input, Any, "", None),
+            A::new("dense_shape", Input, IntTuple, "tuple(int)", None),
             A::new("axis", Input, Int, "int", None),
         ]),
     ),
@@ -3901,7 +3901,7 @@ pub static PRIMS: &[P] = &[
         "Calculates the CTC (Connectionist Temporal Classification) loss and the gradient.",
         &[],
         Some(&[
-            A::new("inputs", Input, Any, "", None),
+            A::new("inputs", Input, Tensor, "Tensor", None),
             A::new("labels_indices", Input, Tensor, "Tensor", None),
             A::new("labels_values", Input, Tensor, "Tensor", None),
             A::new("sequence_length", Input, Tensor, "Tensor", None),
@@ -4543,9 +4543,9 @@ pub static PRIMS: &[P] = &[
         "`output0` is the dot product result of input0 and input1.",
         &[],
         Some(&[
-            A::new("input0", Input, Any, "", None),
-            A::new("input1", Input, Any, "", None),
-            A::new("input2", Input, Any, "", None),
+            A::new("input0", Input, Tensor, "Tensor", None),
+            A::new("input1", Input, Tensor, "Tensor", None),
+            A::new("input2", Input, Tensor, "Tensor", None),
             A::new("axis", Attr, Ints, "Union[int, tuple[int], list[int]]", Some(V::Ints(&[]))),
             A::new("keep_dims", Attr, Bool, "bool", Some(V::Bool(false))),
         ]),
@@ -4665,7 +4665,7 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("x", Input, Tensor, "Tensor", None),
-            A::new("w", Input, Any, "", None),
+            A::new("w", Input, Tensor, "Tensor", None),
             A::new("out_channel", Attr, Int, "int", None),
             A::new("kernel_size", Attr, Ints, "Union[int, tuple[int]]", None),
             A::new("mode", Attr, Int, "int, optional", Some(V::Int(1))),
@@ -4784,9 +4784,9 @@ pub static PRIMS: &[P] = &[
         "Calculates a 2D transposed convolution, which can be regarded as Conv2d for the gradient of the input, also called deconvolution, although it is not an actual deconvolution.",
         &[],
         Some(&[
-            A::new("out_backprop", Input, Any, "", None),
-            A::new("filter", Input, Any, "", None),
-            A::new("input_sizes", Input, Any, "", None),
+            A::new("out_backprop", Input, Tensor, "Tensor", None),
+            A::new("filter", Input, Tensor, "Tensor", None),
+            A::new("input_sizes", Input, Tensor, "Tensor", None),
             A::new("out_channel", Attr, Int, "int", None),
             A::new("kernel_size", Attr, Ints, "Union[int, tuple[int]]", None),
             A::new("pad_mode", Attr, Str, "str, optional", Some(V::Str("valid"))),
@@ -4843,8 +4843,8 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("x", Input, Tensor, "Tensor", None),
-            A::new("out_backprop", Input, Any, "", None),
-            A::new("filter_size", Input, Any, "", None),
+            A::new("out_backprop", Input, Tensor, "Tensor", None),
+            A::new("filter_size", Input, IntTuple, "tuple(int)", None),
             A::new("out_channel", Attr, Int, "int", None),
             A::new("kernel_size", Attr, Ints, "Union[int, tuple[int]]", None),
             A::new("mode", Attr, Int, "int", Some(V::Int(1))),
@@ -4871,8 +4871,8 @@ pub static PRIMS: &[P] = &[
         "Computes the gradients of convolution 3D with respect to the input.",
         &[],
         Some(&[
-            A::new("filter", Input, Any, "", None),
-            A::new("out_backprop", Input, Any, "", None),
+            A::new("filter", Input, Tensor, "Tensor", None),
+            A::new("out_backprop", Input, Tensor, "Tensor", None),
             A::new("input_size", Input, IntTuple, "tuple(int)", None),
             A::new("out_channel", Attr, Int, "int", None),
             A::new("kernel_size", Attr, Ints, "Union[int, tuple[int]]", None),
@@ -5503,8 +5503,8 @@ pub static PRIMS: &[P] = &[
         "Multiplies matrix `a` by matrix `b` in batch.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5514,7 +5514,7 @@ pub static PRIMS: &[P] = &[
         "L * LT = A.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5524,7 +5524,7 @@ pub static PRIMS: &[P] = &[
         "Computes the abs max of Tensor input.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
             A::new("origin_shape", Attr, IntTuple, "", Some(V::Ints(&[-1, -1]))),
         ]),
     ),
@@ -5535,7 +5535,7 @@ pub static PRIMS: &[P] = &[
         "Img2cols the feature map and the result in reorganized in NC1HWC0.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
             A::new("ksizes", Attr, Any, "listInt", None),
             A::new("strides", Attr, Any, "listInt", None),
             A::new("dilates", Attr, IntTuple, "", Some(V::Ints(&[1, 1, 1, 1]))),
@@ -5549,8 +5549,8 @@ pub static PRIMS: &[P] = &[
         "Multiplies matrix `a` by matrix `b`.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
             A::new("transpose_a", Attr, Bool, "bool", Some(V::Bool(false))),
             A::new("transpose_b", Attr, Bool, "bool", Some(V::Bool(false))),
         ]),
@@ -5562,8 +5562,8 @@ pub static PRIMS: &[P] = &[
         "Multiplies matrix `a` by matrix `b`.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5585,8 +5585,8 @@ pub static PRIMS: &[P] = &[
         "Multiplies matrix `a` by matrix `b`.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5596,9 +5596,9 @@ pub static PRIMS: &[P] = &[
         "Multiplies matrix `a` by matrix `b` and muls the result by scalar `c`.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
-            A::new("x3", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
+            A::new("x3", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5608,7 +5608,7 @@ pub static PRIMS: &[P] = &[
         "move the batch matrix to result matrix diag part.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5618,7 +5618,7 @@ pub static PRIMS: &[P] = &[
         "Permute input tensor with perm (0, 2, 3, 1, 4)",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5730,7 +5730,7 @@ pub static PRIMS: &[P] = &[
         "Returns the data type of the input tensor as mindspore.dtype.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -5788,7 +5788,7 @@ pub static PRIMS: &[P] = &[
         "Returns image data that parse from string Tensor.",
         &[],
         Some(&[
-            A::new("contents", Input, Any, "", None),
+            A::new("contents", Input, Tensor, "Tensor", None),
             A::new("channels", Attr, Int, "", Some(V::Int(0))),
             A::new("dtype", Attr, DType, "", Some(V::DType("uint8"))),
             A::new("expand_animations", Attr, Bool, "", Some(V::Bool(false))),
@@ -5829,8 +5829,8 @@ pub static PRIMS: &[P] = &[
         "Computes gradients of DeformableOffsets operation.",
         &[],
         Some(&[
-            A::new("out_backprop", Input, Any, "", None),
-            A::new("input", Input, Any, "", None),
+            A::new("out_backprop", Input, Tensor, "Tensor", None),
+            A::new("input", Input, Tensor, "Tensor", None),
             A::new("offsets", Input, Tensor, "Tensor", None),
             A::new("strides", Attr, IntTuple, "tuple[int, int ,int ,int]", None),
             A::new("pads", Attr, IntTuple, "tuple[int, int ,int ,int]", None),
@@ -6843,7 +6843,7 @@ pub static PRIMS: &[P] = &[
         "Calculate the determinant of triangle matrices.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
             A::new("fill_mode", Attr, IntTuple, "tuple", Some(V::Int(0))),
         ]),
     ),
@@ -6962,7 +6962,7 @@ pub static PRIMS: &[P] = &[
         "Computes the grad of the lgamma function on input.",
         &[],
         Some(&[
-            A::new("input", Input, Any, "", None),
+            A::new("input", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -7637,7 +7637,7 @@ pub static PRIMS: &[P] = &[
         "Broadcasts input tensor to a given shape.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("shape", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -7997,8 +7997,8 @@ pub static PRIMS: &[P] = &[
         "Returns a slice of input tensor based on the specified indices.",
         &[],
         Some(&[
-            A::new("params", Input, Any, "", None),
-            A::new("indices", Input, Any, "", None),
+            A::new("params", Input, Tensor, "Tensor", None),
+            A::new("indices", Input, Tensor, "Tensor", None),
             A::new("offset", Input, Int, "int", None),
         ]),
     ),
@@ -9099,7 +9099,8 @@ pub static PRIMS: &[P] = &[
         "Computes the maximum of input tensors element-wise.",
         &[],
         Some(&[
-            A::new("x1, x2", Input, Any, "", None),
+            A::new("x1", Input, Any, "", None),
+            A::new("x2", Input, Any, "", None),
         ]),
     ),
     P::new(
@@ -9109,7 +9110,8 @@ pub static PRIMS: &[P] = &[
         "Computes the minimum of input tensors element-wise.",
         &[],
         Some(&[
-            A::new("x1, x2", Input, Any, "", None),
+            A::new("x1", Input, Any, "", None),
+            A::new("x2", Input, Any, "", None),
         ]),
     ),
     P::new(
@@ -9648,7 +9650,7 @@ pub static PRIMS: &[P] = &[
             A::new("beta1", Input, Tensor, "Tensor", None),
             A::new("beta2", Input, Tensor, "Tensor", None),
             A::new("epsilon", Input, Tensor, "Tensor", None),
-            A::new("grad", Input, Any, "", None),
+            A::new("grad", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool", Some(V::Bool(false))),
             A::new("use_nesterov", Attr, Bool, "bool", Some(V::Bool(false))),
@@ -9689,7 +9691,7 @@ pub static PRIMS: &[P] = &[
             A::new("beta1", Input, Tensor, "Tensor", None),
             A::new("beta2", Input, Tensor, "Tensor", None),
             A::new("epsilon", Input, Tensor, "Tensor", None),
-            A::new("grad", Input, Any, "", None),
+            A::new("grad", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool", Some(V::Bool(false))),
             A::new("use_nesterov", Attr, Bool, "bool", Some(V::Bool(false))),
@@ -11210,7 +11212,6 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("x1", Input, Tensor, "Tensor", None),
             A::new("x2", Input, Tensor, "Tensor", None),
-            A::new("k", Input, Int, "int", None),
             A::new("k", Attr, Int, "int", None),
         ]),
     ),
@@ -11270,9 +11271,9 @@ pub static PRIMS: &[P] = &[
         "Adds tensor `y` to specified axis and indices of tensor `x`.",
         &["side_effect_mem", "writes:input_x"],
         Some(&[
-            A::new("input_x", Input, Any, "", None),
+            A::new("input_x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
-            A::new("input_y", Input, Any, "", None),
+            A::new("input_y", Input, Tensor, "Tensor", None),
             A::new("axis", Attr, Int, "int", None),
             A::new("use_lock", Attr, Bool, "bool, optional", Some(V::Bool(true))),
             A::new("check_index_bound", Attr, Bool, "bool, optional", Some(V::Bool(true))),
@@ -11515,7 +11516,7 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("x", Input, Tensor, "Tensor", None),
-            A::new("v", Input, Any, "", None),
+            A::new("v", Input, Tensor, "Tensor", None),
             A::new("indices", Attr, Ints, "Union[int, tuple]", None),
         ]),
     ),
@@ -12169,7 +12170,7 @@ pub static PRIMS: &[P] = &[
         &[],
         Some(&[
             A::new("x", Input, Tensor, "Tensor", None),
-            A::new("v", Input, Any, "", None),
+            A::new("v", Input, Tensor, "Tensor", None),
             A::new("indices", Attr, Ints, "Union[int, tuple]", None),
         ]),
     ),
@@ -13591,7 +13592,7 @@ pub static PRIMS: &[P] = &[
         "extracts image patches from image.",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
             A::new("ksizes", Attr, Any, "", None),
             A::new("strides", Attr, Any, "", None),
             A::new("pad_mode", Attr, Str, "str", Some(V::Str("same"))),
@@ -14843,8 +14844,8 @@ pub static PRIMS: &[P] = &[
         "Performs gradients of the MaxPoolGrad operation.",
         &[],
         Some(&[
-            A::new("x_origin", Input, Any, "", None),
-            A::new("out_origin", Input, Any, "", None),
+            A::new("x_origin", Input, Tensor, "Tensor", None),
+            A::new("out_origin", Input, Tensor, "Tensor", None),
             A::new("grad", Input, Tensor, "Tensor", None),
             A::new("kernel_size", Attr, Ints, "Union[int, tuple[int]]", Some(V::Int(1))),
             A::new("strides", Attr, Ints, "Union[int, tuple[int]]", Some(V::Int(1))),
@@ -15365,7 +15366,7 @@ pub static PRIMS: &[P] = &[
         "Pads the input tensor according to the paddings and mode.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("paddings", Input, Tensor, "Tensor", None),
             A::new("mode", Attr, Str, "str, optional", Some(V::Str("REFLECT"))),
         ]),
@@ -15420,8 +15421,8 @@ pub static PRIMS: &[P] = &[
         "Internal primitive method, to achieve mindspore.functional.mixed_precision_cast.",
         &[],
         Some(&[
-            A::new("dst_dtype", Input, Any, "", None),
-            A::new("input_x", Input, Any, "", None),
+            A::new("dst_dtype", Input, Any, "Union[Float16, Float32]", None),
+            A::new("input_x", Input, Ints, "Union[Tensor, Tuple, Dictionary, KeywordArg]", None),
         ]),
     ),
     P::new(
@@ -15788,7 +15789,7 @@ pub static PRIMS: &[P] = &[
         "Creates a loss function that minimizes the hinge loss for multi-class classification tasks.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("target", Input, Tensor, "Tensor", None),
             A::new("weight", Input, Tensor, "Tensor, optional", Some(V::None)),
             A::new("p", Attr, Int, "int, optional", Some(V::Int(1))),
@@ -16155,7 +16156,7 @@ pub static PRIMS: &[P] = &[
         "NeighborExchange is a collective operation.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensors, "tuple[Tensor]", None),
             A::new("send_rank_ids", Attr, IntTuple, "list(int)", None),
             A::new("recv_rank_ids", Attr, IntTuple, "list(int)", None),
             A::new("recv_shapes", Attr, Any, "tuple(list(int))", None),
@@ -16171,7 +16172,7 @@ pub static PRIMS: &[P] = &[
         "NeighborExchangeV2 is a collective communication operation.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("send_rank_ids", Attr, IntTuple, "list(int)", None),
             A::new("send_lens", Attr, IntTuple, "list(int)", None),
             A::new("recv_rank_ids", Attr, IntTuple, "list(int)", None),
@@ -16229,7 +16230,7 @@ pub static PRIMS: &[P] = &[
         "extracts image paths from image by using TBE.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("ksizes", Attr, Any, "", None),
             A::new("padding_mode", Attr, Str, "str", Some(V::Str("SAME"))),
             A::new("strides", Attr, Int, "", Some(V::Int(1))),
@@ -16884,7 +16885,7 @@ pub static PRIMS: &[P] = &[
         "Pads the input tensor according to the paddings.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("paddings", Attr, IntTuple, "tuple", None),
         ]),
     ),
@@ -17187,7 +17188,7 @@ pub static PRIMS: &[P] = &[
         "Computes element-wise population count(a.k.a bitsum, bitcount).",
         &[],
         Some(&[
-            A::new("input", Input, Any, "", None),
+            A::new("input", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -17744,8 +17745,8 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("acts", Input, Tensor, "Tensor", None),
             A::new("labels", Input, Tensor, "Tensor", None),
-            A::new("input_length", Input, Any, "", None),
-            A::new("label_length", Input, Any, "", None),
+            A::new("input_length", Input, Tensor, "Tensor", None),
+            A::new("label_length", Input, Tensor, "Tensor", None),
             A::new("blank_label", Attr, Int, "int", Some(V::Int(0))),
         ]),
     ),
@@ -17924,7 +17925,7 @@ pub static PRIMS: &[P] = &[
         &["side_effect_hidden"],
         Some(&[
             A::new("logits", Input, Tensor, "Tensor", None),
-            A::new("num_samples", Input, Any, "", None),
+            A::new("num_samples", Input, Int, "int", None),
             A::new("seed", Input, Int, "int", None),
             A::new("dtype", Attr, DType, "mindspore.dtype, optional", Some(V::DType("int64"))),
         ]),
@@ -17995,7 +17996,7 @@ pub static PRIMS: &[P] = &[
         "Randomly shuffles a Tensor along its first dimension.",
         &["side_effect_hidden"],
         Some(&[
-            A::new("input_x", Input, Any, "", None),
+            A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("seed", Attr, Int, "int, optional", Some(V::Int(0))),
             A::new("seed2", Attr, Int, "int, optional", Some(V::Int(0))),
         ]),
@@ -18120,7 +18121,7 @@ pub static PRIMS: &[P] = &[
         "Computes ReLUV3 (Rectified Linear Unit activation function) of input tensors element-wise.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -18421,7 +18422,7 @@ pub static PRIMS: &[P] = &[
         "Make a key from Ref.",
         &[],
         Some(&[
-            A::new("variable", Input, Any, "", None),
+            A::new("variable", Input, Any, "Ref", None),
         ]),
     ),
     P::new(
@@ -19091,7 +19092,7 @@ pub static PRIMS: &[P] = &[
         "Make the function graph to be labeled as no inline.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Any, "function", None),
         ]),
     ),
     P::new(
@@ -19169,7 +19170,7 @@ pub static PRIMS: &[P] = &[
         "Returns an integer that is closest to `input_x` element-wise.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -19726,7 +19727,7 @@ pub static PRIMS: &[P] = &[
         "Updates the value of the input tensor through the addition operation.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -19765,7 +19766,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterDiv` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool", Some(V::Bool(false))),
@@ -19786,7 +19787,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterMax` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool", Some(V::Bool(false))),
@@ -19799,7 +19800,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterMin` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -19812,7 +19813,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterMul` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool", Some(V::Bool(false))),
@@ -19837,7 +19838,7 @@ pub static PRIMS: &[P] = &[
         "Applies sparse addition to individual values or slices in a tensor.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -19858,7 +19859,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterNdDiv` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -19871,7 +19872,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterNdMax` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -19884,7 +19885,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterNdMin` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -19897,7 +19898,7 @@ pub static PRIMS: &[P] = &[
         "`mindspore.ops.ScatterNdMul` is deprecated from version 2.10.0 and will be removed in a future version.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool, optional", Some(V::Bool(false))),
@@ -19957,7 +19958,7 @@ pub static PRIMS: &[P] = &[
         "Using given values to update tensor value, along with the input indices.",
         &["side_effect_mem", "writes:x"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("updates", Input, Tensor, "Tensor", None),
             A::new("use_locking", Attr, Bool, "bool", Some(V::Bool(true))),
@@ -20184,7 +20185,7 @@ pub static PRIMS: &[P] = &[
         "Support sequence AddN operation.",
         &[],
         Some(&[
-            A::new("inputs", Input, Any, "", None),
+            A::new("inputs", Input, IntTuple, "Union[List, Tuple]", None),
         ]),
     ),
     P::new(
@@ -20194,8 +20195,8 @@ pub static PRIMS: &[P] = &[
         "Get offsets of SequenceAdd inputs within its output, refs to ConcatOffset.",
         &[],
         Some(&[
-            A::new("shape_0", Input, Any, "", None),
-            A::new("shape_1", Input, Any, "", None),
+            A::new("shape_0", Input, Any, "List, Tuple", None),
+            A::new("shape_1", Input, Any, "List, Tuple", None),
         ]),
     ),
     P::new(
@@ -20323,7 +20324,7 @@ pub static PRIMS: &[P] = &[
         "Support sequence stack operation.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, IntTuple, "Union[tuple, list]", None),
             A::new("axis", Attr, Int, "Int", Some(V::Int(0))),
         ]),
     ),
@@ -20469,8 +20470,8 @@ pub static PRIMS: &[P] = &[
         "Uses the given logits to compute sigmoid cross entropy between the logits and the label.",
         &[],
         Some(&[
-            A::new("predict", Input, Any, "", None),
-            A::new("target", Input, Any, "", None),
+            A::new("predict", Input, Tensor, "Tensor", None),
+            A::new("target", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -20922,7 +20923,7 @@ pub static PRIMS: &[P] = &[
         "Softplus activation function.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -20968,7 +20969,7 @@ pub static PRIMS: &[P] = &[
         "Softsign activation function.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -21105,11 +21106,11 @@ pub static PRIMS: &[P] = &[
         "`ops.SparseAddmm` is deprecated from version 2.8.0 and will be removed in a future version.",
         &[],
         Some(&[
-            A::new("indices", Input, Any, "", None),
-            A::new("values", Input, Any, "", None),
-            A::new("sparse_shape", Input, Any, "", None),
-            A::new("x2_dense", Input, Any, "", None),
-            A::new("x3_dense", Input, Any, "", None),
+            A::new("indices", Input, Tensor, "Tensor", None),
+            A::new("values", Input, Tensor, "Tensor", None),
+            A::new("sparse_shape", Input, Tensor, "Tensor", None),
+            A::new("x2_dense", Input, Tensor, "Tensor", None),
+            A::new("x3_dense", Input, Tensor, "Tensor", None),
             A::new("alpha", Input, Tensor, "Tensor", None),
             A::new("beta", Input, Tensor, "Tensor", None),
         ]),
@@ -21123,7 +21124,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("var", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("accum", Input, Tensor, "Union[Parameter, Tensor]", None),
-            A::new("accum_updata", Input, Any, "", None),
+            A::new("accum_updata", Input, Tensor, "Union[Parameter, Tensor]", None),
             A::new("lr", Input, TensorOrScalar, "Union[float, Tensor]", None),
             A::new("rho", Input, TensorOrScalar, "Union[float, Tensor]", None),
             A::new("grad", Input, Tensor, "Tensor", None),
@@ -21377,7 +21378,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("sp_input_indices", Input, Tensor, "Tensor", None),
             A::new("sp_input_values", Input, Tensor, "Tensor", None),
-            A::new("sp_input_shapes", Input, Any, "", None),
+            A::new("sp_input_shapes", Input, Tensor, "Tensor", None),
             A::new("concat_dim", Attr, Number, "Scalar", Some(V::Int(0))),
         ]),
     ),
@@ -21522,8 +21523,8 @@ pub static PRIMS: &[P] = &[
         "Returns a slice of input tensor based on the specified indices and axis.",
         &[],
         Some(&[
-            A::new("params", Input, Any, "", None),
-            A::new("indices", Input, Any, "", None),
+            A::new("params", Input, Tensor, "Tensor", None),
+            A::new("indices", Input, Tensor, "Tensor", None),
             A::new("axis", Input, TensorOrScalar, "Union(int, Tensor[int])", None),
         ]),
     ),
@@ -21650,11 +21651,11 @@ pub static PRIMS: &[P] = &[
         "`ops.SparseMatrixTranspose` is deprecated from version 2.8.0 and will be removed in a future version.",
         &[],
         Some(&[
-            A::new("x_dense_shape", Input, Any, "", None),
-            A::new("x_batch_pointers", Input, Any, "", None),
-            A::new("x_row_pointers", Input, Any, "", None),
-            A::new("x_col_indices", Input, Any, "", None),
-            A::new("x_values", Input, Any, "", None),
+            A::new("x_dense_shape", Input, Tensor, "Tensor", None),
+            A::new("x_batch_pointers", Input, Tensor, "Tensor", None),
+            A::new("x_row_pointers", Input, Tensor, "Tensor", None),
+            A::new("x_col_indices", Input, Tensor, "Tensor", None),
+            A::new("x_values", Input, Tensor, "Tensor", None),
             A::new("conjugate", Attr, Bool, "bool", Some(V::Bool(false))),
         ]),
     ),
@@ -21755,7 +21756,7 @@ pub static PRIMS: &[P] = &[
             A::new("x", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
-            A::new("num_segemnts", Input, Any, "", None),
+            A::new("num_segemnts", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -21850,7 +21851,7 @@ pub static PRIMS: &[P] = &[
         "Computes the softmax cross-entropy value between logits and sparse encoding labels.",
         &[],
         Some(&[
-            A::new("features", Input, Any, "", None),
+            A::new("features", Input, Tensor, "Tensor", None),
             A::new("labels", Input, Tensor, "Tensor", None),
             A::new("is_grad", Attr, Bool, "bool, optional", Some(V::Bool(false))),
         ]),
@@ -21862,7 +21863,7 @@ pub static PRIMS: &[P] = &[
         "`ops.SparseSoftmaxCrossEntropyWithLogitsV2` is deprecated from version 2.8.0 and will be removed in a future version, please use `mindspore.ops.cross_entropy` instead.",
         &[],
         Some(&[
-            A::new("features", Input, Any, "", None),
+            A::new("features", Input, Tensor, "Tensor", None),
             A::new("labels", Input, Tensor, "Tensor", None),
         ]),
     ),
@@ -21959,7 +21960,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("indices", Input, Tensor, "Tensor", None),
             A::new("values", Input, Tensor, "Tensor", None),
-            A::new("dense_shape", Input, Any, "", None),
+            A::new("dense_shape", Input, IntTuple, "tuple(int)", None),
         ]),
     ),
     P::new(
@@ -22290,7 +22291,7 @@ pub static PRIMS: &[P] = &[
         "Stacks a list of tensors in specified axis.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, IntTuple, "Union[tuple, list]", None),
             A::new("axis", Attr, Int, "int, optional", Some(V::Int(0))),
         ]),
     ),
@@ -22693,9 +22694,9 @@ pub static PRIMS: &[P] = &[
         "Sync Batch Normalization for input data and updated parameters.",
         &["side_effect_mem"],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("scale", Input, Tensor, "Tensor", None),
-            A::new("offset", Input, Any, "", None),
+            A::new("offset", Input, Tensor, "Tensor", None),
             A::new("mean", Input, Tensor, "Tensor", None),
             A::new("variance", Input, Tensor, "Tensor", None),
             A::new("epsilon", Attr, Float, "float", Some(V::Float(1.0e-5))),
@@ -23012,7 +23013,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("indices", Input, Tensor, "Tensor", None),
-            A::new("updates", Input, Any, "", None),
+            A::new("updates", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -23073,7 +23074,7 @@ pub static PRIMS: &[P] = &[
         "extracts image paths from image.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("kernel_size", Attr, Any, "", None),
             A::new("pad_mode", Attr, Str, "str", Some(V::Str("valid"))),
             A::new("pad", Attr, Int, "Union[int]", Some(V::Int(0))),
@@ -23191,7 +23192,7 @@ pub static PRIMS: &[P] = &[
         "Finds values and indices of the `k` largest entries along the last dimension.",
         &[],
         Some(&[
-            A::new("input", Input, Any, "", None),
+            A::new("input", Input, Tensor, "Tensor", None),
             A::new("k", Input, TensorOrScalar, "Union(Tensor, int)", None),
             A::new("sorted", Attr, Bool, "bool, optional", Some(V::Bool(true))),
         ]),
@@ -23708,7 +23709,7 @@ pub static PRIMS: &[P] = &[
         "Returns the unique elements of input tensor and also return a tensor containing the index of each value of input tensor corresponding to the output unique tensor.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
         ]),
     ),
     P::new(
@@ -23806,7 +23807,7 @@ pub static PRIMS: &[P] = &[
         "Computes the maximum along segments of a tensor.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
             A::new("num_segments", Input, TensorOrScalar, "Union[int, Tensor]", None),
         ]),
@@ -23826,7 +23827,7 @@ pub static PRIMS: &[P] = &[
         "Computes the minimum of a tensor along segments.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
             A::new("num_segments", Input, TensorOrScalar, "Union[int, Tensor]", None),
         ]),
@@ -23846,7 +23847,7 @@ pub static PRIMS: &[P] = &[
         "Computes the product of a tensor along segments.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
             A::new("num_segments", Input, TensorOrScalar, "Union[int, Tensor]", None),
         ]),
@@ -23897,7 +23898,7 @@ pub static PRIMS: &[P] = &[
         "Unstacks tensor in specified axis, this is the opposite of ops.Stack.",
         &[],
         Some(&[
-            A::new("x", Input, Any, "", None),
+            A::new("x", Input, Tensor, "Tensor", None),
             A::new("axis", Attr, Int, "int, optional", Some(V::Int(0))),
             A::new("num", Attr, Int, "Union[None, int], optional", Some(V::None)),
         ]),
@@ -23960,9 +23961,9 @@ pub static PRIMS: &[P] = &[
         "Updates Thor Gradient with Approximate Fisher info matrix(for GPU backend).",
         &[],
         Some(&[
-            A::new("x1", Input, Any, "", None),
-            A::new("x2", Input, Any, "", None),
-            A::new("x3", Input, Any, "", None),
+            A::new("x1", Input, Tensor, "Tensor", None),
+            A::new("x2", Input, Tensor, "Tensor", None),
+            A::new("x3", Input, Tensor, "Tensor", None),
             A::new("split_dim", Attr, Int, "", Some(V::Int(1))),
         ]),
     ),
@@ -24300,10 +24301,10 @@ pub static PRIMS: &[P] = &[
         "The WKV computation is similar to AFT(Zhai et al., 2021), but W is now a channel-wise vector multiplied by relative position rather than a pairwise matrix in AFT.",
         &[],
         Some(&[
-            A::new("time_first", Input, Any, "", None),
-            A::new("time_decay", Input, Any, "", None),
-            A::new("key", Input, Any, "", None),
-            A::new("value", Input, Any, "", None),
+            A::new("time_first", Input, Tensor, "Tensor", None),
+            A::new("time_decay", Input, Tensor, "Tensor", None),
+            A::new("key", Input, Tensor, "Tensor", None),
+            A::new("value", Input, Tensor, "Tensor", None),
             A::new("sp", Input, Tensor, "Tensor", None),
             A::new("sq", Input, Tensor, "Tensor", None),
             A::new("sm", Input, Tensor, "Tensor", None),
@@ -24549,7 +24550,7 @@ pub static PRIMS: &[P] = &[
         "Gathers tensors from the specified communication group on host.",
         &[],
         Some(&[
-            A::new("tensor", Input, Any, "", None),
+            A::new("tensor", Input, Tensor, "Tensor", None),
             A::new("group", Attr, IntTuple, "Union[tuple[int],list[int]]", Some(V::None)),
         ]),
     ),
