@@ -1183,6 +1183,27 @@ fn generic_old_style_attrs(
             def.name, mapping.ms
         )));
     };
+    // Its node inputs must be the registry's inputs (old-style `Fill` takes
+    // its dtype as one; the registry has it as an attribute).
+    if let Some(a) = schema
+        .node_inputs()
+        .find(|a| mapping.attr(a.name).is_some())
+    {
+        return Err(ExportError::Unsupported(format!(
+            "`{}`: MindSpore's old-style `{}` takes `{}` as a node input, which the registry has \
+             as an attribute; not exported yet",
+            def.name, mapping.ms, a.name
+        )));
+    }
+    if schema.node_inputs().count() != def.input_count() && !def.variadic {
+        return Err(ExportError::Unsupported(format!(
+            "`{}`: MindSpore's old-style `{}` has {} inputs, the registry's {}",
+            def.name,
+            mapping.ms,
+            schema.node_inputs().count(),
+            def.input_count()
+        )));
+    }
     let mut out = Vec::new();
     let inputs: Vec<&str> = schema.node_inputs().map(|a| a.name).collect();
     if !inputs.is_empty() {
