@@ -59,29 +59,28 @@ const DEVIATIONS: &[(&str, &str, &str)] = &[
 ];
 
 /// A registry attribute type and a MindSpore argument type that can hold the
-/// same values.
+/// same values. (By the words of `AttrType::describe`, so that attribute
+/// types added later are judged too.)
 fn compatible(ours: AttrType, ms: MsTy) -> bool {
     use MsTy as M;
-    matches!(
-        (ours, ms),
-        (_, M::Any)
-            | (
-                AttrType::Int,
-                M::Int | M::Ints | M::Pair | M::Number | M::TensorOrScalar
-            )
-            | (AttrType::Float, M::Float | M::Number | M::TensorOrScalar)
-            | (AttrType::Bool, M::Bool)
-            | (AttrType::Str(_), M::Str | M::Enum(_))
-            | (
-                AttrType::Ints | AttrType::IntTuple,
-                M::Int | M::Ints | M::IntTuple | M::Pair | M::TensorOrScalar
-            )
-            | (AttrType::DType, M::DType)
-            | (
-                AttrType::Number,
-                M::Int | M::Float | M::Number | M::Bool | M::TensorOrScalar
-            )
-    )
+    let text = ours.describe();
+    let has = |w: &str| {
+        text.split(|c: char| !c.is_ascii_alphabetic())
+            .any(|x| x.strip_suffix('s').unwrap_or(x) == w)
+    };
+    match ms {
+        M::Any => true,
+        M::Bool => has("bool") || has("number"),
+        M::Int => has("int") || has("number"),
+        M::Float => has("float") || has("number"),
+        M::Number | M::TensorOrScalar => has("number") || has("int") || has("float"),
+        M::Str | M::Enum(_) => has("str"),
+        // An int where MindSpore takes a tuple too: import and export convert.
+        M::Ints | M::Pair | M::IntTuple => has("int"),
+        M::Floats => has("float"),
+        M::DType => has("dtype"),
+        M::Tensor | M::Tensors => false,
+    }
 }
 
 /// Whether a registry default is MindSpore's.
