@@ -819,10 +819,12 @@ impl<'a> Exporter<'a> {
         };
         let kind = mapping.schema.map(|s| s.kind);
         match (&mapping.args, kind) {
-            (Some(spec), _) => {
-                // Attributes MindSpore's primitive does not have can only
-                // keep their defaults.
-                for q in def.attrs() {
+            (Some(spec), kind) => {
+                let old_style = kind == Some(ops::mindspore::MsKind::Primitive);
+                // Attributes MindSpore's primitive function does not have can
+                // only keep their defaults (an old-style primitive's are on
+                // the primitive).
+                for q in def.attrs().filter(|_| !old_style) {
                     let written = spec
                         .iter()
                         .any(|a| matches!(a, ArgMap::Attr(n, _) if *n == q.name));
@@ -854,6 +856,14 @@ impl<'a> Exporter<'a> {
                                     def.name
                                 ))
                             })?;
+                            if old_style && matches!(v, AttrValue::DType(_)) {
+                                // MindSpore wants a type object there (old-style `Fill`).
+                                return Err(ExportError::Unsupported(format!(
+                                    "`{}`: MindSpore's old-style `{}` takes `{name}` as a node \
+                                     input dtype; not exported yet",
+                                    def.name, mapping.ms
+                                )));
+                            }
                             let value = attr_to_value(&v, *conv).map_err(|e| {
                                 ExportError::Unsupported(format!("`{}`'s `{name}`: {e}", def.name))
                             })?;
@@ -867,7 +877,12 @@ impl<'a> Exporter<'a> {
                         }
                     }
                 }
-                let prim = self.prim(mapping.ms, true, Vec::new());
+                let prim = if old_style {
+                    let attrs = old_style_attrs(def, mapping, &attr)?;
+                    self.prim(mapping.ms, false, attrs)
+                } else {
+                    self.prim(mapping.ms, true, Vec::new())
+                };
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))
             }
             (None, None | Some(ops::mindspore::MsKind::Primitive)) => {
@@ -1183,27 +1198,6 @@ fn generic_old_style_attrs(
             def.name, mapping.ms
         )));
     };
-    // Its node inputs must be the registry's inputs (old-style `Fill` takes
-    // its dtype as one; the registry has it as an attribute).
-    if let Some(a) = schema
-        .node_inputs()
-        .find(|a| mapping.attr(a.name).is_some())
-    {
-        return Err(ExportError::Unsupported(format!(
-            "`{}`: MindSpore's old-style `{}` takes `{}` as a node input, which the registry has \
-             as an attribute; not exported yet",
-            def.name, mapping.ms, a.name
-        )));
-    }
-    if schema.node_inputs().count() != def.input_count() && !def.variadic {
-        return Err(ExportError::Unsupported(format!(
-            "`{}`: MindSpore's old-style `{}` has {} inputs, the registry's {}",
-            def.name,
-            mapping.ms,
-            schema.node_inputs().count(),
-            def.input_count()
-        )));
-    }
     let mut out = Vec::new();
     let inputs: Vec<&str> = schema.node_inputs().map(|a| a.name).collect();
     if !inputs.is_empty() {

@@ -1288,6 +1288,14 @@ impl<'m> Translator<'m> {
         let Some(spec) = &mapping.args else {
             return self.generic_call(g, def, Some(mapping), attrs, args);
         };
+        // An old-style primitive with more node inputs than MindSpore's
+        // definition names: attributes given as inputs, in the registry's order.
+        let old_style = mapping
+            .schema
+            .is_some_and(|p| p.kind == ops::mindspore::MsKind::Primitive);
+        if old_style && args.len() > spec.len() {
+            return self.generic_call(g, def, Some(mapping), attrs, args);
+        }
         let mut inputs = Vec::new();
         let mut kwargs = Vec::new();
         for (i, a) in spec.iter().enumerate() {

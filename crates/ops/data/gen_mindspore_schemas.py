@@ -585,6 +585,43 @@ def signature_info(cls):
 MISSING = object()
 
 
+# Attributes `add_prim_attr` sets that are bookkeeping, not the primitive's
+# arguments.
+NOT_STORED_ATTRS = {
+    "input_names",
+    "output_names",
+    "primitive_target",
+    "cust_aicpu",
+    "order_enforce_skip",
+    "no_eliminate",
+    "no_elimilate",
+    "dyn_input_sizes",
+    "bprop_return_sparse",
+    "fusion",
+}
+
+
+def stored_attrs(init):
+    """`[(name, value)]` of the attributes `__init__` sets to a literal with
+    `add_prim_attr` (`DepthToSpace`'s `data_format="NCHW"`)."""
+    out = []
+    if init is None:
+        return out
+    for node in ast.walk(init):
+        if call_name(node) != "add_prim_attr" or len(node.args) < 2:
+            continue
+        key = const_str(node.args[0])
+        if not key or key.startswith("side_effect") or key.startswith("_") or key in NOT_STORED_ATTRS:
+            continue
+        try:
+            value = ast.literal_eval(node.args[1])
+        except Exception:
+            continue
+        if key not in [k for k, _ in out]:
+            out.append((key, value))
+    return out
+
+
 def init_facts(init):
     """From `__init__`: handlers per arg, `type_it` per arg, prim attrs set to True."""
     handlers, typeits, labels, io_inputs, checks = {}, {}, [], None, {}
@@ -982,6 +1019,17 @@ def build_old(name, olds, sources, opdefs):
         a.typeit = typeits.get(n)
         a.decl = doc_types.get(n) or checks.get(n) or ""
         p.args.append(a)
+    # Attributes set to constants besides the `__init__` arguments: MindIR
+    # holds them too.
+    names = {a.name for a in p.args}
+    for c in reversed(chain):
+        for n, v in stored_attrs(functions(c).get("__init__")):
+            if n in names:
+                continue
+            names.add(n)
+            a = Arg(n, "Attr")
+            set_default(a, v, is_node=False)
+            p.args.append(a)
     p.effects = sorted(set(labels))
     for n, rw, _ in sig:
         if rw:

@@ -554,10 +554,10 @@ pub struct Mapping {
     pub def: &'static OpDef,
     /// MindSpore's schema (`None` for dump spellings such as `scalar_add`).
     pub schema: Option<&'static MsPrim>,
-    /// For a primitive function with a known signature: one entry per node
-    /// input, in MindSpore's order. `None`: the node inputs are the
-    /// registry's inputs in order (then its attributes, for old-style
-    /// primitives that take attributes as inputs).
+    /// For a primitive with a known signature: one entry per node input, in
+    /// MindSpore's order (an old-style primitive's attributes on the
+    /// primitive map by name, [`Mapping::attr`]). `None`: the node inputs are
+    /// the registry's inputs in order (then its attributes).
     pub args: Option<Vec<ArgMap>>,
     /// Whether export writes `def` as this MindSpore primitive.
     pub export: bool,
@@ -702,13 +702,11 @@ fn derive_with(
     for &i in &inputs {
         out[i] = Some(ArgMap::Input);
     }
-    if prim.kind == MsKind::Function {
-        mapping.args = Some(
-            out.into_iter()
-                .map(|m| m.unwrap_or(ArgMap::Input))
-                .collect(),
-        );
-    }
+    mapping.args = Some(
+        out.into_iter()
+            .map(|m| m.unwrap_or(ArgMap::Input))
+            .collect(),
+    );
     Ok(mapping)
 }
 

@@ -1125,6 +1125,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("group", Attr, Str, "str, optional", Some(V::Other("GlobalComm.WORLD_COMM_GROUP"))),
+            A::new("mean_flag", Attr, Bool, "", Some(V::Bool(false))),
         ]),
     ),
     P::new(
@@ -1156,6 +1157,7 @@ pub static PRIMS: &[P] = &[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("output_split_sizes", Input, Ints, "Union[tuple[int], list[int], Tensor]", None),
             A::new("group", Attr, Str, "str, optional", Some(V::Other("GlobalComm.WORLD_COMM_GROUP"))),
+            A::new("mean_flag", Attr, Bool, "", Some(V::Bool(false))),
         ]),
     ),
     P::new(
@@ -1168,6 +1170,7 @@ pub static PRIMS: &[P] = &[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("op", Attr, Str, "str, optional", Some(V::Other("ReduceOp.SUM"))),
             A::new("group", Attr, Str, "str, optional", Some(V::Other("GlobalComm.WORLD_COMM_GROUP"))),
+            A::new("index", Attr, Int, "", Some(V::Int(0))),
         ]),
     ),
     P::new(
@@ -2657,6 +2660,7 @@ pub static PRIMS: &[P] = &[
             A::new("window_length", Input, Tensor, "Tensor", None),
             A::new("periodic", Attr, Bool, "bool, optional", Some(V::Bool(true))),
             A::new("dtype", Attr, DType, "mindspore.dtype, optional", Some(V::DType("float32"))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -3193,6 +3197,7 @@ pub static PRIMS: &[P] = &[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("block_shape", Input, Tensor, "Tensor", None),
             A::new("crops", Input, IntTuple, "Union[list(int), tuple(int)]", None),
+            A::new("origin_format", Attr, Str, "", Some(V::Str("NHWC"))),
         ]),
     ),
     P::new(
@@ -3576,6 +3581,7 @@ pub static PRIMS: &[P] = &[
             A::new("window_length", Input, Tensor, "Tensor", None),
             A::new("periodic", Attr, Bool, "bool, optional", Some(V::Bool(true))),
             A::new("dtype", Attr, DType, "mindspore.dtype, optional", Some(V::DType("float32"))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -4833,6 +4839,7 @@ pub static PRIMS: &[P] = &[
             A::new("dilation", Attr, Ints, "Union[int, tuple[int]], optional", Some(V::Int(1))),
             A::new("group", Attr, Int, "int, optional", Some(V::Int(1))),
             A::new("data_format", Attr, Str, "str, optional", Some(V::Str("NCDHW"))),
+            A::new("offset_x", Attr, Int, "", Some(V::Int(0))),
         ]),
     ),
     P::new(
@@ -6648,6 +6655,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("x", Input, Tensor, "Tensor", None),
             A::new("block_size", Attr, Int, "int", None),
+            A::new("data_format", Attr, Str, "", Some(V::Str("NCHW"))),
         ]),
     ),
     P::new(
@@ -6723,6 +6731,8 @@ pub static PRIMS: &[P] = &[
             A::new("stride", Attr, Int, "", Some(V::Int(1))),
             A::new("dilation", Attr, Int, "", Some(V::Int(1))),
             A::new("group", Attr, Int, "int", Some(V::Int(1))),
+            A::new("data_format", Attr, Str, "", Some(V::Str("NCHW"))),
+            A::new("offset_a", Attr, Int, "", Some(V::Int(0))),
         ]),
     ),
     P::new(
@@ -6744,6 +6754,7 @@ pub static PRIMS: &[P] = &[
             A::new("stride", Attr, Int, "int", Some(V::Int(1))),
             A::new("dilation", Attr, Int, "int", Some(V::Int(1))),
             A::new("group", Attr, Int, "int", Some(V::Int(1))),
+            A::new("data_format", Attr, Str, "", Some(V::Str("NCHW"))),
         ]),
     ),
     P::new(
@@ -6773,6 +6784,7 @@ pub static PRIMS: &[P] = &[
             A::new("stride", Attr, Int, "int", Some(V::Int(1))),
             A::new("dilation", Attr, Int, "int", Some(V::Int(1))),
             A::new("group", Attr, Int, "int", Some(V::Int(1))),
+            A::new("data_format", Attr, Str, "", Some(V::Str("NCHW"))),
         ]),
     ),
     P::new(
@@ -8254,6 +8266,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("x", Input, Any, "", None),
             A::new("shape", Input, Any, "", None),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -9101,6 +9114,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("x1", Input, Any, "", None),
             A::new("x2", Input, Any, "", None),
+            A::new("ignore_nan", Attr, Bool, "", Some(V::Bool(true))),
         ]),
     ),
     P::new(
@@ -9112,6 +9126,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("x1", Input, Any, "", None),
             A::new("x2", Input, Any, "", None),
+            A::new("ignore_nan", Attr, Bool, "", Some(V::Bool(true))),
         ]),
     ),
     P::new(
@@ -9218,6 +9233,7 @@ pub static PRIMS: &[P] = &[
             A::new("row_pooling_sequence", Input, Any, "", None),
             A::new("col_pooling_sequence", Input, Any, "", None),
             A::new("overlapping", Attr, Bool, "Union[bool]", Some(V::Bool(false))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -10817,6 +10833,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("name", Input, Str, "str", None),
             A::new("value", Input, Tensor, "Tensor", None),
+            A::new("channel_name", Attr, Str, "", Some(V::Str("ms_histogram_summary"))),
         ]),
     ),
     P::new(
@@ -11129,6 +11146,7 @@ pub static PRIMS: &[P] = &[
             A::new("strides", Attr, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
             A::new("dilations", Attr, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(1))),
             A::new("pads", Attr, Ints, "Union[int, tuple[int], list[int]], optional", Some(V::Int(0))),
+            A::new("padding_mode", Attr, Str, "", Some(V::Str("CALCULATED"))),
         ]),
     ),
     P::new(
@@ -11190,6 +11208,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("name", Input, Str, "str", None),
             A::new("value", Input, Tensor, "Tensor", None),
+            A::new("channel_name", Attr, Str, "", Some(V::Str("ms_image_summary"))),
         ]),
     ),
     P::new(
@@ -14537,6 +14556,7 @@ pub static PRIMS: &[P] = &[
             A::new("k", Input, Tensor, "Tensor", None),
             A::new("padding_value", Input, Tensor, "Tensor", None),
             A::new("align", Attr, Str, "str, optional", Some(V::Str("RIGHT_LEFT"))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(200000000))),
         ]),
     ),
     P::new(
@@ -14637,6 +14657,7 @@ pub static PRIMS: &[P] = &[
             A::new("diagonal", Input, Tensor, "Tensor", None),
             A::new("k", Input, Tensor, "Tensor", None),
             A::new("align", Attr, Str, "str, optional", Some(V::Str("RIGHT_LEFT"))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(200000000))),
         ]),
     ),
     P::new(
@@ -16236,6 +16257,7 @@ pub static PRIMS: &[P] = &[
             A::new("strides", Attr, Int, "", Some(V::Int(1))),
             A::new("dilations", Attr, Int, "", Some(V::Int(1))),
             A::new("pads", Attr, Int, "", Some(V::Int(0))),
+            A::new("data_format", Attr, Str, "", Some(V::Str("NCHW"))),
         ]),
     ),
     P::new(
@@ -16294,6 +16316,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("shape", Input, Tensor, "Tensor", None),
             A::new("dtype", Attr, DType, "mindspore.dtype, optional", Some(V::DType("int64"))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -17801,6 +17824,7 @@ pub static PRIMS: &[P] = &[
             A::new("limits", Input, Tensor, "Tensor", None),
             A::new("deltas", Input, Tensor, "Tensor", None),
             A::new("Tsplits", Attr, DType, "mindspore.dtype", None),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -19060,6 +19084,8 @@ pub static PRIMS: &[P] = &[
             A::new("sizes", Input, Tensor, "Tensor", None),
             A::new("coordinate_transformation_mode", Attr, Str, "str", Some(V::Str("half_pixel"))),
             A::new("mode", Attr, Str, "str", Some(V::Str("nearest"))),
+            A::new("nearest_mode", Attr, Str, "", Some(V::Str("floor"))),
+            A::new("cubic_coeff_a", Attr, Float, "", Some(V::Float(-0.75))),
         ]),
     ),
     P::new(
@@ -19075,6 +19101,8 @@ pub static PRIMS: &[P] = &[
             A::new("original_size", Input, Any, "", None),
             A::new("coordinate_transformation_mode", Attr, Str, "Union[str]", Some(V::Str("half_pixel"))),
             A::new("mode", Attr, Str, "Union[str]", Some(V::Str("nearest"))),
+            A::new("nearest_mode", Attr, Str, "", Some(V::Str("floor"))),
+            A::new("cubic_coeff_a", Attr, Float, "", Some(V::Float(-0.75))),
         ]),
     ),
     P::new(
@@ -19607,6 +19635,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("name", Input, Str, "str", None),
             A::new("value", Input, Tensor, "Tensor", None),
+            A::new("channel_name", Attr, Str, "", Some(V::Str("ms_scalar_summary"))),
         ]),
     ),
     P::new(
@@ -20021,6 +20050,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -20032,6 +20062,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -20043,6 +20074,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -20054,6 +20086,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -20065,6 +20098,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("segment_ids", Input, Tensor, "Tensor", None),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -20372,6 +20406,7 @@ pub static PRIMS: &[P] = &[
             A::new("set_values", Input, Tensor, "Tensor", None),
             A::new("set_shape", Input, Tensor, "Tensor", None),
             A::new("validate_indices", Attr, Bool, "bool", Some(V::Bool(true))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000))),
         ]),
     ),
     P::new(
@@ -21068,6 +21103,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("x", Input, Tensor, "Tensor", None),
             A::new("block_size", Attr, Int, "int", None),
+            A::new("data_format", Attr, Str, "", Some(V::Str("NCHW"))),
         ]),
     ),
     P::new(
@@ -21657,6 +21693,7 @@ pub static PRIMS: &[P] = &[
             A::new("x_col_indices", Input, Tensor, "Tensor", None),
             A::new("x_values", Input, Tensor, "Tensor", None),
             A::new("conjugate", Attr, Bool, "bool", Some(V::Bool(false))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(100000000))),
         ]),
     ),
     P::new(
@@ -21854,6 +21891,7 @@ pub static PRIMS: &[P] = &[
             A::new("features", Input, Tensor, "Tensor", None),
             A::new("labels", Input, Tensor, "Tensor", None),
             A::new("is_grad", Attr, Bool, "bool, optional", Some(V::Bool(false))),
+            A::new("sens", Attr, Float, "", Some(V::Float(1.0))),
         ]),
     ),
     P::new(
@@ -21975,6 +22013,7 @@ pub static PRIMS: &[P] = &[
             A::new("values", Input, Tensor, "Tensor", None),
             A::new("default_value", Input, Tensor, "Tensor", None),
             A::new("validate_indices", Attr, Bool, "bool", Some(V::Bool(true))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -22703,6 +22742,7 @@ pub static PRIMS: &[P] = &[
             A::new("momentum", Attr, Float, "float", Some(V::Float(0.1))),
             A::new("group", Attr, Str, "str", Some(V::Str("sync_bn_group0"))),
             A::new("device_num", Attr, Int, "int", Some(V::Int(2))),
+            A::new("format", Attr, Str, "", Some(V::Str("NCHW"))),
         ]),
     ),
     P::new(
@@ -22865,6 +22905,7 @@ pub static PRIMS: &[P] = &[
             A::new("file", Input, Str, "str", None),
             A::new("input_x", Input, Tensor, "Tensor", None),
             A::new("input_output", Attr, Str, "str, optional", Some(V::Str("out"))),
+            A::new("channel_name", Attr, Str, "", Some(V::Str("ms_tensor_dump"))),
         ]),
     ),
     P::new(
@@ -22916,6 +22957,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("file", Input, Any, "", None),
             A::new("input_x", Input, Any, "", None),
+            A::new("channel_name", Attr, Str, "", Some(V::Str("ms_tensor_report"))),
         ]),
     ),
     P::new(
@@ -23035,6 +23077,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("name", Input, Str, "str", None),
             A::new("value", Input, Tensor, "Tensor", None),
+            A::new("channel_name", Attr, Str, "", Some(V::Str("ms_tensor_summary"))),
         ]),
     ),
     P::new(
@@ -23080,6 +23123,7 @@ pub static PRIMS: &[P] = &[
             A::new("pad", Attr, Int, "Union[int]", Some(V::Int(0))),
             A::new("stride", Attr, Int, "", Some(V::Int(1))),
             A::new("dilation", Attr, Int, "", Some(V::Int(1))),
+            A::new("data_format", Attr, Str, "", Some(V::Str("NCHW"))),
         ]),
     ),
     P::new(
@@ -23582,6 +23626,7 @@ pub static PRIMS: &[P] = &[
             A::new("dtype", Attr, DType, "mindspore.dtype, optional", Some(V::DType("float32"))),
             A::new("seed", Attr, Int, "int, optional", Some(V::Int(0))),
             A::new("seed2", Attr, Int, "int, optional", Some(V::Int(0))),
+            A::new("max_length", Attr, Int, "", Some(V::Int(1000000))),
         ]),
     ),
     P::new(
@@ -24575,6 +24620,7 @@ pub static PRIMS: &[P] = &[
         Some(&[
             A::new("group", Attr, Str, "str", Some(V::Other("GlobalComm.WORLD_COMM_GROUP"))),
             A::new("mean_flag", Attr, Any, "", Some(V::None)),
+            A::new("do_mirror", Attr, Bool, "", Some(V::Bool(false))),
         ]),
     ),
     P::new(
