@@ -266,7 +266,8 @@ fn registry_lines_up_with_mindspore() {
         }
     }
     for (i, (op, key, _)) in DEVIATIONS.iter().enumerate() {
-        if !used[i] {
+        // (A row for a primitive this branch lacks waits for it.)
+        if !used[i] && ops::lookup(op).is_some() {
             failures.push(format!(
                 "DEVIATIONS lists `{op}: {key}`, which no longer occurs: remove it"
             ));
