@@ -761,7 +761,6 @@ class Sources:
     def __init__(self, root):
         self.root = root
         self.funcs = {}  # functional name -> docstring
-        self.instances = {}  # class name -> functional op instance name (`sum_ext_op`)
         self.defaults = {}
         self.labels = {}
         helper = os.path.join(root, "ops/auto_generate/cpp_create_prim_instance_helper.py")
@@ -783,7 +782,6 @@ class Sources:
         ] + sorted(rel(p, root) for p in glob.glob(os.path.join(root, "ops/function/*.py")))
         # `mint`'s documented forms of the `_ext` primitives, looked up last.
         doc_files += sorted(rel(p, root) for p in glob.glob(os.path.join(root, "mint/**/*.py"), recursive=True))
-        self.calls_op = {}  # functional name -> op instance it calls
         for f in doc_files:
             path = os.path.join(root, f)
             if not os.path.exists(path):
@@ -807,7 +805,9 @@ def docstring_of(cls):
     return ast.get_docstring(cls) or ""
 
 
-def function_prims(root, src, path, opdefs, sources, classes_out):
+def classes_with_instances(path):
+    """`[(ClassDef, instance name)]` of a file: `sum_ext_op=SumExt()` names the
+    functional form's op instance, hence the functional (`sum_ext`)."""
     tree = ast.parse(read(path))
     instance_of = {}
     for node in tree.body:
@@ -815,14 +815,10 @@ def function_prims(root, src, path, opdefs, sources, classes_out):
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     instance_of.setdefault(node.value.func.id, t.id)
-    for cls in tree.body:
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        classes_out.append((cls, instance_of.get(cls.name)))
-    return tree
+    return [(cls, instance_of.get(cls.name)) for cls in tree.body if isinstance(cls, ast.ClassDef)]
 
 
-def build_function(cls, source, sources, instance, io_names_fallback=None):
+def build_function(cls, source, sources, instance):
     """A primitive function from its class."""
     p = Prim(cls.name, "Function", source)
     fns = functions(cls)
@@ -840,7 +836,7 @@ def build_function(cls, source, sources, instance, io_names_fallback=None):
             if name == "*":
                 # `super().__call__(*args, self.a, ...)`: the inputs come from
                 # the signature or the io names.
-                star = [n for n, _, _ in sig] or io_inputs or [n for n, _ in call_params] or io_names_fallback or []
+                star = [n for n, _, _ in sig] or io_inputs or [n for n, _ in call_params]
                 init_names = {n for n, _ in init_params}
                 for s in star:
                     if s not in init_names:
@@ -956,11 +952,8 @@ def build_old(name, olds, sources, opdefs):
         fn.update(functions(c))
     init, call = fn.get("__init__"), fn.get("__call__")
     if name in opdefs:
-        p = build_function(cls, source, sources, None)
-        if not p.args or (init is None and call is None):
-            pass
-        # Inherit docs from bases when the class has none.
-        return p
+        # A hand-written primitive function (`Cast`, `BatchNorm`, `ScalarAdd`).
+        return build_function(cls, source, sources, None)
     p = Prim(name, "Primitive", source)
     handlers, typeits, labels, io_inputs, checks = {}, {}, [], None, {}
     for c in reversed(chain):
@@ -1206,9 +1199,7 @@ def main():
 
     # 1. Primitive functions.
     gen = os.path.join(root, "ops/auto_generate/gen_ops_prim.py")
-    classes = []
-    function_prims(root, "gen", gen, opdefs, sources, classes)
-    for cls, instance in classes:
+    for cls, instance in classes_with_instances(gen):
         add(build_function(cls, rel(gen, root), sources, instance))
 
     # 2. ops/operations: old-style primitives, and hand-written primitive functions.
@@ -1253,9 +1244,6 @@ def main():
         for a in p.args:
             if a.enum:
                 enums_used.add(a.enum)
-        for a in p.args:
-            if isinstance(a.default, DTypeName):
-                pass
 
     by_kind = {}
     for p in out:

@@ -214,7 +214,7 @@ impl MsArg {
         }
     }
 
-    /// Whether MIndIR holds it as a node input.
+    /// Whether MindIR holds it as a node input.
     pub fn is_node_input(&self) -> bool {
         !matches!(self.role, MsRole::Attr)
     }
