@@ -1254,7 +1254,7 @@ def main():
     summary = {"version": version, "counts": counts}
     with open(args.output, "w", encoding="utf-8") as f:
         emit(out, enums_used, enums, f, summary)
-    print(f"MindSpore {version}: {len(out)} primitives -> {args.output}", file=sys.stderr)
+    print(f"MindSpore {version}: {len(out)} primitives -> {os.path.normpath(args.output)}", file=sys.stderr)
     for k, v in by_kind.items():
         print(f"  {k}: {v}", file=sys.stderr)
     for f, n in sorted(per_file.items(), key=lambda kv: -kv[1]):
