@@ -14,6 +14,7 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_mindspore_schemas as gen  # noqa: E402
 
