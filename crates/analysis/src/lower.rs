@@ -749,6 +749,13 @@ impl Lowerer<'_> {
         if let Ok(d) = name.parse::<DType>() {
             return Some(Def::DType(d));
         }
+        if let Some(prim) = ops::mindspore::schema(name) {
+            // A MindSpore primitive used as a value.
+            if ops::mindspore::registry_op(name).is_none() {
+                self.diagnostics.push(unsupported_primitive(prim, range));
+                return None;
+            }
+        }
         let mut candidates: Vec<&str> = Vec::new();
         for s in &self.scopes {
             candidates.extend(s.bound.keys().map(String::as_str));
@@ -1113,16 +1120,7 @@ impl Lowerer<'_> {
                 if text.starts_with(|c: char| c.is_ascii_uppercase())
                     && self.resolve_quiet(&text).is_none()
                 {
-                    let suggestions =
-                        ops::similar_names(&text, ops::public_ops().iter().map(|o| o.name));
-                    let mut message = format!("unknown primitive `{text}`");
-                    if let Some(s) = suggestions.first() {
-                        message.push_str(&format!("; did you mean `{s}`?"));
-                    }
-                    let mut d = Diagnostic::error(Code::UnknownPrimitive, callee.range(), message);
-                    if let Some(s) = suggestions.first() {
-                        d = d.with_fix(format!("change to `{s}`"), callee.range(), *s);
-                    }
+                    let d = unknown_primitive(&text, callee.range());
                     self.diagnostics.push(d);
                     for arg in &args {
                         if let Some(v) = arg.value() {
@@ -1909,4 +1907,72 @@ pub fn scalar_const(v: &AttrValue) -> Option<ScalarConst> {
         AttrValue::Bool(b) => Some(ScalarConst::Bool(*b)),
         _ => None,
     }
+}
+
+/// A call of a name that is no registry primitive: MindSpore's name for a
+/// registry primitive, a MindSpore primitive the registry does not support
+/// yet (E0145), or a misspelling (did-you-mean: supported names first).
+fn unknown_primitive(text: &str, range: TextRange) -> Diagnostic {
+    let ours = ops::mindspore::registry_name(text);
+    if ours != text && ops::lookup(ours).is_some() {
+        let mut d = Diagnostic::error(
+            Code::UnknownPrimitive,
+            range,
+            format!("unknown primitive `{text}`; did you mean `{ours}`?"),
+        )
+        .with_fix(format!("change to `{ours}`"), range, ours);
+        if ops::mindspore::schema(text).is_some() {
+            d.notes.push(format!(
+                "MindSpore {}'s `{text}` is mirdsl's `{ours}`",
+                ops::mindspore::SERIES
+            ));
+        }
+        return d;
+    }
+    if let Some(prim) = ops::mindspore::schema(text) {
+        return unsupported_primitive(prim, range);
+    }
+    let supported = ops::similar_names(text, ops::public_ops().iter().map(|o| o.name));
+    let mut message = format!("unknown primitive `{text}`");
+    let suggestion = match supported.first() {
+        Some(s) => Some((*s, String::new())),
+        None => ops::similar_names(text, ops::mindspore::PRIMS.iter().map(|p| p.name))
+            .first()
+            .map(|s| {
+                (
+                    *s,
+                    format!(
+                        " (a MindSpore {} primitive mirdsl does not support yet)",
+                        ops::mindspore::SERIES
+                    ),
+                )
+            }),
+    };
+    if let Some((s, what)) = &suggestion {
+        message.push_str(&format!("; did you mean `{s}`{what}?"));
+    }
+    let mut d = Diagnostic::error(Code::UnknownPrimitive, range, message);
+    if let Some((s, _)) = suggestion {
+        d = d.with_fix(format!("change to `{s}`"), range, s);
+    }
+    d
+}
+
+/// E0145: a MindSpore primitive the registry does not support yet, with
+/// MindSpore's signature.
+fn unsupported_primitive(prim: &ops::mindspore::MsPrim, range: TextRange) -> Diagnostic {
+    let series = ops::mindspore::SERIES;
+    let mut d = Diagnostic::error(
+        Code::UnsupportedPrimitive,
+        range,
+        format!(
+            "`{}` is a MindSpore {series} primitive that mirdsl does not support yet",
+            prim.name
+        ),
+    );
+    d.notes
+        .push(format!("MindSpore {series}: `{}`", prim.signature()));
+    d.notes
+        .push(format!("`{}` is {}", prim.name, prim.kind_note()));
+    d
 }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use ir::DType;
 use syntax::{ast, AstNode, SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 
-use crate::hover::{graph_signature, meta_doc, values_text};
+use crate::hover::{graph_signature, meta_doc, unsupported_hover, values_text};
 use crate::sema::{Sema, Target};
 use crate::Analysis;
 
@@ -243,6 +243,31 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
             item = item.snippet(format!("{}({})$0", op.name, inputs.join(", ")));
         }
         out.push(item);
+    }
+    // MindSpore 2.10 primitives mirdsl does not support yet, last and marked:
+    // typing one gives E0145 with MindSpore's signature, so they help someone
+    // porting a model see what is missing. Only for a typed prefix: they are
+    // some 2,000 names, which would swamp every list (and the LSP traffic).
+    let prefix = &sema.analysis.text()[replace];
+    if !prefix.is_empty() {
+        for p in ops::mindspore::unsupported() {
+            let matches = p.name.starts_with(|c: char| c.is_ascii_uppercase())
+                && p.name.len() >= prefix.len()
+                && p.name.is_char_boundary(prefix.len())
+                && p.name[..prefix.len()].eq_ignore_ascii_case(prefix);
+            if !matches || seen.contains(p.name) {
+                continue;
+            }
+            out.push(
+                CompletionItem::new(p.name, CompletionKind::Primitive, replace, 5)
+                    .detail(format!(
+                        "not supported yet: MindSpore {} {}",
+                        ops::mindspore::SERIES,
+                        p.signature()
+                    ))
+                    .doc(unsupported_hover(p)),
+            );
+        }
     }
     for m in META {
         let mut item =

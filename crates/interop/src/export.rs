@@ -23,7 +23,9 @@ use ir::{AbsVal, AttrValue, Body, DType, Dim, GraphId, NodeId, NodeKind, PrimRef
 use prost::Message;
 use tensor::{Buffer, Tensor};
 
-use crate::ms_ops::{self, Arg, Conv, Fixed};
+use ops::mindspore::{ArgMap, Conv};
+
+use crate::ms_ops;
 use crate::proto::{
     attribute_proto::{AttributeType, SeqInfoProto},
     AttributeProto, GraphProto, ModelProto, NodeProto, PrimitiveProto, TensorProto, ValueInfoProto,
@@ -794,12 +796,17 @@ impl<'a> Exporter<'a> {
             let prim = self.prim(def.name, false, attrs);
             return Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty));
         }
-        let entry = ms_ops::for_export(def.name).ok_or_else(|| {
-            ExportError::Unsupported(format!(
-                "`{}` has no MindSpore 2.10 counterpart in the export table",
-                def.name
-            ))
-        })?;
+        let mapping = match ops::mindspore::export_mapping(def.name) {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => return Err(ExportError::Unsupported(e.clone())),
+            None => {
+                return Err(ExportError::Unsupported(format!(
+                    "`{}` has no MindSpore {} counterpart",
+                    def.name,
+                    ops::mindspore::SERIES
+                )))
+            }
+        };
         let attr = |name: &str| -> Option<AttrValue> {
             p.attr(name)
                 .cloned()
@@ -810,52 +817,88 @@ impl<'a> Exporter<'a> {
                     _ => None,
                 })
         };
-        match entry.args {
-            Some(spec) => {
+        let kind = mapping.schema.map(|s| s.kind);
+        match (&mapping.args, kind) {
+            (Some(spec), kind) => {
+                let old_style = kind == Some(ops::mindspore::MsKind::Primitive);
+                // Attributes MindSpore's primitive function does not have can
+                // only keep their defaults (an old-style primitive's are on
+                // the primitive).
+                for q in def.attrs().filter(|_| !old_style) {
+                    let written = spec
+                        .iter()
+                        .any(|a| matches!(a, ArgMap::Attr(n, _) if *n == q.name));
+                    if !written
+                        && p.attr(q.name)
+                            .is_some_and(|v| Some(v) != attr_default(q).as_ref())
+                    {
+                        return Err(ExportError::Unsupported(format!(
+                            "`{}`'s `{}`: MindSpore's `{}` has no such argument",
+                            def.name, q.name, mapping.ms
+                        )));
+                    }
+                }
                 let mut ins = Vec::new();
                 let mut next_input = 0;
                 for a in spec {
                     match a {
-                        Arg::Input => {
+                        ArgMap::Input => {
                             let &n = args.get(next_input).ok_or_else(|| {
                                 ExportError::Unsupported(format!("`{}` lacks an input", def.name))
                             })?;
                             next_input += 1;
                             ins.push(self.operand(g, n, like)?);
                         }
-                        Arg::Attr(name, conv) => {
+                        ArgMap::Attr(name, conv) => {
                             let v = attr(name).ok_or_else(|| {
                                 ExportError::Unsupported(format!(
                                     "`{}` needs its `{name}` attribute",
                                     def.name
                                 ))
                             })?;
+                            if old_style && matches!(v, AttrValue::DType(_)) {
+                                // MindSpore wants a type object there (old-style `Fill`).
+                                return Err(ExportError::Unsupported(format!(
+                                    "`{}`: MindSpore's old-style `{}` takes `{name}` as a node \
+                                     input dtype; not exported yet",
+                                    def.name, mapping.ms
+                                )));
+                            }
                             let value = attr_to_value(&v, *conv).map_err(|e| {
                                 ExportError::Unsupported(format!("`{}`'s `{name}`: {e}", def.name))
                             })?;
                             ins.push(g.constant(self, &value, None)?);
                         }
-                        Arg::Fixed(f) => {
-                            let value = match f {
-                                Fixed::Bool(b) => Value::bool(*b),
-                                Fixed::Int(i) => Value::int(*i),
-                                Fixed::None => Value::None,
-                            };
+                        ArgMap::Fixed(f) => {
+                            let value = fixed_value(f).map_err(|e| {
+                                ExportError::Unsupported(format!("`{}`: {e}", mapping.ms))
+                            })?;
                             ins.push(g.constant(self, &value, None)?);
                         }
                     }
                 }
-                let prim = self.prim(entry.ms, true, Vec::new());
+                let prim = if old_style {
+                    let attrs = old_style_attrs(def, mapping, &attr)?;
+                    self.prim(mapping.ms, false, attrs)
+                } else {
+                    self.prim(mapping.ms, true, Vec::new())
+                };
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))
             }
-            None => {
+            (None, None | Some(ops::mindspore::MsKind::Primitive)) => {
                 let mut ins = Vec::new();
                 for &a in args {
                     ins.push(self.operand(g, a, like)?);
                 }
-                let attrs = old_style_attrs(def.name, &attr)?;
-                let prim = self.prim(entry.ms, false, attrs);
+                let attrs = old_style_attrs(def, mapping, &attr)?;
+                let prim = self.prim(mapping.ms, false, attrs);
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))
+            }
+            (None, Some(ops::mindspore::MsKind::Function)) => {
+                Err(ExportError::Unsupported(format!(
+                    "`{}`: MindSpore's `{}` has no signature to write it with",
+                    def.name, mapping.ms
+                )))
             }
         }
     }
@@ -879,6 +922,8 @@ impl<'a> Exporter<'a> {
             "Greater" => "ScalarGt",
             "GreaterEqual" => "ScalarGe",
             "Equal" => "ScalarEq",
+            // MindSpore's own scalar primitives (the registry has them too).
+            other if other.starts_with("Scalar") => other,
             other => {
                 return Err(ExportError::Unsupported(format!(
                     "`{other}` on scalars (MindIR has no scalar form of it)"
@@ -1061,9 +1106,11 @@ fn pair(v: &AttrValue) -> Option<Vec<i64>> {
 
 /// The attributes of an old-style primitive, as MindSpore 2.10 sets them.
 fn old_style_attrs(
-    name: &str,
+    def: &ops::OpDef,
+    mapping: &ops::mindspore::Mapping,
     attr: &dyn Fn(&str) -> Option<AttrValue>,
 ) -> Result<Vec<AttributeProto>, ExportError> {
+    let name = def.name;
     let bad = |what: &str| ExportError::Unsupported(format!("`{name}`'s `{what}` is not valid"));
     let get = |what: &'static str| attr(what).ok_or_else(|| bad(what));
     let string = |what: &'static str| -> Result<String, ExportError> {
@@ -1135,25 +1182,123 @@ fn old_style_attrs(
             float_attr("sens", 1.0),
         ],
         "SoftmaxCrossEntropyWithLogits" => Vec::new(),
-        other => {
-            return Err(ExportError::Unsupported(format!(
-                "`{other}` (an old-style MindSpore primitive) is not exported yet"
-            )))
-        }
+        _ => generic_old_style_attrs(def, mapping, attr)?,
     })
+}
+
+/// The attributes of an old-style primitive without a convention of its own:
+/// each `__init__` argument under MindSpore's name, with the registry's value
+/// (or MindSpore's default where the registry does not have it).
+fn generic_old_style_attrs(
+    def: &ops::OpDef,
+    mapping: &ops::mindspore::Mapping,
+    attr: &dyn Fn(&str) -> Option<AttrValue>,
+) -> Result<Vec<AttributeProto>, ExportError> {
+    let Some(schema) = mapping.schema.filter(|s| s.args.is_some()) else {
+        return Err(ExportError::Unsupported(format!(
+            "`{}`: MindSpore's `{}` has no signature to write it with",
+            def.name, mapping.ms
+        )));
+    };
+    let mut out = Vec::new();
+    let inputs: Vec<&str> = schema.node_inputs().map(|a| a.name).collect();
+    if !inputs.is_empty() {
+        out.push(strings_attr("input_names", &inputs));
+    }
+    for a in schema.args() {
+        if a.role != ops::mindspore::MsRole::Attr {
+            continue;
+        }
+        let value = match mapping.attr(a.name) {
+            Some(ours) => attr(ours),
+            None => match a.default {
+                Some(d) => fixed_value(&d).ok().map(|v| value_to_attr_value(&v)),
+                None => None,
+            },
+        };
+        let Some(value) = value else {
+            return Err(ExportError::Unsupported(format!(
+                "`{}`: MindSpore's `{}` needs `{}`, which the registry does not have",
+                def.name, mapping.ms, a.name
+            )));
+        };
+        if let Some(proto) = attribute_proto(a.name, &value) {
+            out.push(proto);
+        }
+    }
+    out.push(strings_attr("output_names", &["output"]));
+    Ok(out)
+}
+
+/// An attribute value as an attribute of an old-style primitive.
+fn attribute_proto(name: &str, v: &AttrValue) -> Option<AttributeProto> {
+    Some(match v {
+        AttrValue::Int(i) => int_attr(name, *i),
+        AttrValue::Float(x) => float_attr(name, x.0 as f32),
+        AttrValue::Bool(b) => bool_attr(name, *b),
+        AttrValue::Str(s) => str_attr(name, s),
+        AttrValue::DType(d) => int_attr(name, ms_ops::type_id(*d)),
+        AttrValue::Tuple(_) => ints_attr(name, &v.as_ints()?),
+        AttrValue::None => return None,
+    })
+}
+
+/// The attribute value of a constant (for MindSpore defaults).
+fn value_to_attr_value(v: &Value) -> AttrValue {
+    match v {
+        Value::Scalar { value, .. } => match value {
+            ir::ScalarConst::Bool(b) => AttrValue::Bool(*b),
+            ir::ScalarConst::Int(i) => AttrValue::Int(*i),
+            ir::ScalarConst::Float(x) => AttrValue::float(*x),
+        },
+        Value::Str(s) => AttrValue::Str(s.clone()),
+        Value::Tuple(items) => AttrValue::Tuple(items.iter().map(value_to_attr_value).collect()),
+        _ => AttrValue::None,
+    }
+}
+
+/// The value MindSpore's argument is fixed to, as a constant.
+fn fixed_value(v: &ops::mindspore::MsValue) -> Result<Value, String> {
+    use ops::mindspore::MsValue as V;
+    Ok(match v {
+        V::None => Value::None,
+        V::Bool(b) => Value::bool(*b),
+        V::Int(i) => Value::int(*i),
+        V::Float(x) => Value::float(*x),
+        V::Str(s) => Value::Str(s.to_string()),
+        V::Ints(v) => Value::Tuple(v.iter().map(|&i| Value::int(i)).collect()),
+        V::Floats(v) => Value::Tuple(v.iter().map(|&x| Value::float(x)).collect()),
+        V::Bools(v) => Value::Tuple(v.iter().map(|&b| Value::bool(b)).collect()),
+        V::DType(name) => Value::int(ms_ops::type_id(
+            ms_ops::dtype_of_ms_name(name).ok_or_else(|| format!("unsupported dtype {name}"))?,
+        )),
+        V::Other(text) => return Err(format!("MindSpore's default `{text}` is not a constant")),
+    })
+}
+
+/// A registry attribute's default, if it has one.
+fn attr_default(p: &ops::ParamDef) -> Option<AttrValue> {
+    match p.kind {
+        ops::ParamKind::Attr {
+            default: Some(d), ..
+        } => Some(d.value()),
+        _ => None,
+    }
 }
 
 /// An attribute value as the constant MindSpore's primitive function takes.
 fn attr_to_value(v: &AttrValue, conv: Conv) -> Result<Value, String> {
     Ok(match (conv, v) {
-        (Conv::Format, AttrValue::Str(s)) => {
-            Value::int(ms_ops::format_value(s).ok_or_else(|| format!("unknown format {s:?}"))?)
-        }
-        (Conv::PadMode, AttrValue::Str(s)) => {
-            Value::int(ms_ops::pad_mode_value(s).ok_or_else(|| format!("unknown pad mode {s:?}"))?)
-        }
+        (Conv::Enum(e), AttrValue::Str(s)) => Value::int(
+            e.value(s)
+                .ok_or_else(|| format!("{s:?} is no value of MindSpore's `{}`", e.name))?,
+        ),
         (Conv::TypeId, AttrValue::DType(d)) => Value::int(ms_ops::type_id(*d)),
         (Conv::IntTuple, AttrValue::Int(i)) => Value::Tuple(vec![Value::int(*i)]),
+        (Conv::Pair, v) if v.as_ints().is_some() => {
+            let pair = pair(v).ok_or_else(|| format!("{v} is not a window (`k` or `(h, w)`)"))?;
+            Value::Tuple(pair.into_iter().map(Value::int).collect())
+        }
         (Conv::NoneIsEmpty, AttrValue::Tuple(items)) if items.is_empty() => Value::None,
         (_, v) => plain_value(v),
     })

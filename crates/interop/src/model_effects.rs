@@ -35,10 +35,7 @@ pub(super) struct Effects {
 
 /// The registry's name of MindSpore primitive `bare`.
 fn registry_name(bare: &str) -> &str {
-    match crate::ms_ops::by_ms_name(bare) {
-        Some(e) => e.ours,
-        None => ops::mindspore_names::registry_name(bare),
-    }
+    ops::mindspore::registry_name(bare)
 }
 
 impl Translator<'_> {

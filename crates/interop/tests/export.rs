@@ -108,6 +108,12 @@ fn unsupported_programs_are_refused_clearly() {
     assert!(generic.to_string().contains("annotate"), "{generic}");
     let scalar = export_error("graph main(n: i64) { return n + 1 }\n");
     assert!(scalar.to_string().contains("tensors"), "{scalar}");
+    let fill = export_error("graph main() { return Fill(dtype=f32, shape=(2,), value=1.0) }\n");
+    assert!(
+        fill.to_string()
+            .contains("takes `dtype` as a node input dtype"),
+        "{fill}"
+    );
     let broken = export_error("graph main(x: f32[3]) { return Nope(x) }\n");
     assert!(matches!(broken, ExportError::Check(_)), "{broken}");
     let missing = interop::mindir::export(
