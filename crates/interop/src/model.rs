@@ -415,7 +415,90 @@ fn const_text(c: &Const) -> Result<String, String> {
 
 /// A constant as the registry attribute `name` of `def` (`data_format=0`
 /// becomes `"NCHW"`, ...).
+/// The inputs of a call of `def` as arguments: positional while the signature
+/// has only inputs before them, by keyword after its first attribute (so
+/// `OneHot(indices, depth=5, on_value=a, off_value=b)` binds as meant).
+fn keyword_late_inputs(def: &ops::OpDef, inputs: Vec<String>) -> Vec<String> {
+    let first_attr = def.params.iter().position(|p| !p.is_input());
+    let mut out = Vec::with_capacity(inputs.len());
+    let mut values = inputs.into_iter();
+    for (i, p) in def.params.iter().enumerate() {
+        if !p.is_input() {
+            continue;
+        }
+        let Some(v) = values.next() else { break };
+        if first_attr.is_some_and(|a| a < i) {
+            out.push(format!("{}={v}", p.name));
+        } else {
+            out.push(v);
+        }
+    }
+    out.extend(values);
+    out
+}
+
+/// A MindSpore dtype name (`"int64"`, `"Float32"`) as a dtype.
+fn dtype_of_name(s: &str) -> Option<DType> {
+    let lower = s.to_ascii_lowercase();
+    DType::ALL
+        .into_iter()
+        .find(|d| d.mindspore_name().eq_ignore_ascii_case(&lower) || d.name() == lower)
+}
+
 fn attr_text(c: &Const, conv: Conv, def: &ops::OpDef, name: &str) -> Result<String, String> {
+    // The registry's attribute type decides between MindSpore's spellings.
+    match (def.param(name).map(|p| p.kind), c) {
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::IntTuple,
+                ..
+            }),
+            Const::Int(v, _),
+        ) => {
+            return Ok(format!("({v},)"));
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::IntTuple,
+                ..
+            }),
+            Const::Tuple(_),
+        ) => {
+            return const_text(c);
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::IntTuple,
+                ..
+            }),
+            Const::Tensor(t),
+        ) if t.rank() == 0 && !t.dtype().is_float() => {
+            return Ok(format!("({},)", t.to_f64_vec()[0] as i64));
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::DType,
+                ..
+            }),
+            Const::Str(s),
+        ) => {
+            return dtype_of_name(s)
+                .map(|d| d.to_string())
+                .ok_or_else(|| format!("`{name}` names no dtype: {s:?}"));
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::DType,
+                ..
+            }),
+            Const::Int(v, _),
+        ) if conv == Conv::Plain => {
+            return ms_ops::dtype_of_type_id(*v)
+                .map(|d| d.to_string())
+                .ok_or_else(|| format!("unsupported dtype (TypeId {v})"));
+        }
+        _ => {}
+    }
     // A string attribute that MindSpore holds as an enum number.
     let allowed = match def.param(name).map(|p| p.kind) {
         Some(ops::ParamKind::Attr {
@@ -1413,6 +1496,7 @@ impl<'m> Translator<'m> {
                 }
             }
         }
+        let mut inputs = keyword_late_inputs(def, inputs);
         inputs.extend(drop_defaults(def, kwargs));
         Ok(Expr::Text(format!("{}({})", def.name, inputs.join(", "))))
     }
@@ -1506,7 +1590,11 @@ impl<'m> Translator<'m> {
             parts.push(format!("{k}={}", attr_text(v, Conv::Plain, def, k)?));
         }
         let inputs: Vec<String> = parts.drain(..n_inputs).collect();
-        let mut all = inputs;
+        let mut all = if def.variadic {
+            inputs
+        } else {
+            keyword_late_inputs(def, inputs)
+        };
         all.extend(drop_defaults(def, parts));
         Ok(Expr::Text(format!("{}({})", def.name, all.join(", "))))
     }
@@ -1562,7 +1650,16 @@ fn drop_defaults(def: &ops::OpDef, kwargs: Vec<String>) -> Vec<String> {
         })
         .collect();
     kept.sort_by_key(|(p, _)| *p);
-    kept.into_iter().map(|(_, k)| simplify_window(&k)).collect()
+    kept.into_iter()
+        .map(|(p, k)| match def.params[p].kind {
+            // Only where the registry takes an int for a window, too.
+            ops::ParamKind::Attr {
+                ty: ops::AttrType::Ints,
+                ..
+            } => simplify_window(&k),
+            _ => k,
+        })
+        .collect()
 }
 
 /// MindSpore's NCHW windows `(1, 1, h, w)` as `(h, w)`, and `(k, k)` as `k`.
