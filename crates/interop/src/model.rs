@@ -606,6 +606,9 @@ struct Translator<'m> {
     effects: effects::Effects,
     /// `Load`s that stay statements (reads of weights that are updated).
     snapshots: HashSet<(usize, usize)>,
+    /// Parameters that only receive the state token (loops pass it along):
+    /// implicit in the DSL, so dropped.
+    monad_params: HashSet<(usize, usize)>,
 }
 
 /// Translates a module to DSL text: the entry graph becomes `main`.
@@ -622,6 +625,7 @@ pub fn to_dsl(m: &Module, opts: &WeightOptions, header: &str) -> Result<Imported
         weight_params: HashMap::new(),
         effects: effects::Effects::default(),
         snapshots: HashSet::new(),
+        monad_params: HashSet::new(),
     };
     t.run(opts, header)
 }
@@ -672,10 +676,13 @@ impl<'m> Translator<'m> {
                     }
                 }
                 Ref::Param(g, p) => {
+                    if self.monad_params.contains(&(g, p)) {
+                        return Resolved::Const(Const::Monad);
+                    }
                     return match self.weight_params.get(&(g, p)) {
                         Some(&w) => Resolved::Weight(w),
                         None => Resolved::Param(g, p),
-                    }
+                    };
                 }
                 Ref::Weight(w) => return Resolved::Weight(w),
                 Ref::Graph(g) => match self.forwards_to(g) {
@@ -844,7 +851,9 @@ impl<'m> Translator<'m> {
     /// Whether argument `i` of a use of graph `h` is dropped (its parameter
     /// is a weight).
     fn dropped(&self, h: Option<usize>, i: usize) -> bool {
-        h.is_some_and(|h| self.weight_params.contains_key(&(h, i)))
+        h.is_some_and(|h| {
+            self.weight_params.contains_key(&(h, i)) || self.monad_params.contains(&(h, i))
+        })
     }
 
     fn run(&mut self, opts: &WeightOptions, header: &str) -> Result<Imported, ImportError> {
@@ -877,6 +886,7 @@ impl<'m> Translator<'m> {
             }
         }
         self.find_weight_params(&live_nodes);
+        self.find_monad_params(&live_nodes);
         // A graph that uses another graph's nodes or parameters is nested in it.
         let mut parent: Vec<Option<usize>> = m.graphs.iter().map(|g| g.parent).collect();
         for &g in &live_graphs {
@@ -991,7 +1001,7 @@ impl<'m> Translator<'m> {
                 .params
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| !self.weight_params.contains_key(&(g, *i)))
+                .filter(|(i, _)| !self.dropped(Some(g), *i))
                 .map(|(i, p)| {
                     let name = self.var[&VarKey::Param(g, i)].clone();
                     match p.ty.as_ref().and_then(ty_text) {
