@@ -567,12 +567,17 @@ impl<'a> Exporter<'a> {
                 .clone()
                 .unwrap_or_else(|| format!("p{}", p.0));
             let name = g.param_name(&label);
-            let ty = self.abs(k.item, p).or_else(|| {
-                body.node(p)
-                    .annotation
-                    .as_ref()
-                    .map(|(t, _)| AbsVal::from_ty(t))
-            });
+            // A parameter passed both literals and computed values (a loop
+            // counter) has one type when its weakness is forgotten.
+            let ty = self
+                .abs(k.item, p)
+                .or_else(|| self.joined(k.item, p))
+                .or_else(|| {
+                    body.node(p)
+                        .annotation
+                        .as_ref()
+                        .map(|(t, _)| AbsVal::from_ty(t))
+                });
             if k.item == 0 && k.graph == GraphId(0) {
                 match &ty {
                     Some(AbsVal::Tensor { shape, .. }) if shape.rank().is_some() => {}
@@ -776,13 +781,30 @@ impl<'a> Exporter<'a> {
             .iter()
             .all(|&a| matches!(self.joined(item, a), Some(AbsVal::Scalar { .. })));
         let elementwise = def.category == ops::Category::Elementwise;
-        if elementwise && all_scalar && !args.is_empty() && def.name != "Cast" {
+        // Attribute-free arithmetic on numbers: MindSpore's scalar primitives.
+        if elementwise && all_scalar && !args.is_empty() && def.attrs().next().is_none() {
+            // Arithmetic on literals (`-1.0 / 0.0`, how import writes -inf) is a constant.
+            if let Some(v) = self.fold_scalar(item, def, args) {
+                return g.constant(self, &v, None);
+            }
             return self.scalar_call(g, def.name, args, label, ty);
         }
         let like = if elementwise { tensor_dtype } else { None };
+        // A maker of constants (`Fill(f32, (), 1.5)`: how import writes a
+        // rank-0 tensor) is a constant in MindIR, as MindSpore folds it.
+        if let Some(folded) = self.fold_maker(item, def, p, args) {
+            return g.constant(self, &Value::Tensor(std::sync::Arc::new(folded)), None);
+        }
         let structural = matches!(
             def.name,
-            "MakeTuple" | "TupleGetItem" | "Switch" | "Partial" | "Depend" | "StopGradient"
+            "MakeTuple"
+                | "TupleGetItem"
+                | "Switch"
+                | "Partial"
+                | "Depend"
+                | "StopGradient"
+                | "Load"
+                | "UpdateState"
         );
         if structural {
             let mut ins = Vec::new();
@@ -840,13 +862,33 @@ impl<'a> Exporter<'a> {
                 }
                 let mut ins = Vec::new();
                 let mut next_input = 0;
-                for a in spec {
+                let ms_args: Vec<_> = mapping
+                    .schema
+                    .map(|s| s.node_inputs().collect())
+                    .unwrap_or_default();
+                for (k, a) in spec.iter().enumerate() {
                     match a {
                         ArgMap::Input => {
                             let &n = args.get(next_input).ok_or_else(|| {
                                 ExportError::Unsupported(format!("`{}` lacks an input", def.name))
                             })?;
                             next_input += 1;
+                            // MindSpore wants a tensor there: a constant number
+                            // is written as a rank-0 tensor.
+                            let wants_tensor = ms_args.get(k).is_some_and(|m| m.ty.is_tensor());
+                            if wants_tensor && like.is_none() {
+                                if let NodeKind::Const(Value::Scalar { value, dtype, .. }) =
+                                    &self.body(item).node(n).kind
+                                {
+                                    let t = Tensor::scalar(*dtype, value.as_f64());
+                                    ins.push(g.constant(
+                                        self,
+                                        &Value::Tensor(std::sync::Arc::new(t)),
+                                        None,
+                                    )?);
+                                    continue;
+                                }
+                            }
                             ins.push(self.operand(g, n, like)?);
                         }
                         ArgMap::Attr(name, conv) => {
@@ -877,11 +919,23 @@ impl<'a> Exporter<'a> {
                         }
                     }
                 }
+                // An update takes the state token last (spec §11).
+                if let Some(&u) = args.get(next_input).filter(|_| ops::is_ordered(def.name)) {
+                    ins.push(self.operand(g, u, None)?);
+                }
                 let prim = if old_style {
-                    let attrs = old_style_attrs(def, mapping, &attr)?;
+                    let mut attrs = old_style_attrs(def, mapping, &attr)?;
+                    if ops::effect_of(def.name).is_some() {
+                        attrs.push(bool_attr("side_effect_mem", true));
+                    }
                     self.prim(mapping.ms, false, attrs)
                 } else {
-                    self.prim(mapping.ms, true, Vec::new())
+                    let attrs = if ops::effect_of(def.name).is_some() {
+                        vec![bool_attr("side_effect_mem", true)]
+                    } else {
+                        Vec::new()
+                    };
+                    self.prim(mapping.ms, true, attrs)
                 };
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))
             }
@@ -890,7 +944,10 @@ impl<'a> Exporter<'a> {
                 for &a in args {
                     ins.push(self.operand(g, a, like)?);
                 }
-                let attrs = old_style_attrs(def, mapping, &attr)?;
+                let mut attrs = old_style_attrs(def, mapping, &attr)?;
+                if ops::effect_of(def.name).is_some() {
+                    attrs.push(bool_attr("side_effect_mem", true));
+                }
                 let prim = self.prim(mapping.ms, false, attrs);
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))
             }
@@ -900,6 +957,67 @@ impl<'a> Exporter<'a> {
                     def.name, mapping.ms
                 )))
             }
+        }
+    }
+
+    /// An elementwise primitive on scalar constants, evaluated.
+    fn fold_scalar(&self, item: usize, def: &ops::OpDef, args: &[NodeId]) -> Option<Value> {
+        let body = self.body(item);
+        let mut inputs = Vec::new();
+        for &a in args {
+            let NodeKind::Const(Value::Scalar { value, dtype, .. }) = &body.node(a).kind else {
+                return None;
+            };
+            inputs.push(ops::KValue::Tensor(Tensor::scalar(*dtype, value.as_f64())));
+        }
+        let ops::KValue::Tensor(t) = ops::eager::call(def.name, &inputs, Vec::new()).ok()? else {
+            return None;
+        };
+        let x = *t.to_f64_vec().first()?;
+        let value = match t.dtype() {
+            DType::Bool => ir::ScalarConst::Bool(x != 0.0),
+            d if d.is_float() => ir::ScalarConst::Float(x),
+            _ => ir::ScalarConst::Int(x as i64),
+        };
+        Some(Value::Scalar {
+            value,
+            dtype: t.dtype(),
+            weak: false,
+        })
+    }
+
+    /// The value of `Fill`/`Zeros`/`Ones` on constant arguments (small ones).
+    fn fold_maker(
+        &self,
+        item: usize,
+        def: &ops::OpDef,
+        p: &PrimRef,
+        args: &[NodeId],
+    ) -> Option<Tensor> {
+        if !matches!(def.name, "Fill" | "Zeros" | "Ones") {
+            return None;
+        }
+        let body = self.body(item);
+        let mut inputs = Vec::new();
+        for &a in args {
+            let NodeKind::Const(c) = &body.node(a).kind else {
+                return None;
+            };
+            let t = match c {
+                Value::Scalar { value, dtype, .. } => Tensor::scalar(*dtype, value.as_f64()),
+                Value::Tensor(t) => (**t).clone(),
+                _ => return None,
+            };
+            inputs.push(ops::KValue::Tensor(t));
+        }
+        let attrs: Vec<(&'static str, AttrValue)> = p
+            .attrs
+            .iter()
+            .filter_map(|(k, v)| def.param(k).map(|q| (q.name, v.clone())))
+            .collect();
+        match ops::eager::call(def.name, &inputs, attrs) {
+            Ok(ops::KValue::Tensor(t)) if t.numel() <= 4096 => Some(t),
+            _ => None,
         }
     }
 
@@ -922,8 +1040,14 @@ impl<'a> Exporter<'a> {
             "Greater" => "ScalarGt",
             "GreaterEqual" => "ScalarGe",
             "Equal" => "ScalarEq",
-            // MindSpore's own scalar primitives (the registry has them too).
-            other if other.starts_with("Scalar") => other,
+            // MindSpore's own scalar primitives (the registry has them too),
+            // when they take no attributes.
+            other
+                if other.starts_with("Scalar")
+                    && ops::lookup(other).is_some_and(|d| d.attrs().next().is_none()) =>
+            {
+                other
+            }
             other => {
                 return Err(ExportError::Unsupported(format!(
                     "`{other}` on scalars (MindIR has no scalar form of it)"
@@ -1120,8 +1244,16 @@ fn old_style_attrs(
             .ok_or_else(|| bad(what))
     };
     Ok(match name {
-        "Conv2D" => {
-            let pad_mode = string("pad_mode")?.to_ascii_lowercase();
+        "Conv2D" | "Conv2DTranspose" | "Conv2DBackpropInput" | "Conv2DBackpropFilter" => {
+            // MindSpore's C++ reads these as it stores them: NCHW 4-tuples for
+            // stride and dilation, 4 paddings, `format`, and (the backward
+            // forms) `pad_list` and an upper-case `pad_mode`.
+            let backward = name != "Conv2D";
+            let pad_mode = if backward {
+                string("pad_mode")?.to_ascii_uppercase()
+            } else {
+                string("pad_mode")?.to_ascii_lowercase()
+            };
             let pad = get("pad")?.as_ints().ok_or_else(|| bad("pad"))?;
             let pad4 = match pad.as_slice() {
                 [p] => vec![*p; 4],
@@ -1141,7 +1273,14 @@ fn old_style_attrs(
                         .as_int()
                         .ok_or_else(|| bad("out_channel"))?,
                 ),
-                strings_attr("input_names", &["x", "w"]),
+                strings_attr(
+                    "input_names",
+                    match name {
+                        "Conv2D" => &["x", "w"][..],
+                        "Conv2DBackpropFilter" => &["out_backprop", "input", "filter_sizes"][..],
+                        _ => &["out_backprop", "filter", "input_sizes"][..],
+                    },
+                ),
                 ints_attr("pad", &pad4),
                 str_attr("pad_mode", &pad_mode),
                 str_attr("format", &string("data_format")?),
@@ -1157,6 +1296,15 @@ fn old_style_attrs(
                 ),
                 strings_attr("output_names", &["output"]),
             ]
+            .into_iter()
+            .chain(backward.then(|| {
+                let list = attr("pad_list")
+                    .and_then(|v| v.as_ints())
+                    .filter(|v| v.len() == 4)
+                    .unwrap_or_else(|| pad4.clone());
+                ints_attr("pad_list", &list)
+            }))
+            .collect()
         }
         "MaxPool" => vec![
             str_attr("pad_mode", &string("pad_mode")?.to_ascii_uppercase()),
@@ -1364,6 +1512,11 @@ fn value_attr(v: &Value, like: Option<DType>) -> Result<AttributeProto, ExportEr
             ..Default::default()
         },
         Value::Tensor(t) => tensor_value(t),
+        // MindSpore's `U`: the state token of graphs that update weights.
+        Value::Monad => AttributeProto {
+            r#type: Some(AttributeType::Umonad as i32),
+            ..Default::default()
+        },
         Value::Type(ir::Ty::Scalar(d)) | Value::Type(ir::Ty::Tensor(d, _)) => AttributeProto {
             i: Some(ms_ops::type_id(*d)),
             r#type: Some(AttributeType::Int64 as i32),
@@ -1522,6 +1675,16 @@ fn shape_attr(v: &AbsVal, name: &str) -> Option<AttributeProto> {
         AbsVal::Tensor { dtype, shape } => named(AttributeProto {
             tensors: vec![type_tensor(*dtype, shape)],
             r#type: Some(AttributeType::Tensors as i32),
+            ..Default::default()
+        }),
+        // A number: MindSpore's SCALAR with the dtype in a shapeless tensor.
+        AbsVal::Scalar { dtype, .. } => named(AttributeProto {
+            tensors: vec![TensorProto {
+                dims: vec![0],
+                data_type: Some(ms_ops::data_type(*dtype)),
+                ..Default::default()
+            }],
+            r#type: Some(AttributeType::Scalar as i32),
             ..Default::default()
         }),
         AbsVal::Tuple(items) => named(AttributeProto {
