@@ -116,8 +116,16 @@ impl AV {
 }
 
 /// What the interpretation found.
+///
+/// It answers for every node of every body, whatever happened after it ran:
+/// the bodies it analysed are kept, so a node, graph or body it never saw
+/// (created by a later rewrite, or of a body added to the world since) is
+/// simply unknown ([`AV::Any`]), never a panic or a stale answer. Nodes of
+/// graphs it saw but never reached are [`AV::Bot`] (dead code).
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
+    /// The bodies as they were when analysed (node ids index these).
+    bodies: HashMap<Item, std::sync::Arc<Body>>,
     vals: HashMap<(Item, NodeId), AV>,
     rets: HashMap<(Item, GraphId), AV>,
     /// Graphs that are called, in the order first reached.
@@ -126,12 +134,32 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// The value of any node of `item`'s body (constants and weights included).
+    /// The value of any node of `item`'s body (constants and weights
+    /// included). Total: a node the analysis never saw (created after it ran,
+    /// or of a body it did not know) is [`AV::Any`]; constants and weights are
+    /// known wherever they are.
     pub fn value(&self, world: &World, item: &Item, node: NodeId) -> AV {
-        let Some(body) = world.body(item) else {
+        let seen = self.bodies.get(item);
+        let Some(body) = seen.or_else(|| world.body(item)) else {
             return AV::Any;
         };
-        match &body.node(node).kind {
+        let Some(n) = body.nodes.get(node.0 as usize) else {
+            // Created after the analysis ran: look at the world's body for
+            // what kind of node it is (a constant is still known).
+            return match world.body(item).and_then(|b| b.nodes.get(node.0 as usize)) {
+                Some(ir::Node {
+                    kind: NodeKind::Const(v),
+                    ..
+                }) => const_value(world, item, v),
+                Some(ir::Node {
+                    kind: NodeKind::Weight(name),
+                    ..
+                }) => self.weights.get(name).cloned().unwrap_or(AV::Any),
+                _ => AV::Any,
+            };
+        };
+        match &n.kind {
+            NodeKind::Param { .. } | NodeKind::Apply(_) if seen.is_none() => AV::Any,
             NodeKind::Param { .. } | NodeKind::Apply(_) => self
                 .vals
                 .get(&(item.clone(), node))
@@ -142,11 +170,26 @@ impl Analysis {
         }
     }
 
+    /// What graph `graph` of `item` returns: [`AV::Bot`] when it was seen but
+    /// never returned (not reached, or every path recurses), [`AV::Any`] for a
+    /// graph the analysis never saw.
     pub fn ret(&self, item: &Item, graph: GraphId) -> AV {
-        self.rets
-            .get(&(item.clone(), graph))
-            .cloned()
-            .unwrap_or(AV::Bot)
+        match self.bodies.get(item) {
+            Some(b) if (graph.0 as usize) < b.graphs.len() => self
+                .rets
+                .get(&(item.clone(), graph))
+                .cloned()
+                .unwrap_or(AV::Bot),
+            _ => AV::Any,
+        }
+    }
+
+    /// Whether the analysis saw this body (as it is in `world` now).
+    pub fn saw(&self, world: &World, item: &Item) -> bool {
+        match (self.bodies.get(item), world.body(item)) {
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        }
     }
 
     /// Every function value any node may hold.
@@ -206,7 +249,11 @@ pub fn const_value(world: &World, item: &Item, v: &Value) -> AV {
 
 /// Interprets `world` from graph `graph` of `entry`, called with `params`.
 pub fn analyze(world: &World, entry: &Item, graph: GraphId, params: &[AV]) -> Analysis {
-    let mut engine = Engine::new(world, Analysis::default());
+    let an = Analysis {
+        bodies: world.bodies.clone(),
+        ..Analysis::default()
+    };
+    let mut engine = Engine::new(world, an);
     for (name, ty) in &world.weights {
         engine
             .an
@@ -214,8 +261,8 @@ pub fn analyze(world: &World, entry: &Item, graph: GraphId, params: &[AV]) -> An
             .insert(name.clone(), AV::from_absval(&AbsVal::from_ty(ty)));
     }
     engine.reach(entry, graph);
-    if let Some(body) = world.body(entry) {
-        for (i, &p) in body.graph(graph).params.iter().enumerate() {
+    if let Some(g) = world.body(entry).and_then(|b| b.graphs.get(graph.0 as usize)) {
+        for (i, &p) in g.params.iter().enumerate() {
             let v = params.get(i).cloned().unwrap_or(AV::Any);
             engine.update(entry, p, v);
         }
@@ -371,10 +418,12 @@ impl<'a> Engine<'a> {
         let Some(body) = self.world.body(item).cloned() else {
             return;
         };
+        let Some(graph) = body.graphs.get(g.0 as usize) else {
+            return;
+        };
         self.evaluations += 1;
         let saved = self.current.replace((item.clone(), g));
         let fresh = self.stack.insert((item.clone(), g));
-        let graph = body.graph(g);
         let mut grew = false;
         for &n in &graph.nodes {
             let v = self.eval_apply(item, &body, n);
@@ -436,7 +485,10 @@ impl<'a> Engine<'a> {
                 let Some(body) = self.world.body(it).cloned() else {
                     return AV::Any;
                 };
-                let params = body.graph(*g).params.clone();
+                let Some(graph) = body.graphs.get(g.0 as usize) else {
+                    return AV::Any;
+                };
+                let params = graph.params.clone();
                 if params.len() != args.len() {
                     return AV::Any;
                 }
@@ -628,5 +680,35 @@ pub(crate) mod tests {
             panic!("data")
         };
         assert_eq!(v.const_value(), None);
+    }
+}
+
+#[cfg(test)]
+mod totality {
+    use super::tests::{run, world};
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn answers_for_nodes_graphs_and_bodies_it_never_saw() {
+        let w = world("graph f(x: f32[3]) { return Exp(x) }\n");
+        let (item, an) = run(&w, "f");
+        let n = w.bodies[&item].nodes.len() as u32;
+        // A node created after the analysis ran.
+        assert_eq!(an.value(&w, &item, NodeId(n + 5)), AV::Any);
+        // A graph it never saw.
+        assert_eq!(an.ret(&item, GraphId(7)), AV::Any);
+        // A body added to the world afterwards.
+        let mut w2 = w.clone();
+        let mut b = (*w.bodies[&item]).clone();
+        let g = b.root();
+        let c = b.add_const(Value::float(1.0), None);
+        let m = b.add_prim_call(g, PrimRef::new("Neg"), &[c], None);
+        let other: Item = Arc::from("g");
+        w2.insert(other.clone(), Arc::new(b));
+        assert_eq!(an.value(&w2, &other, m), AV::Any);
+        assert!(matches!(an.value(&w2, &other, c), AV::Data(_)));
+        // A constant created after the analysis, in a body it saw.
+        assert!(matches!(an.value(&w2, &item, c), AV::Any | AV::Data(_)));
     }
 }

@@ -410,3 +410,22 @@ graph f(x: f32[3], w: f32[3], v: f32[3]) { return a1(x, w) * a2(x, v) }
         &[Param(0), Param(1), Param(2)],
     );
 }
+
+/// Issue #12's reproducer: the `zeros` pass rewrote `_SumToShapeOf` into
+/// `ReduceSum` nodes the analysis had not seen, then asked for their values
+/// (an index out of bounds in `Analysis::value`).
+#[test]
+fn clean_up_asks_about_nodes_created_after_the_analysis() {
+    let text = r#"
+graph f(x: f32[2, 3], y: f32[3]) -> f32[2, 3] {
+  b = 1 + Square(y)
+  return x / b
+}
+"#;
+    let x = random(&[2, 3], 11, -1.0, 1.0);
+    let y = random(&[3], 12, -1.0, 1.0);
+    check_gradient(text, here(), "f", &[x, y], &[Param(0), Param(1)]);
+    let prog = program(text);
+    let g = gradient_text(&prog, "f", &grad_wrt(&[Param(0), Param(1)]));
+    round_trip(text, &g);
+}
