@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 pub use bind::{bind_call, check_attr, resolve_attrs, Attrs, BindError, Bound};
 pub use defs::state::{effect_of, is_ordered, Effect};
-pub use grad::{GNode, GradBuilder, GradCall, GradFn};
+pub use grad::{grad_by_decomposition, DecompCall, DecompFn, GNode, GradBuilder, GradCall, GradFn};
 pub use infer::{InferCall, InferFn};
 pub use ir::{AbsVal, AttrValue, DType};
 pub use kernel::{KArg, KValue, KernelCall, KernelFn};

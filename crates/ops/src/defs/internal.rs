@@ -7,7 +7,10 @@ use crate::defs::elementwise::make_tensor;
 use crate::defs::reduce::axis_mask;
 use crate::infer::InferCall;
 use crate::kernel::{broadcast_strides, KValue, KernelCall};
-use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
+use crate::{
+    AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
+    ParamDef,
+};
 
 /// Sums `g` over the dimensions `like` was broadcast along, giving `like`'s shape.
 pub fn sum_to_shape(g: &Tensor, shape: &[usize]) -> Result<Tensor, OpError> {
@@ -197,6 +200,7 @@ const fn internal(
     doc: &'static str,
     params: &'static [ParamDef],
     infer: crate::InferFn,
+    grad: crate::GradFn,
     kernel: crate::KernelFn,
 ) -> OpDef {
     OpDef {
@@ -207,9 +211,46 @@ const fn internal(
         variadic: false,
         output: OutputDef::Single,
         infer,
-        grad: None,
+        grad: Some(grad),
         kernel: Some(kernel),
     }
+}
+
+/// `_SumToShapeOf` is linear in `grad`: its adjoint broadcasts the
+/// sensitivity back to `grad`'s shape (adding zeros like `grad` broadcasts
+/// it, NumPy rules) and in `grad`'s dtype (a sum to `grad`'s own shape casts).
+fn grad_sum_to_shape(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let g = c.inputs[0];
+    let zeros = b.prim("ZerosLike", &[g], vec![]);
+    let wide = b.prim("Add", &[c.dout, zeros], vec![]);
+    vec![Some(b.prim("_SumToShapeOf", &[wide, g], vec![])), None]
+}
+
+/// `_BroadcastToShapeOf` is linear in `grad`: its adjoint is the reduction it
+/// undid (a sum, or a mean with `mean`), shaped like `grad`.
+fn grad_broadcast_like(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let reduce = if c.attrs.bool("mean") {
+        "ReduceMean"
+    } else {
+        "ReduceSum"
+    };
+    let axis = c
+        .attrs
+        .get("axis")
+        .cloned()
+        .unwrap_or(AttrValue::Tuple(Vec::new()));
+    let r = b.prim(
+        reduce,
+        &[c.dout],
+        vec![
+            ("axis", axis),
+            ("keep_dims", AttrValue::Bool(c.attrs.bool("keep_dims"))),
+        ],
+    );
+    vec![
+        Some(b.prim("_ReshapeLike", &[r, c.inputs[0]], vec![])),
+        None,
+    ]
 }
 
 pub const OPS: &[OpDef] = &[
@@ -221,6 +262,7 @@ pub const OPS: &[OpDef] = &[
             ParamDef::input("like", "The input whose shape to reduce to."),
         ],
         infer_sum_to_shape,
+        grad_sum_to_shape,
         k_sum_to_shape,
     ),
     internal(
@@ -249,6 +291,7 @@ pub const OPS: &[OpDef] = &[
             ),
         ],
         infer_broadcast_like,
+        grad_broadcast_like,
         k_broadcast_like,
     ),
 ];
@@ -281,5 +324,20 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         )
         .attr("keep_dims", AttrValue::Bool(true))
         .attr("mean", AttrValue::Bool(true)),
+        Sample::new(
+            "_BroadcastToShapeOf",
+            vec![
+                random_f64(&[], 60, -1.0, 1.0),
+                random_f64(&[2, 3], 61, -1.0, 1.0),
+            ],
+        )
+        .attr("mean", AttrValue::Bool(true)),
+        Sample::new(
+            "_SumToShapeOf",
+            vec![
+                random_f64(&[3, 4], 62, -1.0, 1.0),
+                random_f64(&[], 63, -1.0, 1.0),
+            ],
+        ),
     ]
 }

@@ -22,7 +22,10 @@ use crate::defs::shape::{
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
-use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
+use crate::{
+    AttrDefault, AttrType, AttrValue, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
+    OutputDef, ParamDef,
+};
 
 /// A tensor with the dtype of input `d` and the shape of input `s`.
 fn like(call: &InferCall, d: usize, s: usize) -> Result<AbsVal, OpError> {
@@ -100,6 +103,81 @@ fn ok(t: tensor::Tensor) -> Result<KValue, OpError> {
     Ok(KValue::Tensor(t))
 }
 
+/// Every attribute of the call, to pass on to the adjoint primitive.
+fn all(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
+    c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
+}
+
+/// `_ConcatGrad` takes one slice of `grad`: its adjoint puts the sensitivity
+/// back in that slice, between zeros shaped like the other slices.
+fn grad_concat_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let count = match c.input_values.get(1) {
+        Some(AbsVal::Tuple(items)) => items.len(),
+        _ => return vec![None, None],
+    };
+    let axis = c.attrs.int("axis");
+    let index = c.attrs.int("index");
+    let parts: Vec<GNode> = (0..count as i64)
+        .map(|i| {
+            if i == index {
+                return c.dout;
+            }
+            let slice = b.prim(
+                "_ConcatGrad",
+                &[c.inputs[0], c.inputs[1]],
+                vec![("axis", AttrValue::Int(axis)), ("index", AttrValue::Int(i))],
+            );
+            b.prim("ZerosLike", &[slice], vec![])
+        })
+        .collect();
+    let t = b.make_tuple(&parts);
+    vec![
+        Some(b.prim("Concat", &[t], vec![("axis", AttrValue::Int(axis))])),
+        None,
+    ]
+}
+
+/// A sum over the softmax axes, kept.
+fn axis_sum(b: &mut dyn GradBuilder, c: &GradCall, x: GNode) -> GNode {
+    let axis = c.attrs.get("axis").cloned().unwrap_or(AttrValue::Int(-1));
+    b.prim(
+        "ReduceSum",
+        &[x],
+        vec![("axis", axis), ("keep_dims", AttrValue::Bool(true))],
+    )
+}
+
+/// `_SoftmaxGrad(y, dy) = y·dy − y·s`, `s = Σ dy·y`. For a sensitivity `u`:
+/// `d/d dy = _SoftmaxGrad(y, u)` (it is self-adjoint in `dy`), and
+/// `d/dy = u·(dy − s) − dy·Σ u·y`.
+fn grad_softmax_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (y, dy, u) = (c.inputs[0], c.inputs[1], c.dout);
+    let d_dy = b.prim("_SoftmaxGrad", &[y, u], all(c));
+    let dyy = b.prim("Mul", &[dy, y], vec![]);
+    let s = axis_sum(b, c, dyy);
+    let uy = b.prim("Mul", &[u, y], vec![]);
+    let a = axis_sum(b, c, uy);
+    let centred = b.prim("Sub", &[dy, s], vec![]);
+    let first = b.prim("Mul", &[u, centred], vec![]);
+    let second = b.prim("Mul", &[dy, a], vec![]);
+    let d_y = b.prim("Sub", &[first, second], vec![]);
+    vec![Some(d_y), Some(d_dy)]
+}
+
+/// `_LogSoftmaxGrad(y, dy) = dy − exp(y)·Σ dy`. For a sensitivity `u`:
+/// `d/d dy = u − Σ u·exp(y)`, `d/dy = −u·exp(y)·Σ dy`.
+fn grad_log_softmax_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (y, dy, u) = (c.inputs[0], c.inputs[1], c.dout);
+    let e = b.prim("Exp", &[y], vec![]);
+    let ue = b.prim("Mul", &[u, e], vec![]);
+    let a = axis_sum(b, c, ue);
+    let d_dy = b.prim("Sub", &[u, a], vec![]);
+    let s = axis_sum(b, c, dy);
+    let ues = b.prim("Mul", &[ue, s], vec![]);
+    let d_y = b.prim("Neg", &[ues], vec![]);
+    vec![Some(d_y), Some(d_dy)]
+}
+
 const GRAD_LIKE: &[ParamDef] = &[
     ParamDef::input("grad", "The gradient of the forward result."),
     ParamDef::input("like", "The forward input, for its shape."),
@@ -138,7 +216,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: infer_concat_grad,
-        grad: None,
+        grad: Some(grad_concat_grad),
         kernel: Some(|c: &KernelCall| {
             let g = c.tensor(0)?;
             let parts = tuple_tensors(&c.inputs[1], 1)?;
@@ -158,7 +236,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_1,
-        grad: None,
+        grad: Some(|b, c| vec![Some(b.prim("Tile", &[c.dout], all(c))), None]),
         kernel: Some(|c: &KernelCall| {
             let (g, l) = (c.tensor(0)?, c.tensor(1)?);
             let (_, offsets) = tile_offsets(l.shape(), &c.attrs.ints("multiples").unwrap_or_default())?;
@@ -185,7 +263,10 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_2_0,
-        grad: None,
+        grad: Some(|b, c| {
+            let g = b.prim("Gather", &[c.dout, c.inputs[1]], all(c));
+            vec![None, None, Some(g)]
+        }),
         kernel: Some(|c: &KernelCall| {
             let (x, idx, g) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
             let (_, offsets) = gather_offsets(
@@ -217,7 +298,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_1,
-        grad: None,
+        grad: Some(|b, c| vec![Some(b.prim("StridedSlice", &[c.dout], all(c))), None]),
         kernel: Some(|c: &KernelCall| {
             let (g, l) = (c.tensor(0)?, c.tensor(1)?);
             let (_, offsets) = strided_slice_offsets(c.attrs, l.shape())?;
@@ -237,7 +318,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_0,
-        grad: None,
+        grad: Some(grad_softmax_grad),
         kernel: Some(kernel_softmax_grad),
     },
     OpDef {
@@ -252,7 +333,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_0,
-        grad: None,
+        grad: Some(grad_log_softmax_grad),
         kernel: Some(kernel_log_softmax_grad),
     },
     OpDef {
@@ -267,7 +348,12 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_0,
-        grad: None,
+        grad: Some(|b, c| {
+            // Linear in each of `dy` and `mask`.
+            let g = b.prim("_DropoutGrad", &[c.dout, c.inputs[1]], all(c));
+            let m = b.prim("_DropoutGrad", &[c.dout, c.inputs[0]], all(c));
+            vec![Some(g), Some(m)]
+        }),
         kernel: Some(kernel_dropout_grad),
     },
     OpDef {
@@ -392,18 +478,133 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_2_0,
-        grad: None,
+        grad: Some(|b, c| vec![None, None, Some(b.prim("AvgPool", &[c.dout], all(c)))]),
         kernel: Some(kernel_avg_pool_grad),
     },
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
-    use crate::eager::{random_f64, Sample};
-    vec![Sample::new(
-        "_ReshapeLike",
-        vec![
-            random_f64(&[2, 3], 120, -1.0, 1.0),
-            random_f64(&[3, 2], 121, -1.0, 1.0),
-        ],
-    )]
+    use crate::eager::{ints, random_f64, Sample};
+    use tensor::DType;
+    let t = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
+    let i = AttrValue::Int;
+    let s = |v: &str| AttrValue::Str(v.to_string());
+    let softmax = |y: &[usize], seed: u64| match random_f64(y, seed, 0.1, 1.0) {
+        KValue::Tensor(x) => {
+            // A valid softmax output along the last axis.
+            let last = *y.last().unwrap();
+            let v = x.to_f64_vec();
+            let mut out = v.clone();
+            for row in 0..v.len() / last {
+                let sum: f64 = v[row * last..(row + 1) * last].iter().sum();
+                for k in 0..last {
+                    out[row * last + k] = v[row * last + k] / sum;
+                }
+            }
+            KValue::Tensor(tensor::Tensor::from_f64(y.to_vec(), out).unwrap())
+        }
+        other => other,
+    };
+    let tuple2 = |a: KValue, b2: KValue| KValue::Tuple(vec![a, b2]);
+    vec![
+        Sample::new(
+            "_ReshapeLike",
+            vec![
+                random_f64(&[2, 3], 120, -1.0, 1.0),
+                random_f64(&[3, 2], 121, -1.0, 1.0),
+            ],
+        ),
+        Sample::new(
+            "_ConcatGrad",
+            vec![
+                random_f64(&[2, 5], 122, -1.0, 1.0),
+                tuple2(random_f64(&[2, 2], 123, -1.0, 1.0), random_f64(&[2, 3], 124, -1.0, 1.0)),
+            ],
+        )
+        .attr("axis", i(1))
+        .attr("index", i(1)),
+        Sample::new(
+            "_TileGrad",
+            vec![
+                random_f64(&[2, 2, 6], 125, -1.0, 1.0),
+                random_f64(&[2, 3], 126, -1.0, 1.0),
+            ],
+        )
+        .attr("multiples", t(&[2, 1, 2])),
+        Sample::new(
+            "_GatherGrad",
+            vec![
+                random_f64(&[4, 3], 127, -1.0, 1.0),
+                ints(DType::I64, &[2, 2], &[0, 3, 3, 1]),
+                random_f64(&[2, 2, 3], 128, -1.0, 1.0),
+            ],
+        )
+        .attr("axis", i(0)),
+        Sample::new(
+            "_StridedSliceGrad",
+            vec![
+                random_f64(&[2, 3], 129, -1.0, 1.0),
+                random_f64(&[4, 5], 130, -1.0, 1.0),
+            ],
+        )
+        .attr("begin", t(&[1, 0]))
+        .attr("end", t(&[4, 5]))
+        .attr("strides", t(&[2, 2])),
+        Sample::new(
+            "_SoftmaxGrad",
+            vec![softmax(&[2, 4], 131), random_f64(&[2, 4], 132, -1.0, 1.0)],
+        ),
+        Sample::new(
+            "_SoftmaxGrad",
+            vec![random_f64(&[3, 2, 3], 133, 0.1, 0.9), random_f64(&[3, 2, 3], 134, -1.0, 1.0)],
+        )
+        .attr("axis", t(&[0, 2])),
+        Sample::new(
+            "_LogSoftmaxGrad",
+            vec![
+                random_f64(&[2, 4], 135, -2.0, -0.1),
+                random_f64(&[2, 4], 136, -1.0, 1.0),
+            ],
+        ),
+        Sample::new(
+            "_LogSoftmaxGrad",
+            vec![
+                random_f64(&[3, 2], 137, -2.0, -0.1),
+                random_f64(&[3, 2], 138, -1.0, 1.0),
+            ],
+        )
+        .attr("axis", i(0)),
+        Sample::new(
+            "_DropoutGrad",
+            vec![
+                random_f64(&[2, 3], 139, -1.0, 1.0),
+                KValue::Tensor(
+                    tensor::Tensor::from_f64(vec![2, 3], vec![1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+                        .unwrap(),
+                ),
+            ],
+        )
+        .attr("keep_prob", AttrValue::float(0.75)),
+        Sample::new(
+            "_AvgPoolGrad",
+            vec![
+                random_f64(&[1, 2, 5, 5], 140, -1.0, 1.0),
+                random_f64(&[1, 2, 3, 3], 141, -1.0, 1.0),
+                random_f64(&[1, 2, 3, 3], 142, -1.0, 1.0),
+            ],
+        )
+        .attr("kernel_size", t(&[2, 2]))
+        .attr("strides", t(&[2, 2]))
+        .attr("pad_mode", s("same")),
+        Sample::new(
+            "_AvgPoolGrad",
+            vec![
+                random_f64(&[1, 1, 5, 6], 143, -1.0, 1.0),
+                random_f64(&[1, 1, 2, 3], 144, -1.0, 1.0),
+                random_f64(&[1, 1, 2, 3], 145, -1.0, 1.0),
+            ],
+        )
+        .attr("kernel_size", t(&[3, 2]))
+        .attr("strides", t(&[2, 2])),
+    ]
 }
