@@ -93,7 +93,14 @@ pub fn closure_fvs(body: &Body, graph: GraphId) -> Vec<NodeId> {
             for used in uses {
                 match &body.node(used).kind {
                     NodeKind::Const(Value::Graph(h)) => {
-                        if !body.is_within(*h, graph) && !visited[h.0 as usize] {
+                        // A closure made inside `g`'s subtree of a graph that
+                        // is not nested in `g` (a sibling, or one enclosing
+                        // it): making it needs what it captures. One nested
+                        // in `g` is made while `g` runs, from `g`'s values.
+                        if !body.is_within(*h, graph)
+                            && !body.is_within(*h, g)
+                            && !visited[h.0 as usize]
+                        {
                             stack.push(*h);
                         }
                     }

@@ -356,13 +356,13 @@ fn ms_closure_value_and_grad() {
         "ms_closure",
         MetaFn::ValueAndGrad { wrt: Some(vec![]) },
         expect![[r#"
-        graph value_and_grad_ms_closure() {
-          %0 = (4, 5)
-          %1 = ()
-          %2 = (%0, %1)
-          return %2
-        }
-    "#]],
+            graph value_and_grad_ms_closure() {
+              %0 = ()
+              %1 = (4, 5)
+              %2 = (%1, %0)
+              return %2
+            }
+        "#]],
     );
 }
 

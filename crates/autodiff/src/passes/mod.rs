@@ -3,12 +3,14 @@
 //! (tuple indexing of known tuples, constant conditions and arithmetic),
 //! [`zeros`] (zero and one propagation, and broadcasting reductions resolved
 //! from known shapes), [`cse`] (common subexpressions) and [`dce`] (dead nodes
-//! and unreferenced graphs). [`optimize`] runs them to a fixpoint.
+//! and unreferenced graphs); [`schedule`] then restores an order every node's
+//! needs allow. [`optimize`] runs them to a fixpoint.
 
 pub mod constfold;
 pub mod cse;
 pub mod dce;
 pub mod inline;
+pub mod schedule;
 pub mod zeros;
 
 use std::collections::HashSet;
@@ -52,6 +54,8 @@ pub fn optimize(
         for (_, body) in graphs.iter_mut() {
             changed |= cse::run(body);
             changed |= dce::run(body);
+            // Order only: not a change the other passes could use.
+            schedule::run(body);
         }
         if !changed {
             break;
@@ -105,6 +109,7 @@ pub fn prune(graphs: &mut Vec<(String, Body)>, entry: &str) {
 pub fn finish(graphs: &mut Vec<(String, Body)>, world: &World, entry: &str) {
     for (_, body) in graphs.iter_mut() {
         dce::run(body);
+        schedule::run(body);
     }
     prune(graphs, entry);
     // Names that would shadow top-level ones.
