@@ -758,7 +758,19 @@ impl Engine<'_> {
                 }
             }
             FuncVal::Meta { meta, f } => {
-                let out = self.apply_value(frame, n, AbsVal::Func(f), args.clone())?;
+                let k = match meta.primal_arity(args.len()) {
+                    Some(k) if k > 0 || !matches!(meta, MetaFn::Hvp) => k,
+                    _ => {
+                        let span = self.span(frame, n, None);
+                        let what = match meta {
+                            MetaFn::Jvp => "`jvp(f)` takes `f`'s arguments, then one tangent for each",
+                            _ => "`hvp(f)` takes `f`'s arguments, then the vector (like the first argument)",
+                        };
+                        self.report(&item, Diagnostic::error(Code::WrongArity, span, what));
+                        return Some(AbsVal::Any);
+                    }
+                };
+                let out = self.apply_value(frame, n, AbsVal::Func(f), args[..k].to_vec())?;
                 if args.iter().any(Option::is_none) {
                     return None;
                 }
@@ -791,6 +803,38 @@ impl Engine<'_> {
                             args: args.clone(),
                         });
                         return Some(AbsVal::Tuple(vec![out, back]));
+                    }
+                    MetaFn::Jvp => {
+                        // One tangent per argument, of the argument's type.
+                        for (i, (x, v)) in args[..k].iter().zip(&args[k..]).enumerate() {
+                            if let Err(why) = tangent_fits(x, v) {
+                                let span = self.span(frame, n, Some(k + i + 1));
+                                self.report(
+                                    &item,
+                                    Diagnostic::error(
+                                        Code::BadGradient,
+                                        span,
+                                        format!("the tangent of argument {i} must be like it ({x}), but this is {v}: {why}"),
+                                    ),
+                                );
+                            }
+                        }
+                        let tangent = grad_like(&out);
+                        return Some(AbsVal::Tuple(vec![out, tangent]));
+                    }
+                    MetaFn::Hvp => {
+                        if let Err(why) = tangent_fits(&args[0], &args[k]) {
+                            let span = self.span(frame, n, Some(k + 1));
+                            self.report(
+                                &item,
+                                Diagnostic::error(
+                                    Code::BadGradient,
+                                    span,
+                                    format!("the vector of `hvp` must be like the first argument ({}), but this is {}: {why}", args[0], args[k]),
+                                ),
+                            );
+                        }
+                        return Some(grad_like(&args[0]));
                     }
                 };
                 Some(match meta {
@@ -1187,6 +1231,40 @@ fn grad_like(v: &AbsVal) -> AbsVal {
         AbsVal::Tuple(items) => AbsVal::Tuple(items.iter().map(grad_like).collect()),
         AbsVal::Str(_) | AbsVal::None | AbsVal::Func(_) => AbsVal::None,
         other => other.clone(),
+    }
+}
+
+/// Whether `v` can be a tangent of (a vector like) `x`: the same structure,
+/// shapes that agree where both are known, float where `x` is.
+fn tangent_fits(x: &AbsVal, v: &AbsVal) -> Result<(), String> {
+    match (x, v) {
+        (AbsVal::Any, _) | (_, AbsVal::Any) => Ok(()),
+        (AbsVal::Tuple(xs), AbsVal::Tuple(vs)) => {
+            if xs.len() != vs.len() {
+                return Err(format!("{} elements, not {}", vs.len(), xs.len()));
+            }
+            xs.iter().zip(vs).try_for_each(|(a, b)| tangent_fits(a, b))
+        }
+        (AbsVal::Tuple(_), _) | (_, AbsVal::Tuple(_)) => Err("not the same structure".into()),
+        (AbsVal::Tensor { shape: a, .. }, AbsVal::Tensor { shape: b, .. }) => {
+            match (a.dims(), b.dims()) {
+                (Some(p), Some(q)) if p.len() != q.len() => {
+                    Err(format!("rank {} is not {}", q.len(), p.len()))
+                }
+                (Some(p), Some(q)) => {
+                    for (i, (d, e)) in p.iter().zip(q).enumerate() {
+                        if let (Dim::Known(d), Dim::Known(e)) = (d, e) {
+                            if d != e {
+                                return Err(format!("dimension {i} is {e}, not {d}"));
+                            }
+                        }
+                    }
+                    Ok(())
+                }
+                _ => Ok(()),
+            }
+        }
+        _ => Ok(()),
     }
 }
 

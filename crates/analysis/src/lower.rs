@@ -125,7 +125,7 @@ pub struct LoweredGraph {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const METAFUNCTIONS: &[&str] = &["grad", "value_and_grad", "vjp"];
+const METAFUNCTIONS: &[&str] = &["grad", "value_and_grad", "vjp", "jvp", "hvp"];
 
 /// A binding visible in a scope.
 #[derive(Debug, Clone, Copy)]
@@ -1361,17 +1361,18 @@ impl Lowerer<'_> {
         for arg in args {
             match arg {
                 ast::Arg::Keyword(k)
-                    if k.name().is_some_and(|n| n.text() == "wrt") && name != "vjp" =>
+                    if k.name().is_some_and(|n| n.text() == "wrt")
+                        && matches!(name, "grad" | "value_and_grad") =>
                 {
                     let Some(v) = k.value() else { continue };
                     wrt = self.wrt(&v);
                 }
                 ast::Arg::Keyword(k) => {
                     let r = k.range();
-                    let allowed = if name == "vjp" {
-                        "`vjp` takes only the function"
+                    let allowed = if matches!(name, "grad" | "value_and_grad") {
+                        "the only option is `wrt`".to_string()
                     } else {
-                        "the only option is `wrt`"
+                        format!("`{name}` takes only the function")
                     };
                     self.error(
                         Code::UnknownAttribute,
@@ -1621,6 +1622,8 @@ fn meta(name: &str, wrt: Option<Vec<WrtItem>>) -> MetaFn {
     match name {
         "grad" => MetaFn::Grad { wrt },
         "value_and_grad" => MetaFn::ValueAndGrad { wrt },
+        "jvp" => MetaFn::Jvp,
+        "hvp" => MetaFn::Hvp,
         _ => MetaFn::Vjp,
     }
 }

@@ -261,7 +261,10 @@ pub fn analyze(world: &World, entry: &Item, graph: GraphId, params: &[AV]) -> An
             .insert(name.clone(), AV::from_absval(&AbsVal::from_ty(ty)));
     }
     engine.reach(entry, graph);
-    if let Some(g) = world.body(entry).and_then(|b| b.graphs.get(graph.0 as usize)) {
+    if let Some(g) = world
+        .body(entry)
+        .and_then(|b| b.graphs.get(graph.0 as usize))
+    {
         for (i, &p) in g.params.iter().enumerate() {
             let v = params.get(i).cloned().unwrap_or(AV::Any);
             engine.update(entry, p, v);

@@ -78,7 +78,11 @@ pub struct Gen<'a> {
     /// The differentiated weights (`wrt=`), in order.
     weights: Vec<String>,
     /// Top-level names in use.
-    taken: HashSet<String>,
+    pub taken: HashSet<String>,
+    /// How many of the entry target's parameters are its own (the rest are
+    /// a lifted closure's captured values: passed through, not
+    /// differentiated).
+    pub visible: Option<usize>,
     /// Graphs of the program the generated code may call as they are.
     originals: HashSet<String>,
     j_names: HashMap<Item, String>,
@@ -102,6 +106,7 @@ impl<'a> Gen<'a> {
             envs,
             weights,
             taken,
+            visible: None,
             originals,
             j_names: HashMap::new(),
             prim_names: Vec::new(),
@@ -260,12 +265,18 @@ impl<'a> Gen<'a> {
         let g = b.add_graph(name, None, GraphOrigin::Generated);
         let mut params = Vec::new();
         let mut kinds = Vec::new();
-        for &p in &root.params {
+        let own = self
+            .visible
+            .unwrap_or(root.params.len())
+            .min(root.params.len());
+        for (i, &p) in root.params.iter().enumerate() {
             let n = src.node(p);
             let np = b.add_param(g, n.name.clone().unwrap_or_else(|| "x".into()), None);
             b.node_mut(np).annotation = n.annotation.clone();
             params.push(np);
-            kinds.push(self.kind_of(item, p));
+            if i < own {
+                kinds.push(self.kind_of(item, p));
+            }
         }
         let jn = self.j_name(item);
         let f = b.add_const(Value::Global(jn), None);
@@ -276,6 +287,12 @@ impl<'a> Gen<'a> {
         b.node_mut(bp).name = Some("bprop".into());
         let no_grad = |k: &Kind| matches!(k, Kind::Env(_) | Kind::NoneLike);
         let output = match meta {
+            MetaFn::Jvp | MetaFn::Hvp => {
+                return Err(AdError(format!(
+                    "internal: `{}` is not a `J` entry",
+                    meta.name()
+                )))
+            }
             MetaFn::Vjp => {
                 let bg = b.add_graph("backprop", Some(g), GraphOrigin::Generated);
                 let dout = b.add_param(bg, "dout", None);
@@ -363,6 +380,13 @@ impl<'a> Gen<'a> {
 /// Kinds of the slots of environments, for building placeholders.
 pub(crate) type SlotKinds<'k> = &'k dyn Fn(&Slot) -> Kind;
 
+/// How deep zeros of environments are built. The environments of a
+/// recursive graph's backpropagators (differentiated again) nest without
+/// end (a backpropagator captures the one of the recursive call); their
+/// zeros stop at this depth with `none`, which is only ever carried: a
+/// slot is read only where its value is visible and set.
+const ENV_ZERO_DEPTH: usize = 6;
+
 /// A zero for an environment slot of a value the current graph cannot see:
 /// a weak `0.0` where a tensor goes (it broadcasts when added, and the slot is
 /// only ever added to, or read where that value is visible and set), tuples
@@ -375,12 +399,8 @@ fn placeholder(
     kind: &Kind,
     depth: usize,
 ) -> Result<NodeId, AdError> {
-    if depth > 16 {
-        return Err(AdError(
-            "closures that capture closures of their own kind, from graphs that cannot see each \
-             other, are not supported"
-                .into(),
-        ));
+    if depth > ENV_ZERO_DEPTH {
+        return Ok(b.add_const(Value::None, None));
     }
     Ok(match kind {
         Kind::NoneLike => b.add_const(Value::None, None),
@@ -569,7 +589,7 @@ impl<'g, 'a> BodyJ<'g, 'a> {
                 }
                 Value::Meta(m) => {
                     return Err(AdError(format!(
-                        "`{}` inside a differentiated graph (higher-order differentiation) is not supported",
+                        "`{}` is used as a value inside a differentiated graph: apply it to a function where it is written",
                         m.name()
                     )))
                 }
@@ -616,7 +636,7 @@ impl<'g, 'a> BodyJ<'g, 'a> {
                 }
                 NodeKind::Const(Value::Meta(m)) => {
                     return Err(AdError(format!(
-                        "`{}` inside a differentiated graph (higher-order differentiation) is not supported",
+                        "internal: `{}` inside a differentiated graph was not expanded",
                         m.name()
                     )))
                 }

@@ -27,19 +27,19 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ir::{AbsVal, Body, GraphId, MetaFn, Program, WrtItem};
+use ir::{AbsVal, Body, GraphId, MetaFn, Program};
 
 pub mod absint;
 pub mod builder;
 pub mod composites;
 pub mod envs;
 mod jt;
+pub mod meta;
 pub mod passes;
 pub mod prepare;
 pub mod world;
 
-use absint::AV;
-use world::{Item, World};
+use world::World;
 
 /// The graph to differentiate: a top-level graph (`graph == GraphId(0)`) or a
 /// nested graph of one.
@@ -77,16 +77,21 @@ impl std::error::Error for AdError {}
 /// Options of [`differentiate_with`].
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// What is known of the target's arguments (from the caller's inference or
-    /// the run-time values); `None`: the target's parameter annotations. Known
-    /// shapes let the clean-up remove broadcasting reductions that turn out to
-    /// be identities.
+    /// What is known of the entry's arguments (from the caller's inference or
+    /// the run-time values): the metafunction's arguments, then, for a
+    /// nested target that captures values, those values; `None`: the
+    /// target's parameter annotations. Known shapes let the clean-up remove
+    /// broadcasting reductions that turn out to be identities.
     pub param_values: Option<Vec<AbsVal>>,
     /// Run the clean-up passes (default `true`).
     pub optimize: bool,
     /// The bodies of composite primitives' instances (the analysis makes
     /// them); needed when the program calls composites.
     pub composites: Option<composites::InstanceFn>,
+    /// How many of the target's parameters are its own; the rest are
+    /// passed through, not differentiated (the captured values of a
+    /// closure whose derivative is differentiated again). `None`: all.
+    pub visible_params: Option<usize>,
 }
 
 impl Default for Options {
@@ -95,6 +100,7 @@ impl Default for Options {
             param_values: None,
             optimize: true,
             composites: None,
+            visible_params: None,
         }
     }
 }
@@ -109,6 +115,10 @@ pub fn differentiate(
 }
 
 /// [`differentiate`] with options.
+///
+/// A nested target that captures values is lifted into a top-level graph
+/// that takes them after its own parameters (in [`captured_values`] order),
+/// and so does the entry: the caller passes them after the arguments.
 pub fn differentiate_with(
     program: &Program,
     target: &GradTarget,
@@ -120,64 +130,45 @@ pub fn differentiate_with(
     let mut taken: HashSet<String> = program.graphs.iter().map(|(n, _)| n.clone()).collect();
     taken.extend(program.weights.iter().map(|w| w.name.clone()));
     let originals: HashSet<String> = program.graphs.iter().map(|(n, _)| n.clone()).collect();
-    let item = prepare::target_item(&mut world, target, &mut taken)?;
+    let (item, captured) = prepare::target_item(&mut world, target, &mut taken)?;
 
-    // The differentiated weights.
-    let mut weights: Vec<String> = Vec::new();
-    if let MetaFn::Grad { wrt: Some(items) } | MetaFn::ValueAndGrad { wrt: Some(items) } = meta {
-        for w in items {
-            if let WrtItem::Weight(name) = w {
-                if program.weight(name).is_none() {
-                    return Err(AdError(format!("`{name}` is not a weight")));
-                }
-                if !weights.contains(name) {
-                    weights.push(name.clone());
-                }
-            }
+    let weights = meta::wrt_weights(meta);
+    for w in &weights {
+        if program.weight(w).is_none() {
+            return Err(AdError(format!("`{w}` is not a weight")));
         }
     }
-
-    let params = entry_params(&world, &item, options);
-    let mut an = absint::analyze(&world, &item, GraphId(0), &params);
-    if prepare::convert_partials(&mut world, &an)? {
-        an = absint::analyze(&world, &item, GraphId(0), &params);
+    let total = world.bodies[&item].graph(GraphId(0)).params.len();
+    let mut visible = total - captured;
+    if let Some(v) = options.visible_params {
+        visible = visible.min(v);
     }
-    let envs = envs::Envs::build(&world, &an, &weights);
-
-    let mut gen = jt::Gen::new(&world, &an, &envs, weights, taken, originals);
-    let entry = gen.fresh(&format!("{}_{}", meta.name(), item));
-    let entry_body = gen.entry(meta, &item, &entry)?;
-    gen.run()?;
-    let mut graphs = gen.out;
-    graphs.insert(0, (entry.clone(), entry_body));
-
-    if options.optimize {
-        passes::optimize(&mut graphs, &world, &entry, &params, *meta == MetaFn::Vjp);
+    let mut cx = meta::Cx::new(world, taken, originals);
+    let d = cx.differentiate(
+        &item,
+        visible,
+        meta,
+        &weights,
+        options.param_values.as_deref(),
+        options.optimize,
+    )?;
+    let mut graphs = d.graphs;
+    for (name, body) in std::mem::take(&mut cx.generated) {
+        if !graphs.iter().any(|(n, _)| *n == name) {
+            graphs.push((name, body));
+        }
     }
-    passes::finish(&mut graphs, &world, &entry);
+    passes::finish(&mut graphs, &cx.world, &d.entry);
     Ok(GradResult {
         graphs: graphs.into_iter().map(|(n, b)| (n, Arc::new(b))).collect(),
-        entry,
+        entry: d.entry,
     })
 }
 
-/// What the analysis assumes of the target's parameters.
-fn entry_params(world: &World, item: &Item, options: &Options) -> Vec<AV> {
-    let body = &world.bodies[item];
-    let root = body.graph(body.root());
-    root.params
-        .iter()
-        .enumerate()
-        .map(|(i, &p)| {
-            if let Some(v) = options.param_values.as_ref().and_then(|vs| vs.get(i)) {
-                return AV::from_absval(v);
-            }
-            body.node(p)
-                .annotation
-                .as_ref()
-                .map_or(AV::Any, |(t, _)| AV::from_absval(&AbsVal::from_ty(t)))
-        })
-        .collect()
+/// The values a closure of nested graph `graph` captures, in the order a
+/// derivative of it takes them after its arguments.
+pub fn captured_values(body: &Body, graph: GraphId) -> Vec<ir::NodeId> {
+    prepare::captured_values(body, graph)
 }
 
 /// The number of inputs of each primitive, for printing primitives with

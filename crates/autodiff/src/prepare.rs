@@ -9,24 +9,25 @@ use std::sync::Arc;
 use ir::{Body, GraphId, GraphOrigin, NodeId, NodeKind, Value};
 
 use crate::absint::{Analysis, FnRef, AV};
-use crate::builder::{copy_graph_into, replace_all_uses};
+use crate::builder::replace_all_uses;
 use crate::world::{closure_fvs, Item, World};
 use crate::{AdError, GradTarget};
 
-/// The top-level item to differentiate: the target's own, or a new one holding
-/// the nested target graph (which must capture nothing).
+/// The top-level item to differentiate, and how many of its parameters are
+/// captured values: the target's own item, or a new one holding the nested
+/// target graph (see [`lift`]).
 pub fn target_item(
     world: &mut World,
     target: &GradTarget,
     taken: &mut HashSet<String>,
-) -> Result<Item, AdError> {
+) -> Result<(Item, usize), AdError> {
     let body = world
         .body(&target.item)
         .cloned()
         .ok_or_else(|| AdError(format!("no graph `{}`", target.item)))?;
     let item = world.item(&target.item).expect("present");
     if target.graph == body.root() {
-        return Ok(item);
+        return Ok((item, 0));
     }
     if target.graph.0 as usize >= body.graphs.len() {
         return Err(AdError(format!(
@@ -34,15 +35,61 @@ pub fn target_item(
             target.item, target.graph.0
         )));
     }
-    let sub = body.graph(target.graph);
-    if !closure_fvs(&body, target.graph).is_empty() {
-        return Err(AdError(format!(
-            "`{}` captures values of the graph it is nested in; differentiate the enclosing graph, \
-             or pass those values as parameters",
-            sub.name
-        )));
+    let (lifted, caps) = lift(world, &item, target.graph, taken)?;
+    Ok((lifted, caps.len()))
+}
+
+/// The values a nested graph captures, in the order a lifted copy of it
+/// takes them as extra parameters (see [`lift`]): [`closure_fvs`] order.
+pub fn captured_values(body: &Body, graph: GraphId) -> Vec<NodeId> {
+    closure_fvs(body, graph)
+}
+
+/// Lifts nested graph `graph` of `item` into a new top-level item that takes
+/// its parameters, then one parameter per value it captures (in
+/// [`captured_values`] order, returned too). The graphs it refers to that
+/// are not nested in it (sibling closures) come along, nested in the new
+/// root; what they capture is among those values. A graph that refers to a
+/// graph enclosing it (recursion through its maker) cannot be lifted.
+pub fn lift(
+    world: &mut World,
+    item: &Item,
+    graph: GraphId,
+    taken: &mut HashSet<String>,
+) -> Result<(Item, Vec<NodeId>), AdError> {
+    let body = world.bodies[item].clone();
+    let caps = closure_fvs(&body, graph);
+    let sub = body.graph(graph);
+    // Graphs referred to from the lifted subtree (transitively) must not
+    // enclose it.
+    let mut stack = vec![graph];
+    let mut seen = HashSet::new();
+    while let Some(g) = stack.pop() {
+        if !seen.insert(g) {
+            continue;
+        }
+        for inner in body.graph_ids().filter(|&h| body.is_within(h, g)) {
+            let fg = body.graph(inner);
+            let uses = fg
+                .nodes
+                .iter()
+                .flat_map(|&n| body.inputs(n).iter().copied())
+                .chain(fg.output);
+            for u in uses {
+                if let NodeKind::Const(Value::Graph(h)) = &body.node(u).kind {
+                    if *h != graph && body.is_within(graph, *h) {
+                        return Err(AdError(format!(
+                            "`{}` refers to `{}`, a graph enclosing it: differentiate the enclosing graph instead",
+                            sub.name,
+                            body.graph(*h).name
+                        )));
+                    }
+                    stack.push(*h);
+                }
+            }
+        }
     }
-    let base: String = format!("{}_{}", target.item, sub.name)
+    let base: String = format!("{}_{}", item, sub.name)
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' {
@@ -59,20 +106,70 @@ pub fn target_item(
         k += 1;
     }
     taken.insert(name.clone());
+
+    // The new body: graph 0 is the lifted root; the old graphs follow,
+    // shifted by one, `graph` itself left empty. The old root and the
+    // graphs enclosing `graph` are dead once their values are parameters.
+    let shift = |g: GraphId| {
+        if g == graph {
+            GraphId(0)
+        } else {
+            GraphId(g.0 + 1)
+        }
+    };
     let mut dst = Body::default();
     let root = dst.add_graph(name.clone(), None, GraphOrigin::Named);
     dst.graph_mut(root).ret_annotation = sub.ret_annotation.clone();
-    let mut map = HashMap::new();
-    for &p in &sub.params {
-        let np = dst.add_param(root, body.node(p).name.clone().unwrap_or_default(), None);
-        dst.node_mut(np).annotation = body.node(p).annotation.clone();
-        map.insert(p, np);
+    for g in body.graph_ids() {
+        let old = body.graph(g);
+        let parent = match old.parent {
+            None => Some(root),
+            Some(p) if p == graph => Some(root),
+            // A sibling of the lifted graph or of one enclosing it: what it
+            // captures from there is a parameter of the new root now.
+            Some(p) if body.is_within(graph, p) => Some(root),
+            Some(p) => Some(shift(p)),
+        };
+        let id = dst.add_graph(old.name.clone(), parent, old.origin);
+        let new = dst.graph_mut(id);
+        if g != graph {
+            new.params = old.params.clone();
+            new.nodes = old.nodes.clone();
+            new.output = old.output;
+            new.ret_annotation = old.ret_annotation.clone();
+        }
     }
-    let copied = copy_graph_into(&body, target.graph, &mut dst, root, &mut map, false)?;
-    dst.graph_mut(root).output = copied.output;
-    let item: Item = Arc::from(name.as_str());
-    world.insert(item.clone(), Arc::new(dst));
-    Ok(item)
+    dst.nodes = body.nodes.clone();
+    for node in &mut dst.nodes {
+        if let Some(g) = node.graph {
+            node.graph = Some(shift(g));
+        }
+        if let NodeKind::Const(Value::Graph(h)) = &mut node.kind {
+            *h = shift(*h);
+        }
+    }
+    {
+        let r = dst.graph_mut(root);
+        r.params = sub.params.clone();
+        r.nodes = sub.nodes.clone();
+        r.output = sub.output;
+    }
+    let mut repl = HashMap::new();
+    for (j, &c) in caps.iter().enumerate() {
+        let label = body
+            .node(c)
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("captured{j}"));
+        let p = dst.add_param(root, label, None);
+        dst.node_mut(p).annotation = body.node(c).annotation.clone();
+        repl.insert(c, p);
+    }
+    crate::builder::replace_uses(&mut dst, &repl);
+    crate::passes::dce::run(&mut dst);
+    let lifted: Item = Arc::from(name.as_str());
+    world.insert(lifted.clone(), Arc::new(dst));
+    Ok((lifted, caps))
 }
 
 /// How many arguments a function value takes, when every function it may be agrees.

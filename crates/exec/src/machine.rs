@@ -733,21 +733,39 @@ impl Executor {
                 ),
             ));
         };
+        // How many arguments `f` itself takes (`jvp` and `hvp` take more).
+        let primal = meta.primal_arity(nargs).ok_or_else(|| {
+            RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}(f)` is called with {nargs} arguments: {}",
+                    meta.name(),
+                    match meta {
+                        MetaFn::Jvp => "`f`'s arguments, then a tangent for each",
+                        _ => "`f`'s arguments, then the vector",
+                    }
+                ),
+            )
+        })?;
         match &**func {
             Func::Graph(c) => {
-                // Closures' captured values come after the arguments; only a
-                // plain graph's argument values describe all its parameters.
-                let values = if c.env.is_empty() { values } else { None };
+                // A closure's derivative takes the values it captured after
+                // the arguments.
+                let extra = self.captured_args(c)?;
+                let values = values.and_then(|mut v| {
+                    v.extend(abstract_args(&extra)?);
+                    Some(v)
+                });
                 let key = GradKey::Graph(c.item, c.graph, meta.clone(), values.clone());
                 let entry = match self.grad_cache.get(&key) {
                     Some(&e) => e,
                     None => {
-                        let e = self.run_autodiff(c.item, c.graph, meta, &c.name, values)?;
+                        let e = self.run_autodiff(c.item, c.graph, meta, &c.name, values, None)?;
                         self.grad_cache.insert(key, e);
                         e
                     }
                 };
-                let extra = self.closure_args(c, entry, nargs)?;
+                self.check_entry_arity(entry, nargs + extra.len(), &c.name)?;
                 Ok((self.item_value(entry), extra))
             }
             Func::Prim(p) => {
@@ -755,8 +773,9 @@ impl Executor {
                 let entry = match self.grad_cache.get(&key) {
                     Some(&e) => e,
                     None => {
-                        let wrapper = self.prim_wrapper(&p.prim, nargs);
-                        let e = self.run_autodiff(wrapper, GraphId(0), meta, &p.prim.name, None)?;
+                        let wrapper = self.prim_wrapper(&p.prim, primal);
+                        let e =
+                            self.run_autodiff(wrapper, GraphId(0), meta, &p.prim.name, None, None)?;
                         self.grad_cache.insert(key, e);
                         e
                     }
@@ -764,18 +783,37 @@ impl Executor {
                 Ok((self.item_value(entry), Vec::new()))
             }
             Func::Meta { meta: inner, f: g } => {
-                // grad(grad(g)): differentiate the graph that computes grad(g).
-                let (entry, extra) = self.differentiated(inner, g, nargs, None)?;
-                if !extra.is_empty() {
-                    return Err(RunError::new(
-                        ErrorKind::Unsupported,
-                        "differentiating the gradient of a closure is not supported",
-                    ));
-                }
-                self.differentiated(meta, &entry, nargs, None)
+                // meta(inner(g)): differentiate the graph that computes
+                // inner(g); what a closure captured is passed through.
+                let (entry, extra) = self.differentiated(inner, g, primal, None)?;
+                let Value::Func(ef) = &entry else {
+                    return Err(RunError::internal("a derivative is not a graph"));
+                };
+                let Func::Graph(ec) = &**ef else {
+                    return Err(RunError::internal("a derivative is not a graph"));
+                };
+                let key = GradKey::Graph(ec.item, ec.graph, meta.clone(), None);
+                let outer = match self.grad_cache.get(&key) {
+                    Some(&e) => e,
+                    None => {
+                        let visible = (!extra.is_empty()).then_some(primal);
+                        let e = self.run_autodiff(
+                            ec.item,
+                            ec.graph,
+                            meta,
+                            &describe_fn(f),
+                            None,
+                            visible,
+                        )?;
+                        self.grad_cache.insert(key, e);
+                        e
+                    }
+                };
+                self.check_entry_arity(outer, nargs + extra.len(), &describe_fn(f))?;
+                Ok((self.item_value(outer), extra))
             }
             Func::Partial { .. } => {
-                let entry = self.partial_wrapper(f, nargs, meta)?;
+                let entry = self.partial_wrapper(f, primal, meta)?;
                 Ok((self.item_value(entry), Vec::new()))
             }
             Func::MetaOp(_) => Err(RunError::new(
@@ -787,6 +825,23 @@ impl Executor {
                 ),
             )),
         }
+    }
+
+    fn check_entry_arity(&self, entry: u32, n: usize, name: &str) -> Result<(), RunError> {
+        let params = self.items[entry as usize]
+            .body
+            .graph(GraphId(0))
+            .params
+            .len();
+        if params != n {
+            return Err(RunError::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "cannot differentiate `{name}`: its derivative takes {params} arguments, not {n}"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Differentiates a partial application `Partial(g, a...)`: a new
@@ -854,45 +909,26 @@ impl Executor {
         let out = body.add_apply(root, inputs, None);
         body.graph_mut(root).output = Some(out);
         let item = self.add_item(&name, Arc::new(body), scope);
-        self.run_autodiff(item, GraphId(0), meta, &describe_fn(f), None)
+        self.run_autodiff(item, GraphId(0), meta, &describe_fn(f), None, None)
     }
 
     /// Values a differentiated closure's entry takes after the arguments: the
-    /// closure's free variables, in `Body::free_variables` order.
-    fn closure_args(
-        &mut self,
-        c: &Closure,
-        entry: u32,
-        nargs: usize,
-    ) -> Result<Vec<Value>, RunError> {
+    /// closure's captured values, in `autodiff::captured_values` order (a
+    /// value only a nested graph that is never made uses is `none`).
+    fn captured_args(&mut self, c: &Closure) -> Result<Vec<Value>, RunError> {
         if c.env.is_empty() {
             return Ok(Vec::new());
         }
-        let entry_params = self.items[entry as usize]
-            .body
-            .graph(GraphId(0))
-            .params
-            .len();
         let body = self.items[c.item as usize].body.clone();
-        let fvs = body.free_variables(c.graph);
-        if entry_params != nargs + fvs.len() {
-            return Err(RunError::new(
-                ErrorKind::Unsupported,
-                format!(
-                    "cannot differentiate the closure `{}`: the values it captures cannot be passed to its derivative",
-                    c.name
-                ),
-            ));
-        }
         let info = self.info(c.item);
-        fvs.iter()
+        Ok(autodiff::captured_values(&body, c.graph)
+            .iter()
             .map(|u| {
                 info.env_index[c.graph.0 as usize]
                     .get(u)
-                    .map(|&i| c.env[i as usize].clone())
-                    .ok_or_else(|| RunError::internal("a captured value is missing"))
+                    .map_or(Value::None, |&i| c.env[i as usize].clone())
             })
-            .collect()
+            .collect())
     }
 
     /// The item of a composite primitive's instance, made on first use.
@@ -948,6 +984,7 @@ impl Executor {
         meta: &MetaFn,
         name: &str,
         param_values: Option<Vec<AbsVal>>,
+        visible_params: Option<usize>,
     ) -> Result<u32, RunError> {
         let scope = self.items[item as usize].scope;
         let program = self.program_for(scope);
@@ -959,6 +996,7 @@ impl Executor {
             let options = autodiff::Options {
                 param_values,
                 composites: Some(analysis::composite::instance_body),
+                visible_params,
                 ..Default::default()
             };
             autodiff::differentiate_with(&program, &target, meta, &options)

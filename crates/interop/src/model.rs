@@ -174,6 +174,8 @@ const KEYWORDS: &[&str] = &[
     "grad",
     "value_and_grad",
     "vjp",
+    "jvp",
+    "hvp",
     "zeros",
     "ones",
     "load",

@@ -212,6 +212,8 @@ fn meta_text(m: &MetaFn) -> String {
         MetaFn::Grad { wrt: w } => format!("MetaFuncGraph::grad{}", wrt(w)),
         MetaFn::ValueAndGrad { wrt: w } => format!("MetaFuncGraph::value_and_grad{}", wrt(w)),
         MetaFn::Vjp => "MetaFuncGraph::vjp".into(),
+        MetaFn::Jvp => "MetaFuncGraph::jvp".into(),
+        MetaFn::Hvp => "MetaFuncGraph::hvp".into(),
     }
 }
 

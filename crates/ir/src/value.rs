@@ -202,6 +202,11 @@ pub enum MetaFn {
     ValueAndGrad { wrt: Option<Vec<WrtItem>> },
     /// `vjp(f)`.
     Vjp,
+    /// `jvp(f)`: forward mode, `jvp(f)(x..., v...)` is `(f(x...), J·v)`.
+    Jvp,
+    /// `hvp(f)`: `hvp(f)(x..., v)` is the Hessian of `f`'s summed output with
+    /// respect to its first parameter, times `v`.
+    Hvp,
 }
 
 impl MetaFn {
@@ -210,6 +215,19 @@ impl MetaFn {
             MetaFn::Grad { .. } => "grad",
             MetaFn::ValueAndGrad { .. } => "value_and_grad",
             MetaFn::Vjp => "vjp",
+            MetaFn::Jvp => "jvp",
+            MetaFn::Hvp => "hvp",
+        }
+    }
+
+    /// How many parameters the differentiated function takes, when `meta(f)`
+    /// is called with `nargs` arguments (`jvp` takes a tangent per argument,
+    /// `hvp` one vector after them).
+    pub fn primal_arity(&self, nargs: usize) -> Option<usize> {
+        match self {
+            MetaFn::Grad { .. } | MetaFn::ValueAndGrad { .. } | MetaFn::Vjp => Some(nargs),
+            MetaFn::Jvp => nargs.is_multiple_of(2).then_some(nargs / 2),
+            MetaFn::Hvp => nargs.checked_sub(1),
         }
     }
 }

@@ -5,7 +5,6 @@
 
 use ir::{AbsVal, AttrValue};
 
-
 /// A value in the gradient being built (an IR node, or an eager value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct GNode(pub u32);
@@ -172,12 +171,9 @@ fn add(b: &mut dyn GradBuilder, x: Sens, y: Sens) -> Sens {
     match (x, y) {
         (Sens::Zero, s) | (s, Sens::Zero) => s,
         (Sens::Node(p), Sens::Node(q)) => Sens::Node(b.prim("Add", &[p, q], vec![])),
-        (Sens::Tuple(ps), Sens::Tuple(qs)) => Sens::Tuple(
-            ps.into_iter()
-                .zip(qs)
-                .map(|(p, q)| add(b, p, q))
-                .collect(),
-        ),
+        (Sens::Tuple(ps), Sens::Tuple(qs)) => {
+            Sens::Tuple(ps.into_iter().zip(qs).map(|(p, q)| add(b, p, q)).collect())
+        }
         (Sens::Node(p), Sens::Tuple(qs)) | (Sens::Tuple(qs), Sens::Node(p)) => {
             let ps = (0..qs.len())
                 .map(|i| Sens::Node(b.tuple_get(p, i)))

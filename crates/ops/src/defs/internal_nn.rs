@@ -518,7 +518,10 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             "_ConcatGrad",
             vec![
                 random_f64(&[2, 5], 122, -1.0, 1.0),
-                tuple2(random_f64(&[2, 2], 123, -1.0, 1.0), random_f64(&[2, 3], 124, -1.0, 1.0)),
+                tuple2(
+                    random_f64(&[2, 2], 123, -1.0, 1.0),
+                    random_f64(&[2, 3], 124, -1.0, 1.0),
+                ),
             ],
         )
         .attr("axis", i(1))
@@ -556,7 +559,10 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         ),
         Sample::new(
             "_SoftmaxGrad",
-            vec![random_f64(&[3, 2, 3], 133, 0.1, 0.9), random_f64(&[3, 2, 3], 134, -1.0, 1.0)],
+            vec![
+                random_f64(&[3, 2, 3], 133, 0.1, 0.9),
+                random_f64(&[3, 2, 3], 134, -1.0, 1.0),
+            ],
         )
         .attr("axis", t(&[0, 2])),
         Sample::new(
