@@ -264,6 +264,10 @@ struct Engine<'a> {
 /// Deeper than this, a chain of graph calls is reported instead of followed.
 const MAX_DEPTH: usize = 200;
 
+/// Tuples nested deeper than this that differ join to `Any` (see
+/// `Engine::join_values_at`).
+const MAX_JOIN_DEPTH: usize = 4;
+
 impl Engine<'_> {
     /// A top-level graph of the program, or an instance of a composite primitive.
     fn lowered(&self, name: &str) -> Option<Arc<LoweredGraph>> {
@@ -1165,6 +1169,17 @@ impl Engine<'_> {
     /// (also inside tuples) join into a union of both, as a `Switch` between
     /// closures needs: calling the union calls each.
     fn join_values(&mut self, a: &AbsVal, b: &AbsVal) -> Option<AbsVal> {
+        self.join_values_at(a, b, 0)
+    }
+
+    /// [`Self::join_values`] at tuple depth `depth`: values nested deeper than
+    /// [`MAX_JOIN_DEPTH`] that differ join to `Any` (the sensitivities of a
+    /// recursive graph's backpropagators, differentiated again, nest as deep
+    /// as the recursion runs; no finite type describes them).
+    fn join_values_at(&mut self, a: &AbsVal, b: &AbsVal, depth: usize) -> Option<AbsVal> {
+        if depth > MAX_JOIN_DEPTH {
+            return Some(a.join(b).unwrap_or(AbsVal::Any));
+        }
         match (a, b) {
             (AbsVal::Func(x), AbsVal::Func(y)) if x == y => Some(AbsVal::Func(*x)),
             (AbsVal::Func(x), AbsVal::Func(y)) => {
@@ -1182,10 +1197,11 @@ impl Engine<'_> {
             (AbsVal::Tuple(xs), AbsVal::Tuple(ys)) if xs.len() == ys.len() => {
                 let mut out = Vec::with_capacity(xs.len());
                 for (x, y) in xs.iter().zip(ys) {
-                    out.push(self.join_values(x, y)?);
+                    out.push(self.join_values_at(x, y, depth + 1)?);
                 }
                 Some(AbsVal::Tuple(out))
             }
+            _ if depth >= MAX_JOIN_DEPTH => Some(a.join(b).unwrap_or(AbsVal::Any)),
             _ => a.join(b),
         }
     }

@@ -583,13 +583,19 @@ impl<'a> Engine<'a> {
         }
         let inputs: Vec<AbsVal> = args.iter().map(AV::to_absval).collect();
         let attrs = ops::resolve_attrs(op, &p.attrs);
-        match (op.infer)(&ops::InferCall {
+        let v = match (op.infer)(&ops::InferCall {
             op,
             inputs: &inputs,
             attrs: &attrs,
         }) {
             Ok(v) => AV::from_absval(&v),
             Err(_) => AV::Any,
+        };
+        // A primitive with a tuple result gives a tuple, whatever else is
+        // unknown (its elements can then be told apart).
+        match (v, op.output) {
+            (AV::Any, ops::OutputDef::Tuple(names)) => AV::Tuple(vec![AV::Any; names.len()]),
+            (v, _) => v,
         }
     }
 }

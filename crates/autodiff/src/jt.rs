@@ -171,8 +171,18 @@ impl<'a> Gen<'a> {
         }
     }
 
-    fn world_kinds(&self) -> impl Fn(&Slot) -> Kind + '_ {
-        move |s| self.slot_kind(s)
+    fn world_kinds(&self) -> impl Fn(&Slot) -> (Kind, AV) + '_ {
+        move |s| {
+            let v = match s {
+                Slot::Fv(it, v) => self.an.value(self.world, it, *v),
+                Slot::Weight(w) => self
+                    .world
+                    .weights
+                    .get(w)
+                    .map_or(AV::Any, |ty| AV::from_absval(&AbsVal::from_ty(ty))),
+            };
+            (self.slot_kind(s), v)
+        }
     }
 
     fn weight_kind(&self, w: &str) -> Kind {
@@ -230,12 +240,14 @@ impl<'a> Gen<'a> {
                 }
                 Slot::Fv(it, v) => {
                     let k = self.kind_of(&it, v);
+                    let a = self.an.value(self.world, &it, v);
                     env.push(placeholder(
                         &mut b,
                         bg,
                         self.envs,
                         &self.world_kinds(),
                         &k,
+                        &a,
                         0,
                     )?);
                 }
@@ -377,8 +389,8 @@ impl<'a> Gen<'a> {
     }
 }
 
-/// Kinds of the slots of environments, for building placeholders.
-pub(crate) type SlotKinds<'k> = &'k dyn Fn(&Slot) -> Kind;
+/// Kinds and values of the slots of environments, for building placeholders.
+pub(crate) type SlotKinds<'k> = &'k dyn Fn(&Slot) -> (Kind, AV);
 
 /// How deep zeros of environments are built. The environments of a
 /// recursive graph's backpropagators (differentiated again) nest without
@@ -388,15 +400,17 @@ pub(crate) type SlotKinds<'k> = &'k dyn Fn(&Slot) -> Kind;
 const ENV_ZERO_DEPTH: usize = 6;
 
 /// A zero for an environment slot of a value the current graph cannot see:
-/// a weak `0.0` where a tensor goes (it broadcasts when added, and the slot is
-/// only ever added to, or read where that value is visible and set), tuples
-/// of them for tuples and environments.
+/// zeros of its type where the analysis knows it (`Zeros(shape, dtype)`),
+/// else a weak `0.0` (it broadcasts when added, and the slot is only ever
+/// added to, or read where that value is visible and set); tuples of them
+/// for tuples and environments.
 fn placeholder(
     b: &mut Body,
     g: GraphId,
     envs: &Envs,
     slot_kind: SlotKinds,
     kind: &Kind,
+    value: &AV,
     depth: usize,
 ) -> Result<NodeId, AdError> {
     if depth > ENV_ZERO_DEPTH {
@@ -406,21 +420,72 @@ fn placeholder(
         Kind::NoneLike => b.add_const(Value::None, None),
         Kind::Tuple(items) => {
             let mut nodes = Vec::new();
-            for k in items {
-                nodes.push(placeholder(b, g, envs, slot_kind, k, depth + 1)?);
+            for (i, k) in items.iter().enumerate() {
+                let v = match value {
+                    AV::Tuple(vs) if vs.len() == items.len() => vs[i].clone(),
+                    _ => AV::Any,
+                };
+                nodes.push(placeholder(b, g, envs, slot_kind, k, &v, depth + 1)?);
             }
             make_tuple(b, g, &nodes)
         }
         Kind::Env(c) => {
             let mut nodes = Vec::new();
             for slot in envs.layout(*c) {
-                let k = slot_kind(slot);
-                nodes.push(placeholder(b, g, envs, slot_kind, &k, depth + 1)?);
+                let (k, v) = slot_kind(slot);
+                nodes.push(placeholder(b, g, envs, slot_kind, &k, &v, depth + 1)?);
             }
             make_tuple(b, g, &nodes)
         }
-        _ => b.add_const(Value::float(0.0), None),
+        _ => typed_zero(b, g, value),
     })
+}
+
+/// Zeros of a value's static type, when the analysis knows it.
+fn typed_zero(b: &mut Body, g: GraphId, value: &AV) -> NodeId {
+    if let AV::Data(AbsVal::Scalar { dtype, weak, .. }) = value {
+        if !(*weak && *dtype == ir::DType::F32) {
+            let zero = if dtype.is_float() {
+                ir::ScalarConst::Float(0.0)
+            } else if dtype.is_bool() {
+                ir::ScalarConst::Bool(false)
+            } else {
+                ir::ScalarConst::Int(0)
+            };
+            return b.add_const(
+                Value::Scalar {
+                    value: zero,
+                    dtype: *dtype,
+                    weak: *weak,
+                },
+                None,
+            );
+        }
+    }
+    if let AV::Data(AbsVal::Tensor { dtype, shape }) = value {
+        let dims: Option<Vec<i64>> = shape.dims().and_then(|ds| {
+            ds.iter()
+                .map(|d| match d {
+                    ir::Dim::Known(k) => Some(*k),
+                    _ => None,
+                })
+                .collect()
+        });
+        if let Some(dims) = dims {
+            let p = crate::builder::prim_ref(
+                "Zeros",
+                &[
+                    (
+                        "shape",
+                        ir::AttrValue::Tuple(dims.into_iter().map(ir::AttrValue::Int).collect()),
+                    ),
+                    ("dtype", ir::AttrValue::DType(*dtype)),
+                ],
+            );
+            return b.add_prim_call(g, p, &[], None);
+        }
+    }
+    b.add_const(Value::float(0.0), None)
 }
 
 /// The default sensitivity: ones like the output (a tuple of them for a tuple).
@@ -835,6 +900,7 @@ impl<'g, 'a> BodyJ<'g, 'a> {
                         // A value another member of the class captures, which
                         // this graph cannot see (and never contributes to).
                         let k = self.gen.kind_of(&it, v);
+                        let a = self.gen.an.value(self.gen.world, &it, v);
                         let kinds = self.gen.world_kinds();
                         items.push(placeholder(
                             &mut self.dst,
@@ -842,6 +908,7 @@ impl<'g, 'a> BodyJ<'g, 'a> {
                             self.gen.envs,
                             &kinds,
                             &k,
+                            &a,
                             0,
                         )?);
                         continue;
@@ -897,13 +964,27 @@ impl<'g, 'a> BodyJ<'g, 'a> {
     }
 
     fn zero(&mut self, st: &mut Back, kind: &Kind, fwd: &FwdRef) -> Result<NodeId, AdError> {
+        self.zero_at(st, kind, fwd, 0)
+    }
+
+    fn zero_at(
+        &mut self,
+        st: &mut Back,
+        kind: &Kind,
+        fwd: &FwdRef,
+        depth: usize,
+    ) -> Result<NodeId, AdError> {
+        if depth > ENV_ZERO_DEPTH {
+            // See `ENV_ZERO_DEPTH`: a recursive environment's zero.
+            return Ok(self.dst.add_const(Value::None, None));
+        }
         match kind {
             Kind::NoneLike => Ok(self.dst.add_const(Value::None, None)),
             Kind::Tuple(items) => {
                 let mut nodes = Vec::new();
                 for (i, k) in items.iter().enumerate() {
                     let r = FwdRef::Item(Box::new(fwd.clone()), i);
-                    nodes.push(self.zero(st, k, &r)?);
+                    nodes.push(self.zero_at(st, k, &r, depth + 1)?);
                 }
                 Ok(make_tuple(&mut self.dst, st.bg, &nodes))
             }
@@ -915,12 +996,21 @@ impl<'g, 'a> BodyJ<'g, 'a> {
                         Slot::Fv(it, v) => {
                             if it != self.item || !visible(&self.src, v, st.g) {
                                 let k = self.gen.kind_of(&it, v);
+                                let a = self.gen.an.value(self.gen.world, &it, v);
                                 let kinds = self.gen.world_kinds();
-                                placeholder(&mut self.dst, st.bg, self.gen.envs, &kinds, &k, 0)?
+                                placeholder(
+                                    &mut self.dst,
+                                    st.bg,
+                                    self.gen.envs,
+                                    &kinds,
+                                    &k,
+                                    &a,
+                                    depth + 1,
+                                )?
                             } else {
                                 let k = self.kind(v);
                                 let fv = self.fwd[&v];
-                                self.zero(st, &k, &FwdRef::Node(fv))?
+                                self.zero_at(st, &k, &FwdRef::Node(fv), depth + 1)?
                             }
                         }
                         Slot::Weight(w) => {

@@ -143,7 +143,11 @@ pub fn differentiate_with(
     if let Some(v) = options.visible_params {
         visible = visible.min(v);
     }
+    let lifted =
+        (target.graph != GraphId(0)).then(|| (item.to_string(), (*world.bodies[&item]).clone()));
     let mut cx = meta::Cx::new(world, taken, originals);
+    // A lifted target: generated code may call it as it is (`jvp`'s value).
+    cx.generated.extend(lifted);
     let d = cx.differentiate(
         &item,
         visible,

@@ -317,6 +317,9 @@ impl Cx {
                     Some(l) => l.clone(),
                     None => {
                         let l = prepare::lift(&mut self.world, it, *h, &mut self.taken)?;
+                        // Generated code may call it as it is (`jvp`'s value).
+                        self.generated
+                            .push((l.0.to_string(), (*self.world.bodies[&l.0]).clone()));
                         self.lifts.insert(key, l.clone());
                         l
                     }

@@ -785,14 +785,19 @@ impl Executor {
             Func::Meta { meta: inner, f: g } => {
                 // meta(inner(g)): differentiate the graph that computes
                 // inner(g); what a closure captured is passed through.
-                let (entry, extra) = self.differentiated(inner, g, primal, None)?;
+                let inner_values = values.as_ref().map(|v| v[..primal.min(v.len())].to_vec());
+                let (entry, extra) = self.differentiated(inner, g, primal, inner_values)?;
                 let Value::Func(ef) = &entry else {
                     return Err(RunError::internal("a derivative is not a graph"));
                 };
                 let Func::Graph(ec) = &**ef else {
                     return Err(RunError::internal("a derivative is not a graph"));
                 };
-                let key = GradKey::Graph(ec.item, ec.graph, meta.clone(), None);
+                let values = values.and_then(|mut v| {
+                    v.extend(abstract_args(&extra)?);
+                    Some(v)
+                });
+                let key = GradKey::Graph(ec.item, ec.graph, meta.clone(), values.clone());
                 let outer = match self.grad_cache.get(&key) {
                     Some(&e) => e,
                     None => {
@@ -802,7 +807,7 @@ impl Executor {
                             ec.graph,
                             meta,
                             &describe_fn(f),
-                            None,
+                            values,
                             visible,
                         )?;
                         self.grad_cache.insert(key, e);
