@@ -1,0 +1,483 @@
+//! What every generated program must satisfy.
+//!
+//! 1. It checks, and inference and execution agree on the types of the
+//!    entry's result (and of its gradient's).
+//! 2. First order: `grad(f, wrt=every parameter)` matches f64 central finite
+//!    differences of `f`; with and without the clean-up passes the gradients
+//!    are the same numbers; the printed gradient program (`mirdsl grad`)
+//!    parses, checks and runs to them too.
+//! 3. Second order: a graph `g2` that calls `grad(f)` (and projects the
+//!    gradients) is differentiated the same way, against finite differences
+//!    of `g2` (whose inner gradient the executor takes at run time).
+
+use std::collections::HashMap;
+
+use ir::{AbsVal, DType, GraphId, MetaFn, Program as IrProgram, WrtItem};
+use tensor::Tensor;
+
+use crate::gen::{random_value, Program, ENTRY};
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// The generated program does not check.
+    Check,
+    /// It checks but fails to run (or its gradient does).
+    Run,
+    /// Inference and execution disagree on a type.
+    Types,
+    /// The transformation refused it.
+    Differentiate,
+    /// The printed gradient program does not check.
+    PrintedCheck,
+    /// The printed gradient program runs to other numbers.
+    PrintedValue,
+    /// The clean-up passes changed a value.
+    CleanUp,
+    /// A gradient disagrees with finite differences.
+    FiniteDifferences,
+}
+
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub kind: Kind,
+    /// The order of differentiation (1 or 2) where it happened.
+    pub order: usize,
+    pub message: String,
+}
+
+/// What a run of checks counted.
+#[derive(Debug, Clone, Default)]
+pub struct Counts {
+    pub programs: usize,
+    /// Programs whose values left the range finite differences can judge
+    /// (non-finite or huge): not checked further.
+    pub discarded: usize,
+    pub checked: usize,
+    /// Gradient elements compared with finite differences, per order.
+    pub first_order: usize,
+    pub second_order: usize,
+    pub failures: usize,
+}
+
+pub enum Outcome {
+    Passed { first: usize, second: usize },
+    Discarded(String),
+    Failed(Failure),
+}
+
+fn fail(kind: Kind, order: usize, message: impl Into<String>) -> Outcome {
+    Outcome::Failed(Failure {
+        kind,
+        order,
+        message: message.into(),
+    })
+}
+
+macro_rules! tryo {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(o) => return o,
+        }
+    };
+}
+
+/// Checks a program at a few points (a disagreement with finite
+/// differences at one point may be a kink; it must hold at all of them).
+pub fn check(p: &Program) -> Outcome {
+    let text = p.text();
+    let mut last = None;
+    for attempt in 0..3u64 {
+        let seed = p.seed.wrapping_mul(31).wrapping_add(attempt);
+        match check_at(p, &text, seed) {
+            Outcome::Failed(f) if f.kind == Kind::FiniteDifferences => last = Some(f),
+            other => return other,
+        }
+    }
+    Outcome::Failed(last.expect("a failure"))
+}
+
+fn analyze(text: &str) -> Result<analysis::FileAnalysis, String> {
+    let a = analysis::analyze(text);
+    let errors: Vec<String> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == analysis::Severity::Error)
+        .map(|d| {
+            format!(
+                "{:?}: {} at `{}`",
+                d.code,
+                d.message,
+                text.get(usize::from(d.range.start())..usize::from(d.range.end()))
+                    .unwrap_or("?")
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(a)
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+fn executor(program: &IrProgram) -> exec::Executor {
+    exec::Executor::new(program, exec::ExecOptions::default())
+}
+
+fn call(ex: &mut exec::Executor, entry: &str, args: &[Tensor]) -> Result<exec::Value, String> {
+    let args: Vec<exec::Value> = args.iter().map(|t| ex.tensor(t.clone())).collect();
+    ex.call(entry, args).map_err(|e| format!("{e:?}"))
+}
+
+/// Tensors of a value, depth first (`None` for non-tensors).
+fn leaves(v: &exec::Value, out: &mut Vec<Option<Tensor>>) {
+    match v {
+        exec::Value::Tensor(t) => out.push(Some(t.tensor().clone())),
+        exec::Value::Tuple(items) => items.iter().for_each(|i| leaves(i, out)),
+        _ => out.push(None),
+    }
+}
+
+fn flat(v: &exec::Value) -> Vec<Vec<f64>> {
+    let mut out = Vec::new();
+    leaves(v, &mut out);
+    out.into_iter()
+        .map(|t| t.map(|t| t.to_f64_vec()).unwrap_or_default())
+        .collect()
+}
+
+/// The sum of every float element (what `grad` differentiates).
+fn total(v: &exec::Value) -> f64 {
+    let mut out = Vec::new();
+    leaves(v, &mut out);
+    out.into_iter()
+        .flatten()
+        .filter(|t| t.dtype().is_float())
+        .map(|t| t.to_f64_vec().iter().sum::<f64>())
+        .sum()
+}
+
+fn finite(v: &exec::Value) -> bool {
+    flat(v)
+        .iter()
+        .flatten()
+        .all(|x| x.is_finite() && x.abs() < 1e6)
+}
+
+/// Whether a run-time value has the inferred type.
+fn agrees(v: &exec::Value, t: &AbsVal) -> Result<(), String> {
+    match (v, t) {
+        (_, AbsVal::Any) => Ok(()),
+        (exec::Value::Tuple(items), AbsVal::Tuple(ts)) => {
+            if items.len() != ts.len() {
+                return Err(format!(
+                    "a tuple of {} at run time, of {} inferred",
+                    items.len(),
+                    ts.len()
+                ));
+            }
+            items.iter().zip(ts).try_for_each(|(i, t)| agrees(i, t))
+        }
+        (exec::Value::Tensor(x), AbsVal::Tensor { dtype, shape }) => {
+            let x = x.tensor();
+            if x.dtype() != *dtype {
+                return Err(format!("dtype {} at run time, {dtype} inferred", x.dtype()));
+            }
+            if let Some(dims) = shape.dims() {
+                let ok = dims.len() == x.rank()
+                    && dims.iter().zip(x.shape()).all(|(d, &n)| match d {
+                        ir::Dim::Known(k) => *k as usize == n,
+                        _ => true,
+                    });
+                if !ok {
+                    return Err(format!("shape {:?} at run time, {t} inferred", x.shape()));
+                }
+            }
+            Ok(())
+        }
+        (exec::Value::Tensor(x), AbsVal::Scalar { dtype, .. }) => {
+            let x = x.tensor();
+            if x.dtype() != *dtype || x.rank() != 0 {
+                return Err(format!(
+                    "{} {:?} at run time, a {dtype} scalar inferred",
+                    x.dtype(),
+                    x.shape()
+                ));
+            }
+            Ok(())
+        }
+        (exec::Value::None, AbsVal::None) => Ok(()),
+        (v, t) => Err(format!("{} at run time, {t} inferred", v.describe())),
+    }
+}
+
+/// Central differences of `entry`'s summed output with respect to every
+/// element of every argument, with step `h`.
+fn finite_differences(
+    ex: &mut exec::Executor,
+    entry: &str,
+    args: &[Tensor],
+    h: f64,
+) -> Result<Vec<Vec<f64>>, String> {
+    let mut out = Vec::new();
+    for i in 0..args.len() {
+        let base = args[i].to_f64_vec();
+        let mut d = Vec::with_capacity(base.len());
+        for j in 0..base.len() {
+            let mut eval = |delta: f64| -> Result<f64, String> {
+                let mut data = base.clone();
+                data[j] += delta;
+                let mut a = args.to_vec();
+                a[i] = Tensor::from_f64(args[i].shape().to_vec(), data).map_err(|e| e.0)?;
+                Ok(total(&call(ex, entry, &a)?))
+            };
+            let (p, m) = (eval(h)?, eval(-h)?);
+            d.push((p - m) / (2.0 * h));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+fn close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
+    (a - b).abs() <= abs + rel * a.abs().max(b.abs())
+}
+
+/// Compares gradients elementwise; the first disagreement.
+fn compare(got: &[Vec<f64>], want: &[Vec<f64>], rel: f64, abs: f64) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!("{} gradients, {} expected", got.len(), want.len()));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        if g.len() != w.len() {
+            return Some(format!(
+                "gradient {i} has {} elements, {} expected",
+                g.len(),
+                w.len()
+            ));
+        }
+        for (j, (a, b)) in g.iter().zip(w).enumerate() {
+            if !close(*a, *b, rel, abs) {
+                return Some(format!("gradient {i}[{j}]: {a} vs {b}"));
+            }
+        }
+    }
+    None
+}
+
+/// The gradient program of `entry`, with or without clean-up.
+fn gradient(
+    program: &IrProgram,
+    entry: &str,
+    nparams: usize,
+    optimize: bool,
+) -> Result<autodiff::GradResult, String> {
+    let target = autodiff::GradTarget {
+        item: entry.to_string(),
+        graph: GraphId(0),
+    };
+    let meta = MetaFn::Grad {
+        wrt: Some((0..nparams).map(WrtItem::Param).collect()),
+    };
+    let options = autodiff::Options {
+        optimize,
+        composites: Some(analysis::composite::instance_body),
+        ..Default::default()
+    };
+    std::panic::catch_unwind(|| autodiff::differentiate_with(program, &target, &meta, &options))
+        .map_err(|p| format!("autodiff panicked: {}", panic_text(&p)))?
+        .map_err(|e| e.0)
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn with_result(program: &IrProgram, r: &autodiff::GradResult) -> IrProgram {
+    let mut p = program.clone();
+    p.graphs.extend(r.graphs.iter().cloned());
+    p
+}
+
+/// Checks the gradient of `entry` (in `text`) at `args`: returns how many
+/// gradient elements it compared with finite differences.
+fn check_gradient(
+    text: &str,
+    entry: &str,
+    args: &[Tensor],
+    order: usize,
+) -> Result<usize, Outcome> {
+    let a = analyze(text).map_err(|e| fail(Kind::Check, order, e))?;
+    let program = a.source.program();
+    let mut ex = executor(&program);
+    let value = call(&mut ex, entry, args).map_err(|e| fail(Kind::Run, order, e))?;
+    if !finite(&value) {
+        return Err(Outcome::Discarded("non-finite value".into()));
+    }
+    if let Some(out) = a.entries.get(entry).and_then(|e| e.output.clone()) {
+        agrees(&value, &out).map_err(|e| fail(Kind::Types, order, format!("`{entry}`: {e}")))?;
+    }
+    let n = args.len();
+    let mut grads: Vec<Vec<Vec<f64>>> = Vec::new();
+    let mut results = Vec::new();
+    for optimize in [false, true] {
+        let r = gradient(&program, entry, n, optimize)
+            .map_err(|e| fail(Kind::Differentiate, order, e))?;
+        let full = with_result(&program, &r);
+        let mut gx = executor(&full);
+        let v = call(&mut gx, &r.entry, args).map_err(|e| {
+            fail(
+                Kind::Run,
+                order,
+                format!(
+                    "the gradient (optimize={optimize}) fails: {e}\n{}",
+                    autodiff::print_result(&r)
+                ),
+            )
+        })?;
+        if !finite(&v) {
+            return Err(Outcome::Discarded("non-finite gradient".into()));
+        }
+        grads.push(flat(&v));
+        results.push(r);
+    }
+    if let Some(d) = compare(&grads[0], &grads[1], 1e-9, 1e-12) {
+        return Err(fail(
+            Kind::CleanUp,
+            order,
+            format!("with and without clean-up: {d}"),
+        ));
+    }
+    // The printed gradient program.
+    let printed = autodiff::print_result(&results[1]);
+    let full_text = format!("{text}\n{printed}");
+    let pa = analyze(&full_text).map_err(|e| {
+        fail(
+            Kind::PrintedCheck,
+            order,
+            format!("{e}\n--- printed:\n{printed}"),
+        )
+    })?;
+    let mut px = executor(&pa.source.program());
+    let pv = call(&mut px, &results[1].entry, args).map_err(|e| {
+        fail(
+            Kind::PrintedValue,
+            order,
+            format!("the printed gradient fails to run: {e}\n--- printed:\n{printed}"),
+        )
+    })?;
+    if let Some(d) = compare(&flat(&pv), &grads[1], 1e-9, 1e-12) {
+        return Err(fail(
+            Kind::PrintedValue,
+            order,
+            format!("printed gradient: {d}\n--- printed:\n{printed}"),
+        ));
+    }
+    if let Some(out) = pa
+        .entries
+        .get(&results[1].entry)
+        .and_then(|e| e.output.clone())
+    {
+        agrees(&pv, &out).map_err(|e| {
+            fail(
+                Kind::Types,
+                order,
+                format!("`{}`: {e}\n--- printed:\n{printed}", results[1].entry),
+            )
+        })?;
+    }
+    // Finite differences (a few steps: one may straddle a kink).
+    let mut last = String::new();
+    for h in [1e-6, 1e-5, 1e-7] {
+        let fd =
+            finite_differences(&mut ex, entry, args, h).map_err(|e| fail(Kind::Run, order, e))?;
+        match compare(&grads[1], &fd, 1e-4, 1e-6) {
+            None => return Ok(fd.iter().map(Vec::len).sum()),
+            Some(d) => last = d,
+        }
+    }
+    Err(fail(
+        Kind::FiniteDifferences,
+        order,
+        format!(
+            "{last}\n--- gradient:\n{}",
+            autodiff::print_result(&results[1])
+        ),
+    ))
+}
+
+/// The second-order program: `g2` projects `grad(f)` on smooth weights.
+pub fn second_order_text(p: &Program, text: &str) -> String {
+    let params: Vec<String> = p
+        .params
+        .iter()
+        .map(|(n, s)| {
+            format!(
+                "{n}: {}",
+                crate::gen::ty_text(&crate::gen::Ty::F(s.clone()))
+            )
+        })
+        .collect();
+    let names = p.param_names();
+    let wrt: Vec<String> = (0..names.len()).map(|i| i.to_string()).collect();
+    let wrt = if wrt.len() == 1 {
+        format!("({},)", wrt[0])
+    } else {
+        format!("({})", wrt.join(", "))
+    };
+    let terms: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| format!("ReduceSum(gs[{i}] * Cos({n} * 0.7))"))
+        .collect();
+    format!(
+        "{text}\ngraph g2({}) {{\n  gs = grad({ENTRY}, wrt={wrt})({})\n  return {}\n}}\n",
+        params.join(", "),
+        names.join(", "),
+        terms.join(" + ")
+    )
+}
+
+fn check_at(p: &Program, text: &str, seed: u64) -> Outcome {
+    let args: Vec<Tensor> = p
+        .params
+        .iter()
+        .enumerate()
+        .map(
+            |(i, (_, s))| match random_value(s, seed.wrapping_add(i as u64 * 7919)) {
+                ops::KValue::Tensor(t) => t,
+                _ => unreachable!(),
+            },
+        )
+        .collect();
+    let first = tryo!(check_gradient(text, ENTRY, &args, 1));
+    let second = tryo!(check_gradient(&second_order_text(p, text), "g2", &args, 2));
+    Outcome::Passed { first, second }
+}
+
+/// The failures a long run has seen, by kind and first line, to report
+/// each once.
+#[derive(Default)]
+pub struct Seen(pub HashMap<(Kind, String), usize>);
+
+impl Seen {
+    pub fn first(&mut self, f: &Failure) -> bool {
+        let line = f.message.lines().next().unwrap_or("").to_string();
+        let key = (f.kind.clone(), line);
+        let n = self.0.entry(key).or_insert(0);
+        *n += 1;
+        *n == 1
+    }
+}
+
+/// An f64 argument (for tests).
+pub fn argument(shape: &[usize], seed: u64) -> Tensor {
+    match random_value(shape, seed) {
+        ops::KValue::Tensor(t) => t.cast(DType::F64),
+        _ => unreachable!(),
+    }
+}

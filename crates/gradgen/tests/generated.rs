@@ -1,0 +1,32 @@
+//! A bounded run of the program generator (issue #12): every program checks,
+//! its first- and second-order gradients match finite differences, the
+//! printed gradient programs check and run to the same numbers, and the
+//! clean-up passes change no value. The long hunt is
+//! `cargo run --release -p gradgen -- --minutes N`.
+
+#[test]
+fn generated_programs() {
+    let cands = gradgen::candidates();
+    assert!(
+        cands.len() > 150,
+        "only {} primitives to draw from",
+        cands.len()
+    );
+    let mut counts = gradgen::Counts::default();
+    let mut failures = Vec::new();
+    // Seeds of the long runs' first programs, a few of each session.
+    for seed in (1..=6).chain(1000..1004) {
+        if let Some((p, f)) = gradgen::run_one(seed, &cands, &mut counts) {
+            failures.push(format!(
+                "seed {seed}: {:?} (order {}): {}\n{}",
+                f.kind,
+                f.order,
+                f.message.lines().next().unwrap_or(""),
+                p.text()
+            ));
+        }
+    }
+    eprintln!("{counts:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(counts.checked >= 5, "{counts:?}");
+}
