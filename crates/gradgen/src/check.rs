@@ -459,6 +459,58 @@ fn check_at(p: &Program, text: &str, seed: u64) -> Outcome {
     Outcome::Passed { first, second }
 }
 
+/// Checks a program given as text (a fixture): its entry `f` takes f64
+/// tensors of static shapes. At a few points, as [`check`].
+pub fn check_source(text: &str, seed: u64) -> Outcome {
+    let a = match analyze(text) {
+        Ok(a) => a,
+        Err(e) => return fail(Kind::Check, 1, e),
+    };
+    let Some(g) = a.source.graphs.get(ENTRY) else {
+        return fail(Kind::Check, 1, format!("no graph `{ENTRY}`"));
+    };
+    let body = &g.body;
+    let mut params = Vec::new();
+    for &p in &body.graph(body.root()).params {
+        let n = body.node(p);
+        let shape = match &n.annotation {
+            Some((ir::Ty::Tensor(DType::F64, shape), _)) => shape.dims().and_then(|ds| {
+                ds.iter()
+                    .map(|d| match d {
+                        ir::Dim::Known(k) => Some(*k as usize),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<usize>>>()
+            }),
+            _ => None,
+        };
+        let Some(shape) = shape else {
+            return fail(
+                Kind::Check,
+                1,
+                "the entry's parameters must be f64 tensors of static shapes",
+            );
+        };
+        params.push((n.name.clone().unwrap_or_default(), shape));
+    }
+    let p = Program {
+        seed,
+        helpers: Vec::new(),
+        params,
+        stmts: Vec::new(),
+        outputs: Vec::new(),
+        extra: None,
+    };
+    let mut last = None;
+    for attempt in 0..3u64 {
+        match check_at(&p, text, seed.wrapping_mul(31).wrapping_add(attempt)) {
+            Outcome::Failed(f) if f.kind == Kind::FiniteDifferences => last = Some(f),
+            other => return other,
+        }
+    }
+    Outcome::Failed(last.expect("a failure"))
+}
+
 /// The failures a long run has seen, by kind and first line, to report
 /// each once.
 #[derive(Default)]
