@@ -583,13 +583,17 @@ impl<'a> Engine<'a> {
         }
         let inputs: Vec<AbsVal> = args.iter().map(AV::to_absval).collect();
         let attrs = ops::resolve_attrs(op, &p.attrs);
-        let v = match (op.infer)(&ops::InferCall {
-            op,
-            inputs: &inputs,
-            attrs: &attrs,
-        }) {
-            Ok(v) => AV::from_absval(&v),
-            Err(_) => AV::Any,
+        // A shape rule that panics (a bug of its own) says nothing.
+        let inferred = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (op.infer)(&ops::InferCall {
+                op,
+                inputs: &inputs,
+                attrs: &attrs,
+            })
+        }));
+        let v = match inferred {
+            Ok(Ok(v)) => AV::from_absval(&v),
+            _ => AV::Any,
         };
         // A primitive with a tuple result gives a tuple, whatever else is
         // unknown (its elements can then be told apart).

@@ -181,6 +181,11 @@ pub fn prim_arity(name: &str) -> Option<usize> {
     ops::lookup(name).map(|op| op.input_count())
 }
 
+/// Each primitive's parameters in signature order (for printing calls).
+pub fn prim_signature(name: &str) -> Option<ir::print::Signature> {
+    ops::lookup(name).map(|op| op.params.iter().map(|p| (p.name, p.is_input())).collect())
+}
+
 /// Prints a [`GradResult`]'s graphs as DSL text (the entry first).
 pub fn print_result(result: &GradResult) -> String {
     let mut out = String::new();
@@ -188,7 +193,11 @@ pub fn print_result(result: &GradResult) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&ir::print::print_body_with(body, &prim_arity));
+        out.push_str(&ir::print::print_body_signed(
+            body,
+            &prim_arity,
+            &prim_signature,
+        ));
     }
     out
 }

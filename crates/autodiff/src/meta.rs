@@ -652,13 +652,27 @@ fn site_arguments(
     for g in body.graph_ids() {
         for &u in &body.graph(g).nodes {
             let inputs = body.inputs(u);
-            if inputs.first() != Some(&n) {
+            let vals: Vec<AV> = if inputs.first() == Some(&n) {
+                inputs[1..]
+                    .iter()
+                    .map(|&a| an.value(world, item, a))
+                    .collect()
+            } else if inputs.len() == 2 && inputs[1] == n {
+                // `outer(meta(f))`: called with what `outer(...)` is called
+                // with, less the tangents `jvp`/`hvp` add.
+                let NodeKind::Const(Value::Meta(outer)) = &body.node(inputs[0]).kind else {
+                    continue;
+                };
+                let Some(args) = site_arguments(an, world, item, body, u) else {
+                    continue;
+                };
+                let Some(k) = outer.primal_arity(args.len()) else {
+                    continue;
+                };
+                args[..k].iter().map(AV::from_absval).collect()
+            } else {
                 continue;
-            }
-            let vals: Vec<AV> = inputs[1..]
-                .iter()
-                .map(|&a| an.value(world, item, a))
-                .collect();
+            };
             joined = Some(match joined {
                 None => vals,
                 Some(j) if j.len() == vals.len() => {

@@ -531,7 +531,12 @@ impl<'c> Generator<'c> {
                 .as_ref()
                 .and_then(|s| s.attrs.iter().find(|(k, _)| *k == p.name))
                 .map(|(_, v)| v.clone());
-            let v = if from_sample.is_some() && self.rng.chance(0.5) {
+            let from_sample = from_sample.filter(finite_attr);
+            let v = if p.name.starts_with("eps") {
+                // Small, as meant: a large one clamps (MindSpore's rules
+                // differentiate through the clamp, e.g. `LpNorm`'s).
+                default.map(|_| AttrValue::float(1e-9)).or(from_sample)
+            } else if from_sample.is_some() && self.rng.chance(0.5) {
                 from_sample
             } else if default.is_some() && self.rng.chance(0.4) {
                 None
@@ -571,14 +576,35 @@ impl<'c> Generator<'c> {
         if !finite(&value) {
             return None;
         }
-        let mut all = args;
-        all.extend(attrs.iter().map(|(k, v)| format!("{k}={v}")));
+        // Arguments in signature order: inputs positionally while no
+        // attribute came before them, by keyword after one did.
+        let mut all = Vec::new();
+        let mut inputs = args.into_iter();
+        let mut keyword = false;
+        for p in op.params {
+            if p.is_input() {
+                let a = inputs.next()?;
+                all.push(if keyword {
+                    format!("{}={a}", p.name)
+                } else {
+                    a
+                });
+            } else {
+                keyword = true;
+                if let Some((k, v)) = attrs.iter().find(|(k, _)| *k == p.name) {
+                    all.push(format!("{k}={v}"));
+                }
+            }
+        }
         let expr = format!("{}({})", op.name, all.join(", "));
         // A tuple result: take a float element.
         if let Ty::Tuple(items) = &ty {
             let floats: Vec<usize> = (0..items.len())
                 .filter(|&i| matches!(items[i], Ty::F(_)))
                 .collect();
+            if floats.is_empty() {
+                return None;
+            }
             let i = *self.rng.pick(&floats);
             return Some((format!("{expr}[{i}]"), items[i].clone()));
         }
@@ -972,6 +998,15 @@ pub fn random_value(shape: &[usize], seed: u64) -> ops::KValue {
         })
         .collect();
     ops::KValue::Tensor(tensor::Tensor::from_f64(shape.to_vec(), data).expect("sizes"))
+}
+
+/// An attribute value the DSL can write (no infinities or NaNs).
+fn finite_attr(v: &AttrValue) -> bool {
+    match v {
+        AttrValue::Float(x) => x.0.is_finite(),
+        AttrValue::Tuple(items) => items.iter().all(finite_attr),
+        _ => true,
+    }
 }
 
 fn finite(v: &ops::KValue) -> bool {

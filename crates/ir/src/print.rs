@@ -57,9 +57,26 @@ pub fn print_body(body: &Body) -> String {
 /// Like [`print_body`], with the number of inputs of each primitive (from the
 /// registry), used when a primitive with bound attributes is a value.
 pub fn print_body_with(body: &Body, prim_arity: &dyn Fn(&str) -> Option<usize>) -> String {
+    print_body_signed(body, prim_arity, &|_| None)
+}
+
+/// A primitive's parameters in signature order: name, and whether it is an
+/// input (else an attribute).
+pub type Signature = Vec<(&'static str, bool)>;
+
+/// Like [`print_body_with`], with each primitive's signature (from the
+/// registry): an input that comes after an attribute in the signature is
+/// written by keyword, so that the call binds as it should when read back
+/// (`IndexSelect(x, dim=-1, index=i)`).
+pub fn print_body_signed(
+    body: &Body,
+    prim_arity: &dyn Fn(&str) -> Option<usize>,
+    signature: &dyn Fn(&str) -> Option<Signature>,
+) -> String {
     let mut printer = Printer {
         body,
         prim_arity,
+        signature,
         names: HashMap::new(),
         graph_names: HashMap::new(),
         taken: HashSet::new(),
@@ -74,6 +91,7 @@ pub fn print_body_with(body: &Body, prim_arity: &dyn Fn(&str) -> Option<usize>) 
 struct Printer<'a> {
     body: &'a Body,
     prim_arity: &'a dyn Fn(&str) -> Option<usize>,
+    signature: &'a dyn Fn(&str) -> Option<Signature>,
     names: HashMap<NodeId, String>,
     graph_names: HashMap<GraphId, String>,
     taken: HashSet<String>,
@@ -239,6 +257,31 @@ impl Printer<'_> {
                 _ => {
                     let mut all = arg_texts.clone();
                     all.extend(p.attrs.iter().map(|(k, v)| format!("{k}={v}")));
+                    if let Some(sig) = (self.signature)(&p.name) {
+                        let inputs = sig.iter().filter(|(_, i)| *i).count();
+                        if inputs == arg_texts.len() {
+                            // In signature order, by keyword after the first
+                            // attribute.
+                            all.clear();
+                            let mut args = arg_texts.iter();
+                            let mut keyword = false;
+                            for (name, input) in &sig {
+                                if *input {
+                                    let a = args.next().expect("counted");
+                                    all.push(if keyword {
+                                        format!("{name}={a}")
+                                    } else {
+                                        a.clone()
+                                    });
+                                } else {
+                                    keyword = true;
+                                    if let Some((k, v)) = p.attrs.iter().find(|(k, _)| k == name) {
+                                        all.push(format!("{k}={v}"));
+                                    }
+                                }
+                            }
+                        }
+                    }
                     format!("{}({})", p.name, all.join(", "))
                 }
             },

@@ -342,3 +342,150 @@ fn f32_and_f64_kernels_agree() {
         }
     }
 }
+
+/// Records the primitives a gradient rule emits (evaluating them eagerly).
+struct Recorder {
+    inner: eager::EagerGrad,
+    emitted: Vec<(String, KValue)>,
+}
+
+impl ops::GradBuilder for Recorder {
+    fn prim(
+        &mut self,
+        name: &str,
+        inputs: &[ops::GNode],
+        attrs: Vec<(&'static str, ops::AttrValue)>,
+    ) -> ops::GNode {
+        let n = self.inner.prim(name, inputs, attrs);
+        self.emitted
+            .push((name.to_string(), self.inner.get(n).clone()));
+        n
+    }
+    fn scalar(&mut self, value: f64) -> ops::GNode {
+        self.inner.scalar(value)
+    }
+    fn int(&mut self, value: i64) -> ops::GNode {
+        self.inner.int(value)
+    }
+    fn tuple_get(&mut self, tuple: ops::GNode, index: usize) -> ops::GNode {
+        self.inner.tuple_get(tuple, index)
+    }
+    fn make_tuple(&mut self, items: &[ops::GNode]) -> ops::GNode {
+        self.inner.make_tuple(items)
+    }
+}
+
+/// Primitives whose derivative is zero wherever it exists: a gradient rule
+/// may use them on float values without a gradient rule of their own.
+const PIECEWISE_CONSTANT: &[&str] = &[
+    "ZerosLike",
+    "OnesLike",
+    "Sign",
+    "Floor",
+    "Ceil",
+    "Round",
+    "FloorDiv",
+    "TruncateDiv",
+    "ScalarFloorDiv",
+];
+
+fn has_float(v: &KValue) -> bool {
+    match v {
+        KValue::Tensor(t) => t.dtype().is_float(),
+        KValue::Tuple(items) => items.iter().any(has_float),
+    }
+}
+
+/// Helpers a first-order rule emits that have no gradient rule of their own
+/// yet (so second order through their primitives is refused).
+const WITHOUT_RULE_YET: &[&str] = &[
+    "_BatchNormExtGrad",
+    "_BatchNormGrad",
+    "_CholeskyGrad",
+    "_DenseGrad",
+    "_ElementwiseLossGrad",
+    "_GLUGrad",
+    "_GroupNormGrad",
+    "_InstanceNormGrad",
+    "_LRNGrad",
+    "_LSTMGrad",
+    "_LayerNormExtGrad",
+    "_LayerNormGrad",
+    "_MaxPoolGrad",
+    "_NLLLossGrad",
+    "_PReLUGrad",
+    "_ReduceProdGrad",
+    "_RmsNormGrad",
+];
+
+/// Higher order: every primitive a gradient rule emits on a float value has a
+/// gradient rule itself, so a gradient can be differentiated again (a
+/// primitive without one would silently contribute zero).
+#[test]
+fn gradient_rules_emit_only_differentiable_primitives() {
+    let mut missing: std::collections::BTreeMap<String, std::collections::BTreeSet<&str>> =
+        Default::default();
+    for sample in ops::defs::samples() {
+        let op = ops::lookup(sample.op).unwrap();
+        let Some(rule) = op.grad else { continue };
+        let Ok(out) = eager::call(sample.op, &sample.inputs, sample.attrs.clone()) else {
+            continue;
+        };
+        let dout = sensitivity(&out, 3);
+        let given: Vec<(String, ops::AttrValue)> = sample
+            .attrs
+            .iter()
+            .map(|(k, v)| (k.to_string(), ops::check_attr(op, k, v).unwrap()))
+            .collect();
+        let attrs = ops::resolve_attrs(op, &given);
+        let mut b = Recorder {
+            inner: eager::EagerGrad::new(DType::F64),
+            emitted: Vec::new(),
+        };
+        let ins: Vec<ops::GNode> = sample
+            .inputs
+            .iter()
+            .map(|v| b.inner.push(v.clone()))
+            .collect();
+        let o = b.inner.push(out);
+        let d = b.inner.push(dout);
+        let values: Vec<ops::AbsVal> = sample.inputs.iter().map(eager::abstract_of).collect();
+        rule(
+            &mut b,
+            &ops::GradCall {
+                inputs: &ins,
+                out: o,
+                dout: d,
+                attrs: &attrs,
+                input_values: &values,
+            },
+        );
+        for (name, value) in &b.emitted {
+            let emitted = ops::lookup(name).unwrap();
+            if emitted.grad.is_none()
+                && has_float(value)
+                && !PIECEWISE_CONSTANT.contains(&emitted.name)
+            {
+                missing.entry(name.clone()).or_default().insert(sample.op);
+            }
+        }
+    }
+    // Not yet differentiable twice: each must leave this list when it gets a
+    // rule (a gradient of a gradient through it is refused, "has no
+    // gradient rule", never a wrong number).
+    for helper in WITHOUT_RULE_YET {
+        assert!(
+            missing.remove(*helper).is_some(),
+            "`{helper}` has a gradient rule now (or is no longer emitted): take it off WITHOUT_RULE_YET"
+        );
+    }
+    assert!(
+        missing.is_empty(),
+        "primitives gradient rules emit without a gradient rule of their own:\n{}",
+        missing
+            .iter()
+            .map(|(k, v)| format!("{k} (emitted by {v:?})"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
