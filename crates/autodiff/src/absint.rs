@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use ir::{AbsVal, Body, GraphId, NodeId, NodeKind, PrimRef, ScalarConst, Value};
+use ir::{AbsVal, Body, GraphId, MetaFn, NodeId, NodeKind, PrimRef, ScalarConst, Value, WrtItem};
 
 use crate::world::{Item, World};
 
@@ -220,6 +220,42 @@ fn collect_sets(v: &AV, out: &mut Vec<Vec<FnRef>>) {
         AV::Funcs(fs) if fs.len() > 1 => out.push(fs.clone()),
         AV::Tuple(items) => items.iter().for_each(|i| collect_sets(i, out)),
         _ => {}
+    }
+}
+
+/// A value shaped like the gradient of one taking the value `v`.
+fn grad_like(v: &AV) -> AV {
+    match v {
+        AV::Data(AbsVal::Scalar { dtype, weak, .. }) => AV::Data(AbsVal::Scalar {
+            dtype: *dtype,
+            value: None,
+            weak: *weak,
+        }),
+        AV::Data(t @ AbsVal::Tensor { .. }) => AV::Data(t.clone()),
+        AV::Tuple(items) => AV::Tuple(items.iter().map(grad_like).collect()),
+        _ => AV::Any,
+    }
+}
+
+/// The value of `meta(f)(args...)`, as far as it is known without `f`.
+fn meta_result(meta: &MetaFn, args: &[AV]) -> AV {
+    let grads = |wrt: &Option<Vec<WrtItem>>| match wrt {
+        None => args.first().map_or(AV::Any, grad_like),
+        Some(items) => AV::Tuple(
+            items
+                .iter()
+                .map(|w| match w {
+                    WrtItem::Param(i) => args.get(*i).map_or(AV::Any, grad_like),
+                    WrtItem::Weight(_) => AV::Any,
+                })
+                .collect(),
+        ),
+    };
+    match meta {
+        MetaFn::Grad { wrt } => grads(wrt),
+        MetaFn::ValueAndGrad { wrt } => AV::Tuple(vec![AV::Any, grads(wrt)]),
+        MetaFn::Hvp => args.first().map_or(AV::Any, grad_like),
+        MetaFn::Jvp | MetaFn::Vjp => AV::Tuple(vec![AV::Any, AV::Any]),
     }
 }
 
@@ -461,6 +497,19 @@ impl<'a> Engine<'a> {
         let args: Vec<AV> = args.iter().map(|&a| self.value(item, a)).collect();
         if let NodeKind::Const(Value::Prim(p)) = &body.node(callee).kind {
             return self.apply_prim(item, n, p, &args);
+        }
+        // `meta(f)(args...)`: what is known of a gradient without expanding
+        // it (a gradient is like the value it is taken at).
+        if let NodeKind::Apply(_) = &body.node(callee).kind {
+            let ci = body.inputs(callee);
+            if let [m, _] = ci {
+                if let NodeKind::Const(Value::Meta(meta)) = &body.node(*m).kind {
+                    if args.contains(&AV::Bot) {
+                        return AV::Bot;
+                    }
+                    return meta_result(meta, &args);
+                }
+            }
         }
         let f = self.value(item, callee);
         self.apply_value(item, n, &f, &args)

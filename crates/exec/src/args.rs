@@ -124,6 +124,86 @@ pub fn literal_value(text: &str) -> Result<Value, String> {
         .map_err(|e| format!("`{text}` is not a valid value: {}", e.message))
 }
 
+/// A plain numeric literal (a number, or nested lists of numbers) for an
+/// `f64` parameter, read in f64; `None` for anything else.
+fn wide_float_literal(text: &str, ty: Option<&Ty>) -> Option<Tensor> {
+    match ty? {
+        Ty::Tensor(tensor::DType::F64, _) | Ty::Scalar(tensor::DType::F64) => {}
+        _ => return None,
+    }
+    let mut data = Vec::new();
+    let mut shape: Option<Vec<usize>> = None;
+    // Each number's enclosing list lengths: the shape, checked rectangular.
+    let mut counts: Vec<usize> = Vec::new();
+    let mut number = String::new();
+    // Every number at the same depth (`[1, [2]]` is no tensor).
+    let mut depth: Option<usize> = None;
+    let mut flush = |number: &mut String, data: &mut Vec<f64>, counts: &mut Vec<usize>| {
+        if number.is_empty() {
+            return Some(());
+        }
+        if *depth.get_or_insert(counts.len()) != counts.len() {
+            return None;
+        }
+        data.push(number.parse::<f64>().ok()?);
+        number.clear();
+        if let Some(c) = counts.last_mut() {
+            *c += 1;
+        }
+        Some(())
+    };
+    let mut lens: Vec<Vec<usize>> = Vec::new();
+    let mut last = ' ';
+    for ch in text.trim().chars() {
+        // An empty element (`[,`, `,,`, `,]`): the DSL says what is wrong.
+        if (ch == ',' || ch == ']') && (last == ',' || last == '[') && !(ch == ']' && last == '[') {
+            return None;
+        }
+        if !ch.is_whitespace() {
+            last = ch;
+        }
+        match ch {
+            '[' => {
+                if !number.is_empty() {
+                    return None;
+                }
+                if let Some(c) = counts.last_mut() {
+                    *c += 1;
+                }
+                counts.push(0);
+                if lens.len() < counts.len() {
+                    lens.push(Vec::new());
+                }
+            }
+            ']' => {
+                flush(&mut number, &mut data, &mut counts)?;
+                let n = counts.pop()?;
+                lens[counts.len()].push(n);
+            }
+            ',' => flush(&mut number, &mut data, &mut counts)?,
+            c if c.is_whitespace() => {}
+            c if c.is_ascii_digit() || "+-.eE".contains(c) => number.push(c),
+            _ => return None,
+        }
+    }
+    flush(&mut number, &mut data, &mut counts)?;
+    if !counts.is_empty() {
+        return None;
+    }
+    for level in &lens {
+        let first = *level.first()?;
+        if level.iter().any(|&n| n != first) || first == 0 {
+            return None;
+        }
+        shape.get_or_insert_with(Vec::new).push(first);
+    }
+    let shape = shape.unwrap_or_default();
+    if shape.iter().product::<usize>() != data.len() {
+        return None;
+    }
+    Tensor::from_f64(shape, data).ok()
+}
+
 /// The entry's arguments from `--arg` assignments, in parameter order.
 pub fn build_args(
     ex: &Executor,
@@ -196,6 +276,10 @@ pub fn build_args(
                 ))
             })?;
             fit(ex, Value::tensor(t), p.ty.as_ref(), false, &mut symbols)
+                .map_err(|m| ArgError::input(format!("argument `{}` ({v}): {m}", p.name)))?
+        } else if let Some(t) = wide_float_literal(v, p.ty.as_ref()) {
+            // An f64 parameter keeps every digit given (a DSL literal is f32).
+            fit(ex, Value::tensor(t), p.ty.as_ref(), true, &mut symbols)
                 .map_err(|m| ArgError::input(format!("argument `{}` ({v}): {m}", p.name)))?
         } else {
             let lit = literal_value(v)
@@ -392,5 +476,43 @@ fn rewrap(ex: &Executor, v: Value) -> Value {
         }
         Value::Tuple(items) => Value::tuple(items.iter().map(|i| rewrap(ex, i.clone())).collect()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f64_ty(dims: &[i64]) -> Ty {
+        Ty::Tensor(tensor::DType::F64, Shape::known(dims))
+    }
+
+    #[test]
+    fn f64_literals_keep_their_digits() {
+        let t = wide_float_literal(
+            "[[0.1, -2e-3], [3, 0.7174987660822651]]",
+            Some(&f64_ty(&[2, 2])),
+        )
+        .unwrap();
+        assert_eq!(t.shape(), &[2, 2]);
+        assert_eq!(t.to_f64_vec(), vec![0.1, -2e-3, 3.0, 0.7174987660822651]);
+        let s = wide_float_literal(" 0.1 ", Some(&Ty::Scalar(tensor::DType::F64))).unwrap();
+        assert_eq!(s.to_f64_vec(), vec![0.1]);
+        // Not plain numbers, ragged, or not f64: the DSL reads it.
+        for text in [
+            "[1, [2]]",
+            "[[1, 2], [3]]",
+            "[]",
+            "1, 2",
+            "Exp(1.0)",
+            "[1.0,, 2.0]",
+        ] {
+            assert!(
+                wide_float_literal(text, Some(&f64_ty(&[2]))).is_none(),
+                "{text}"
+            );
+        }
+        let f32 = Ty::Tensor(tensor::DType::F32, Shape::known(&[1]));
+        assert!(wide_float_literal("[0.1]", Some(&f32)).is_none());
     }
 }

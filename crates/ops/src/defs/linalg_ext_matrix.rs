@@ -379,6 +379,12 @@ fn cross_axis(op: &str, dim: i64, dims: &[Option<i64>]) -> Result<usize, OpError
             .position(|&d| d == Some(3))
             .ok_or_else(|| OpError::input(0, format!("`{op}`: no dimension has size 3")));
     }
+    if dims.is_empty() {
+        return Err(OpError::input(
+            0,
+            format!("`{op}` needs vectors of 3 elements; these are scalars"),
+        ));
+    }
     let i = op_axis(op, dim, dims.len(), "dim")?;
     if dims[i].is_some_and(|d| d != 3) {
         return Err(OpError::attr(

@@ -454,6 +454,15 @@ fn squeeze_axes(op: &str, axes: &[i64], dims: &[Dim]) -> Result<Option<Vec<usize
                 .collect(),
         ));
     }
+    if dims.is_empty() {
+        return Err(OpError::attr(
+            "axis",
+            format!(
+                "`{op}`: `x` is a scalar; it has no axis {} to remove",
+                fmt_ints(axes)
+            ),
+        ));
+    }
     let mut out = Vec::new();
     for &a in axes {
         let i = op_axis(op, a, dims.len(), "axis")?;
