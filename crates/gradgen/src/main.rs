@@ -1,4 +1,5 @@
-//! `cargo run --release -p gradgen -- [--minutes N] [--count N] [--seed S] [--out DIR]`:
+//! `cargo run --release -p gradgen -- [--minutes N] [--count N] [--seed S] [--out DIR]`
+//! (or `--check FILE`, `--print SEED`):
 //! checks generated programs until the time or count is spent; prints each
 //! new kind of failure with its minimized program (also written to `DIR`).
 
@@ -18,6 +19,24 @@ fn main() -> std::process::ExitCode {
             "--count" => count = value.parse().expect("--count N"),
             "--seed" => seed = value.parse().expect("--seed S"),
             "--out" => out = Some(value.into()),
+            "--check" => {
+                // A program file (a fixture): all the checks, the outcome printed.
+                let text = std::fs::read_to_string(&value).expect("--check FILE");
+                return match gradgen::check::check_source(&text, 7) {
+                    gradgen::Outcome::Passed { first, second } => {
+                        println!("passed: {first} first-order and {second} second-order gradient elements");
+                        std::process::ExitCode::SUCCESS
+                    }
+                    gradgen::Outcome::Discarded(why) => {
+                        println!("discarded: {why}");
+                        std::process::ExitCode::SUCCESS
+                    }
+                    gradgen::Outcome::Failed(f) => {
+                        println!("{:?} (order {}): {}", f.kind, f.order, f.message);
+                        std::process::ExitCode::FAILURE
+                    }
+                };
+            }
             "--print" => {
                 let cands = gradgen::candidates();
                 let s: u64 = value.parse().expect("--print SEED");
@@ -30,7 +49,7 @@ fn main() -> std::process::ExitCode {
                 return std::process::ExitCode::SUCCESS;
             }
             other => {
-                eprintln!("unknown option `{other}`\nusage: gradgen [--minutes N] [--count N] [--seed S] [--out DIR]");
+                eprintln!("unknown option `{other}`\nusage: gradgen [--minutes N] [--count N] [--seed S] [--out DIR] | --check FILE | --print SEED");
                 return std::process::ExitCode::from(2);
             }
         }

@@ -102,3 +102,28 @@ fn squeeze_and_cross_of_scalars_are_errors() {
     );
     assert!(e.unwrap_err().to_string().contains("scalars"));
 }
+
+/// A rule that could not tell its input was a scalar (`ArgMaxWithValue` of a
+/// value the analysis did not follow, found by gradgen) scatters a
+/// one-element update into it: that is the scalar itself, and back.
+#[test]
+fn index_scatter_into_a_scalar() {
+    let like = KValue::Tensor(tensor::Tensor::from_f64(vec![], vec![5.0]).unwrap());
+    let idx = ops::eager::ints(ir::DType::I64, &[1], &[0]);
+    let upd = KValue::Tensor(tensor::Tensor::from_f64(vec![1], vec![2.5]).unwrap());
+    let axis = vec![("axis", ops::AttrValue::Int(0))];
+    let r = ops::eager::call(
+        "_IndexScatterAdd",
+        &[idx.clone(), upd, like.clone()],
+        axis.clone(),
+    );
+    let KValue::Tensor(t) = r.unwrap() else {
+        panic!()
+    };
+    assert_eq!((t.shape(), t.to_f64_vec()), (&[][..], vec![2.5]));
+    let r = ops::eager::call("_IndexGather", &[like, idx], axis);
+    let KValue::Tensor(t) = r.unwrap() else {
+        panic!()
+    };
+    assert_eq!((t.shape(), t.to_f64_vec()), (&[1][..], vec![5.0]));
+}

@@ -1018,15 +1018,19 @@ fn grad_select(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 fn grad_cast(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     // The sensitivity cast back to the input's dtype; none between a float
     // and an integer or bool.
+    if !c.attrs.dtype("dtype").is_float() {
+        return vec![None];
+    }
     match c.input_values.first().and_then(AbsVal::dtype) {
-        Some(src) if src.is_float() && c.attrs.dtype("dtype").is_float() => {
-            vec![Some(b.prim(
-                "Cast",
-                &[c.dout],
-                vec![("dtype", AttrValue::DType(src))],
-            ))]
-        }
-        _ => vec![None],
+        Some(src) if src.is_float() => vec![Some(b.prim(
+            "Cast",
+            &[c.dout],
+            vec![("dtype", AttrValue::DType(src))],
+        ))],
+        Some(_) => vec![None],
+        // Not known here (a value the analysis could not follow): decided
+        // when it runs, never silently none.
+        None => vec![Some(b.prim("_CastLike", &[c.dout, c.inputs[0]], vec![]))],
     }
 }
 

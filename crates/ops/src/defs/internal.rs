@@ -253,7 +253,51 @@ fn grad_broadcast_like(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNod
     ]
 }
 
+/// `_CastLike(grad, like)`: `grad` in `like`'s dtype where that is a float,
+/// zeros of `like`'s dtype otherwise (no gradient reaches an integer).
+fn infer_cast_like(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let dtype = call.inputs[1]
+        .dtype()
+        .ok_or_else(|| OpError::input(1, "`_CastLike` needs a tensor"))?;
+    let shape = call.inputs[0].shape().unwrap_or(Shape::Unranked);
+    Ok(AbsVal::Tensor { dtype, shape })
+}
+
+fn k_cast_like(c: &KernelCall) -> Result<KValue, OpError> {
+    let (g, like) = (c.tensor(0)?, c.tensor(1)?);
+    let d = like.dtype();
+    Ok(KValue::Tensor(if d.is_float() {
+        g.cast(d)
+    } else {
+        Tensor::zeros(d, g.shape().to_vec())
+    }))
+}
+
+/// Linear in `grad`: the sensitivity back in `grad`'s dtype, and zeros
+/// where `like` is not a float (the forward value was zeros).
+fn grad_cast_like(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let through = b.prim("_CastLike", &[c.dout, c.inputs[1]], vec![]);
+    vec![
+        Some(b.prim("_CastLike", &[through, c.inputs[0]], vec![])),
+        None,
+    ]
+}
+
 pub const OPS: &[OpDef] = &[
+    internal(
+        "_CastLike",
+        "`grad` cast to the dtype of `like` when that is a float dtype, zeros of `like`'s dtype otherwise (the gradient of `Cast` when the input's dtype is known only at run time).",
+        &[
+            ParamDef::input("grad", "The gradient of the cast's result."),
+            ParamDef::input("like", "The cast's input, for its dtype."),
+        ],
+        infer_cast_like,
+        grad_cast_like,
+        k_cast_like,
+    ),
     internal(
         "_SumToShapeOf",
         "Sums `grad` over the dimensions along which `like` was broadcast, giving `like`'s shape (and `like`'s dtype when both are floats).",
@@ -300,6 +344,20 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     use crate::eager::{random_f64, Sample};
     let ints = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
     vec![
+        Sample::new(
+            "_CastLike",
+            vec![
+                random_f64(&[2, 3], 56, -1.0, 1.0),
+                random_f64(&[2, 3], 57, -1.0, 1.0),
+            ],
+        ),
+        Sample::new(
+            "_CastLike",
+            vec![
+                random_f64(&[2, 3], 58, -1.0, 1.0),
+                crate::eager::ints(DType::I32, &[2, 3], &[1, 2, 3, 4, 5, 6]),
+            ],
+        ),
         Sample::new(
             "_SumToShapeOf",
             vec![

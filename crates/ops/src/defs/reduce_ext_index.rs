@@ -536,6 +536,14 @@ fn index_of(i: i64, n: usize, op: &str) -> Result<usize, OpError> {
 fn k_index_scatter_add(c: &KernelCall) -> Result<KValue, OpError> {
     let (indices, updates, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let op = "_IndexScatterAdd";
+    if like.rank() == 0 && updates.numel() == 1 && indices.numel() == 1 {
+        // A scalar picked from itself (a rule that could not tell the input
+        // was a scalar expanded the index and update to one element).
+        index_of(indices.cast(DType::I64).to_f64_vec()[0] as i64, 1, op)?;
+        let t =
+            Tensor::from_f64(Vec::new(), updates.to_f64_vec()).map_err(|e| OpError::call(e.0))?;
+        return Ok(KValue::Tensor(t.cast(updates.dtype())));
+    }
     let axis = op_axis(op, c.attrs.int("axis"), like.rank(), "axis")?;
     check_indexed(op, like.shape(), indices.shape(), axis)?;
     if updates.shape() != indices.shape() {
@@ -568,6 +576,15 @@ fn k_index_scatter_add(c: &KernelCall) -> Result<KValue, OpError> {
 fn k_index_gather(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, indices) = (c.tensor(0)?, c.tensor(1)?);
     let op = "_IndexGather";
+    if x.rank() == 0 && indices.numel() == 1 {
+        // The adjoint of `_IndexScatterAdd` into a scalar.
+        index_of(indices.cast(DType::I64).to_f64_vec()[0] as i64, 1, op)?;
+        return Ok(KValue::Tensor(crate::defs::shape::take(
+            x,
+            indices.shape().to_vec(),
+            &[0],
+        )));
+    }
     let axis = op_axis(op, c.attrs.int("axis"), x.rank(), "axis")?;
     check_indexed(op, x.shape(), indices.shape(), axis)?;
     let (outer, n, inner) = split(x.shape(), axis);
