@@ -30,3 +30,27 @@ fn fixtures() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Generator false alarms: programs whose gradient cannot be judged at the
+/// point drawn (a jump there) must be discarded, not reported.
+#[test]
+fn discarded_fixtures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/discarded");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let file = e.unwrap().path();
+        let text = std::fs::read_to_string(&file).unwrap();
+        match gradgen::check::check_source(&text, 7) {
+            gradgen::Outcome::Discarded(why) => {
+                assert!(
+                    why.contains("not differentiable"),
+                    "{}: {why}",
+                    file.display()
+                )
+            }
+            gradgen::Outcome::Passed { .. } => panic!("{}: passed", file.display()),
+            gradgen::Outcome::Failed(f) => {
+                panic!("{}: {:?}: {}", file.display(), f.kind, f.message)
+            }
+        }
+    }
+}
