@@ -542,6 +542,17 @@ pub fn check_source(text: &str, seed: u64) -> Outcome {
     Outcome::Failed(last.expect("a failure"))
 }
 
+/// The gradient of `entry`'s summed output with respect to every parameter
+/// at `args` (clean-up on), flattened per parameter: for comparing with
+/// another implementation.
+pub fn gradient_values(text: &str, entry: &str, args: &[Tensor]) -> Result<Vec<Vec<f64>>, String> {
+    let a = analyze(text)?;
+    let program = a.source.program();
+    let r = gradient(&program, entry, args.len(), true)?;
+    let mut ex = executor(&with_result(&program, &r));
+    Ok(flat(&call(&mut ex, &r.entry, args)?))
+}
+
 /// The failures a long run has seen, by kind and first line, to report
 /// each once.
 #[derive(Default)]
