@@ -7,6 +7,9 @@
 //! - JAX (`tests/data/higher_order/jax.json`, written by `jax_oracle.py` in
 //!   float64 from the same inputs), in float32 as the programs are written
 //!   and, with every `f32` made `f64`, to 1e-9;
+//! - MindSpore 2.10 (`ms.json`, written by `ms_oracle.py` with `ms.grad` in
+//!   float64), to 1e-9 where MindSpore computes the result (all but third
+//!   order, where its `PowTensorScalar` bprop fails in float64);
 //! - central finite differences of the function differentiated, run by
 //!   `mirdsl run` in float64, along random directions.
 
@@ -77,6 +80,8 @@ struct Case {
     name: &'static str,
     inputs: BTreeMap<String, T>,
     results: BTreeMap<String, Vec<T>>,
+    /// MindSpore's results, where it computes them.
+    ms: BTreeMap<String, Vec<T>>,
     dir: PathBuf,
 }
 
@@ -104,6 +109,18 @@ impl Case {
                 )
             })
             .collect();
+        let ms: Value = serde_json::from_str(
+            &std::fs::read_to_string(data_dir().join("ms.json")).expect("ms.json"),
+        )
+        .expect("ms.json parses");
+        let ms = ms["cases"][name]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                Some((k.clone(), v.as_array()?.iter().map(T::from_json).collect()))
+            })
+            .collect();
         let dir = std::env::temp_dir().join(format!("mirdsl-higher-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -114,6 +131,7 @@ impl Case {
             name,
             inputs,
             results,
+            ms,
             dir,
         }
     }
@@ -291,7 +309,20 @@ impl Case {
             );
             out = got;
         }
+        self.mindspore(label, &out);
         out
+    }
+
+    /// Float64 results against MindSpore's, where it computed `label`.
+    fn mindspore(&self, label: &str, got: &[T]) {
+        if let Some(want) = self.ms.get(label) {
+            close(
+                got,
+                want,
+                1e-9,
+                &format!("{}: {label} (MindSpore)", self.name),
+            );
+        }
     }
 
     /// `mirdsl run --entry ENTRY`, in float32 and float64, against JAX's
@@ -312,8 +343,20 @@ impl Case {
             );
             out = got;
         }
+        self.mindspore(label, &out);
         out
     }
+}
+
+/// MindSpore's results are there for what it computes (five of the
+/// programs' results), and its failure recorded for third order.
+#[test]
+fn mindspore_results() {
+    let mut present = 0;
+    for name in ["reproducer", "grad_grad", "hvp", "maml"] {
+        present += Case::load(name).ms.len();
+    }
+    assert_eq!(present, 5);
 }
 
 #[test]
