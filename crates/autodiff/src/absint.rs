@@ -511,8 +511,48 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        // `vjp(f)(xs...)[1](dout)`: the backpropagator returns gradients like
+        // the arguments `vjp(f)` was applied to.
+        if let Some(xs) = self.vjp_backprop_args(item, body, callee) {
+            if xs.contains(&AV::Bot) {
+                return AV::Bot;
+            }
+            return AV::Tuple(xs.iter().map(grad_like).collect());
+        }
         let f = self.value(item, callee);
         self.apply_value(item, n, &f, &args)
+    }
+
+    /// The values `vjp(f)` was applied to, when `callee` is the
+    /// backpropagator of that application (`vjp(f)(xs...)[1]`).
+    fn vjp_backprop_args(&mut self, item: &Item, body: &Body, callee: NodeId) -> Option<Vec<AV>> {
+        let NodeKind::Apply(_) = &body.node(callee).kind else {
+            return None;
+        };
+        let [get, t, k] = body.inputs(callee) else {
+            return None;
+        };
+        let NodeKind::Const(Value::Prim(p)) = &body.node(*get).kind else {
+            return None;
+        };
+        if p.name != "TupleGetItem" || self.value(item, *k).const_int() != Some(1) {
+            return None;
+        }
+        let NodeKind::Apply(_) = &body.node(*t).kind else {
+            return None;
+        };
+        let (&inner, xs) = body.inputs(*t).split_first()?;
+        let NodeKind::Apply(_) = &body.node(inner).kind else {
+            return None;
+        };
+        let [m, _] = body.inputs(inner) else {
+            return None;
+        };
+        let NodeKind::Const(Value::Meta(MetaFn::Vjp)) = &body.node(*m).kind else {
+            return None;
+        };
+        let xs = xs.to_vec();
+        Some(xs.iter().map(|&x| self.value(item, x)).collect())
     }
 
     fn apply_value(&mut self, item: &Item, n: NodeId, f: &AV, args: &[AV]) -> AV {
