@@ -46,7 +46,7 @@ fn shape_rules_never_panic() {
             .chain([None]);
         for i in which {
             let Some(first) =
-                i.or_else(|| (0..inputs.len()).find(|&j| variants(&inputs[j]).len() > 0))
+                i.or_else(|| (0..inputs.len()).find(|&j| !variants(&inputs[j]).is_empty()))
             else {
                 continue;
             };
@@ -91,7 +91,7 @@ fn squeeze_and_cross_of_scalars_are_errors() {
     let s = KValue::Tensor(tensor::Tensor::from_f64(vec![], vec![2.0]).unwrap());
     let e = ops::eager::call(
         "Squeeze",
-        &[s.clone()],
+        std::slice::from_ref(&s),
         vec![("axis", ops::AttrValue::Int(0))],
     );
     assert!(e.unwrap_err().to_string().contains("scalar"));
