@@ -502,12 +502,25 @@ impl<'a> Engine<'a> {
         // it (a gradient is like the value it is taken at).
         if let NodeKind::Apply(_) = &body.node(callee).kind {
             let ci = body.inputs(callee);
-            if let [m, _] = ci {
+            if let [m, f] = ci {
                 if let NodeKind::Const(Value::Meta(meta)) = &body.node(*m).kind {
                     if args.contains(&AV::Bot) {
                         return AV::Bot;
                     }
-                    return meta_result(meta, &args);
+                    let (meta, f) = (meta.clone(), *f);
+                    let mut r = meta_result(&meta, &args);
+                    // `f`'s output, where the metafunction returns it.
+                    if let (
+                        MetaFn::ValueAndGrad { .. } | MetaFn::Vjp | MetaFn::Jvp,
+                        AV::Tuple(items),
+                    ) = (&meta, &mut r)
+                    {
+                        if let Some(k) = meta.primal_arity(args.len()) {
+                            let fv = self.value(item, f);
+                            items[0] = self.apply_value(item, n, &fv, &args[..k]);
+                        }
+                    }
+                    return r;
                 }
             }
         }
