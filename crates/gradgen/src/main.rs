@@ -81,6 +81,17 @@ fn main() -> std::process::ExitCode {
                 if let Some(dir) = &out {
                     let _ = std::fs::write(dir.join(format!("failure-{s}.mir")), &report);
                 }
+            } else if let Some(dir) = &out {
+                // Another of a kind already seen (maybe another cause): kept
+                // as found.
+                let report = format!(
+                    "# seed {s}: {:?} (order {})\n# {}\n{}",
+                    f.kind,
+                    f.order,
+                    f.message.lines().next().unwrap_or(""),
+                    p.text()
+                );
+                let _ = std::fs::write(dir.join(format!("again-{s}.mir")), report);
             }
         }
         s += 1;
