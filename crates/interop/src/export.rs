@@ -95,7 +95,11 @@ pub fn export_program(
     if program.graph(&entry).is_none() {
         return Err(ExportError::NoEntry(entry));
     }
-    let mut ex = Exporter::new(analysis, &program, &entry, opts)?;
+    // Gradients are written as the graphs they denote.
+    let expanded = crate::export_grad::expand(analysis, &entry)?;
+    let expanded = crate::export_lower::lower(&expanded)?;
+    let program = expanded.source.program();
+    let mut ex = Exporter::new(&expanded, &program, &entry, opts)?;
     ex.run()
 }
 
