@@ -1334,6 +1334,14 @@ fn old_style_attrs(
             float_attr("sens", 1.0),
         ],
         "SoftmaxCrossEntropyWithLogits" => Vec::new(),
+        // As MindSpore's constructor adds them: a fusion group and a mark
+        // that keeps the collective from being optimised away.
+        "AllReduce" => {
+            let mut attrs = generic_old_style_attrs(def, mapping, attr)?;
+            attrs.push(int_attr("fusion", 0));
+            attrs.push(bool_attr("no_eliminate", true));
+            attrs
+        }
         _ => generic_old_style_attrs(def, mapping, attr)?,
     })
 }
