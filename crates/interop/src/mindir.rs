@@ -550,19 +550,6 @@ pub fn describe(m: &ModelProto) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_floats() {
-        assert_eq!(f16_to_f32(0x3c00), 1.0);
-        assert_eq!(f16_to_f32(0xc000), -2.0);
-        assert_eq!(f16_to_f32(0x0000), 0.0);
-        assert!(f16_to_f32(0x7c00).is_infinite());
-    }
-}
-
 /// A node's name hint with the cells it belongs to: MindSpore records each
 /// node's scope (`Default/layers-SequentialCell/1-BasicBlock/conv1-Conv2d/
 /// Conv2D-op0`) in `domain`, so the binding becomes `layers.1.conv1.conv2d`
@@ -600,4 +587,17 @@ fn scoped_name(domain: &str, local: &str, callee: &Callee) -> String {
         local.to_string()
     };
     format!("{}.{leaf}", cells.join("."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_floats() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f16_to_f32(0x0000), 0.0);
+        assert!(f16_to_f32(0x7c00).is_infinite());
+    }
 }
