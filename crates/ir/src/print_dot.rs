@@ -562,6 +562,15 @@ fn html(s: &str) -> String {
     out
 }
 
+/// The dotted prefixes of a binding's name, shortest first (`a.b.c`: `a`, `a.b`).
+fn name_prefixes(name: Option<&str>) -> Vec<String> {
+    let Some(name) = name else {
+        return Vec::new();
+    };
+    let parts: Vec<&str> = name.split('.').collect();
+    (1..parts.len()).map(|k| parts[..k].join(".")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -601,13 +610,4 @@ mod tests {
         assert_eq!(quote("a\"b\nc"), "\"a\\\"b\\nc\"");
         assert_eq!(html("<a & b>"), "&lt;a &amp; b&gt;");
     }
-}
-
-/// The dotted prefixes of a binding's name, shortest first (`a.b.c`: `a`, `a.b`).
-fn name_prefixes(name: Option<&str>) -> Vec<String> {
-    let Some(name) = name else {
-        return Vec::new();
-    };
-    let parts: Vec<&str> = name.split('.').collect();
-    (1..parts.len()).map(|k| parts[..k].join(".")).collect()
 }
