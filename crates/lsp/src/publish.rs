@@ -124,7 +124,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
         let mut foreign: Vec<(String, lsp::Position)> = Vec::new();
         for (_, _, other, _) in &item.foreign {
             if !foreign.iter().any(|(n, _)| n == other) {
-                let p = starts.get(other.as_str()).map(|o| snap.position(*o));
+                let p = starts.get(other.as_str()).map(|o| snap.position(o));
                 foreign.push((other.clone(), p.unwrap_or_default()));
             }
         }
@@ -176,10 +176,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
             severity: Some(lsp::DiagnosticSeverity::WARNING),
             code: Some(lsp::NumberOrString::String("internal".into())),
             source: Some("mirdsl".into()),
-            message: format!(
-                "internal error: checking `{}` failed ({}); this is a bug in mirdsl",
-                f.item, f.message
-            ),
+            message: ide::failure_message(&f),
             ..Default::default()
         };
         push(&mut out, &mut first, &d);

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use db::{File, RootDb};
 use serde_json::Value as Json;
-use syntax::{ColumnUnit, LineIndex, TextEdit as SyntaxEdit, TextRange};
+use syntax::{ColumnUnit, TextEdit as SyntaxEdit, TextRange};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types as lsp;
 use tower_lsp_server::{Client, LanguageServer};
@@ -338,41 +338,19 @@ impl LanguageServer for Backend {
                 return;
             };
             let file = doc.file;
-            let mut text = file.text(&st.db).to_string();
-            let mut index: Option<LineIndex> = Some(db::line_index(&st.db, file).clone());
-            let mut edits = Vec::new();
-            let mut full: Option<String> = None;
-            for change in params.content_changes {
+            st.db.edit_file(file, params.content_changes, |text, index, change| {
                 match change.range {
                     Some(range) => {
-                        let idx = index.get_or_insert_with(|| LineIndex::new(&text));
-                        let start = convert::offset(&text, idx, range.start, unit);
-                        let end = convert::offset(&text, idx, range.end, unit);
-                        let edit = SyntaxEdit {
+                        let start = convert::offset(text, index, range.start, unit);
+                        let end = convert::offset(text, index, range.end, unit);
+                        SyntaxEdit {
                             delete: TextRange::new(start.min(end), start.max(end)),
                             insert: change.text,
-                        };
-                        edit.apply(&mut text);
-                        index = None;
-                        edits.push(edit);
+                        }
                     }
-                    None => {
-                        text = change.text;
-                        index = None;
-                        edits.clear();
-                        full = Some(text.clone());
-                    }
+                    None => db::diff_edit(text, &change.text),
                 }
-            }
-            match full {
-                // A full replacement, possibly followed by edits: set the final text.
-                Some(_) => st.db.set_text(file, &text),
-                None if !edits.is_empty() => {
-                    st.db
-                        .apply_edits_with_text(file, edits, std::sync::Arc::from(text))
-                }
-                None => {}
-            }
+            });
             if let Some(doc) = st.docs.get_mut(uri.as_str()) {
                 doc.version = params.text_document.version;
             }
