@@ -145,6 +145,24 @@ impl<'a> Analysis<'a> {
     }
 }
 
+/// The diagnostics of a text, as `mirdsl check` prints them and the language
+/// server publishes them: one pipeline (the database's), in position order;
+/// and the graphs whose analysis panicked (checker bugs).
+pub fn check_text(text: &str) -> (Vec<Diagnostic>, Vec<db::Failure>) {
+    let mut db = db::RootDb::new();
+    let file = db.new_file(text);
+    let ds = db::file_diagnostics(&db, file);
+    (ds.to_vec(), ds.failures())
+}
+
+/// What is said of a graph whose analysis panicked.
+pub fn failure_message(f: &db::Failure) -> String {
+    format!(
+        "internal error: checking `{}` failed ({}); this is a bug in mirdsl",
+        f.item, f.message
+    )
+}
+
 /// Symbols of every file whose name matches `query` (a case-insensitive subsequence).
 pub fn workspace_symbols(
     db: &dyn salsa::Database,

@@ -245,16 +245,23 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
         Err(code) => return code,
     };
     let mut checked = Vec::new();
+    let mut internal = 0;
     for file in files {
         let text = match read(&file) {
             Ok(text) => text,
             Err(c) => return c,
         };
-        let analysis = analysis::analyze(&text);
+        // The language server's pipeline (the incremental database), so
+        // that CI and the editor say the same thing.
+        let (diagnostics, failures) = ide::check_text(&text);
+        for f in &failures {
+            eprintln!("error: {}: {}", file.display(), ide::failure_message(f));
+            internal += 1;
+        }
         checked.push(render::Checked {
             path: file.display().to_string(),
             text,
-            diagnostics: analysis.diagnostics,
+            diagnostics,
         });
     }
     let errors = checked
@@ -286,7 +293,7 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
             serde_json::to_string_pretty(&render::sarif(&checked)).unwrap()
         ),
     }
-    if errors > 0 {
+    if errors + internal > 0 {
         EXIT_FAILURE
     } else {
         EXIT_OK
