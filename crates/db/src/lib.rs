@@ -57,8 +57,7 @@ use ir::{Ty, WeightDef};
 use salsa::{Durability, Setter};
 use syntax::ast::{self, AstNode};
 use syntax::{
-    GreenNode, LineIndex, NodeOrToken, Parse, SyntaxKind, SyntaxNode, TextEdit, TextRange,
-    TextSize,
+    GreenNode, LineIndex, NodeOrToken, Parse, SyntaxKind, SyntaxNode, TextEdit, TextRange, TextSize,
 };
 
 pub use salsa;
@@ -459,7 +458,7 @@ impl RootDb {
             .filter(|n| ast::Item::can_cast(n.kind()))
             .collect();
         let (n_old, n_new) = (old.nodes.len(), nodes.len());
-        let same = |j: usize, i: usize| old.nodes[j].green.same(&nodes[i].green());
+        let same = |j: usize, i: usize| old.nodes[j].green.same(nodes[i].green());
         let mut pre = 0;
         while pre < n_old.min(n_new) && same(pre, pre) {
             pre += 1;

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use crate::lsp;
 use db::ItemDiagnostics;
 use syntax::ColumnUnit;
-use tower_lsp_server::ls_types as lsp;
 
 use crate::convert::{self, Snap};
 
@@ -63,6 +63,20 @@ fn push_json(out: &mut Vec<u8>, first: &mut bool, json: &[u8]) {
 
 /// The whole `publishDiagnostics` message for the snapshot's document.
 pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
+    let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
+    out.extend_from_slice(
+        br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
+    );
+    serde_json::to_writer(&mut out, snap.uri.as_str()).unwrap();
+    out.extend_from_slice(br#","diagnostics":"#);
+    array(snap, cache, &mut out);
+    let _ = write!(out, r#","version":{version}}}}}"#);
+    out
+}
+
+/// The document's diagnostics as a JSON array (what is published, and what
+/// a pull request is answered with), appended to `out`.
+pub fn array(snap: &Snap, cache: &DiagnosticsCache, out: &mut Vec<u8>) {
     let uri = snap.uri.as_str().to_string();
     let mut previous = cache.0.lock().unwrap().remove(&uri).unwrap_or_default();
     if previous.unit != Some(snap.unit) {
@@ -78,12 +92,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
     let key = |d: &ide::Diagnostic, shift: syntax::TextSize| {
         (d.range.start() + shift, d.range.end() + shift, d.code)
     };
-    let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
-    out.extend_from_slice(
-        br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
-    );
-    serde_json::to_writer(&mut out, &uri).unwrap();
-    out.extend_from_slice(br#","diagnostics":["#);
+    out.push(b'[');
     let mut first = true;
     let mut file_level = ds.file_level.iter().peekable();
     for (index, (name, start, _, item)) in ds.items.iter().enumerate() {
@@ -93,7 +102,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
         let last = item.diagnostics.last().unwrap();
         while let Some(fd) = file_level.next_if(|fd| key(fd, 0.into()) <= key(head, *start)) {
             push(
-                &mut out,
+                out,
                 &mut first,
                 &convert::placed_diagnostic(snap, fd, &file_placed),
             );
@@ -106,14 +115,14 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
             for (i, d) in item.diagnostics.iter().enumerate() {
                 while let Some(fd) = file_level.next_if(|fd| key(fd, 0.into()) <= key(d, *start)) {
                     push(
-                        &mut out,
+                        out,
                         &mut first,
                         &convert::placed_diagnostic(snap, fd, &file_placed),
                     );
                 }
                 let placed = ds.place(&starts, index, i);
                 push(
-                    &mut out,
+                    out,
                     &mut first,
                     &convert::placed_diagnostic(snap, d, &placed),
                 );
@@ -150,7 +159,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
                 Arc::from(fragment)
             }
         };
-        push_json(&mut out, &mut first, &json);
+        push_json(out, &mut first, &json);
         next.items.insert(
             name.clone(),
             Cached {
@@ -164,7 +173,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
     }
     for fd in file_level {
         push(
-            &mut out,
+            out,
             &mut first,
             &convert::placed_diagnostic(snap, fd, &file_placed),
         );
@@ -179,9 +188,8 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
             message: ide::failure_message(&f),
             ..Default::default()
         };
-        push(&mut out, &mut first, &d);
+        push(out, &mut first, &d);
     }
-    let _ = write!(out, r#"],"version":{version}}}}}"#);
+    out.push(b']');
     cache.0.lock().unwrap().insert(uri, next);
-    out
 }

@@ -198,3 +198,48 @@ fn gradient_request_answers_text_or_a_clear_error() {
         c.shutdown().await;
     });
 }
+
+/// `$/cancelRequest` stops a request in flight (salsa's local cancellation
+/// unwinds its queries): it is answered `RequestCancelled` at once, and only
+/// once. A newer edit answers one `ContentModified`.
+#[test]
+fn cancel_request_and_newer_edits_end_requests_in_flight() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let uri = "file:///work/wait.mir";
+        c.open(uri, "graph f(x: f32[3]) {\n  return x\n}\n").await;
+        c.diagnostics(uri, 1).await;
+        let id = c
+            .send_request("mirdsl/debug/wait", json!({"uri": uri, "ms": 20000}))
+            .await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let started = std::time::Instant::now();
+        c.notify("$/cancelRequest", json!({"id": id})).await;
+        let r = c.response(id).await;
+        assert_eq!(r["error"]["code"], -32800, "{r}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Cancelling again (or an unknown id) answers nothing more.
+        c.notify("$/cancelRequest", json!({"id": id})).await;
+        c.notify("$/cancelRequest", json!({"id": 9999})).await;
+        let id = c
+            .send_request("mirdsl/debug/wait", json!({"uri": uri, "ms": 20000}))
+            .await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        c.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": 2},
+                "contentChanges": [{"range": {"start": {"line": 1, "character": 9}, "end": {"line": 1, "character": 10}}, "text": "x * 2.0"}]
+            }),
+        )
+        .await;
+        let r = c.response(id).await;
+        assert_eq!(r["error"]["code"], -32801, "{r}");
+        c.diagnostics(uri, 2).await;
+        // Nothing else answered either request.
+        let more: Vec<&Json> = c.pending.iter().filter(|m| m.get("id").is_some()).collect();
+        assert!(more.is_empty(), "{more:?}");
+        c.shutdown().await;
+    });
+}

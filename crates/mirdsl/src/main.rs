@@ -33,6 +33,10 @@ enum Command {
         /// Accepted for clients that pass it (VS Code's); stdio is the only transport.
         #[arg(long)]
         stdio: bool,
+        /// Run one `mirdsl/run` job (JSON on stdin, result on stdout): the
+        /// server's child process for runs it can stop.
+        #[arg(long, hide = true)]
+        run_worker: bool,
     },
     /// Format `.mir` files in place (directories are searched for `.mir` files).
     Fmt {
@@ -119,13 +123,14 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Lsp { stdio: _ } => match lsp::run_stdio() {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                eprintln!("error: the language server failed: {e}");
-                EXIT_FAILURE
-            }
-        },
+        // 0 after `shutdown` and `exit`; 1 for `exit` without `shutdown`.
+        Command::Lsp {
+            stdio: _,
+            run_worker: false,
+        } => lsp::run_stdio() as u8,
+        Command::Lsp {
+            run_worker: true, ..
+        } => lsp::run_worker() as u8,
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
         Command::Check { paths, format } => check_command(&paths, format),
