@@ -45,7 +45,7 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
                     values_text(&g, &g.values(*node))
                 );
                 if let Some((ty, _)) = &g.lowered.body.node(*node).annotation {
-                    md.push_str(&format!("\n\ndeclared `{ty}`"));
+                    md.push_str(&format!("\n\ndeclared {}", code_span(&ty.to_string())));
                 }
                 md
             }
@@ -67,9 +67,10 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
                     })
                     .collect();
                 format!(
-                    "```mindir\ngraph {}({})\n```\n\nnested in `{item}`",
+                    "```mindir\ngraph {}({})\n```\n\nnested in {}",
                     nested.name,
-                    params.join(", ")
+                    params.join(", "),
+                    code_span(item)
                 )
             }
             Target::Graph(gname) => graph_hover(&sema, gname)?,
@@ -144,7 +145,25 @@ fn call_result(sema: &Sema, callee: TextRange) -> Option<String> {
     if vals.is_empty() {
         return None;
     }
-    Some(format!("call result: `{}`", values_text(&g, &vals)))
+    Some(format!("call result: {}", code_span(&values_text(&g, &vals))))
+}
+
+/// `text` as a markdown code span: fenced by more backticks than any run in
+/// it, so that it renders as one span whatever it holds.
+pub(crate) fn code_span(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 pub(crate) fn values_text(g: &GraphSema, vals: &[AbsVal]) -> String {

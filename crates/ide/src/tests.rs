@@ -1509,3 +1509,79 @@ fn valid_names() {
     assert!(!crate::is_valid_name("layer.0_bias"));
     assert!(!crate::is_valid_name(""));
 }
+
+/// Markdown a client renders as meant: code blocks hold no backticks (the
+/// DSL has none), and outside them every run of backticks opening an inline
+/// code span is closed by a run of the same length on its line.
+fn assert_markdown_well_formed(md: &str) {
+    let mut in_block = false;
+    for line in md.lines() {
+        if line.starts_with("```") {
+            in_block = !in_block;
+            continue;
+        }
+        if in_block {
+            assert!(!line.contains('`'), "a backtick in a code block: {line:?}\n{md}");
+            continue;
+        }
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != b'`' {
+                i += 1;
+                continue;
+            }
+            let n = bytes[i..].iter().take_while(|&&b| b == b'`').count();
+            // Find the closing run of exactly n backticks.
+            let mut j = i + n;
+            let mut closed = None;
+            while j < bytes.len() {
+                if bytes[j] == b'`' {
+                    let m = bytes[j..].iter().take_while(|&&b| b == b'`').count();
+                    if m == n {
+                        closed = Some(j + m);
+                        break;
+                    }
+                    j += m;
+                } else {
+                    j += 1;
+                }
+            }
+            match closed {
+                Some(end) => i = end,
+                None => panic!("an unclosed run of {n} backtick(s) in {line:?}\n{md}"),
+            }
+        }
+    }
+    assert!(!in_block, "an unclosed code block\n{md}");
+}
+
+/// Issue 14, finding 7: hovers over functions made by metafunctions (whose
+/// descriptions name other things) are well-formed markdown.
+#[test]
+fn hover_markdown_is_well_formed_for_functions_of_functions() {
+    let text = r#"
+        graph loss(x: f32[3]) {
+          return ReduceSum(x * x)
+        }
+        graph main(x: f32[3]) {
+          g = grad(loss)
+          v = value_and_grad(loss)
+          sq = fn(a) => a * a
+          return (g(x), v(x), sq(x), vjp(loss)(x))
+        }
+        "#;
+    let f = Fixture::new(text);
+    let mut checked = 0;
+    for (i, _) in f.text.char_indices() {
+        if let Some(h) = f.analysis().hover(TextSize::from(i as u32)) {
+            assert_markdown_well_formed(&h.markdown);
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked} hovers");
+    // The description itself reads well.
+    let at = f.text.find("grad(loss)").unwrap();
+    let h = f.analysis().hover(TextSize::from(at as u32)).unwrap();
+    assert!(h.markdown.contains("grad of graph loss"), "{}", h.markdown);
+}
