@@ -77,7 +77,7 @@ impl CompletionItem {
     }
 }
 
-const META: &[&str] = &["grad", "value_and_grad", "vjp"];
+pub(crate) const META: &[&str] = &["grad", "value_and_grad", "vjp"];
 
 pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> {
     let sema = Sema::new(analysis);

@@ -145,7 +145,10 @@ fn call_result(sema: &Sema, callee: TextRange) -> Option<String> {
     if vals.is_empty() {
         return None;
     }
-    Some(format!("call result: {}", code_span(&values_text(&g, &vals))))
+    Some(format!(
+        "call result: {}",
+        code_span(&values_text(&g, &vals))
+    ))
 }
 
 /// `text` as a markdown code span: fenced by more backticks than any run in

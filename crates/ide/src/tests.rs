@@ -895,6 +895,82 @@ fn rename_refuses_keywords_invalid_names_primitives_and_clashes() {
     );
 }
 
+/// Issue 14, finding 3: renaming to a metafunction's, a primitive's, a
+/// dtype's name or a keyword is refused (the name would hide the built-in at
+/// every use), and so is renaming a built-in or a keyword.
+#[test]
+fn rename_refuses_the_names_of_built_ins() {
+    let graph = r#"
+        graph lo$0ss(x: f32[3]) { return ReduceSum(x * x) }
+        graph main(x: f32[3]) {
+          y = x * 2.0
+          return grad(loss)(y)
+        }
+        "#;
+    let local = r#"
+        graph main(x: f32[3]) {
+          y$0 = x * 2.0
+          return Exp(y)
+        }
+        "#;
+    for f in [graph, local] {
+        for (name, expected) in [
+            (
+                "grad",
+                "`grad` is a metafunction; the new name would hide it",
+            ),
+            (
+                "value_and_grad",
+                "`value_and_grad` is a metafunction; the new name would hide it",
+            ),
+            ("vjp", "`vjp` is a metafunction; the new name would hide it"),
+            (
+                "MatMul",
+                "`MatMul` is a primitive; the new name would hide it",
+            ),
+            (
+                "_SumToShapeOf",
+                "`_SumToShapeOf` is a primitive; the new name would hide it",
+            ),
+            ("f32", "`f32` is a dtype; the new name would hide it"),
+            ("return", "`return` is a keyword"),
+            ("graph", "`graph` is a keyword"),
+        ] {
+            let fx = Fixture::new(f);
+            assert_eq!(
+                fx.analysis().rename(fx.offset, name),
+                Err(expected.to_string())
+            );
+        }
+    }
+    for (at, expected) in [
+        (
+            "gr$0ad(loss)",
+            "`grad` is a metafunction; it cannot be renamed",
+        ),
+        (
+            "Reduce$0Sum",
+            "`ReduceSum` is a primitive; it cannot be renamed",
+        ),
+        ("f3$0", "`f32` is a dtype; it cannot be renamed"),
+        (
+            "ret$0urn grad",
+            "`return` is a keyword; it cannot be renamed",
+        ),
+        ("gra$0ph main", "`graph` is a keyword; it cannot be renamed"),
+    ] {
+        let text = graph
+            .replace("lo$0ss", "loss")
+            .replacen(&at.replace("$0", ""), at, 1);
+        let fx = Fixture::new(&text);
+        assert_eq!(
+            fx.analysis().prepare_rename(fx.offset),
+            Err(expected.to_string()),
+            "{at}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Completion.
 
@@ -1521,7 +1597,10 @@ fn assert_markdown_well_formed(md: &str) {
             continue;
         }
         if in_block {
-            assert!(!line.contains('`'), "a backtick in a code block: {line:?}\n{md}");
+            assert!(
+                !line.contains('`'),
+                "a backtick in a code block: {line:?}\n{md}"
+            );
             continue;
         }
         let bytes = line.as_bytes();

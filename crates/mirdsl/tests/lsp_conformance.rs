@@ -398,3 +398,28 @@ fn runs_are_cancelled_and_concurrent_requests_stay_bounded() {
     );
     lsp.shutdown();
 }
+
+/// Finding 3: renaming a graph to a metafunction's name is refused (it would
+/// rebind the metafunction at every use), with a clear message; so is
+/// preparing to rename a metafunction.
+#[test]
+fn renaming_to_a_metafunction_is_refused() {
+    let mut lsp = Lsp::start();
+    let text = "graph loss(x: f32[3]) {\n  return ReduceSum(x * x)\n}\ngraph main(x: f32[3]) {\n  return grad(loss)(x)\n}\n";
+    lsp.open(URI, text);
+    for new_name in ["grad", "value_and_grad", "vjp"] {
+        let r = lsp.request(
+            "textDocument/rename",
+            json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 7}, "newName": new_name}),
+        );
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("metafunction"), "{new_name}: {r}");
+    }
+    let r = lsp.request(
+        "textDocument/prepareRename",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 4, "character": 10}}),
+    );
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("`grad` is a metafunction"), "{r}");
+    lsp.shutdown();
+}
