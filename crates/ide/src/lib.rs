@@ -15,6 +15,7 @@ mod inlay;
 mod nav;
 mod sema;
 mod signature;
+mod structure;
 mod symbols;
 mod tokens;
 
@@ -36,6 +37,7 @@ pub use hover::HoverResult;
 pub use inlay::{InlayHint, InlayKind};
 pub use nav::{Highlight, NavTarget};
 pub use signature::SignatureHelp;
+pub use structure::{CallItem, Calls};
 pub use symbols::{Symbol, SymbolKind, WorkspaceSymbol};
 pub use tokens::{SemanticToken, TokenKind, TokenModifier, TOKEN_KINDS, TOKEN_MODIFIERS};
 
@@ -134,6 +136,36 @@ impl<'a> Analysis<'a> {
                 if errors.len() == 1 { "it" } else { "them" }
             )),
         }
+    }
+
+    /// The edits that format the top-level items `range` touches.
+    pub fn format_range(&self, range: TextRange) -> Result<Vec<Edit>, String> {
+        structure::format_range(self, range)
+    }
+
+    /// The ranges around `offset` for expanding a selection, innermost first.
+    pub fn selection_ranges(&self, offset: TextSize) -> Vec<TextRange> {
+        structure::selection_ranges(self, offset)
+    }
+
+    /// The top-level graph named or used at `offset`.
+    pub fn prepare_call_hierarchy(&self, offset: TextSize) -> Option<CallItem> {
+        structure::prepare_call_hierarchy(self, offset)
+    }
+
+    /// The graphs that use graph `name`.
+    pub fn incoming_calls(&self, name: &str) -> Vec<Calls> {
+        structure::incoming_calls(self, name)
+    }
+
+    /// The graphs that graph `name` uses.
+    pub fn outgoing_calls(&self, name: &str) -> Vec<Calls> {
+        structure::outgoing_calls(self, name)
+    }
+
+    /// The occurrences of the local name at `offset`, to edit together.
+    pub fn linked_editing_ranges(&self, offset: TextSize) -> Option<Vec<TextRange>> {
+        structure::linked_editing_ranges(self, offset)
     }
 
     pub fn code_actions(&self, range: TextRange) -> Vec<CodeAction> {

@@ -1664,3 +1664,139 @@ fn hover_markdown_is_well_formed_for_functions_of_functions() {
     let h = f.analysis().hover(TextSize::from(at as u32)).unwrap();
     assert!(h.markdown.contains("grad of graph loss"), "{}", h.markdown);
 }
+
+// ---------------------------------------------------------------------------
+// Selection ranges, call hierarchy, linked editing, range formatting.
+
+#[test]
+fn selection_ranges_grow_from_the_token_to_the_file() {
+    let f = Fixture::new(
+        r#"
+        graph f(x: f32[3]) {
+          y = Exp(x$0 * 2.0)
+          return y
+        }
+        "#,
+    );
+    let ranges = f.analysis().selection_ranges(f.offset);
+    let texts: Vec<&str> = ranges.iter().map(|r| &f.text[*r]).collect();
+    expect![[r#"
+        [
+            "x",
+            "x * 2.0",
+            "(x * 2.0)",
+            "Exp(x * 2.0)",
+            "y = Exp(x * 2.0)",
+            "{\n  y = Exp(x * 2.0)\n  return y\n}",
+            "graph f(x: f32[3]) {\n  y = Exp(x * 2.0)\n  return y\n}",
+        ]
+    "#]]
+    .assert_debug_eq(&texts);
+    for w in ranges.windows(2) {
+        assert!(w[1].contains_range(w[0]) && w[1] != w[0]);
+    }
+}
+
+const CALLS: &str = r#"
+    graph leaf(x) { return x * 2.0 }
+    graph mid(x) { return leaf(leaf(x)) + 1.0 }
+    graph top(x: f32[3]) {
+      a = mid(x)
+      return leaf(a)
+    }
+    "#;
+
+#[test]
+fn call_hierarchy_incoming_and_outgoing() {
+    let f = Fixture::new(CALLS);
+    let at = |s: &str| TextSize::from(f.text.find(s).unwrap() as u32);
+    let item = f.analysis().prepare_call_hierarchy(at("mid(x) {")).unwrap();
+    assert_eq!(item.name, "mid");
+    assert_eq!(&f.text[item.selection_range], "mid");
+    assert_eq!(item.detail.as_deref(), Some("graph mid(x)"));
+    // From a use too.
+    let used = f.analysis().prepare_call_hierarchy(at("mid(x)\n")).unwrap();
+    assert_eq!(used.name, "mid");
+    let show = |calls: Vec<crate::Calls>| -> Vec<String> {
+        calls
+            .iter()
+            .map(|c| {
+                let at: Vec<String> = c.ranges.iter().map(|r| format!("{r:?}")).collect();
+                format!("{} at {}", c.item.name, at.join(" "))
+            })
+            .collect()
+    };
+    expect![[r#"
+        [
+            "mid at 55..59 60..64",
+            "top at 122..126",
+        ]
+    "#]]
+    .assert_debug_eq(&show(f.analysis().incoming_calls("leaf")));
+    expect![[r#"
+        [
+            "mid at 106..109",
+            "leaf at 122..126",
+        ]
+    "#]]
+    .assert_debug_eq(&show(f.analysis().outgoing_calls("top")));
+    assert!(f.analysis().outgoing_calls("leaf").is_empty());
+    // Not a graph: no item.
+    assert!(f.analysis().prepare_call_hierarchy(at("x * 2.0")).is_none());
+}
+
+#[test]
+fn linked_editing_covers_a_local_names_occurrences() {
+    let f = Fixture::new(
+        r#"
+        graph f(x: f32[3]) {
+          h$0 = x * 2.0
+          k = h + h
+          return k
+        }
+        "#,
+    );
+    let ranges = f.analysis().linked_editing_ranges(f.offset).unwrap();
+    let annotated: Vec<(TextRange, String)> = ranges.iter().map(|r| (*r, String::new())).collect();
+    expect![[r#"
+        graph f(x: f32[3]) {
+          [h] = x * 2.0
+          k = [h] + [h]
+          return k
+        }
+    "#]]
+    .assert_eq(&f.annotate(&annotated));
+    // A top-level name is rename's business.
+    let g = Fixture::new("graph g$0(x) { return x }\ngraph m(y) { return g(y) }\n");
+    assert!(g.analysis().linked_editing_ranges(g.offset).is_none());
+}
+
+#[test]
+fn range_formatting_formats_the_items_it_touches() {
+    let f = Fixture::new(
+        "graph a( x ){return x}\n\ngraph b( x ){\nreturn  $0x*2.0$0\n}\n\ngraph c( x ){return x}\n",
+    );
+    let edits = f.analysis().format_range(f.range).unwrap();
+    let mut text = f.text.clone();
+    for e in edits.iter().rev() {
+        text.replace_range(
+            usize::from(e.range.start())..usize::from(e.range.end()),
+            &e.new_text,
+        );
+    }
+    expect![[r#"
+        graph a( x ){return x}
+
+        graph b(x) {
+          return x * 2.0
+        }
+
+        graph c( x ){return x}
+    "#]]
+    .assert_eq(&text);
+    let broken = Fixture::new("graph a( {\n");
+    assert!(broken
+        .analysis()
+        .format_range(TextRange::up_to(TextSize::of(broken.text.as_str())))
+        .is_err());
+}

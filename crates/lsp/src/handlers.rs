@@ -163,9 +163,10 @@ pub fn document_symbol(
 
 #[allow(deprecated)]
 pub fn workspace_symbol(
-    snaps: &[Snap],
+    snaps: &[(Snap, i32)],
     p: lsp::WorkspaceSymbolParams,
 ) -> Result<Option<lsp::WorkspaceSymbolResponse>> {
+    let snaps: Vec<&Snap> = snaps.iter().map(|(s, _)| s).collect();
     let Some(first) = snaps.first() else {
         return Ok(Some(lsp::WorkspaceSymbolResponse::Flat(Vec::new())));
     };
@@ -355,4 +356,254 @@ pub fn code_lens(
             })
             .collect(),
     ))
+}
+
+pub fn semantic_tokens_delta(
+    s: &Snap,
+    shared: &Shared,
+    p: lsp::SemanticTokensDeltaParams,
+) -> Result<Option<lsp::SemanticTokensFullDeltaResult>> {
+    let tokens = s.analysis().semantic_tokens(None);
+    let data = convert::semantic_tokens(s, &tokens);
+    let previous = shared
+        .tokens
+        .lock()
+        .unwrap()
+        .get(s.uri.as_str())
+        .filter(|(id, _)| *id == p.previous_result_id)
+        .map(|(_, old)| old.clone());
+    let result = tokens_result(shared, s, data);
+    let Some(old) = previous else {
+        return Ok(Some(lsp::SemanticTokensFullDeltaResult::Tokens(result)));
+    };
+    // One edit: the tokens between the common prefix and suffix.
+    let new = &result.data;
+    let old_n = old.len() / 5;
+    let same = |a: usize, b: &lsp::SemanticToken| {
+        old[a * 5..a * 5 + 5]
+            == [
+                b.delta_line,
+                b.delta_start,
+                b.length,
+                b.token_type,
+                b.token_modifiers_bitset,
+            ]
+    };
+    let prefix = (0..old_n.min(new.len()))
+        .take_while(|&i| same(i, &new[i]))
+        .count();
+    let suffix = (0..(old_n - prefix).min(new.len() - prefix))
+        .take_while(|&i| same(old_n - 1 - i, &new[new.len() - 1 - i]))
+        .count();
+    let edits = if prefix == old_n && prefix == new.len() {
+        Vec::new()
+    } else {
+        vec![lsp::SemanticTokensEdit {
+            start: (prefix * 5) as u32,
+            delete_count: ((old_n - prefix - suffix) * 5) as u32,
+            data: Some(new[prefix..new.len() - suffix].to_vec()),
+        }]
+    };
+    Ok(Some(lsp::SemanticTokensFullDeltaResult::TokensDelta(
+        lsp::SemanticTokensDelta {
+            result_id: result.result_id,
+            edits,
+        },
+    )))
+}
+
+pub fn range_formatting(
+    s: &Snap,
+    _: &Shared,
+    p: lsp::DocumentRangeFormattingParams,
+) -> Result<Option<Vec<lsp::TextEdit>>> {
+    let range = s.text_range(p.range);
+    match s.analysis().format_range(range) {
+        Ok(edits) => Ok(Some(edits.iter().map(|e| s.edit(e)).collect())),
+        Err(message) => Err(failed(message)),
+    }
+}
+
+pub fn selection_range(
+    s: &Snap,
+    _: &Shared,
+    p: lsp::SelectionRangeParams,
+) -> Result<Option<Vec<lsp::SelectionRange>>> {
+    Ok(Some(
+        p.positions
+            .iter()
+            .map(|&position| {
+                let ranges = s.analysis().selection_ranges(s.offset(position));
+                let mut out: Option<lsp::SelectionRange> = None;
+                for r in ranges.iter().rev() {
+                    out = Some(lsp::SelectionRange {
+                        range: s.range(*r),
+                        parent: out.map(Box::new),
+                    });
+                }
+                out.unwrap_or(lsp::SelectionRange {
+                    range: lsp::Range::new(position, position),
+                    parent: None,
+                })
+            })
+            .collect(),
+    ))
+}
+
+fn call_item(s: &Snap, item: &ide::CallItem) -> lsp::CallHierarchyItem {
+    lsp::CallHierarchyItem {
+        name: item.name.clone(),
+        kind: lsp::SymbolKind::FUNCTION,
+        tags: None,
+        detail: item.detail.clone(),
+        uri: s.uri.clone(),
+        range: s.range(item.range),
+        selection_range: s.range(item.selection_range),
+        data: Some(Json::String(item.name.clone())),
+    }
+}
+
+pub fn prepare_call_hierarchy(
+    s: &Snap,
+    _: &Shared,
+    p: lsp::CallHierarchyPrepareParams,
+) -> Result<Option<Vec<lsp::CallHierarchyItem>>> {
+    let offset = s.offset(p.text_document_position_params.position);
+    Ok(s.analysis()
+        .prepare_call_hierarchy(offset)
+        .map(|item| vec![call_item(s, &item)]))
+}
+
+pub fn incoming_calls(
+    s: &Snap,
+    _: &Shared,
+    p: lsp::CallHierarchyIncomingCallsParams,
+) -> Result<Option<Vec<lsp::CallHierarchyIncomingCall>>> {
+    Ok(Some(
+        s.analysis()
+            .incoming_calls(&p.item.name)
+            .iter()
+            .map(|c| lsp::CallHierarchyIncomingCall {
+                from: call_item(s, &c.item),
+                from_ranges: c.ranges.iter().map(|r| s.range(*r)).collect(),
+            })
+            .collect(),
+    ))
+}
+
+pub fn outgoing_calls(
+    s: &Snap,
+    _: &Shared,
+    p: lsp::CallHierarchyOutgoingCallsParams,
+) -> Result<Option<Vec<lsp::CallHierarchyOutgoingCall>>> {
+    Ok(Some(
+        s.analysis()
+            .outgoing_calls(&p.item.name)
+            .iter()
+            .map(|c| lsp::CallHierarchyOutgoingCall {
+                to: call_item(s, &c.item),
+                from_ranges: c.ranges.iter().map(|r| s.range(*r)).collect(),
+            })
+            .collect(),
+    ))
+}
+
+pub fn linked_editing_range(
+    s: &Snap,
+    _: &Shared,
+    p: lsp::LinkedEditingRangeParams,
+) -> Result<Option<lsp::LinkedEditingRanges>> {
+    let offset = s.offset(p.text_document_position_params.position);
+    Ok(s.analysis()
+        .linked_editing_ranges(offset)
+        .map(|ranges| lsp::LinkedEditingRanges {
+            ranges: ranges.iter().map(|r| s.range(*r)).collect(),
+            word_pattern: Some(r"[A-Za-z_%][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*".into()),
+        }))
+}
+
+/// A document's diagnostics as a pull answer: the same JSON as is
+/// published, and an id that is the hash of it (equal ids, equal items).
+fn pulled(s: &Snap, shared: &Shared) -> (String, Box<serde_json::value::RawValue>) {
+    use std::hash::{Hash, Hasher};
+    let mut items = Vec::with_capacity(1 << 12);
+    crate::publish::array(s, &shared.diagnostics, &mut items);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    items.hash(&mut h);
+    let id = format!("{:016x}", h.finish());
+    let raw = serde_json::value::RawValue::from_string(String::from_utf8(items).unwrap())
+        .expect("the diagnostics are JSON");
+    (id, raw)
+}
+
+#[derive(serde::Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Report {
+    #[serde(rename_all = "camelCase")]
+    Full {
+        result_id: String,
+        items: Box<serde_json::value::RawValue>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Unchanged { result_id: String },
+}
+
+fn report(s: &Snap, shared: &Shared, previous: Option<&str>) -> Report {
+    let (result_id, items) = pulled(s, shared);
+    if previous == Some(result_id.as_str()) {
+        Report::Unchanged { result_id }
+    } else {
+        Report::Full { result_id, items }
+    }
+}
+
+pub fn document_diagnostic(
+    s: &Snap,
+    shared: &Shared,
+    p: lsp::DocumentDiagnosticParams,
+) -> Result<Report> {
+    Ok(report(s, shared, p.previous_result_id.as_deref()))
+}
+
+#[derive(serde::Serialize)]
+pub struct WorkspaceReport {
+    items: Vec<WorkspaceItem>,
+}
+
+#[derive(serde::Serialize)]
+struct WorkspaceItem {
+    uri: String,
+    version: Option<i32>,
+    #[serde(flatten)]
+    report: Report,
+}
+
+pub fn workspace_diagnostic(
+    snaps: &[(Snap, i32)],
+    shared: &Shared,
+    id: &crate::transport::RequestId,
+    p: lsp::WorkspaceDiagnosticParams,
+) -> Result<WorkspaceReport> {
+    let previous: HashMap<String, String> = p
+        .previous_result_ids
+        .into_iter()
+        .map(|r| (r.uri.as_str().to_string(), r.value))
+        .collect();
+    let mut items = Vec::new();
+    for (s, version) in snaps {
+        if shared.is_cancelled(id) {
+            return Err(crate::server::RpcError::new(
+                crate::transport::code::REQUEST_CANCELLED,
+                "cancelled",
+            ));
+        }
+        let uri = s.uri.as_str().to_string();
+        let report = report(s, shared, previous.get(&uri).map(String::as_str));
+        items.push(WorkspaceItem {
+            uri,
+            version: Some(*version),
+            report,
+        });
+    }
+    Ok(WorkspaceReport { items })
 }

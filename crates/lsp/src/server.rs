@@ -287,8 +287,11 @@ impl Server {
             .text_document
             .as_ref()
             .is_some_and(|t| t.diagnostic.is_some());
-        let _ = can_pull;
-        self.pull = false;
+        self.pull = match options.get("diagnostics").and_then(Json::as_str) {
+            Some("push") => false,
+            Some("pull") => true,
+            _ => can_pull,
+        };
         self.client_commands = options
             .get("clientCommands")
             .and_then(Json::as_array)
@@ -591,14 +594,16 @@ impl Server {
     fn on_workspace<R>(
         &mut self,
         id: RequestId,
-        f: impl FnOnce(&[Snap], &Shared) -> Result<R> + Send + 'static,
+        f: impl FnOnce(&[(Snap, i32)], &Shared, &RequestId) -> Result<R> + Send + 'static,
     ) where
         R: Serialize + 'static,
     {
-        let docs: Vec<(File, lsp::Uri)> = {
+        let docs: Vec<(File, lsp::Uri, i32)> = {
             let mut docs: Vec<&Doc> = self.docs.values().collect();
             docs.sort_by(|a, b| a.uri.as_str().cmp(b.uri.as_str()));
-            docs.into_iter().map(|d| (d.file, d.uri.clone())).collect()
+            docs.into_iter()
+                .map(|d| (d.file, d.uri.clone(), d.version))
+                .collect()
         };
         let unit = self.unit;
         let db = self.db.clone();
@@ -619,17 +624,23 @@ impl Server {
                     Some(db) => {
                         // A handle per document (`$/cancelRequest` is checked
                         // between documents; a newer edit cancels them all).
-                        let snaps: Vec<Snap> = docs
+                        let snaps: Vec<(Snap, i32)> = docs
                             .into_iter()
-                            .map(|(file, uri)| Snap {
-                                db: db.clone(),
-                                file,
-                                uri,
-                                unit,
+                            .map(|(file, uri, version)| {
+                                let db = db.clone();
+                                (
+                                    Snap {
+                                        db,
+                                        file,
+                                        uri,
+                                        unit,
+                                    },
+                                    version,
+                                )
                             })
                             .collect();
                         drop(db);
-                        let r = guarded(&shared.outbox, || f(&snaps, &shared));
+                        let r = guarded(&shared.outbox, || f(&snaps, &shared, &id));
                         drop(snaps);
                         r
                     }
@@ -711,6 +722,13 @@ impl Server {
                     |p| p.text_document.uri
                 )
             }
+            SemanticTokensFullDeltaRequest::METHOD => {
+                document!(
+                    SemanticTokensFullDeltaRequest,
+                    handlers::semantic_tokens_delta,
+                    |p| p.text_document.uri
+                )
+            }
             SemanticTokensRangeRequest::METHOD => {
                 document!(
                     SemanticTokensRangeRequest,
@@ -729,6 +747,11 @@ impl Server {
             Formatting::METHOD => {
                 document!(Formatting, handlers::formatting, |p| p.text_document.uri)
             }
+            RangeFormatting::METHOD => {
+                document!(RangeFormatting, handlers::range_formatting, |p| p
+                    .text_document
+                    .uri)
+            }
             CodeActionRequest::METHOD => {
                 document!(CodeActionRequest, handlers::code_action, |p| p
                     .text_document
@@ -737,11 +760,57 @@ impl Server {
             CodeLensRequest::METHOD => document!(CodeLensRequest, handlers::code_lens, |p| p
                 .text_document
                 .uri),
+            SelectionRangeRequest::METHOD => {
+                document!(SelectionRangeRequest, handlers::selection_range, |p| p
+                    .text_document
+                    .uri)
+            }
+            CallHierarchyPrepare::METHOD => {
+                document!(
+                    CallHierarchyPrepare,
+                    handlers::prepare_call_hierarchy,
+                    |p| p.text_document_position_params.text_document.uri
+                )
+            }
+            CallHierarchyIncomingCalls::METHOD => {
+                document!(CallHierarchyIncomingCalls, handlers::incoming_calls, |p| p
+                    .item
+                    .uri)
+            }
+            CallHierarchyOutgoingCalls::METHOD => {
+                document!(CallHierarchyOutgoingCalls, handlers::outgoing_calls, |p| p
+                    .item
+                    .uri)
+            }
+            LinkedEditingRange::METHOD => {
+                document!(LinkedEditingRange, handlers::linked_editing_range, |p| p
+                    .text_document_position_params
+                    .text_document
+                    .uri)
+            }
+            DocumentDiagnosticRequest::METHOD => {
+                document!(
+                    DocumentDiagnosticRequest,
+                    handlers::document_diagnostic,
+                    |p| p.text_document.uri
+                )
+            }
+            WorkspaceDiagnosticRequest::METHOD => {
+                match serde_json::from_value::<lsp::WorkspaceDiagnosticParams>(params) {
+                    Ok(p) => self.on_workspace(id, move |snaps, shared, id| {
+                        handlers::workspace_diagnostic(snaps, shared, id, p)
+                    }),
+                    Err(e) => self.shared.outbox.respond_error(
+                        Some(id),
+                        code::INVALID_PARAMS,
+                        &format!("bad params for `{method}`: {e}"),
+                    ),
+                }
+            }
             WorkspaceSymbolRequest::METHOD => {
                 match serde_json::from_value::<lsp::WorkspaceSymbolParams>(params) {
-                    Ok(p) => {
-                        self.on_workspace(id, move |snaps, _| handlers::workspace_symbol(snaps, p))
-                    }
+                    Ok(p) => self
+                        .on_workspace(id, move |snaps, _, _| handlers::workspace_symbol(snaps, p)),
                     Err(e) => self.shared.outbox.respond_error(
                         Some(id),
                         code::INVALID_PARAMS,
@@ -925,13 +994,14 @@ fn capabilities(unit: ColumnUnit, pull: bool, commands: Vec<String>) -> lsp::Ser
                 lsp::SemanticTokensOptions {
                     legend: convert::legend(),
                     range: Some(true),
-                    full: Some(lsp::SemanticTokensFullOptions::Bool(true)),
+                    full: Some(lsp::SemanticTokensFullOptions::Delta { delta: Some(true) }),
                     ..Default::default()
                 },
             ),
         ),
         folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
         document_formatting_provider: Some(lsp::OneOf::Left(true)),
+        document_range_formatting_provider: Some(lsp::OneOf::Left(true)),
         code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
             lsp::CodeActionOptions {
                 code_action_kinds: Some(vec![
@@ -945,6 +1015,11 @@ fn capabilities(unit: ColumnUnit, pull: bool, commands: Vec<String>) -> lsp::Ser
             resolve_provider: Some(false),
         }),
         inlay_hint_provider: Some(lsp::OneOf::Left(true)),
+        selection_range_provider: Some(lsp::SelectionRangeProviderCapability::Simple(true)),
+        call_hierarchy_provider: Some(lsp::CallHierarchyServerCapability::Simple(true)),
+        linked_editing_range_provider: Some(lsp::LinkedEditingRangeServerCapabilities::Simple(
+            true,
+        )),
         execute_command_provider: Some(lsp::ExecuteCommandOptions {
             commands,
             work_done_progress_options: Default::default(),
