@@ -169,6 +169,10 @@ pub struct ItemInfo {
     pub green: Green,
     /// Whether this is the first item with its name (later ones are errors).
     pub first: bool,
+    /// The generation of the file's items at which something this item's
+    /// diagnostics depend on last changed (its syntax, or an item it refers
+    /// to, transitively, or the names): equal stamps, equal diagnostics.
+    pub stamp: u64,
 }
 
 /// The top-level items of a file, in source order.
@@ -182,6 +186,10 @@ pub struct Items {
     /// Every top-level item node, named or not.
     nodes: Vec<Node>,
     text_len: Option<TextSize>,
+    /// Counts updates (see [`ItemInfo::stamp`]).
+    generation: u64,
+    /// For each name, the items whose text refers to it.
+    referrers: Arc<HashMap<String, Vec<String>>>,
 }
 
 impl Items {
@@ -329,6 +337,9 @@ struct Node {
     /// Its index in [`Items::items`], if it has a name.
     info: Option<usize>,
     calls: Arc<ItemCalls>,
+    /// The names its text refers to (what its analysis may read of other
+    /// items; local names too, which does no harm).
+    refs: Arc<Vec<String>>,
 }
 
 impl RootDb {
@@ -441,6 +452,10 @@ impl RootDb {
         ItemKey::new(self, file, name)
     }
 
+    fn generation_of(&self, file: File) -> u64 {
+        file.items(self).generation
+    }
+
     /// Sets a file's inputs for a new text and parse: the item inputs only
     /// where an item changed, the names only when they changed.
     fn update(
@@ -492,12 +507,20 @@ impl RootDb {
                 .iter()
                 .zip(&fresh)
                 .all(|(o, (f, _))| o.calls == f.calls);
+        let refs_same = structure_same
+            && old_middle
+                .iter()
+                .zip(&fresh)
+                .all(|(o, (f, _))| o.refs == f.refs);
+        let generation = old.generation + 1;
         let mut items = Items {
             items: Vec::with_capacity(old.items.len()),
             nodes: Vec::with_capacity(n_new),
             by_name: old.by_name.clone(),
             diagnostics: Vec::new(),
             text_len: Some(root.text_range().len()),
+            generation,
+            referrers: old.referrers.clone(),
         };
         let push = |items: &mut Items, mut node: Node, info: Option<ItemInfo>| {
             node.info = info.map(|info| {
@@ -557,18 +580,23 @@ impl RootDb {
         let mut slots = file.slots(self).clone();
         let mut new_slots = false;
         let mut to_set = Vec::new();
+        // The names whose item changed (their diagnostics and their
+        // referrers' may change).
+        let mut changed: Vec<String> = Vec::new();
         for name in &touched {
             let syntax = items.get(name).map(|i| (i.kind, i.green.clone()));
             match slots.get(name) {
                 Some(slot) => {
                     if slot.syntax(self) != &syntax {
                         to_set.push((*slot, syntax));
+                        changed.push(name.clone());
                     }
                 }
                 None => {
                     let slot = ItemSlot::builder(syntax).durability(durability).new(self);
                     Arc::make_mut(&mut slots).insert(name.clone(), slot);
                     new_slots = true;
+                    changed.push(name.clone());
                 }
             }
         }
@@ -580,12 +608,41 @@ impl RootDb {
                 .with_durability(Durability::MEDIUM)
                 .to(slots);
         }
+        let mut names_changed = false;
         if !calls_same {
             let index = items.index();
             if **file.names(self) != index {
+                names_changed = true;
                 file.set_names(self)
                     .with_durability(Durability::MEDIUM)
                     .to(Arc::new(index));
+            }
+        }
+        if !refs_same {
+            items.referrers = Arc::new(referrers(&items));
+        }
+        // Stamp the items whose diagnostics may have changed: those that
+        // changed and those that refer to them, transitively; all of them
+        // when the names changed (lowering reads them) or an item moved
+        // ahead of another of its name.
+        if names_changed || !structure_same {
+            for info in &mut items.items {
+                info.stamp = generation;
+            }
+        } else if !changed.is_empty() {
+            let mut dirty: HashSet<String> = changed.iter().cloned().collect();
+            let mut work = changed;
+            while let Some(name) = work.pop() {
+                for referrer in items.referrers.get(&name).into_iter().flatten() {
+                    if dirty.insert(referrer.clone()) {
+                        work.push(referrer.clone());
+                    }
+                }
+            }
+            for info in &mut items.items {
+                if dirty.contains(&info.name) {
+                    info.stamp = generation;
+                }
             }
         }
         file.set_text(self).to(text);
@@ -594,9 +651,21 @@ impl RootDb {
         file.set_line_index(self).to(Arc::new(line_index));
     }
 
-    /// A top-level item node: its calls, and its name, kind and ranges if it has a name.
+    /// A top-level item node: its calls and references, and its name, kind
+    /// and ranges if it has a name.
     fn describe(&self, file: File, node: &SyntaxNode) -> (Node, Option<ItemInfo>) {
         let calls = Arc::new(ItemCalls::of(node));
+        let mut refs: Vec<String> = node
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| {
+                t.kind() == SyntaxKind::IDENT
+                    && t.parent().is_some_and(|p| p.kind() == SyntaxKind::NAME_REF)
+            })
+            .map(|t| t.text().to_string())
+            .collect();
+        refs.sort();
+        refs.dedup();
         let green = Green(node.green().to_owned());
         let info = ast::Item::cast(node.clone()).and_then(|item| {
             let name = item.name()?;
@@ -615,6 +684,7 @@ impl RootDb {
                 name_range: name.range(),
                 green: green.clone(),
                 first: true,
+                stamp: self.generation_of(file) + 1,
             })
         });
         (
@@ -622,6 +692,7 @@ impl RootDb {
                 green,
                 info: None,
                 calls,
+                refs: Arc::new(refs),
             },
             info,
         )
@@ -654,6 +725,20 @@ pub fn diff_edit(old: &str, new: &str) -> TextEdit {
         ),
         insert: new[prefix..b.len() - suffix].to_string(),
     }
+}
+
+/// For each name, the named items whose text refers to it.
+fn referrers(items: &Items) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for node in &items.nodes {
+        let Some(i) = node.info else { continue };
+        for name in node.refs.iter() {
+            out.entry(name.clone())
+                .or_default()
+                .push(items.items[i].name.clone());
+        }
+    }
+    out
 }
 
 /// Errors for the second and later items of one name.
@@ -1300,10 +1385,57 @@ impl FileDiagnostics {
     }
 }
 
-/// Every diagnostic of a file. Re-executes after every edit (it reads the
-/// items' places), but each item's diagnostics are memoised.
+/// Every diagnostic of a file (the database's own memo: re-executes after
+/// every edit and validates every item's; the server uses
+/// [`file_diagnostics_memo`], which fetches only the items that may have
+/// changed).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Arc<FileDiagnostics> {
+    Arc::new(build_file_diagnostics(db, file, &mut |_, info| {
+        item_diagnostics(db, info.key).clone()
+    }))
+}
+
+/// Items' diagnostics kept by stamp ([`ItemInfo::stamp`]) across edits,
+/// aligned with the items: a document's memo in the language server.
+#[derive(Default)]
+pub struct DiagnosticsMemo {
+    items: Vec<Option<(String, u64, Arc<ItemDiagnostics>)>>,
+}
+
+/// What [`file_diagnostics`] gives, fetching from the database only the
+/// items whose stamps changed since `memo` saw them: an edit inside one graph
+/// asks salsa about that graph and those that refer to it, not about every
+/// item of the file.
+pub fn file_diagnostics_memo(
+    db: &dyn salsa::Database,
+    file: File,
+    memo: &Mutex<DiagnosticsMemo>,
+) -> FileDiagnostics {
+    // A query cancelled while the memo was held leaves it poisoned, but
+    // consistent (each entry is replaced whole).
+    let mut memo = memo
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    memo.items.resize(file.items(db).items.len(), None);
+    build_file_diagnostics(db, file, &mut |index, info| {
+        let slot = &mut memo.items[index];
+        match slot {
+            Some((name, stamp, d)) if *name == info.name && *stamp == info.stamp => d.clone(),
+            _ => {
+                let d = item_diagnostics(db, info.key).clone();
+                *slot = Some((info.name.clone(), info.stamp, d.clone()));
+                d
+            }
+        }
+    })
+}
+
+fn build_file_diagnostics(
+    db: &dyn salsa::Database,
+    file: File,
+    fetch: &mut dyn FnMut(usize, &ItemInfo) -> Arc<ItemDiagnostics>,
+) -> FileDiagnostics {
     let parse = file.parse(db);
     let mut file_level: Vec<Diagnostic> = parse
         .errors()
@@ -1313,17 +1445,12 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Arc<FileDiagnos
     let items = file.items(db);
     file_level.extend(items.diagnostics.iter().cloned());
     let mut per_item = Vec::new();
-    for info in &items.items {
+    for (index, info) in items.items.iter().enumerate() {
         match (info.first, info.kind) {
             (true, _) => {
-                let d = item_diagnostics(db, info.key);
+                let d = fetch(index, info);
                 if !d.diagnostics.is_empty() || d.failure.is_some() {
-                    per_item.push((
-                        info.name.clone(),
-                        info.range.start(),
-                        info.name_range,
-                        d.clone(),
-                    ));
+                    per_item.push((info.name.clone(), info.range.start(), info.name_range, d));
                 }
             }
             (false, ItemKind::Graph) => {}
@@ -1340,9 +1467,9 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Arc<FileDiagnos
     }
     file_level.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     file_level.dedup();
-    Arc::new(FileDiagnostics {
+    FileDiagnostics {
         file_level,
         items: per_item,
         index: items.clone(),
-    })
+    }
 }

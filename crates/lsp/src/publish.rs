@@ -32,13 +32,27 @@ struct DocCache {
     items: HashMap<String, Cached>,
 }
 
-/// The serialised diagnostics of each item of each document.
+/// The serialised diagnostics of each item of each document, and each
+/// document's memo of item diagnostics (by stamp: see [`db::DiagnosticsMemo`]).
 #[derive(Default)]
-pub struct DiagnosticsCache(Mutex<HashMap<String, DocCache>>);
+pub struct DiagnosticsCache(
+    Mutex<HashMap<String, DocCache>>,
+    Mutex<HashMap<String, Arc<Mutex<db::DiagnosticsMemo>>>>,
+);
 
 impl DiagnosticsCache {
     pub fn forget(&self, uri: &str) {
         self.0.lock().unwrap().remove(uri);
+        self.1.lock().unwrap().remove(uri);
+    }
+
+    fn memo(&self, uri: &str) -> Arc<Mutex<db::DiagnosticsMemo>> {
+        self.1
+            .lock()
+            .unwrap()
+            .entry(uri.to_string())
+            .or_default()
+            .clone()
     }
 }
 
@@ -86,7 +100,7 @@ pub fn array(snap: &Snap, cache: &DiagnosticsCache, out: &mut Vec<u8>) {
         unit: Some(snap.unit),
         items: HashMap::with_capacity(previous.items.len()),
     };
-    let ds = snap.analysis().file_diagnostics();
+    let ds = db::file_diagnostics_memo(&snap.db, snap.file, &cache.memo(&uri));
     let starts = ds.starts();
     let file_placed = ds.place_file_level(&starts);
     let key = |d: &ide::Diagnostic, shift: syntax::TextSize| {
