@@ -31,7 +31,7 @@ use syntax::{TextRange, TextSize};
 
 pub use actions::{CodeAction, CodeActionKind, CodeLens};
 pub use analysis::{Code, Diagnostic, Severity};
-pub use completion::{CompletionItem, CompletionKind};
+pub use completion::{CompletionItem, CompletionKind, CompletionList, MAX_ITEMS};
 pub use folding::{Fold, FoldKind};
 pub use hover::HoverResult;
 pub use inlay::{InlayHint, InlayKind};
@@ -104,8 +104,15 @@ impl<'a> Analysis<'a> {
         nav::rename(self, offset, new_name)
     }
 
+    /// The items offered at `offset`, best first, matching the name being
+    /// typed (at most [`MAX_ITEMS`]).
     pub fn completions(&self, offset: TextSize) -> Vec<CompletionItem> {
         completion::completions(self, offset)
+    }
+
+    /// [`Analysis::completions`], and whether more items match than are listed.
+    pub fn completion_list(&self, offset: TextSize) -> CompletionList {
+        completion::completion_list(self, offset)
     }
 
     pub fn signature_help(&self, offset: TextSize) -> Option<SignatureHelp> {

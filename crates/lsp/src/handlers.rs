@@ -101,13 +101,21 @@ pub fn completion(
     p: lsp::CompletionParams,
 ) -> Result<Option<lsp::CompletionResponse>> {
     let offset = s.offset(p.text_document_position.position);
-    let items: Vec<lsp::CompletionItem> = s
-        .analysis()
-        .completions(offset)
+    let list = s.analysis().completion_list(offset);
+    // Ranked already: the sort text keeps the order in the client.
+    let items: Vec<lsp::CompletionItem> = list
+        .items
         .iter()
-        .map(|c| convert::completion(s, c))
+        .enumerate()
+        .map(|(i, c)| lsp::CompletionItem {
+            sort_text: Some(format!("{i:04}")),
+            ..convert::completion(s, c)
+        })
         .collect();
-    Ok(Some(lsp::CompletionResponse::Array(items)))
+    Ok(Some(lsp::CompletionResponse::List(lsp::CompletionList {
+        is_incomplete: list.is_incomplete,
+        items,
+    })))
 }
 
 pub fn signature_help(
