@@ -1396,11 +1396,53 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Arc<FileDiagnos
     }))
 }
 
+/// Computes the diagnostics of the first items of a file on up to `threads`
+/// threads, each with its own handle (salsa shares what they compute), so
+/// that a whole-file pass after it finds them memoised: opening a big file,
+/// `mirdsl check`. A write cancels them as it cancels any query.
+pub fn prefetch_item_diagnostics(db: &RootDb, file: File, threads: usize) {
+    let keys: Vec<ItemKey> = file
+        .items(db)
+        .items
+        .iter()
+        .filter(|i| i.first)
+        .map(|i| i.key)
+        .collect();
+    if threads < 2 || keys.len() < 32 {
+        return;
+    }
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let handle = db.clone();
+            let keys = &keys;
+            let _ = std::thread::Builder::new()
+                // Inference follows call chains recursively.
+                .stack_size(64 << 20)
+                .spawn_scoped(scope, move || {
+                    // A panic here (a cancellation, a checker bug) is met
+                    // again, and handled, by the caller's own pass.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        for key in keys.iter().skip(t).step_by(threads) {
+                            item_diagnostics(&handle, *key);
+                        }
+                    }));
+                });
+        }
+    });
+}
+
 /// Items' diagnostics kept by stamp ([`ItemInfo::stamp`]) across edits,
 /// aligned with the items: a document's memo in the language server.
 #[derive(Default)]
 pub struct DiagnosticsMemo {
     items: Vec<Option<(String, u64, Arc<ItemDiagnostics>)>>,
+}
+
+impl DiagnosticsMemo {
+    /// Whether nothing was computed through it yet.
+    pub fn is_new(&self) -> bool {
+        self.items.is_empty()
+    }
 }
 
 /// What [`file_diagnostics`] gives, fetching from the database only the

@@ -190,6 +190,9 @@ impl<'a> Analysis<'a> {
 pub fn check_text(text: &str) -> (Vec<Diagnostic>, Vec<db::Failure>) {
     let mut db = db::RootDb::new();
     let file = db.new_file(text);
+    // The items' analyses in parallel (salsa shares the results).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    db::prefetch_item_diagnostics(&db, file, threads);
     let ds = db::file_diagnostics(&db, file);
     (ds.to_vec(), ds.failures())
 }

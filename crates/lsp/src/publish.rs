@@ -100,7 +100,14 @@ pub fn array(snap: &Snap, cache: &DiagnosticsCache, out: &mut Vec<u8>) {
         unit: Some(snap.unit),
         items: HashMap::with_capacity(previous.items.len()),
     };
-    let ds = db::file_diagnostics_memo(&snap.db, snap.file, &cache.memo(&uri));
+    let memo = cache.memo(&uri);
+    let new = memo.lock().is_ok_and(|m| m.is_new());
+    if new {
+        // The first time (opening): the items' analyses in parallel.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        db::prefetch_item_diagnostics(&snap.db, snap.file, threads);
+    }
+    let ds = db::file_diagnostics_memo(&snap.db, snap.file, &memo);
     let starts = ds.starts();
     let file_placed = ds.place_file_level(&starts);
     let key = |d: &ide::Diagnostic, shift: syntax::TextSize| {
