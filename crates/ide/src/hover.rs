@@ -218,26 +218,25 @@ fn graph_hover(sema: &Sema, name: &str) -> Option<String> {
     Some(md)
 }
 
-/// The comment lines right above an item.
+/// The comment lines right above an item (lines end at LF, CRLF or CR).
 pub(crate) fn doc_comment(sema: &Sema, name: &str) -> Option<String> {
+    use syntax::{ColumnUnit, LineCol};
     let info = sema.items.get(name)?;
     let text = sema.analysis.text();
-    let before = &text[..usize::from(info.range.start())];
+    let index = db::line_index(sema.analysis.db, sema.analysis.file);
+    let mut line = index
+        .line_col(text, info.range.start(), ColumnUnit::Utf8)
+        .line;
     let mut lines: Vec<&str> = Vec::new();
     // Walk back line by line over comment-only lines directly above.
-    let mut rest = before.strip_suffix('\n').unwrap_or(before);
-    loop {
-        let start = rest.rfind('\n').map_or(0, |i| i + 1);
-        let line = rest[start..].trim();
-        if let Some(c) = line.strip_prefix('#') {
-            lines.push(c.trim());
-        } else {
-            break;
+    while line > 0 {
+        line -= 1;
+        let at = |col| usize::from(index.offset(text, LineCol { line, col }, ColumnUnit::Utf8));
+        let this = text[at(0)..at(u32::MAX)].trim();
+        match this.strip_prefix('#') {
+            Some(c) => lines.push(c.trim()),
+            None => break,
         }
-        if start == 0 {
-            break;
-        }
-        rest = &rest[..start - 1];
     }
     if lines.is_empty() {
         return None;

@@ -1624,6 +1624,23 @@ fn assert_markdown_well_formed(md: &str) {
     assert!(!in_block, "an unclosed code block\n{md}");
 }
 
+/// Issue 14, finding 5: doc comments are found above an item whatever the
+/// file's line breaks.
+#[test]
+fn hover_doc_comments_with_any_line_break() {
+    for nl in ["\n", "\r\n", "\r"] {
+        let text = format!("# Adds one.{nl}# Twice.{nl}graph inc(x) {{ return x + 1 }}{nl}graph main(v: f32[3]) {{{nl}  return inc(v){nl}}}{nl}");
+        let f = Fixture::new(&text);
+        let at = TextSize::from(f.text.find("inc(v)").unwrap() as u32);
+        let h = f.analysis().hover(at).unwrap();
+        assert!(
+            h.markdown.contains("Adds one.\nTwice."),
+            "{nl:?}: {}",
+            h.markdown
+        );
+    }
+}
+
 /// Issue 14, finding 7: hovers over functions made by metafunctions (whose
 /// descriptions name other things) are well-formed markdown.
 #[test]
