@@ -264,6 +264,21 @@ struct Engine<'a> {
     depth: usize,
 }
 
+/// Whether calling `graph` with `args` is what checking it as an entry does:
+/// a top-level graph given its declared parameter types.
+fn is_own_check(lowered: &LoweredGraph, graph: GraphId, args: &[Val]) -> bool {
+    let body = &lowered.body;
+    graph == body.root()
+        && body.graph(graph).params.iter().zip(args).all(|(&p, a)| {
+            let declared = body
+                .node(p)
+                .annotation
+                .as_ref()
+                .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t));
+            a.as_ref().map(AbsVal::widen) == Some(declared.widen())
+        })
+}
+
 /// Deeper than this, a chain of graph calls is reported instead of followed.
 const MAX_DEPTH: usize = 200;
 
@@ -712,19 +727,7 @@ impl Engine<'_> {
                     }
                     call_args.push(value);
                 }
-                let own = env.is_empty()
-                    && graph == lowered.body.root()
-                    && lowered.body.graph(graph).params.iter().zip(&call_args).all(
-                        |(&p, a)| {
-                            let declared = lowered
-                                .body
-                                .node(p)
-                                .annotation
-                                .as_ref()
-                                .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t));
-                            a.as_ref().map(AbsVal::widen) == Some(declared.widen())
-                        },
-                    );
+                let own = env.is_empty() && is_own_check(&lowered, graph, &call_args);
                 let env_map: HashMap<NodeId, Val> =
                     env.into_iter().map(|(k, v)| (k, Some(v))).collect();
                 let span = self.span(frame, n, None);
