@@ -193,7 +193,7 @@ impl<'a> Engine<'a> {
 
     /// Checks entry `name` with its declared parameter types.
     fn run_entry(&mut self, name: &str) -> EntryResult {
-        let Some(lowered) = self.source.graph(name) else {
+        let Some(lowered) = self.lowered(name) else {
             return EntryResult::default();
         };
         self.entry = Arc::from(name);
@@ -283,6 +283,13 @@ fn is_own_check(lowered: &LoweredGraph, graph: GraphId, args: &[Val]) -> bool {
 const MAX_DEPTH: usize = 200;
 
 impl Engine<'_> {
+    /// A top-level graph of the program, or an instance of a composite primitive.
+    fn lowered(&self, name: &str) -> Option<Arc<LoweredGraph>> {
+        self.source
+            .graph(name)
+            .or_else(|| crate::composite::instance_by_key(name))
+    }
+
     fn intern(&mut self, f: FuncVal) -> AbsVal {
         if let Some(&id) = self.func_ids.get(&f) {
             return AbsVal::Func(id);
@@ -339,7 +346,7 @@ impl Engine<'_> {
         env: Arc<HashMap<NodeId, Val>>,
         _site: Option<TextRange>,
     ) -> Val {
-        let Some(lowered) = self.source.graph(item) else {
+        let Some(lowered) = self.lowered(item) else {
             return Some(AbsVal::Any);
         };
         if args.iter().any(Option::is_none) {
@@ -675,7 +682,7 @@ impl Engine<'_> {
                 graph,
                 env,
             } => {
-                let Some(lowered) = self.source.graph(&g_item) else {
+                let Some(lowered) = self.lowered(&g_item) else {
                     return Some(AbsVal::Any);
                 };
                 let params = lowered.body.graph(graph).params.len();
@@ -988,6 +995,18 @@ impl Engine<'_> {
             "UpdateState" => return Some(AbsVal::Monad),
             "StopGradient" | "Return" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
             _ => {}
+        }
+        // A composite primitive is a call of its instance graph.
+        if let (Some(key), Some(_)) = (
+            ops::composite::instance_key(p),
+            crate::composite::instance(p),
+        ) {
+            let f = self.intern(FuncVal::Graph {
+                item: Arc::from(key.as_str()),
+                graph: GraphId(0),
+                env: Vec::new(),
+            });
+            return self.apply_value(frame, n, f, args);
         }
         // An unknown primitive was reported by lowering.
         let Some(op) = ops::lookup(&p.name) else {

@@ -628,6 +628,17 @@ impl Executor {
             };
             let f = f.clone();
             match &*f {
+                Func::Prim(p) if ops::composite::composite(&p.prim.name).is_some() => {
+                    // A composite primitive runs its instance graph.
+                    let item = self.composite_item(&p.prim)?;
+                    let Value::Func(f) = self.item_value(item) else {
+                        unreachable!("an item's value is a function")
+                    };
+                    let Func::Graph(c) = &*f else {
+                        unreachable!("an item's value is a graph")
+                    };
+                    return self.enter(c, args).map(Outcome::Call);
+                }
                 Func::Prim(p) => return self.call_prim(p, args).map(Outcome::Value),
                 Func::Graph(c) => return self.enter(c, args).map(Outcome::Call),
                 Func::Partial { f, args: bound } => {
@@ -884,6 +895,19 @@ impl Executor {
             .collect()
     }
 
+    /// The item of a composite primitive's instance, made on first use.
+    fn composite_item(&mut self, prim: &PrimRef) -> Result<u32, RunError> {
+        let key = ops::composite::instance_key(prim)
+            .ok_or_else(|| RunError::internal("not a composite primitive"))?;
+        if let Some(item) = self.resolve_global(0, &key) {
+            return Ok(item);
+        }
+        let lowered = analysis::composite::instance(prim).ok_or_else(|| {
+            RunError::internal(format!("no definition of composite `{}`", prim.name))
+        })?;
+        Ok(self.add_item(&key, lowered.body.clone(), 0))
+    }
+
     /// A top-level graph `(p0, ..., pn) -> prim(p0, ..., pn)`.
     fn prim_wrapper(&mut self, prim: &PrimRef, nargs: usize) -> u32 {
         let mut k = self.items.len();
@@ -934,6 +958,7 @@ impl Executor {
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let options = autodiff::Options {
                 param_values,
+                composites: Some(analysis::composite::instance_body),
                 ..Default::default()
             };
             autodiff::differentiate_with(&program, &target, meta, &options)

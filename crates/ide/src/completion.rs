@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use ir::DType;
 use syntax::{ast, AstNode, SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 
-use crate::hover::{graph_signature, meta_doc, values_text};
+use crate::hover::{graph_signature, meta_doc, unsupported_hover, values_text};
 use crate::sema::{Sema, Target};
 use crate::Analysis;
 
@@ -79,6 +79,9 @@ impl CompletionItem {
 
 pub(crate) const META: &[&str] = &["grad", "value_and_grad", "vjp"];
 
+/// The rank of MindSpore primitives mirdsl does not support (offered last).
+const UNSUPPORTED: u8 = 5;
+
 /// At most this many items are offered; the list says it is incomplete
 /// beyond (the client asks again as the name grows).
 pub const MAX_ITEMS: usize = 200;
@@ -117,11 +120,14 @@ pub(crate) fn completion_list(analysis: &Analysis, offset: TextSize) -> Completi
         .into_iter()
         .filter_map(|c| Some((match_quality(&c.label, typed)?, c)))
         .collect();
-    // Better matches first, then nearer scopes (locals, attributes, items,
-    // primitives, keywords), then shorter names (when something was typed).
+    // MindSpore primitives mirdsl does not support come last whatever;
+    // then better matches first, then nearer scopes (locals, attributes,
+    // items, primitives, keywords), then shorter names (when something was
+    // typed).
     let len = |c: &CompletionItem| if typed.is_empty() { 0 } else { c.label.len() };
+    let last = |c: &CompletionItem| c.sort >= UNSUPPORTED;
     ranked.sort_by(|(qa, a), (qb, b)| {
-        (qa, a.sort, len(a), &a.label).cmp(&(qb, b.sort, len(b), &b.label))
+        (last(a), qa, a.sort, len(a), &a.label).cmp(&(last(b), qb, b.sort, len(b), &b.label))
     });
     let is_incomplete = ranked.len() > MAX_ITEMS;
     ranked.truncate(MAX_ITEMS);
@@ -308,6 +314,31 @@ fn candidates(sema: &Sema, offset: TextSize) -> (Vec<CompletionItem>, Option<Tex
             item = item.snippet(format!("{}({})$0", op.name, inputs.join(", ")));
         }
         out.push(item);
+    }
+    // MindSpore 2.10 primitives mirdsl does not support yet, last and marked:
+    // typing one gives E0145 with MindSpore's signature, so they help someone
+    // porting a model see what is missing. Only for a typed prefix: they are
+    // some 2,000 names, which would swamp every list (and the LSP traffic).
+    let prefix = &sema.analysis.text()[replace];
+    if !prefix.is_empty() {
+        for p in ops::mindspore::unsupported() {
+            let matches = p.name.starts_with(|c: char| c.is_ascii_uppercase())
+                && p.name.len() >= prefix.len()
+                && p.name.is_char_boundary(prefix.len())
+                && p.name[..prefix.len()].eq_ignore_ascii_case(prefix);
+            if !matches || seen.contains(p.name) {
+                continue;
+            }
+            out.push(
+                CompletionItem::new(p.name, CompletionKind::Primitive, replace, UNSUPPORTED)
+                    .detail(format!(
+                        "not supported yet: MindSpore {} {}",
+                        ops::mindspore::SERIES,
+                        p.signature()
+                    ))
+                    .doc(unsupported_hover(p)),
+            );
+        }
     }
     for m in META {
         let mut item =

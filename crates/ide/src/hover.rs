@@ -106,6 +106,16 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
             markdown,
         });
     }
+    // A MindSpore primitive the registry does not support (the checker
+    // reports it, E0145): MindSpore's signature.
+    if token.kind() == syntax::SyntaxKind::IDENT {
+        if let ops::mindspore::Support::Unsupported(p) = ops::mindspore::support(token.text()) {
+            return Some(HoverResult {
+                range: token.text_range(),
+                markdown: unsupported_hover(p),
+            });
+        }
+    }
     // A dtype given as an attribute (`Cast(x, i32)`), not lowered as a name.
     if token.kind() == syntax::SyntaxKind::IDENT {
         if let Ok(d) = token.text().parse::<ir::DType>() {
@@ -274,6 +284,29 @@ pub(crate) fn prim_hover(name: &str) -> Option<String> {
         md.push_str(&params.join("\n"));
     }
     Some(md)
+}
+
+/// A MindSpore primitive that mirdsl does not support yet: MindSpore's
+/// signature, and what its arguments are.
+pub(crate) fn unsupported_hover(p: &ops::mindspore::MsPrim) -> String {
+    let series = ops::mindspore::SERIES;
+    let mut md = format!(
+        "```mindir\n{}\n```\n\n**Not supported by mirdsl yet** (`E0145`): a MindSpore {series} primitive.",
+        p.signature()
+    );
+    if !p.doc.is_empty() {
+        md.push(' ');
+        md.push_str(p.doc);
+    }
+    md.push_str(&format!("\n\n`{}` is {}.", p.name, p.kind_note()));
+    if !p.effects.is_empty() {
+        let effects: Vec<String> = p.effects.iter().map(|e| format!("`{e}`")).collect();
+        md.push_str(&format!("\n\nSide effects: {}.", effects.join(", ")));
+    }
+    if p.args.is_some() {
+        md.push_str(&format!("\n\nDefined in MindSpore's `{}`.", p.source));
+    }
+    md
 }
 
 pub(crate) fn meta_doc(name: &str) -> &'static str {

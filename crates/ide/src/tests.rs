@@ -97,7 +97,16 @@ fn completion_list(fixture: &str, prims: bool) -> String {
     let items = f.analysis().completions(f.offset);
     let mut out = String::new();
     let mut prim_count = 0;
+    let mut unsupported = false;
     for c in &items {
+        let not_supported = c
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.starts_with("not supported yet"));
+        if c.kind == CompletionKind::Primitive && not_supported {
+            unsupported = true;
+            continue;
+        }
         if c.kind == CompletionKind::Primitive && !prims {
             prim_count += 1;
             continue;
@@ -113,6 +122,9 @@ fn completion_list(fixture: &str, prims: bool) -> String {
     }
     if prim_count > 0 {
         out.push_str(&format!("... and {prim_count} primitives\n"));
+    }
+    if unsupported {
+        out.push_str("... then MindSpore primitives mirdsl does not support yet\n");
     }
     if let Some(c) = items.first() {
         out.push_str(&format!("replace: {:?}\n", &f.text[c.replace]));
@@ -191,6 +203,9 @@ fn check_diagnostics(fixture: &str, expect: Expect) {
         for (r, note) in &d.related {
             out.push_str(&format!("  related {:?}: {note}\n", &f.text[*r]));
         }
+        for note in &d.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
         for fix in &d.fixes {
             out.push_str(&format!(
                 "  fix {}: {:?} -> {:?}\n",
@@ -242,7 +257,9 @@ fn diagnostics_with_codes_related_and_fixes() {
             E0201 57..69 "MatMul(x, y)": `MatMul` inner dimensions differ: `x` [2, 3] has 3 columns, `y` [4, 5] has 4 rows
               related "x": this is f32[2, 3]
               related "y": this is f32[4, 5]
+              note: transpose_a=false, transpose_b=false
             E0140 79..83 "Relu": unknown primitive `Relu`; did you mean `ReLU`?
+              note: MindSpore 2.10's `Relu` is mirdsl's `ReLU`
               fix change to `ReLU`: "Relu" -> "ReLU"
         "#]],
     );
@@ -267,6 +284,26 @@ fn diagnostics_of_a_file_with_syntax_errors_keep_the_rest() {
             E0001 61..62 "{": expected `,` or `)`, found `{`
             E0100 110..111 "y": `y` is not defined; did you mean `x`?
               fix change to `x`: "y" -> "x"
+        "#]],
+    );
+}
+
+#[test]
+fn diagnostics_of_mindspore_primitives_without_support() {
+    check_diagnostics(
+        r#"
+        graph f(x: f32[3]) {
+          a = Relu(x)
+          return CTCGreedyDecoder(a, a)
+        }
+        "#,
+        expect![[r#"
+            E0140 27..31 "Relu": unknown primitive `Relu`; did you mean `ReLU`?
+              note: MindSpore 2.10's `Relu` is mirdsl's `ReLU`
+              fix change to `ReLU`: "Relu" -> "ReLU"
+            E0145 44..60 "CTCGreedyDecoder": `CTCGreedyDecoder` is a MindSpore 2.10 primitive that mirdsl does not support yet
+              note: MindSpore 2.10: `CTCGreedyDecoder(inputs: Tensor, sequence_length: Tensor, merge_repeated: bool = True)`
+              note: `CTCGreedyDecoder` is an old-style primitive: `merge_repeated` is an attribute on the primitive
         "#]],
     );
 }
@@ -333,6 +370,30 @@ fn hover_primitive_shows_signature_docs_and_result() {
         .markdown
         .contains("MatMul(x, y, transpose_a=false, transpose_b=false)"));
     assert!(h.markdown.contains("- `transpose_b`:"));
+}
+
+#[test]
+fn hover_mindspore_primitive_without_support() {
+    check_hover(
+        r#"
+        graph f(x: f32[3]) {
+          return CTCGreedy$0Decoder(x, x)
+        }
+        "#,
+        expect![[r#"
+            CTCGreedyDecoder
+            ---
+            ```mindir
+            CTCGreedyDecoder(inputs: Tensor, sequence_length: Tensor, merge_repeated: bool = True)
+            ```
+
+            **Not supported by mirdsl yet** (`E0145`): a MindSpore 2.10 primitive. Performs greedy decoding on the logits given in inputs.
+
+            `CTCGreedyDecoder` is an old-style primitive: `merge_repeated` is an attribute on the primitive.
+
+            Defined in MindSpore's `ops/operations/nn_ops.py`.
+        "#]],
+    );
 }
 
 #[test]
@@ -974,6 +1035,62 @@ fn rename_refuses_the_names_of_built_ins() {
 // ---------------------------------------------------------------------------
 // Completion.
 
+/// MindSpore primitives mirdsl does not support come after everything else,
+/// marked, and only for a typed prefix.
+#[test]
+fn completion_offers_unsupported_mindspore_primitives_last() {
+    let f = Fixture::new(
+        r#"
+        graph f(x: f32[3]) {
+          return Re$0
+        }
+        "#,
+    );
+    let items = f.analysis().completions(f.offset);
+    let first_unsupported = items
+        .iter()
+        .position(|c| {
+            c.detail
+                .as_deref()
+                .is_some_and(|d| d.starts_with("not supported yet"))
+        })
+        .expect("unsupported MindSpore primitives starting with `Re`");
+    assert!(items[..first_unsupported]
+        .iter()
+        .any(|c| c.label == "ReLU" && c.kind == CompletionKind::Primitive));
+    let unsupported = &items[first_unsupported..];
+    assert!(unsupported
+        .iter()
+        .all(|c| c.kind == CompletionKind::Primitive
+            && c.detail
+                .as_deref()
+                .unwrap()
+                .starts_with("not supported yet: MindSpore 2.10 ")
+            && !c.is_snippet
+            && c.label.to_ascii_lowercase().starts_with("re")));
+    let rev = unsupported
+        .iter()
+        .find(|c| c.label == "ReservoirReplayBufferCreate")
+        .expect("ReservoirReplayBufferCreate");
+    assert!(rev
+        .documentation
+        .as_deref()
+        .unwrap()
+        .contains("**Not supported by mirdsl yet**"));
+    // None without a prefix.
+    let f = Fixture::new(
+        r#"
+        graph f(x: f32[3]) {
+          return $0
+        }
+        "#,
+    );
+    assert!(!f.analysis().completions(f.offset).iter().any(|c| c
+        .detail
+        .as_deref()
+        .is_some_and(|d| d.starts_with("not supported yet"))));
+}
+
 #[test]
 fn completion_names_in_scope() {
     check_completions(
@@ -993,10 +1110,7 @@ fn completion_names_in_scope() {
             NestedGraph nested  // graph nested
             Graph helper  // graph helper(a)
             Metafunction value_and_grad => value_and_grad(${1:f})$0
-            Keyword none
-            Keyword true
-            Keyword false
-            ... and 43 primitives
+            ... and 196 primitives
             replace: "e"
         "#]],
     );
@@ -1049,7 +1163,8 @@ fn completion_attribute_names_in_primitive_call() {
         expect![[r#"
             Attribute transpose_a => transpose_a=${1}  // bool = false
             Attribute transpose_b => transpose_b=${1}  // bool = false
-            ... and 1 primitives
+            ... and 3 primitives
+            ... then MindSpore primitives mirdsl does not support yet
             replace: "trans"
         "#]],
     );

@@ -5,7 +5,7 @@
 //! reads of a weight that is updated are bound where MindSpore reads it
 //! (`w0 = Load(w)`), never dropped or moved past an update.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::{Callee, Const, Ref, Resolved, Translator};
 
@@ -35,10 +35,7 @@ pub(super) struct Effects {
 
 /// The registry's name of MindSpore primitive `bare`.
 fn registry_name(bare: &str) -> &str {
-    match crate::ms_ops::by_ms_name(bare) {
-        Some(e) => e.ours,
-        None => ops::mindspore_names::registry_name(bare),
-    }
+    ops::mindspore::registry_name(bare)
 }
 
 impl Translator<'_> {
@@ -154,7 +151,11 @@ impl Translator<'_> {
         if !fx.graphs.contains(&g) || self.prim_name(g, n) != Some("Load") {
             return false;
         }
-        match self.m.graphs[g].nodes[n].args.first().map(|a| self.resolve(a)) {
+        match self.m.graphs[g].nodes[n]
+            .args
+            .first()
+            .map(|a| self.resolve(a))
+        {
             Some(Resolved::Weight(w)) => fx.written.contains(&w),
             _ => false,
         }
@@ -165,6 +166,73 @@ impl Translator<'_> {
         match args.split_last() {
             Some((last, rest)) if self.resolve(last) == Resolved::Const(Const::Monad) => rest,
             _ => args,
+        }
+    }
+
+    /// Finds the graph parameters that only ever receive the state token
+    /// (MindSpore passes `u` into loop graphs that read weights): the largest
+    /// set such that every call, `if` and partial application passes them a
+    /// token or another such parameter.
+    pub(super) fn find_monad_params(&mut self, live_nodes: &[BTreeSet<usize>]) {
+        let m = self.m;
+        let mut sites: HashMap<usize, Vec<Vec<Option<Ref>>>> = HashMap::new();
+        for (g, nodes) in live_nodes.iter().enumerate() {
+            for &n in nodes {
+                let node = &m.graphs[g].nodes[n];
+                if let Some(sc) = self.switch_call(g, n) {
+                    for (h, bound) in [&sc.then, &sc.els] {
+                        let all = bound.iter().chain(&node.args).cloned().map(Some);
+                        sites.entry(*h).or_default().push(all.collect());
+                    }
+                    continue;
+                }
+                match &node.callee {
+                    Callee::Value(c) => {
+                        if let Resolved::Graph(h) = self.resolve(c) {
+                            let args = node.args.iter().cloned().map(Some).collect();
+                            sites.entry(h).or_default().push(args);
+                        }
+                    }
+                    Callee::Prim { name, .. }
+                        if name.trim_start_matches("PrimFunc_") == "Partial" =>
+                    {
+                        if let Some((f, bound)) = node.args.split_first() {
+                            if let Resolved::Graph(h) = self.resolve(f) {
+                                let mut args: Vec<Option<Ref>> =
+                                    bound.iter().cloned().map(Some).collect();
+                                args.resize(m.graphs[h].params.len().max(args.len()), None);
+                                sites.entry(h).or_default().push(args);
+                            }
+                        }
+                    }
+                    Callee::Prim { .. } => {}
+                }
+            }
+        }
+        let mut candidates: HashSet<(usize, usize)> = HashSet::new();
+        for (&h, list) in &sites {
+            if h == m.entry {
+                continue;
+            }
+            for i in 0..m.graphs[h].params.len() {
+                if list.iter().all(|args| matches!(args.get(i), Some(Some(_)))) {
+                    candidates.insert((h, i));
+                }
+            }
+        }
+        loop {
+            self.monad_params = candidates.clone();
+            let before = candidates.len();
+            candidates.retain(|&(h, i)| {
+                sites[&h].iter().all(|args| match args.get(i) {
+                    Some(Some(r)) => self.resolve(r) == Resolved::Const(Const::Monad),
+                    _ => false,
+                })
+            });
+            if candidates.len() == before {
+                self.monad_params = candidates;
+                return;
+            }
         }
     }
 }

@@ -275,7 +275,11 @@ fn gradient_text(s: &Snap, name: &str) -> Result<String> {
         item: name.to_string(),
         graph: GraphId(0),
     };
-    autodiff::gradient_program_text(&program, &target, &ir::MetaFn::Grad { wrt: None })
+    let options = autodiff::Options {
+        composites: Some(analysis::composite::instance_body),
+        ..Default::default()
+    };
+    autodiff::gradient_program_text(&program, &target, &ir::MetaFn::Grad { wrt: None }, &options)
         .map_err(|e| failed(format!("cannot differentiate `{name}`: {e}")))
 }
 

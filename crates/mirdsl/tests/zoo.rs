@@ -7,7 +7,7 @@
 //! 4. `match`: the result against `expected.json` (MindSpore's own output of the
 //!    file; f32 to 1e-4 relative, f16 to 1e-2)
 //! 5. `steps` (training cells, which have `expected_steps.json`): the exported
-//!    step run twice, then the weights; not written yet, see [`steps_stage`]
+//!    step run twice, then the weights (see [`steps_stage`])
 //! 6. `roundtrip` (only where `MIRDSL_MINDSPORE_PYTHON` names a python with
 //!    mindspore 2.10): `mirdsl export` of the imported program, loaded and run in
 //!    MindSpore (`crates/interop/tests/mindspore_roundtrip.py case`), against
@@ -420,56 +420,79 @@ fn match_stage(dir: &Path, got: &Json) -> Result<(), String> {
     }
 }
 
-/// The training cells' two steps.
-///
-/// TODO(state updates): once `mirdsl run` can run a program that updates its
-/// weights several times in a row (the CLI option is being designed by the
-/// people adding `UpdateState`/`Load`/`Assign` and the optimizer primitives;
-/// do not guess it here), run the imported step twice on the same inputs and
-/// compare:
-///   - the two outputs with `expected_steps.json`'s `steps[0]` and `steps[1]`
-///     (steps[0] is `expected.json`, which the `match` stage already checks;
-///     steps[1] must differ from it because it sees the updated weights),
-///   - every weight after the second step (model weights and optimizer state:
-///     `accum.*`, `moments.*`, `moment1.*`/`moment2.*`, `beta1_power`,
-///     `global_step`...) with `weights_after.safetensors`, keyed by MindSpore's
-///     parameter names (read it with `tensor::safetensors`), to the same
-///     tolerances as [`compare`].
-///
-/// Then drop the `steps` lines of `EXPECTED_FAILURES` that pass.
-fn steps_stage(dir: &Path, _work: &Path) -> Result<(), String> {
-    // What is already checkable: the recorded data is what the TODO needs.
-    let steps = read_json(&dir.join("expected_steps.json"));
-    let steps = steps["steps"]
+/// The training cells' two steps: the imported step runs twice in one process
+/// (`mirdsl run --steps 2`), so the second run sees the weights the first
+/// updated, exactly as MindSpore's `GraphCell` does; both outputs must match
+/// `expected_steps.json`, and every weight after the second step (model
+/// weights and optimizer state: `accum.*`, `moments.*`, `moment1.*`,
+/// `beta1_power`, `global_step`...) must match `weights_after.safetensors`.
+fn steps_stage(dir: &Path, work: &Path) -> Result<(), String> {
+    let expected = read_json(&dir.join("expected_steps.json"));
+    let steps = expected["steps"]
         .as_array()
         .expect("expected_steps.json has steps");
     assert_eq!(steps.len(), 2, "{}: two steps", dir.display());
-    assert_eq!(
-        compare(
-            &steps[0],
-            &read_json(&dir.join("expected.json")),
-            "steps[0]"
-        ),
-        None,
-        "{}: steps[0] is expected.json",
-        dir.display()
-    );
     assert!(
         compare(&steps[1], &steps[0], "steps[1]").is_some(),
         "{}: the second step sees updated weights, so its output differs",
         dir.display()
     );
-    let bytes = std::fs::read(dir.join("weights_after.safetensors")).unwrap();
-    let names = tensor::safetensors::names(&bytes).expect("weights_after.safetensors reads");
-    assert!(!names.is_empty());
-    for name in &names {
-        tensor::safetensors::read(&bytes, name)
-            .unwrap_or_else(|e| panic!("{}: weight {name}: {e}", dir.display()));
+    let saved = work.join("weights_after.safetensors");
+    let mut cmd = Command::new(BIN);
+    cmd.arg("run")
+        .arg(work.join("model.mir"))
+        .args(["--format", "json", "--steps", "2", "--save-weights"])
+        .arg(&saved);
+    for (i, path) in inputs(dir).iter().enumerate() {
+        let path = path.canonicalize().expect("the input exists");
+        cmd.arg("--arg").arg(format!("{i}={}", path.display()));
     }
-    Err(
-        "two-step comparison not written yet (waits for the state-update CLI; TODO in zoo.rs)"
-            .into(),
-    )
+    let (ok, out, err) = run_command(&mut cmd);
+    if !ok {
+        return Err(summary(&err, &out));
+    }
+    let got: Json =
+        serde_json::from_str(&out).map_err(|e| format!("the output is not JSON: {e}"))?;
+    if let Some(why) = compare(&got, &Json::Array(steps.clone()), "steps") {
+        return Err(shorten(&why, 240));
+    }
+    let want = std::fs::read(dir.join("weights_after.safetensors")).unwrap();
+    let have = std::fs::read(&saved).map_err(|e| format!("no saved weights: {e}"))?;
+    let ours = tensor::safetensors::names(&have).expect("our weights read");
+    for name in tensor::safetensors::names(&want).expect("weights_after.safetensors reads") {
+        let w = tensor::safetensors::read(&want, &name).unwrap();
+        // The importer keeps MindSpore's parameter names, with `_` before a
+        // segment that would start with a digit (`0.bias` is `_0.bias`).
+        let plain = |n: &str| -> String {
+            n.split('.')
+                .map(|s| s.trim_start_matches('_'))
+                .collect::<Vec<_>>()
+                .join(".")
+        };
+        let Some(our) = ours.iter().find(|o| plain(o) == plain(&name)) else {
+            return Err(format!("weight `{name}` is missing after the steps"));
+        };
+        let mut g = tensor::safetensors::read(&have, our).unwrap();
+        // MindSpore's `asnumpy()` of a scalar parameter (`learning_rate`)
+        // gives shape [1] where the model file declares [].
+        if g.rank() == 0 && w.shape() == [1] {
+            g = g.reshaped(vec![1]).unwrap();
+        }
+        let (g, w) = (tensor_json(&g), tensor_json(&w));
+        if let Some(why) = compare(&g, &w, &format!("weight {name}")) {
+            return Err(shorten(&why, 240));
+        }
+    }
+    Ok(())
+}
+
+/// A tensor in the `mirdsl run --format json` form, for [`compare`].
+fn tensor_json(t: &tensor::Tensor) -> Json {
+    serde_json::json!({
+        "dtype": t.dtype().name(),
+        "shape": t.shape(),
+        "data": t.to_f64_vec(),
+    })
 }
 
 fn roundtrip_script() -> PathBuf {
@@ -496,6 +519,14 @@ fn roundtrip_stage(python: &Path, dir: &Path, work: &Path) -> Result<(), String>
         std::fs::copy(path, case.join(format!("in{i}.npy"))).unwrap();
     }
     std::fs::copy(dir.join("expected.json"), case.join("expected.json")).unwrap();
+    // A training step runs twice in MindSpore too, each run updating the weights.
+    if dir.join("expected_steps.json").is_file() {
+        std::fs::copy(
+            dir.join("expected_steps.json"),
+            case.join("expected_steps.json"),
+        )
+        .unwrap();
+    }
     let (_, out, err) = run_command(
         Command::new(python)
             .arg(roundtrip_script())

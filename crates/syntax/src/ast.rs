@@ -255,6 +255,10 @@ impl Param {
     pub fn ty(&self) -> Option<Type> {
         child(&self.0)
     }
+    /// `= VALUE`: the default of an attribute parameter.
+    pub fn default_value(&self) -> Option<Expr> {
+        child(&self.0)
+    }
 }
 
 impl RetType {

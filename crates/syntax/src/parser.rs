@@ -433,6 +433,11 @@ fn param(p: &mut Parser) -> bool {
         p.bump();
         ty(p);
     }
+    // `= CONST`: an attribute parameter with its default (composite primitives).
+    if p.at(EQ) {
+        p.bump();
+        expr(p);
+    }
     p.finish_node();
     true
 }

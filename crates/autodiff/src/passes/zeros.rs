@@ -39,7 +39,7 @@ fn linear_in(name: &str) -> &'static [usize] {
         | "_SumToShapeOf"
         | "_ReshapeLike"
         | "_BroadcastToShapeOf"
-        | "_BiasAddGrad"
+        | "BiasAddGrad"
         | "_TileGrad" => &[0],
         _ => &[],
     }

@@ -3,16 +3,30 @@
 //! Dtype rules, as in MindSpore 2.x:
 //! - Binary arithmetic promotes its operands ([`promote`]: a literal scalar
 //!   yields to the tensor's dtype); shapes broadcast with NumPy's rules.
-//! - `RealDiv` is true division: integer or bool operands give `f32`.
+//! - `RealDiv` keeps the promoted dtype, as MindSpore's: integers divide
+//!   truncating toward zero (`x / 0` saturates to the dtype's maximum or
+//!   minimum, 0 for `0 / 0`); two bool operands are an error. True division
+//!   of integers is `Div` (`elementwise_ext`).
 //! - `Exp Log Sqrt Rsqrt Sin Cos Tanh Sigmoid Erf` compute an integer or bool
 //!   input in `f32` (MindSpore 2.3+ infers `float32` for integer inputs of
 //!   these, e.g. `ExpFuncImpl`); `GeLU` needs a float input, as MindSpore's.
-//! - Comparisons give `bool`; the logical primitives need `bool` operands.
+//! - Comparisons give `bool`; the logical primitives read operands of any
+//!   dtype as bools (non-zero, and NaN, is true) and give `bool`.
+//! - `Select` promotes `x` and `y` to one dtype.
+//! - `Cast` from a float to an integer converts as x86 does in MindSpore's
+//!   kernel: NaN, infinities and values out of range give the minimum of
+//!   `i32` (of `i64` for `i64`), and narrower types take the low bits of the
+//!   32-bit conversion ([`float_to_int`]).
 //!
 //! Numerics: `GeLU` is MindSpore's `ops.GeLU` kernel, the tanh form
-//! `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))` (its documented example gives
+//! `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))` with MindSpore's constant
+//! 0.7978845608 for √(2/π) (its documented example gives
 //! `GeLU([1, 2, 3]) = [0.841192, 1.9545976, 2.9963627]`); `Maximum`/`Minimum`
-//! propagate NaN; `Sigmoid` is evaluated without overflow for large `|x|`.
+//! are `x > y ? x : y` / `x < y ? x : y` as MindSpore's CPU kernel, so a NaN
+//! in `y` propagates and a NaN in `x` yields `y`; `Sigmoid` is evaluated
+//! without overflow for large `|x|`. Integer `Pow` with `0` raised to a
+//! negative power gives the minimum of `i32`/`i64` (0 for narrower types),
+//! as MindSpore's kernel, which converts the infinite float result.
 //!
 //! Gradients are MindSpore's bprops built from registry primitives; integer and
 //! bool inputs get none, and broadcast gradients are summed back with
@@ -49,6 +63,31 @@ pub(crate) fn make_tensor(
     buffer: Buffer,
 ) -> Result<Tensor, OpError> {
     Tensor::new(dtype, shape, buffer).map_err(|e| OpError::call(e.0))
+}
+
+/// A float converted to the integer dtype `d` as MindSpore's CPU kernels do
+/// it (C's conversion on x86): `i64` takes the 64-bit conversion, the other
+/// integers the 32-bit one and then their low bits; NaN, infinities and
+/// values out of range give the conversion's "integer indefinite", the
+/// minimum of `i32`/`i64` (whose low bits are 0 for narrower types).
+pub(crate) fn float_to_int(v: f64, d: DType) -> i64 {
+    // 2^63 and 2^31: the conversions' ranges are [-2^k, 2^k).
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    const TWO_31: f64 = 2_147_483_648.0;
+    if d == DType::I64 {
+        if (-TWO_63..TWO_63).contains(&v) {
+            v as i64
+        } else {
+            i64::MIN
+        }
+    } else {
+        let w = if (-TWO_31..TWO_31).contains(&v) {
+            v as i64
+        } else {
+            i32::MIN as i64
+        };
+        d.wrap_int(w)
+    }
 }
 
 /// The dtype a float-valued function computes an input of dtype `d` in.
@@ -474,15 +513,20 @@ pub fn tanh_f32(x: f32) -> f32 {
     }
 }
 
-/// `√(2/π)`, the scale inside MindSpore's tanh-form GeLU.
-const GELU_C: f64 = std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2;
+/// `√(2/π)` as MindSpore's GeLU kernel spells it (to 10 digits; its f64
+/// results differ from the exact constant's by about 4e-12).
+const GELU_C: f64 = 0.797_884_560_8;
 const GELU_A: f64 = 0.044715;
 
-fn ipow(a: i64, b: i64) -> i64 {
+/// `a^b` for integers of dtype `d`, wrapping; a negative exponent gives
+/// `1/a^|b|` truncated, and `0` to a negative power the conversion of
+/// infinity (see [`float_to_int`]).
+fn ipow(a: i64, b: i64, d: DType) -> i64 {
     if b >= 0 {
         a.wrapping_pow(b.min(u32::MAX as i64) as u32)
     } else {
         match a {
+            0 => float_to_int(f64::INFINITY, d),
             1 => 1,
             -1 if b % 2 == 0 => 1,
             -1 => -1,
@@ -503,10 +547,10 @@ const XY: &[ParamDef] = &[
 ];
 
 const BOOL_XY: &[ParamDef] = &[
-    ParamDef::input("x", "The first operand: a bool tensor or scalar."),
+    ParamDef::input("x", "The first operand, read as bools (non-zero is true)."),
     ParamDef::input(
         "y",
-        "The second operand: a bool tensor or scalar, broadcast against `x`.",
+        "The second operand, read as bools, broadcast against `x`.",
     ),
 ];
 
@@ -554,37 +598,25 @@ fn with_dtype(v: AbsVal, f: impl Fn(DType) -> DType) -> AbsVal {
 }
 
 fn infer_real_div(call: &InferCall) -> Result<AbsVal, OpError> {
-    Ok(with_dtype(infer_broadcast_binary(call, None)?, float_of))
+    let v = infer_broadcast_binary(call, None)?;
+    if v.dtype().is_some_and(DType::is_bool) {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`RealDiv` needs a numeric operand, but `x` is {} and `y` is {}",
+                call.inputs[0], call.inputs[1]
+            ),
+        )
+        .with_note("`Div` divides bools (giving `f32`)"));
+    }
+    Ok(v)
 }
 
 fn infer_compare(call: &InferCall) -> Result<AbsVal, OpError> {
     infer_broadcast_binary(call, Some(DType::Bool))
 }
 
-fn require_bool(call: &InferCall, i: usize) -> Result<(), OpError> {
-    let (d, _) = call.tensor(i)?;
-    if d.is_bool() {
-        Ok(())
-    } else {
-        Err(OpError::input(
-            i,
-            format!(
-                "`{}` needs bool operands, but `{}` is {}",
-                call.op.name,
-                call.input_name(i),
-                call.inputs[i]
-            ),
-        )
-        .with_note("compare it, or `Cast` it to `bool`, first"))
-    }
-}
-
 fn infer_logical(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    require_bool(call, 0)?;
-    require_bool(call, 1)?;
     infer_broadcast_binary(call, Some(DType::Bool))
 }
 
@@ -592,8 +624,8 @@ fn infer_logical_not(call: &InferCall) -> Result<AbsVal, OpError> {
     if call.any_unknown() {
         return Ok(AbsVal::Any);
     }
-    require_bool(call, 0)?;
-    Ok(call.inputs[0].widen())
+    call.tensor(0)?;
+    Ok(with_dtype(call.inputs[0].widen(), |_| DType::Bool))
 }
 
 /// The input unchanged in dtype and shape.
@@ -664,14 +696,8 @@ fn infer_select(call: &InferCall) -> Result<AbsVal, OpError> {
         ));
     }
     let (x, y) = (&call.inputs[1], &call.inputs[2]);
-    let dtype = if dx == dy || x.is_weak() || y.is_weak() {
-        promote(x, y).unwrap_or(dx)
-    } else {
-        return Err(OpError::input(
-            2,
-            format!("`Select` needs `x` and `y` of one dtype, but `x` is {x} and `y` is {y}"),
-        ));
-    };
+    // MindSpore promotes the two (an i32 `x` with an f32 `y` gives f32).
+    let dtype = promote(x, y).unwrap_or(if dx == dy { dx } else { dy });
     let shape = broadcast_shapes(&sc, &sx)
         .and_then(|s| broadcast_shapes(&s, &sy))
         .map_err(|m| {
@@ -1020,41 +1046,44 @@ fn k_mul(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_real_div(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(
-        c,
-        float_of(c.promoted()),
-        |a, b| a / b,
-        a.checked_div(b).unwrap_or(0)
-    )
+    let d = c.promoted();
+    numeric!(c, d, |a, b| a / b, {
+        if b == 0 {
+            crate::defs::elementwise_ext::int_div_by_zero(a, d)
+        } else {
+            a.wrapping_div(b)
+        }
+    })
 }
 
 fn k_pow(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), |a, b| a.powf(b), ipow(a, b))
+    let d = c.promoted();
+    numeric!(c, d, |a, b| a.powf(b), ipow(a, b, d))
 }
 
 fn k_maximum(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(
-        c,
-        c.promoted(),
-        |a, b| if a > b || a.is_nan() { a } else { b },
-        a.max(b)
-    )
+    numeric!(c, c.promoted(), |a, b| if a > b { a } else { b }, a.max(b))
 }
 
 fn k_minimum(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(
-        c,
-        c.promoted(),
-        |a, b| if a < b || a.is_nan() { a } else { b },
-        a.min(b)
-    )
+    numeric!(c, c.promoted(), |a, b| if a < b { a } else { b }, a.min(b))
 }
 
 fn k_neg(c: &KernelCall) -> Result<KValue, OpError> {
     numeric_unary!(c, |x| -x, x.wrapping_neg())
 }
 
+/// A bool input, returned unchanged (`Abs` and `ReLU` of a bool are the
+/// identity in MindSpore).
+fn bool_identity(c: &KernelCall) -> Result<Option<KValue>, OpError> {
+    let x = c.tensor(0)?;
+    Ok(x.dtype().is_bool().then(|| KValue::Tensor(x.clone())))
+}
+
 fn k_abs(c: &KernelCall) -> Result<KValue, OpError> {
+    if let Some(v) = bool_identity(c)? {
+        return Ok(v);
+    }
     numeric_unary!(c, |x| x.abs(), x.wrapping_abs())
 }
 
@@ -1063,6 +1092,9 @@ fn k_square(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_relu(c: &KernelCall) -> Result<KValue, OpError> {
+    if let Some(v) = bool_identity(c)? {
+        return Ok(v);
+    }
     numeric_unary!(c, |x| if x > 0.0 { x } else { 0.0 }, x.max(0))
 }
 
@@ -1173,7 +1205,21 @@ fn k_select(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_cast(c: &KernelCall) -> Result<KValue, OpError> {
-    Ok(KValue::Tensor(c.tensor(0)?.cast(c.attrs.dtype("dtype"))))
+    let x = c.tensor(0)?;
+    let to = c.attrs.dtype("dtype");
+    if x.dtype().is_float() && to.is_int() {
+        let v: Vec<i64> = x
+            .to_f64_vec()
+            .into_iter()
+            .map(|v| float_to_int(v, to))
+            .collect();
+        return Ok(KValue::Tensor(make_tensor(
+            to,
+            x.shape().to_vec(),
+            Buffer::I64(v),
+        )?));
+    }
+    Ok(KValue::Tensor(x.cast(to)))
 }
 
 fn k_zeros_like(c: &KernelCall) -> Result<KValue, OpError> {
@@ -1241,7 +1287,7 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "RealDiv",
-        "Divides `x` by `y` elementwise, `x / y` (true division: integer operands give `f32`), with broadcasting.",
+        "Divides `x` by `y` elementwise, `x / y`, with broadcasting, in the promoted dtype: integers divide truncating toward zero (`x / 0` saturates to the dtype's maximum or minimum, 0 for `0 / 0`). True division of integers is `Div`.",
         XY,
         infer_real_div,
         Some(grad_real_div),
@@ -1308,15 +1354,15 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "Abs",
-        "The absolute value of every element.",
+        "The absolute value of every element (a bool tensor is returned unchanged).",
         X,
-        infer_numeric_unary,
+        infer_same,
         Some(grad_abs),
         k_abs,
     ),
     ew(
         "Maximum",
-        "The larger of `x` and `y` elementwise, with broadcasting; NaN if either is NaN. A tie splits the gradient evenly.",
+        "The larger of `x` and `y` elementwise, with broadcasting: `x > y ? x : y` (so a NaN `y` propagates and a NaN `x` gives `y`, as MindSpore's CPU kernel). A tie splits the gradient evenly.",
         XY,
         infer_arith,
         Some(grad_maximum),
@@ -1324,7 +1370,7 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "Minimum",
-        "The smaller of `x` and `y` elementwise, with broadcasting; NaN if either is NaN. A tie splits the gradient evenly.",
+        "The smaller of `x` and `y` elementwise, with broadcasting: `x < y ? x : y` (so a NaN `y` propagates and a NaN `x` gives `y`, as MindSpore's CPU kernel). A tie splits the gradient evenly.",
         XY,
         infer_arith,
         Some(grad_minimum),
@@ -1364,9 +1410,9 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "ReLU",
-        "Rectified linear unit: `max(x, 0)` elementwise.",
+        "Rectified linear unit: `max(x, 0)` elementwise (NaN gives 0; a bool tensor is returned unchanged).",
         X,
-        infer_numeric_unary,
+        infer_same,
         Some(grad_relu),
         k_relu,
     ),
@@ -1388,7 +1434,7 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "Select",
-        "Chooses elementwise: `x` where `cond` is true, `y` elsewhere. The three broadcast together; `x` and `y` must have one dtype.",
+        "Chooses elementwise: `x` where `cond` is true, `y` elsewhere. The three broadcast together; `x` and `y` are promoted to one dtype.",
         SELECT_PARAMS,
         infer_select,
         Some(grad_select),
@@ -1396,7 +1442,7 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "Cast",
-        "Converts `x` to `dtype` (float to integer truncates toward zero; non-zero becomes `true`).",
+        "Converts `x` to `dtype` (float to integer truncates toward zero, and NaN, infinities and out-of-range values give the minimum of `i32`/`i64`, or 0 for narrower types, as MindSpore's CPU kernel; non-zero becomes `true`).",
         CAST_PARAMS,
         infer_cast,
         Some(grad_cast),
@@ -1452,7 +1498,7 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "LogicalAnd",
-        "Logical AND of two bool tensors, elementwise with broadcasting.",
+        "Logical AND elementwise with broadcasting: a `bool` tensor (operands of any dtype are read as bools, non-zero being true).",
         BOOL_XY,
         infer_logical,
         None,
@@ -1460,7 +1506,7 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "LogicalOr",
-        "Logical OR of two bool tensors, elementwise with broadcasting.",
+        "Logical OR elementwise with broadcasting: a `bool` tensor (operands of any dtype are read as bools, non-zero being true).",
         BOOL_XY,
         infer_logical,
         None,
@@ -1468,8 +1514,8 @@ pub const OPS: &[OpDef] = &[
     ),
     ew(
         "LogicalNot",
-        "Logical NOT of a bool tensor, elementwise.",
-        &[ParamDef::input("x", "A bool tensor or scalar.")],
+        "Logical NOT elementwise: a `bool` tensor, true where `x` is zero (any dtype is read as bool).",
+        &[ParamDef::input("x", "A tensor or scalar, read as bools.")],
         infer_logical_not,
         None,
         k_logical_not,

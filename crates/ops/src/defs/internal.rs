@@ -1,10 +1,10 @@
 //! Helpers for gradient rules. Their names start with `_`; users do not call them.
 
-use ir::{AbsVal, AttrValue, DType, Dim, Shape};
+use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::{Buffer, Tensor};
 
 use crate::defs::elementwise::make_tensor;
-use crate::defs::reduce::{axis_mask, reduce_generic};
+use crate::defs::reduce::axis_mask;
 use crate::infer::InferCall;
 use crate::kernel::{broadcast_strides, KValue, KernelCall};
 use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
@@ -130,30 +130,6 @@ pub(crate) fn channel_axis(data_format: &str, rank: usize) -> usize {
     }
 }
 
-fn infer_bias_add_grad(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let (dtype, shape) = call.tensor(0)?;
-    let Some(dims) = shape.dims() else {
-        return Ok(AbsVal::Tensor {
-            dtype,
-            shape: Shape::Ranked(vec![Dim::Unknown]),
-        });
-    };
-    if dims.len() < 2 {
-        return Err(OpError::input(
-            0,
-            format!("`_BiasAddGrad` needs a gradient of rank 2 or more, got {shape}"),
-        ));
-    }
-    let axis = channel_axis(call.attrs.str("data_format"), dims.len());
-    Ok(AbsVal::Tensor {
-        dtype,
-        shape: Shape::Ranked(vec![dims[axis].clone()]),
-    })
-}
-
 fn k_sum_to_shape(c: &KernelCall) -> Result<KValue, OpError> {
     let g = c.tensor(0)?;
     let like = c.tensor(1)?;
@@ -216,31 +192,6 @@ fn k_broadcast_like(c: &KernelCall) -> Result<KValue, OpError> {
     Ok(KValue::Tensor(make_tensor(g.dtype(), to.to_vec(), buffer)?))
 }
 
-fn k_bias_add_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let g = c.tensor(0)?;
-    let shape = g.shape();
-    if shape.len() < 2 {
-        return Err(OpError::input(0, "`_BiasAddGrad` needs rank 2 or more"));
-    }
-    let axis = channel_axis(c.attrs.str("data_format"), shape.len());
-    let mask: Vec<bool> = (0..shape.len()).map(|i| i != axis).collect();
-    let out = vec![shape[axis]];
-    let buffer = match g.buffer() {
-        Buffer::F32(p) => Buffer::F32(
-            reduce_generic(p, shape, &mask, 0f64, |a, v| a + v as f64)
-                .into_iter()
-                .map(|v| v as f32)
-                .collect(),
-        ),
-        Buffer::F64(p) => Buffer::F64(reduce_generic(p, shape, &mask, 0f64, |a, v| a + v)),
-        Buffer::I64(p) => Buffer::I64(reduce_generic(p, shape, &mask, 0i64, |a, v| {
-            a.wrapping_add(v)
-        })),
-        Buffer::Bool(_) => return Err(OpError::input(0, "a bool gradient")),
-    };
-    Ok(KValue::Tensor(make_tensor(g.dtype(), out, buffer)?))
-}
-
 const fn internal(
     name: &'static str,
     doc: &'static str,
@@ -300,21 +251,6 @@ pub const OPS: &[OpDef] = &[
         infer_broadcast_like,
         k_broadcast_like,
     ),
-    internal(
-        "_BiasAddGrad",
-        "The gradient of `BiasAdd`'s bias: `grad` summed over every dimension but the channel one.",
-        &[
-            ParamDef::input("grad", "The gradient of `BiasAdd`'s result."),
-            ParamDef::attr(
-                "data_format",
-                AttrType::Str(&["NCHW", "NHWC", "NCDHW"]),
-                Some(AttrDefault::Str("NCHW")),
-                "`BiasAdd`'s data format: the channel axis is 1, or the last for `NHWC`.",
-            ),
-        ],
-        infer_bias_add_grad,
-        k_bias_add_grad,
-    ),
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
@@ -345,14 +281,5 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         )
         .attr("keep_dims", AttrValue::Bool(true))
         .attr("mean", AttrValue::Bool(true)),
-        Sample::new(
-            "_BiasAddGrad",
-            vec![random_f64(&[2, 3, 4, 5], 56, -1.0, 1.0)],
-        ),
-        Sample::new(
-            "_BiasAddGrad",
-            vec![random_f64(&[2, 4, 5, 3], 57, -1.0, 1.0)],
-        )
-        .attr("data_format", AttrValue::Str("NHWC".into())),
     ]
 }

@@ -502,7 +502,7 @@ fn grad_bias_add(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
                 )
             }
             _ => b.prim(
-                "_BiasAddGrad",
+                "BiasAddGrad",
                 &[c.dout],
                 vec![("data_format", AttrValue::Str(format.to_string()))],
             ),
