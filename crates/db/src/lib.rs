@@ -21,14 +21,20 @@
 //!
 //! `k` is an [`ItemKey`]: a file and a top-level name.
 //!
-//! Three choices make an edit cost what it changes, not what the file holds
-//! (rust-analyzer's durability design, applied inside a file):
+//! Four choices make an edit cost what it changes, not what the file holds:
 //!
-//! * **Inputs per item, with durabilities.** Each item's syntax is its own
-//!   input. Items are created with `MEDIUM` durability; an item being edited
-//!   is set with `LOW`. The queries of every other item then depend on
-//!   `MEDIUM` inputs only, and salsa validates them in O(1) after a `LOW`
-//!   change, without walking their dependencies.
+//! * **Inputs per item.** Each item's syntax is its own input; the inputs that
+//!   say which items exist and what they are called have `MEDIUM` durability
+//!   (they change rarely), as rust-analyzer keeps library files `HIGH`. (Item
+//!   inputs stay `LOW`: an input whose durability drops is not backdated by
+//!   salsa, so an item created `MEDIUM` would be lowered and inferred again,
+//!   with its callers, on its first edit, whitespace included.)
+//! * **Stamps.** Each item carries the generation at which something its
+//!   diagnostics depend on last changed: its syntax, an item it refers to
+//!   (transitively), the names ([`ItemInfo::stamp`]). The language server
+//!   keeps item diagnostics by stamp ([`file_diagnostics_memo`]) and asks
+//!   salsa only about the items whose stamps moved, instead of validating
+//!   every item after every edit.
 //! * **Positions are per item.** A graph is lowered from its own syntax
 //!   subtree, re-rooted, so every range in a [`LoweredGraph`] is relative to
 //!   the start of its item. Editing one graph moves the text of every graph
@@ -377,7 +383,7 @@ impl RootDb {
         }
     }
 
-    /// A new file: its items' inputs get `MEDIUM` durability (see the crate docs).
+    /// A new file.
     pub fn new_file(&mut self, text: &str) -> File {
         let parse = syntax::parse(text);
         let index = LineIndex::new(text);
@@ -392,7 +398,7 @@ impl RootDb {
         .names_durability(Durability::MEDIUM)
         .slots_durability(Durability::MEDIUM)
         .new(self);
-        self.update(file, Arc::from(text), parse, index, Durability::MEDIUM);
+        self.update(file, Arc::from(text), parse, index);
         file
     }
 
@@ -445,7 +451,7 @@ impl RootDb {
             assert_eq!(parse.syntax_node().to_string(), text);
             assert_eq!(index, LineIndex::new(&text));
         }
-        self.update(file, Arc::from(text), parse, index, Durability::LOW);
+        self.update(file, Arc::from(text), parse, index);
     }
 
     pub fn key(&self, file: File, name: &str) -> ItemKey {
@@ -458,14 +464,7 @@ impl RootDb {
 
     /// Sets a file's inputs for a new text and parse: the item inputs only
     /// where an item changed, the names only when they changed.
-    fn update(
-        &mut self,
-        file: File,
-        text: Arc<str>,
-        parse: Parse,
-        line_index: LineIndex,
-        durability: Durability,
-    ) {
+    fn update(&mut self, file: File, text: Arc<str>, parse: Parse, line_index: LineIndex) {
         let old: Arc<Items> = file.items(self).clone();
         let root = parse.syntax_node();
         let nodes: Vec<SyntaxNode> = root
@@ -593,7 +592,7 @@ impl RootDb {
                     }
                 }
                 None => {
-                    let slot = ItemSlot::builder(syntax).durability(durability).new(self);
+                    let slot = ItemSlot::new(self, syntax);
                     Arc::make_mut(&mut slots).insert(name.clone(), slot);
                     new_slots = true;
                     changed.push(name.clone());
@@ -601,7 +600,7 @@ impl RootDb {
             }
         }
         for (slot, syntax) in to_set {
-            slot.set_syntax(self).with_durability(durability).to(syntax);
+            slot.set_syntax(self).to(syntax);
         }
         if new_slots {
             file.set_slots(self)

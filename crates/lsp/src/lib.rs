@@ -3,7 +3,8 @@
 //! Its own transport and main loop, in the manner of rust-analyzer's
 //! `lsp-server` (see `docs/lsp.md` for why not tower-lsp):
 //!
-//! * [`transport`]: `Content-Length` frames in and out. Any frame that is not
+//! * [`transport`]: `Content-Length` frames in and out (read by the main loop,
+//!   written by whichever thread answers). Any frame that is not
 //!   a valid message is answered with the JSON-RPC error it calls for, and
 //!   the server goes on. Unknown requests get `MethodNotFound`; `exit`
 //!   without `shutdown` ends the server with status 1.
@@ -34,8 +35,6 @@ pub use ls_types as lsp;
 pub use runner::run_worker;
 
 use std::path::PathBuf;
-use std::sync::mpsc;
-use std::time::Duration;
 
 /// How the server runs.
 #[derive(Debug, Clone, Default)]
@@ -58,27 +57,22 @@ pub fn serve(
     output: impl std::io::Write + Send + 'static,
     options: Options,
 ) -> i32 {
-    let (outbox, writer) = transport::outbox(output);
-    let (tx, rx) = mpsc::sync_channel(64);
-    std::thread::Builder::new()
-        .name("lsp-reader".into())
-        .spawn(move || transport::read_messages(input, |m| tx.send(m).is_ok()))
-        .expect("a thread starts");
+    let outbox = transport::outbox(output);
     let mut server = server::Server::new(outbox.clone(), &options);
-    // The end of the input without `exit` is an exit without `shutdown`.
-    let code = rx
-        .iter()
-        .find_map(|incoming| server.handle(incoming))
-        .unwrap_or(1);
-    server.stop();
-    // Send what is queued (the answer to `shutdown`), then stop.
-    outbox.close();
-    let (done, wait) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = writer.join();
-        let _ = done.send(());
+    // The main loop reads the input itself (a reader thread would be one
+    // more thread wake-up between a keystroke and its diagnostics). The end
+    // of the input without `exit` is an exit without `shutdown`.
+    let mut code = 1;
+    transport::read_messages(input, |incoming| match server.handle(incoming) {
+        Some(c) => {
+            code = c;
+            false
+        }
+        None => true,
     });
-    let _ = wait.recv_timeout(Duration::from_secs(5));
+    server.stop();
+    // What was sent (the answer to `shutdown`) is out; let go of the output.
+    outbox.close();
     code
 }
 

@@ -9,11 +9,11 @@
 //! * a header without a `Content-Length`: `-32700`, then the reader looks for
 //!   the next header.
 //!
-//! Messages go out through an [`Outbox`]: a writer thread writes whole frames
-//! in the order they were sent, flushing when nothing more is queued.
+//! Messages go out through an [`Outbox`]: whole frames, written in the order
+//! they are sent, by the thread that sends them.
 
 use std::io::{self, BufRead, Write};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -231,15 +231,14 @@ pub fn read_messages(input: impl io::Read, mut sink: impl FnMut(Incoming) -> boo
     }
 }
 
-enum Out {
-    Frame(Vec<u8>),
-    /// Write what is queued, then stop.
-    Close,
-}
-
-/// Sends whole messages to the output (in the order they are sent).
+/// Sends whole messages to the output, each written and flushed at once by
+/// the thread that sends it (no hop through a writer thread: each hop is a
+/// thread wake-up on the way to the client), in the order they are sent.
 #[derive(Clone)]
-pub struct Outbox(Sender<Out>);
+pub struct Outbox(Arc<Mutex<Option<Output>>>);
+
+/// The output (`None` once it failed or was closed).
+type Output = io::BufWriter<Box<dyn Write + Send>>;
 
 #[derive(Serialize)]
 struct ResponseOk<'a, T: Serialize> {
@@ -277,9 +276,20 @@ struct Request<'a, T: Serialize> {
 }
 
 impl Outbox {
-    /// Sends one JSON-RPC message (its body; the header is added here).
+    /// Sends one JSON-RPC message (its body; the header is added here). A
+    /// failed output (the client is gone) drops this and later messages.
     pub fn send_message(&self, body: Vec<u8>) {
-        let _ = self.0.send(Out::Frame(body));
+        let mut guard = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(output) = guard.as_mut() else { return };
+        let written = write!(output, "Content-Length: {}\r\n\r\n", body.len())
+            .and_then(|_| output.write_all(&body))
+            .and_then(|_| output.flush());
+        if written.is_err() {
+            *guard = None;
+        }
     }
 
     /// A successful response.
@@ -341,48 +351,25 @@ impl Outbox {
         );
     }
 
+    /// Flushes and lets go of the output.
     pub fn close(&self) {
-        let _ = self.0.send(Out::Close);
+        let mut guard = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(mut output) = guard.take() {
+            let _ = output.flush();
+        }
     }
 }
 
-/// The outbox and the thread that writes it to `output`; the thread ends
-/// after [`Outbox::close`] (or when the output fails).
-pub fn outbox(output: impl Write + Send + 'static) -> (Outbox, std::thread::JoinHandle<()>) {
-    let (tx, rx) = channel();
-    let writer = std::thread::Builder::new()
-        .name("lsp-writer".into())
-        .spawn(move || write_all(output, rx))
-        .expect("a thread starts");
-    (Outbox(tx), writer)
-}
-
-fn write_all(output: impl Write, rx: Receiver<Out>) {
-    let mut output = io::BufWriter::with_capacity(1 << 16, output);
-    while let Ok(first) = rx.recv() {
-        let mut next = Some(first);
-        // Write everything queued, then flush once.
-        while let Some(message) = next {
-            match message {
-                Out::Frame(body) => {
-                    let written = write!(output, "Content-Length: {}\r\n\r\n", body.len())
-                        .and_then(|_| output.write_all(&body));
-                    if written.is_err() {
-                        return;
-                    }
-                }
-                Out::Close => {
-                    let _ = output.flush();
-                    return;
-                }
-            }
-            next = rx.try_recv().ok();
-        }
-        if output.flush().is_err() {
-            return;
-        }
-    }
-    let _ = output.flush();
+/// The outbox that writes to `output`.
+pub fn outbox(output: impl Write + Send + 'static) -> Outbox {
+    let output: Box<dyn Write + Send> = Box::new(output);
+    Outbox(Arc::new(Mutex::new(Some(io::BufWriter::with_capacity(
+        1 << 16,
+        output,
+    )))))
 }
 
 #[cfg(test)]
