@@ -8,8 +8,9 @@
 //! `publishDiagnostics`), then makes `--edits` one-line changes inside graphs
 //! (30 unless given; inside models for the workspace), each timed from sending
 //! `didChange` to receiving the `publishDiagnostics` of that version; reports
-//! p50/p95/max, and the server's resident memory now and at its peak
-//! (`VmRSS`, `VmHWM`). Then the same with `mlir-lsp-server-22` (Debian's
+//! p50/p95/max, the median round trip of a request answered at once (the
+//! floor under those numbers: pipes, client threads, scheduling), and the
+//! server's resident memory now and at its peak (`VmRSS`, `VmHWM`). Then the same with `mlir-lsp-server-22` (Debian's
 //! `mlir-22-tools`) on MLIR files of the same line counts, when it is installed.
 //! `--lines N` runs one workload of N lines (a program) instead.
 //!
@@ -226,6 +227,8 @@ struct LineEdit {
 struct Measured {
     open: Duration,
     latencies: Vec<Duration>,
+    /// The median round trip of a request answered at once.
+    round_trip: Duration,
     rss_kib: Option<u64>,
     peak_kib: Option<u64>,
     diagnostics: usize,
@@ -272,11 +275,22 @@ fn measure(
         // Let the server settle between keystrokes, as a person types.
         std::thread::sleep(Duration::from_millis(30));
     }
+    // The floor under those numbers: the round trip of a request every
+    // server answers at once (an unknown method), through the same pipes
+    // and client threads.
+    let mut round_trips = Vec::new();
+    for _ in 0..30 {
+        let start = Instant::now();
+        server.request("$/bench/unknown", json!({}))?;
+        round_trips.push(start.elapsed());
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let (rss_kib, peak_kib) = server.memory_kib();
     server.stop();
     Ok(Measured {
         open,
         latencies,
+        round_trip: Summary::of(&round_trips).median,
         rss_kib,
         peak_kib,
         diagnostics,
@@ -509,11 +523,12 @@ fn report(name: &str, lines: usize, m: &Measured, target: Option<(f64, f64)>) {
         None => "-".into(),
     };
     println!(
-        "| {name} | {lines} | {:.0} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {verdict} |",
+        "| {name} | {lines} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {verdict} |",
         ms(m.open),
         ms(s.median),
         ms(s.p95),
         ms(s.max),
+        ms(m.round_trip),
         megabytes(m.rss_kib),
         megabytes(m.peak_kib),
         m.diagnostics
@@ -577,8 +592,8 @@ pub fn run(options: &Options) {
     println!(
         "bench lsp: {edits} one-line edits per workload; latency from didChange to its publishDiagnostics\n"
     );
-    println!("| server, workload | lines | open ms | p50 ms | p95 ms | max ms | RSS | peak RSS | diagnostics | targets |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| server, workload | lines | open ms | p50 ms | p95 ms | max ms | round trip ms | RSS | peak RSS | diagnostics | targets |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mirdsl = mirdsl_path();
     for w in &workloads {
         let lines = w.text.lines().count();
