@@ -255,10 +255,28 @@ struct Engine<'a> {
     seen: HashSet<(TextRange, Code, String)>,
     node_values: HashMap<NodeId, Vec<AbsVal>>,
     other_values: HashMap<String, HashMap<NodeId, Vec<AbsVal>>>,
-    /// Calls in progress: the calling item and the call's range.
-    call_stack: Vec<(Arc<str>, TextRange, String)>,
+    /// Calls in progress: the calling item, the call's range, the callee, and
+    /// whether the call is the callee's own check (its declared parameter
+    /// types, no closure): what goes wrong in such a call is reported when the
+    /// callee is checked as an entry, not again at the call.
+    call_stack: Vec<(Arc<str>, TextRange, String, bool)>,
     fv_cache: HashMap<(Arc<str>, GraphId), Arc<Vec<NodeId>>>,
     depth: usize,
+}
+
+/// Whether calling `graph` with `args` is what checking it as an entry does:
+/// a top-level graph given its declared parameter types.
+fn is_own_check(lowered: &LoweredGraph, graph: GraphId, args: &[Val]) -> bool {
+    let body = &lowered.body;
+    graph == body.root()
+        && body.graph(graph).params.iter().zip(args).all(|(&p, a)| {
+            let declared = body
+                .node(p)
+                .annotation
+                .as_ref()
+                .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t));
+            a.as_ref().map(AbsVal::widen) == Some(declared.widen())
+        })
 }
 
 /// Deeper than this, a chain of graph calls is reported instead of followed.
@@ -288,13 +306,16 @@ impl Engine<'_> {
         let d = if *item == self.entry {
             d
         } else {
-            let Some((_, call, callee)) = self
+            let Some((_, call, callee, own)) = self
                 .call_stack
                 .iter()
-                .find(|(caller, _, _)| *caller == self.entry)
+                .find(|(caller, _, _, _)| *caller == self.entry)
             else {
                 return;
             };
+            if *own {
+                return;
+            }
             let message = format!(
                 "calling `{callee}` with these arguments fails: {}",
                 d.message
@@ -713,10 +734,11 @@ impl Engine<'_> {
                     }
                     call_args.push(value);
                 }
+                let own = env.is_empty() && is_own_check(&lowered, graph, &call_args);
                 let env_map: HashMap<NodeId, Val> =
                     env.into_iter().map(|(k, v)| (k, Some(v))).collect();
                 let span = self.span(frame, n, None);
-                self.call_stack.push((item.clone(), span, name));
+                self.call_stack.push((item.clone(), span, name, own));
                 let result =
                     self.call_graph(&g_item, graph, call_args, Arc::new(env_map), Some(span));
                 self.call_stack.pop();
