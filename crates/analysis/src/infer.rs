@@ -972,6 +972,17 @@ impl Engine<'_> {
             "Depend" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
             "UpdateState" => return Some(AbsVal::Monad),
             "StopGradient" | "Return" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
+            "Equal" | "NotEqual" => {
+                // `==` on strings, `none` and dtypes (a composite's attributes:
+                // `if reduction == "sum"`) is decided here, as a constant.
+                if let Some(eq) = self.constant_equality(frame, n, &args) {
+                    return Some(AbsVal::Scalar {
+                        dtype: DType::Bool,
+                        value: Some(ScalarConst::Bool(eq == (p.name == "Equal"))),
+                        weak: false,
+                    });
+                }
+            }
             _ => {}
         }
         // A composite primitive is a call of its instance graph.
@@ -1093,6 +1104,48 @@ impl Engine<'_> {
                 Some(AbsVal::Any)
             }
         }
+    }
+
+    /// Whether the two operands of an `Equal` are equal, when one of them is
+    /// a string, `none` or a dtype and both are known: strings compare by
+    /// their text (exactly), `none` equals only `none`, dtypes compare as
+    /// dtypes, and a number or a tensor is never a string, `none` or a dtype.
+    /// `None` when that is not decided here (numbers and tensors compare
+    /// elementwise through the primitive).
+    fn constant_equality(&self, frame: &Frame, n: NodeId, args: &[Val]) -> Option<bool> {
+        #[derive(PartialEq)]
+        enum Operand<'a> {
+            Str(&'a str),
+            None,
+            Type(&'a Ty),
+            /// A number or a tensor.
+            Numeric,
+        }
+        let body = &frame.lowered.body;
+        // The argument nodes, when `n` calls the primitive directly.
+        let nodes = body
+            .called_prim(n)
+            .map(|_| &body.inputs(n)[1..])
+            .filter(|nodes| nodes.len() == args.len());
+        let operand = |i: usize| -> Option<Operand> {
+            match args.get(i)?.as_ref()? {
+                AbsVal::Str(Some(s)) => Some(Operand::Str(s)),
+                AbsVal::None => Some(Operand::None),
+                AbsVal::Scalar { .. } | AbsVal::Tensor { .. } => Some(Operand::Numeric),
+                _ => match &body.node(*nodes?.get(i)?).kind {
+                    NodeKind::Const(Value::Type(t)) => Some(Operand::Type(t)),
+                    _ => None,
+                },
+            }
+        };
+        if args.len() != 2 {
+            return None;
+        }
+        let (a, b) = (operand(0)?, operand(1)?);
+        if a == Operand::Numeric && b == Operand::Numeric {
+            return None;
+        }
+        Some(a == b)
     }
 
     fn branch_mismatch(&mut self, frame: &Frame, n: NodeId, values: &[AbsVal]) {
