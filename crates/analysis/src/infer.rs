@@ -1106,19 +1106,21 @@ impl Engine<'_> {
         }
     }
 
-    /// Whether the two operands of an `Equal` are equal, when one of them is
-    /// a string, `none` or a dtype and both are known: strings compare by
-    /// their text (exactly), `none` equals only `none`, dtypes compare as
-    /// dtypes, and a number or a tensor is never a string, `none` or a dtype.
-    /// `None` when that is not decided here (numbers and tensors compare
-    /// elementwise through the primitive).
+    /// Whether the two operands of an `Equal` are equal, when both are known
+    /// constants: strings compare by their text (exactly), `none` equals only
+    /// `none`, dtypes compare as dtypes, numbers by value, and a number or a
+    /// tensor is never a string, `none` or a dtype. `None` when that is not
+    /// decided here (tensors and unknown numbers compare elementwise through
+    /// the primitive).
     fn constant_equality(&self, frame: &Frame, n: NodeId, args: &[Val]) -> Option<bool> {
         #[derive(PartialEq)]
         enum Operand<'a> {
             Str(&'a str),
             None,
             Type(&'a Ty),
-            /// A number or a tensor.
+            /// A known number.
+            Number(f64),
+            /// An unknown number or a tensor.
             Numeric,
         }
         let body = &frame.lowered.body;
@@ -1131,6 +1133,7 @@ impl Engine<'_> {
             match args.get(i)?.as_ref()? {
                 AbsVal::Str(Some(s)) => Some(Operand::Str(s)),
                 AbsVal::None => Some(Operand::None),
+                AbsVal::Scalar { value: Some(v), .. } => Some(Operand::Number(v.as_f64())),
                 AbsVal::Scalar { .. } | AbsVal::Tensor { .. } => Some(Operand::Numeric),
                 _ => match &body.node(*nodes?.get(i)?).kind {
                     NodeKind::Const(Value::Type(t)) => Some(Operand::Type(t)),
@@ -1141,11 +1144,11 @@ impl Engine<'_> {
         if args.len() != 2 {
             return None;
         }
-        let (a, b) = (operand(0)?, operand(1)?);
-        if a == Operand::Numeric && b == Operand::Numeric {
-            return None;
+        match (operand(0)?, operand(1)?) {
+            (Operand::Number(x), Operand::Number(y)) => Some(x == y),
+            (Operand::Number(_) | Operand::Numeric, Operand::Number(_) | Operand::Numeric) => None,
+            (a, b) => Some(a == b),
         }
-        Some(a == b)
     }
 
     fn branch_mismatch(&mut self, frame: &Frame, n: NodeId, values: &[AbsVal]) {
