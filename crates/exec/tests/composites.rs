@@ -388,7 +388,8 @@ fn check_gradient(c: &Case) -> Result<(), String> {
                 };
                 let numeric = (at(h)? - at(-h)?) / (2.0 * h);
                 let tol = 1e-6 + 1e-5 * numeric.abs().max(analytic.abs());
-                if !((analytic - numeric).abs() <= tol) {
+                let agrees = (analytic - numeric).abs() <= tol;
+                if !agrees {
                     let which = j.map_or(String::new(), |j| format!(".{j}"));
                     return Err(format!(
                         "d/dx{w}{which}[{e}]: grad gives {analytic}, finite differences {numeric}"
