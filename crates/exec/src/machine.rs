@@ -905,6 +905,19 @@ impl Executor {
         let lowered = analysis::composite::instance(prim).ok_or_else(|| {
             RunError::internal(format!("no definition of composite `{}`", prim.name))
         })?;
+        let error = lowered
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == analysis::Severity::Error);
+        if let Some(e) = error {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` cannot take these attributes: {}",
+                    prim.name, e.message
+                ),
+            ));
+        }
         Ok(self.add_item(&key, lowered.body.clone(), 0))
     }
 

@@ -527,3 +527,98 @@ fn every_composite_has_cases() {
         missing.join(", ")
     );
 }
+
+fn diagnostics(src: &str) -> Vec<(analysis::Code, String)> {
+    analysis::analyze(src)
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == analysis::Severity::Error)
+        .map(|d| (d.code, d.message.clone()))
+        .collect()
+}
+
+fn run(src: &str, args: Vec<Value>) -> Value {
+    Executor::new(&check(src).unwrap(), ExecOptions::default())
+        .call("main", args)
+        .unwrap()
+}
+
+fn f32s(shape: &[usize], data: &[f32]) -> Value {
+    Value::tensor(Tensor::from_f32(shape.to_vec(), data.to_vec()).unwrap())
+}
+
+/// Attribute values a composite's body cannot take are errors at the call:
+/// a string outside those its body tells apart, and a value an inner
+/// primitive refuses.
+#[test]
+fn bad_attributes_are_reported_at_the_call() {
+    let d =
+        diagnostics("graph main(x: f32[3]) {\n  return DivMod(x, x, rounding_mode=\"round\")\n}\n");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, analysis::Code::BadAttributeValue);
+    assert!(d[0].1.contains("\"floor\", \"trunc\""), "{}", d[0].1);
+    let d = diagnostics("graph main(x: f32[3]) {\n  return BroadcastToView(x, shape=3)\n}\n");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, analysis::Code::BadAttributeValue);
+    assert!(
+        d[0].1
+            .contains("`BroadcastToView` cannot take these attributes")
+            && d[0].1.contains("tuple of ints"),
+        "{}",
+        d[0].1
+    );
+}
+
+/// String attributes of composites match in any case, as every string
+/// attribute does.
+#[test]
+fn string_attributes_match_in_any_case() {
+    let x = f32s(&[3], &[1.0, -2.0, 3.5]);
+    let y = f32s(&[3], &[0.0, 0.0, 0.0]);
+    let sum = |r: &str| {
+        let src = format!(
+            "graph main(x: f32[3], y: f32[3]) {{\n  return L1LossExt(x, y, reduction=\"{r}\")\n}}\n"
+        );
+        run(&src, vec![x.clone(), y.clone()])
+            .as_tensor()
+            .unwrap()
+            .item_f64()
+    };
+    assert_eq!(sum("sum"), Some(6.5));
+    assert_eq!(sum("SUM"), Some(6.5));
+    assert_eq!(sum("Mean"), Some((6.5f32 / 3.0) as f64));
+}
+
+/// `==` on two strings, on `none` and on known numbers is a constant to
+/// inference and the executor: only the branch taken is checked and run. A
+/// string parameter of a generic graph is a string of unknown value there.
+#[test]
+fn equality_of_constants_decides_an_if() {
+    let src = r#"
+graph pick(x, mode) {
+  return if mode == "double" { x * 2 } else { x }
+}
+
+graph main(x: f32[2, 3]) {
+  mode = "flat"
+  a = if mode == "flat" { Reshape(x, (6,)) } else { Reshape(x, (7,)) }
+  b = if mode == none { Reshape(x, (7,)) } else { x }
+  c = if Rank(x) == 2 { Transpose(x, (1, 0)) } else { Transpose(x, (0,)) }
+  return (a, b, c, pick(x, "double"), pick(x, "same"))
+}
+"#;
+    let x = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let v = run(src, vec![x]);
+    let data = |k: usize| match &v {
+        Value::Tuple(items) => {
+            let t = items[k].as_tensor().unwrap().tensor();
+            (t.shape().to_vec(), t.to_f64_vec())
+        }
+        _ => panic!("a tuple"),
+    };
+    assert_eq!(data(0), (vec![6], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]));
+    assert_eq!(data(1), (vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]));
+    assert_eq!(data(2), (vec![3, 2], vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]));
+    assert_eq!(data(3).1, vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+    assert_eq!(data(4).1, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+}

@@ -13,7 +13,9 @@
 //! gradient and kernel from the body (the analysis infers, differentiates and
 //! runs the body specialised on the call's attributes: an *instance*). In an
 //! instance, an `if` on attributes alone (`if reduction == "sum"`,
-//! `if dtype == none`) keeps only the branch taken.
+//! `if dtype == none`) keeps only the branch taken. A string attribute takes
+//! the strings its body compares it with and its default (any case, as every
+//! string attribute), or any string when the body compares it with none.
 //!
 //! A composite is an [`OpDef`] like any primitive (binding, docs, completion
 //! and import see no difference); [`composite`] tells the ones that need their
@@ -186,6 +188,22 @@ fn definition(graph: &ast::Graph) -> Option<&'static OpDef> {
     for p in graph.params() {
         let pname: &'static str = Box::leak(p.name()?.text().into_boxed_str());
         params.push(match attr_kind(&p) {
+            Some((AttrType::Str(_), default)) => {
+                // The strings the body tells apart, and the default: the
+                // values the attribute takes (matched in any case).
+                let mut allowed = compared_strings(graph, pname);
+                if let Some(AttrDefault::Str(d)) = default {
+                    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(d)) {
+                        allowed.push(d.to_string());
+                    }
+                }
+                let allowed: Vec<&'static str> = allowed
+                    .into_iter()
+                    .map(|a| &*Box::leak(a.into_boxed_str()))
+                    .collect();
+                let ty = AttrType::Str(Box::leak(allowed.into_boxed_slice()));
+                ParamDef::attr(pname, ty, default, "")
+            }
             Some((ty, default)) => ParamDef::attr(pname, ty, default, ""),
             None => ParamDef::input(pname, ""),
         });
@@ -202,6 +220,37 @@ fn definition(graph: &ast::Graph) -> Option<&'static OpDef> {
         grad: None,
         kernel: None,
     })))
+}
+
+/// The string literals a definition compares attribute `name` with
+/// (`reduction == "sum"`), in the order they appear.
+fn compared_strings(graph: &ast::Graph, name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for node in graph.syntax().descendants() {
+        let Some(b) = ast::BinExpr::cast(node) else {
+            continue;
+        };
+        if !matches!(
+            b.op_kind(),
+            Some(syntax::SyntaxKind::EQ2 | syntax::SyntaxKind::NEQ)
+        ) {
+            continue;
+        }
+        let (Some(l), Some(r)) = (b.lhs(), b.rhs()) else {
+            continue;
+        };
+        for (a, c) in [(&l, &r), (&r, &l)] {
+            let (ast::Expr::NameRef(n), ast::Expr::Literal(lit)) = (a, c) else {
+                continue;
+            };
+            if let (true, Some(ast::LiteralKind::Str(s))) = (n.text() == name, lit.kind()) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The name of `prim`'s instance: the composite's body specialised on the
