@@ -34,6 +34,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "ops", "tests", "ms_orac
 
 from common import enc, attr  # noqa: E402  (sets PyNative mode on the CPU)
 
+import mindspore as _ms  # noqa: E402
+# Each kernel's failure at its own call (PyNative launches asynchronously).
+_ms.set_context(pynative_synchronize=True)
+
 import mindspore as ms  # noqa: E402
 from mindspore import Tensor, ops  # noqa: E402
 import mindspore.ops.auto_generate as ag  # noqa: E402
@@ -268,10 +272,18 @@ for mode in [None, "floor", "trunc"]:
     a = {} if mode is None else {"rounding_mode": mode}
     case("DivMod", [num, den], a, lambda x, y, m=mode: ag.DivMod()(x, y, m), grad=mode is None)
     case("DivMod", [inum, iden], a, lambda x, y, m=mode: ag.DivMod()(x, y, m))
-    case("DivMods", [num, L(2.5)], a, lambda x, y, m=mode: ag.DivMods()(x, y, m),
-         grad=mode is None)
-    if mode != "floor":  # MindSpore's CPU DivMods fails on an int tensor with "floor"
+    if mode is None:
+        case("DivMods", [num, L(2.5)], a, lambda x, y, m=mode: ag.DivMods()(x, y, m), grad=True)
         case("DivMods", [inum, L(3)], a, lambda x, y, m=mode: ag.DivMods()(x, y, m))
+# MindSpore 2.10's CPU DivMods fails with "trunc" and "floor" ("Trunc should
+# have 1 outputs, but got 2", "KernelMod Init Failed: FloorDiv"): the
+# references are its TruncateDiv and FloorDiv kernels.
+DM_REF = "{} (MindSpore's CPU DivMods fails with a rounding mode)"
+for mode, prim in [("trunc", P.TruncateDiv), ("floor", P.FloorDiv)]:
+    case("DivMods", [num, L(2.5)], {"rounding_mode": mode},
+         lambda x, y, p=prim: p()(x, Tensor(y, ms.float32)), reference=DM_REF.format(prim.__name__))
+    case("DivMods", [inum, L(3)], {"rounding_mode": mode},
+         lambda x, y, p=prim: p()(x, Tensor(y, ms.int32)), reference=DM_REF.format(prim.__name__))
 case("DivMod", [rand(2, 2, dtype=np.float64), rand(2, 1, lo=1, hi=2, dtype=np.float64)],
      {"rounding_mode": "floor"}, lambda x, y: ag.DivMod()(x, y, "floor"))
 
@@ -631,6 +643,65 @@ case("Nansum", [ints(2, 3)], {"dim": 0},
 case("Nansum", [nx], {"dim": 0, "dtype": ms.float64},
      lambda x: ops.sum(ops.select(ops.isnan(x), ops.zeros_like(x), x).astype(ms.float64), 0),
      reference=ref("sum with NaNs as zeros, in dtype"))
+
+va, vb = rand(5), rand(5)
+case("Vdot", [va, vb], {}, lambda a, b: ops.tensor_dot(a, b, 1), grad=True,
+     reference=ref("the dot product"))
+case("Vdot", [ints(4), ints(4)], {}, lambda a, b: (a * b).sum().astype(ms.int32),
+     reference=ref("the dot product, in the inputs' dtype"))
+
+kl_in = rand(2, 3)
+kl_t = np.array([[0.0, 0.3, 0.7], [0.5, 0.0, 0.5]], np.float32)
+kl_tg = rand(2, 3, lo=0.1, hi=1.0)  # (target * log(target) has no derivative at 0)
+for red in ["mean", "sum", "none"]:
+    case("KLDiv", [kl_in, kl_t], {} if red == "mean" else {"reduction": red},
+         lambda a, b, r=red: P.KLDivLoss(r)(a, b), reference=ref("KLDivLoss"))
+    case("KLDiv", [kl_in, kl_tg], {} if red == "mean" else {"reduction": red},
+         lambda a, b, r=red: P.KLDivLoss(r)(a, b), grad=True, reference=ref("KLDivLoss"))
+case("KLDiv", [kl_in, rand(3, lo=-2, hi=0)], {"reduction": "sum", "log_target": True},
+     lambda a, b: (ops.exp(b) * (b - a)).sum(), grad=True,
+     reference=ref("sum(exp(target) * (target - input))"))
+# MindSpore's own example.
+case("KLDiv", [np.array([[0.5, 0.5], [0.4, 0.6]], np.float32),
+               np.array([[0.0, 1.0], [1.0, 0.0]], np.float32)], {},
+     lambda a, b: Tensor(np.array(-0.225, np.float32)), reference="the docstring's example")
+
+
+def add_rms_ref(eps, nd):
+    def f(a, b, g):
+        x = a + b
+        axes = tuple(range(x.ndim - nd, x.ndim))
+        ms2 = ops.mean(x * x, axes, keep_dims=True)
+        rstd = 1.0 / ops.sqrt(ms2 + eps)
+        return (x * rstd * g, rstd, x)
+    return f
+
+
+case("AddRmsNorm", [x23, rand(2, 3), rand(3)], {}, add_rms_ref(1e-6, 1), grad=True,
+     reference=ref("x = x1 + x2, (x / sqrt(mean(x^2) + eps) * gamma, 1 / sqrt(...), x)"))
+case("AddRmsNorm", [rand(2, 2, 3), rand(2, 2, 3), rand(2, 3)], {"epsilon": 0.1},
+     add_rms_ref(0.1, 2), grad=True,
+     reference=ref("x = x1 + x2, (x / sqrt(mean(x^2) + eps) * gamma, 1 / sqrt(...), x)"))
+
+
+def kth_ref(k, dim, keepdim):
+    def f(x):
+        v, i = P.Sort(axis=dim)(x)
+        v = ops.gather(v, Tensor([k - 1]), dim if dim >= 0 else x.ndim + dim)
+        i = ops.gather(i, Tensor([k - 1]), dim if dim >= 0 else x.ndim + dim).astype(ms.int64)
+        if not keepdim:
+            v, i = v.squeeze(dim), i.squeeze(dim)
+        return (v, i)
+    return f
+
+
+kx = np.array([[3.0, -1.0, 2.5, 0.5], [1.5, 4.0, -2.0, 0.0], [9.0, 8.0, 7.0, 6.0]], np.float32)
+case("Kthvalue", [kx], {"k": 2}, kth_ref(2, -1, False), grad=True,
+     reference=ref("Sort, the k-th"))
+case("Kthvalue", [kx], {"k": 3, "dim": 0, "keepdim": True}, kth_ref(3, 0, True), grad=True,
+     reference=ref("Sort, the k-th"))
+case("Kthvalue", [np.array([[5, 1, 4], [2, 9, 3]], np.int32)], {"k": 1, "dim": 1},
+     kth_ref(1, 1, False), reference=ref("Sort, the k-th"))
 
 def save():
     path = os.path.join(HERE, "composite.json")
