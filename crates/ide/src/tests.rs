@@ -1045,7 +1045,7 @@ fn completion_names_in_scope() {
             Keyword none
             Keyword not
             Keyword true
-            ... and 401 primitives
+            ... and 474 primitives
             ... then MindSpore primitives mirdsl does not support yet
             replace: "e"
         "#]],
@@ -1102,7 +1102,7 @@ fn completion_attribute_names_in_primitive_call() {
             Keyword none
             Keyword not
             Keyword true
-            ... and 401 primitives
+            ... and 474 primitives
             ... then MindSpore primitives mirdsl does not support yet
             replace: "trans"
         "#]],
