@@ -994,13 +994,40 @@ impl Engine<'_> {
             "Depend" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
             "UpdateState" => return Some(AbsVal::Monad),
             "StopGradient" | "Return" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
+            "Equal" | "NotEqual" => {
+                // `==` on strings, `none` and dtypes (a composite's attributes:
+                // `if reduction == "sum"`) is decided here, as a constant.
+                if let Some(eq) = self.constant_equality(frame, n, &args) {
+                    let equal = p.name == "Equal";
+                    return Some(AbsVal::Scalar {
+                        dtype: DType::Bool,
+                        value: eq.map(|eq| ScalarConst::Bool(eq == equal)),
+                        weak: false,
+                    });
+                }
+            }
             _ => {}
         }
         // A composite primitive is a call of its instance graph.
-        if let (Some(key), Some(_)) = (
+        if let (Some(key), Some(instance)) = (
             ops::composite::instance_key(p),
             crate::composite::instance(p),
         ) {
+            // Attribute values its definition cannot take (`shape=3` where
+            // the body needs a tuple).
+            let error = instance
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == crate::Severity::Error);
+            if let Some(e) = error {
+                let span = self.span(frame, n, None);
+                let message = format!("`{}` cannot take these attributes: {}", p.name, e.message);
+                self.report(
+                    &item,
+                    Diagnostic::error(Code::BadAttributeValue, span, message),
+                );
+                return Some(AbsVal::Any);
+            }
             let f = self.intern(FuncVal::Graph {
                 item: Arc::from(key.as_str()),
                 graph: GraphId(0),
@@ -1115,6 +1142,56 @@ impl Engine<'_> {
                 Some(AbsVal::Any)
             }
         }
+    }
+
+    /// Whether the two operands of an `Equal` are equal, when one of them is
+    /// a string, `none` or a dtype, or both are known numbers: strings compare
+    /// by their text (exactly; `Some(None)` when a string is not known),
+    /// `none` equals only `none`, dtypes compare as dtypes, numbers by value,
+    /// and a number or a tensor is never a string, `none` or a dtype. `None`
+    /// when that is not decided here (tensors and unknown numbers compare
+    /// elementwise through the primitive).
+    fn constant_equality(&self, frame: &Frame, n: NodeId, args: &[Val]) -> Option<Option<bool>> {
+        #[derive(PartialEq)]
+        enum Operand<'a> {
+            /// A string, `None` when not known.
+            Str(Option<&'a str>),
+            None,
+            Type(&'a Ty),
+            /// A known number.
+            Number(f64),
+            /// An unknown number or a tensor.
+            Numeric,
+        }
+        use Operand as O;
+        let body = &frame.lowered.body;
+        // The argument nodes, when `n` calls the primitive directly.
+        let nodes = body
+            .called_prim(n)
+            .map(|_| &body.inputs(n)[1..])
+            .filter(|nodes| nodes.len() == args.len());
+        let operand = |i: usize| -> Option<Operand> {
+            match args.get(i)?.as_ref()? {
+                AbsVal::Str(s) => Some(O::Str(s.as_deref())),
+                AbsVal::None => Some(O::None),
+                AbsVal::Scalar { value: Some(v), .. } => Some(O::Number(v.as_f64())),
+                AbsVal::Scalar { .. } | AbsVal::Tensor { .. } => Some(O::Numeric),
+                _ => match &body.node(*nodes?.get(i)?).kind {
+                    NodeKind::Const(Value::Type(t)) => Some(O::Type(t)),
+                    _ => None,
+                },
+            }
+        };
+        if args.len() != 2 {
+            return None;
+        }
+        Some(match (operand(0)?, operand(1)?) {
+            (O::Number(x), O::Number(y)) => Some(x == y),
+            (O::Number(_) | O::Numeric, O::Number(_) | O::Numeric) => return None,
+            (O::Str(Some(x)), O::Str(Some(y))) => Some(x == y),
+            (O::Str(_), O::Str(_)) => None,
+            (a, b) => Some(a == b),
+        })
     }
 
     fn branch_mismatch(&mut self, frame: &Frame, n: NodeId, values: &[AbsVal]) {
