@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ir::{
-    Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, TextRange,
+    Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, ScalarConst, TextRange,
     Value as IrValue, WeightDef,
 };
 use ops::{AbsVal, KArg, KValue, KernelCall};
@@ -946,6 +946,19 @@ impl Executor {
         let lowered = analysis::composite::instance(prim).ok_or_else(|| {
             RunError::internal(format!("no definition of composite `{}`", prim.name))
         })?;
+        let error = lowered
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == analysis::Severity::Error);
+        if let Some(e) = error {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` cannot take these attributes: {}",
+                    prim.name, e.message
+                ),
+            ));
+        }
         Ok(self.add_item(&key, lowered.body.clone(), 0))
     }
 
@@ -1098,6 +1111,14 @@ impl Executor {
             "StopGradient" | "Return" => {
                 expect_args(name, &args, 1)?;
                 return Ok(args.swap_remove(0));
+            }
+            "Equal" | "NotEqual" => {
+                if let [a, b] = args.as_slice() {
+                    if let Some(eq) = constant_equality(a, b) {
+                        let v = ScalarConst::Bool(eq == (name == "Equal"));
+                        return Ok(Value::scalar(v, DType::Bool));
+                    }
+                }
             }
             _ => {}
         }
@@ -1380,4 +1401,22 @@ fn effect_writes(callee: &Value, inputs: &[Operand]) -> Result<Vec<u32>, RunErro
             )),
         })
         .collect()
+}
+
+/// Whether two operands of `Equal` are equal, when one of them is a string,
+/// `none` or a dtype (as inference decides it): strings compare by their text,
+/// `none` equals only `none`, dtypes compare as dtypes, and a tensor is never
+/// one of those. `None` for two tensors (the primitive compares them).
+fn constant_equality(a: &Value, b: &Value) -> Option<bool> {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => Some(x == y),
+        (Value::None, Value::None) => Some(true),
+        (Value::Type(x), Value::Type(y)) => Some(x == y),
+        (Value::Str(_) | Value::None | Value::Type(_), Value::Tensor(_))
+        | (Value::Tensor(_), Value::Str(_) | Value::None | Value::Type(_))
+        | (Value::Str(_), Value::None | Value::Type(_))
+        | (Value::None, Value::Str(_) | Value::Type(_))
+        | (Value::Type(_), Value::Str(_) | Value::None) => Some(false),
+        _ => None,
+    }
 }
