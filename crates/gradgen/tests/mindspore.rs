@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use tensor::{DType, Tensor};
 
 /// The generator's seeds tried against MindSpore.
-const SEEDS: std::ops::RangeInclusive<u64> = 1..=240;
+const SEEDS: std::ops::RangeInclusive<u64> = 1..=400;
 
 fn data_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mindspore_grads.json")
@@ -114,6 +114,16 @@ fn mindspore_differential() {
             continue;
         };
         let text = p.text();
+        // A `StridedSlice` spec longer than its input's rank (an ellipsis
+        // covering no dimension): mirdsl takes it, MindSpore's kernel refuses
+        // it eagerly and graph mode differentiates something else (seeds 23
+        // and 109 once). Not a gradient to compare.
+        if text.contains("ellipsis_mask") {
+            not_exported.push(format!(
+                "s{seed}: StridedSlice with an ellipsis (MindSpore refuses)"
+            ));
+            continue;
+        }
         // The same points in f32 (MindSpore's CPU kernels) and f64 (mirdsl).
         let args: Vec<Tensor> = p
             .params
