@@ -518,6 +518,10 @@ impl<'a> Engine<'a> {
                         if let Some(k) = meta.primal_arity(args.len()) {
                             let fv = self.value(item, f);
                             items[0] = self.apply_value(item, n, &fv, &args[..k]);
+                            if let MetaFn::Jvp = meta {
+                                // The tangent is like the output.
+                                items[1] = grad_like(&items[0]);
+                            }
                         }
                     }
                     return r;
