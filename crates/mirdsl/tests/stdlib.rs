@@ -10,7 +10,8 @@
 //! `sum(outputs · ct)` (a fixed random cotangent) with respect to every float
 //! input and weight. This test replays it with the executor, always:
 //!
-//! - every library file checks on its own, without errors or warnings;
+//! - every library file checks on its own, without errors or warnings, and is
+//!   formatted;
 //! - each layer case's model (`stdlib/<case>.mir`, which names the library
 //!   files it uses in a `# lib:` line) is joined with the library
 //!   ([`program_with_library`]); its `main` returns `(outputs, gradients)`,
@@ -329,6 +330,9 @@ fn library_files_check_on_their_own() {
         for d in analysis::analyze(&src).diagnostics {
             problems.push(format!("{}: {:?} {}", file.display(), d.code, d.message));
         }
+        if fmt::format(&src).ok().as_deref() != Some(src.as_str()) {
+            problems.push(format!("{}: not formatted (`mirdsl fmt`)", file.display()));
+        }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -369,6 +373,9 @@ fn uniform(n: usize, lo: f64, hi: f64, seed: &mut u64) -> Vec<f64> {
         .collect()
 }
 
+/// An argument of a finite-difference case: its kind and shape.
+type Arg = (char, &'static [usize]);
+
 /// Graphs of the library that no MindSpore case covers (or only partly: the
 /// masks, the training-mode batch norm, the `_none` reductions) are checked
 /// by finite differences: each model's `f` returns a scalar; every float
@@ -376,7 +383,7 @@ fn uniform(n: usize, lo: f64, hi: f64, seed: &mut u64) -> Vec<f64> {
 #[test]
 fn other_graphs_match_finite_differences() {
     // (library file, model, arguments: `f` float in [-1, 1), `p` in [0.5, 1.5), `i` ids in [0, 6)).
-    let cases: &[(&str, &str, &[(char, &[usize])])] = &[
+    let cases: &[(&str, &str, &[Arg])] = &[
         (
             "nn/attention.mir",
             "graph f(q, k, v, mask, ct) {\n  (o, w) = scaled_dot_product_attention(q, k, v, mask)\n  return ReduceSum(o * ct) + ReduceSum(w)\n}\n",
@@ -487,4 +494,82 @@ fn other_graphs_match_finite_differences() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A model built from the library trains: an MLP classifier (`dense`,
+/// `dense_act`, `sparse_softmax_cross_entropy`) whose step applies
+/// `adam_step` to every weight with `Assign`; its loss falls over the steps.
+#[test]
+fn a_model_built_from_the_library_trains() {
+    let model = r#"
+param fc1.w: f32[8, 4] = normal(std=0.5, seed=1)
+param fc1.b: f32[8] = zeros
+param fc2.w: f32[3, 8] = normal(std=0.5, seed=2)
+param fc2.b: f32[3] = zeros
+param m.fc1.w: f32[8, 4] = zeros
+param m.fc1.b: f32[8] = zeros
+param m.fc2.w: f32[3, 8] = zeros
+param m.fc2.b: f32[3] = zeros
+param v.fc1.w: f32[8, 4] = zeros
+param v.fc1.b: f32[8] = zeros
+param v.fc2.w: f32[3, 8] = zeros
+param v.fc2.b: f32[3] = zeros
+param beta1_power: f32[] = ones
+param beta2_power: f32[] = ones
+
+graph loss(x: f32[B, 4], labels: i32[B]) -> f32[] {
+  h = dense_act(Tanh, x, fc1.w, fc1.b)
+  return sparse_softmax_cross_entropy(dense(h, fc2.w, fc2.b), labels)
+}
+
+graph train_step(x: f32[B, 4], labels: i32[B]) -> f32[] {
+  (l, (g1, g2, g3, g4)) = value_and_grad(loss, wrt=(fc1.w, fc1.b, fc2.w, fc2.b))(x, labels)
+  p1 = Load(beta1_power)
+  p2 = Load(beta2_power)
+  (w1, m1, v1, q1, q2) = adam_step(fc1.w, m.fc1.w, v.fc1.w, p1, p2, g1, 0.05, 0.9, 0.999, 1e-8)
+  Assign(fc1.w, w1)
+  Assign(m.fc1.w, m1)
+  Assign(v.fc1.w, v1)
+  (w2, m2, v2, _a, _b) = adam_step(fc1.b, m.fc1.b, v.fc1.b, p1, p2, g2, 0.05, 0.9, 0.999, 1e-8)
+  Assign(fc1.b, w2)
+  Assign(m.fc1.b, m2)
+  Assign(v.fc1.b, v2)
+  (w3, m3, v3, _c, _d) = adam_step(fc2.w, m.fc2.w, v.fc2.w, p1, p2, g3, 0.05, 0.9, 0.999, 1e-8)
+  Assign(fc2.w, w3)
+  Assign(m.fc2.w, m3)
+  Assign(v.fc2.w, v3)
+  (w4, m4, v4, _e, _f) = adam_step(fc2.b, m.fc2.b, v.fc2.b, p1, p2, g4, 0.05, 0.9, 0.999, 1e-8)
+  Assign(fc2.b, w4)
+  Assign(m.fc2.b, m4)
+  Assign(v.fc2.b, v4)
+  Assign(beta1_power, q1)
+  Assign(beta2_power, q2)
+  return l
+}
+"#;
+    let program = program_with_library(&["nn/dense.mir", "nn/loss.mir", "nn/optim.mir"], model)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut ex = Executor::new(&program, ExecOptions::default());
+    let mut seed = 7u64;
+    let x = Tensor::from_f64(vec![12, 4], uniform(48, -1.0, 1.0, &mut seed))
+        .unwrap()
+        .cast(DType::F32);
+    // Labels: which of the first three features is largest.
+    let xs = x.to_f64_vec();
+    let labels: Vec<f64> = xs
+        .chunks(4)
+        .map(|r| (0..3).max_by(|&a, &b| r[a].total_cmp(&r[b])).unwrap() as f64)
+        .collect();
+    let labels = Tensor::from_f64(vec![12], labels).unwrap().cast(DType::I32);
+    let args = vec![Value::tensor(x), Value::tensor(labels)];
+    let losses: Vec<f64> = (0..40)
+        .map(|_| scalar(&ex.call("train_step", args.clone()).expect("a step runs")))
+        .collect();
+    println!("loss {:.4} -> {:.4} in 40 steps", losses[0], losses[39]);
+    assert!(
+        losses[39] < losses[0] / 4.0,
+        "the loss does not fall: {losses:?}"
+    );
+    let p1 = ex.weight_value("beta1_power").unwrap();
+    assert!((scalar(&p1) - 0.9f64.powi(40)).abs() < 1e-6);
 }
