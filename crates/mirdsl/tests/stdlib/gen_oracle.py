@@ -183,6 +183,38 @@ w.update(bn_weights("down.1.", 4))
 cases.append(layer_case("basic_block_down", cell, [rand(2, 3, 6, 6)], w, [0],
                         note="stride 2, 1x1 projection shortcut, BatchNorm eval"))
 
+
+
+def bn_train_case():
+    """`nn.BatchNorm2d(3)` in training mode: the output (batch statistics), the
+    running statistics after that one call, and the gradients of sum(y · ct)
+    with respect to x, gamma and beta."""
+    cell = nn.BatchNorm2d(3, momentum=0.9)
+    cell.set_train(True)
+    w = {k.replace("moving_", ""): v for k, v in bn_weights("", 3).items()}
+    params = set_params(cell, w)
+    x = rand(4, 3, 2, 2) * 2 + 0.5
+    y = cell(Tensor(x))
+    after = [cell.moving_mean.asnumpy().copy(), cell.moving_variance.asnumpy().copy()]
+    ct = rand(*y.shape)
+
+    def objective(t):
+        return (cell(t) * Tensor(ct)).sum()
+
+    gx, gw = ms.grad(objective, grad_position=0, weights=params[:2])(Tensor(x))
+    return {
+        "name": "batch_norm_train",
+        "note": "BatchNorm2d(3, momentum=0.9), set_train(True): output, running statistics after one call",
+        "inputs": [enc(x)] + [enc(v) for v in w.values()] + [enc(ct)],
+        "expected": [[enc(y), enc(after[0]), enc(after[1])], [enc(gx), enc(gw[0]), enc(gw[1])]],
+        "wrt": [0, 1, 2],
+        "rtol": 1e-5,
+        "atol": 1e-5,
+    }
+
+
+cases.append(bn_train_case())
+
 # --- attention --------------------------------------------------------------
 cell = nn.MultiheadAttention(8, 2)
 cell.set_train(False)
@@ -343,6 +375,9 @@ cases.append(optim_case("adam", lambda p: nn.Adam(p, learning_rate=0.01),
                         {"moment1.w0": "moment1.w0", "moment1.w1": "moment1.w1",
                          "moment2.w0": "moment2.w0", "moment2.w1": "moment2.w1",
                          "beta1_power": "beta1_power", "beta2_power": "beta2_power"}))
+cases.append(optim_case("adamw", lambda p: nn.AdamWeightDecay(p, learning_rate=0.01, weight_decay=0.01),
+                        {"adam_m.w0": "adam_m.w0", "adam_m.w1": "adam_m.w1",
+                         "adam_v.w0": "adam_v.w0", "adam_v.w1": "adam_v.w1"}))
 cases.append(optim_case("sgd_weight_decay", lambda p: nn.SGD(p, learning_rate=0.1, weight_decay=0.01), {},
                         note="weight decay applies to every parameter here (names without beta/gamma/bias)"))
 
