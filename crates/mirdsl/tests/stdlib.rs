@@ -12,7 +12,7 @@
 //! input and weight. This test replays it with the executor, always:
 //!
 //! - every library file checks on its own, without errors or warnings, and is
-//!   formatted;
+//!   formatted; all of them together check too (no graph name twice);
 //! - each layer case's model (`stdlib/<case>.mir`, which names the library
 //!   files it uses in a `# lib:` line) is joined with the library
 //!   ([`program_with_library`]); its `main` returns `(outputs, gradients)`,
@@ -334,6 +334,14 @@ fn library_files_check_on_their_own() {
         if fmt::format(&src).ok().as_deref() != Some(src.as_str()) {
             problems.push(format!("{}: not formatted (`mirdsl fmt`)", file.display()));
         }
+    }
+    // Together (as one program importing them all sees them): no name twice.
+    let all: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    for d in analysis::analyze(&all.join("\n")).diagnostics {
+        problems.push(format!("all files together: {:?} {}", d.code, d.message));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
