@@ -224,6 +224,37 @@ cases.append(layer_case("multi_head_attention", cell, [rand(4, 2, 8), rand(5, 2,
                         w, [0, 1, 2],
                         note="MultiheadAttention(8, 2): (L, N, E) inputs; returns (output, head-averaged weights)"))
 
+
+
+class MaskedMha(nn.Cell):
+    def __init__(self, mask):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(8, 2)
+        self.mask = Tensor(mask)
+
+    def construct(self, q, k, v):
+        return self.mha(q, k, v, attn_mask=self.mask)
+
+
+mask = np.where(rng.uniform(size=(4, 5)) < 0.3, -1e4, 0.0).astype(np.float32)
+mask[:, 0] = 0.0  # every row keeps a key
+cell = MaskedMha(mask)
+cell.set_train(False)
+w = {"mha.in_proj_weight": rand(24, 8) * 0.5, "mha.in_proj_bias": rand(24) * 0.1,
+     "mha.out_proj.weight": rand(8, 8) * 0.5, "mha.out_proj.bias": rand(8) * 0.1}
+case = layer_case("multi_head_attention_masked", cell, [rand(4, 2, 8), rand(5, 2, 8), rand(5, 2, 8)],
+                  w, [0, 1, 2], note="a float attn_mask [L, S] (0 or -1e4)")
+case["inputs"].insert(7, enc(mask))
+cases.append(case)
+
+cell = nn.MultiheadAttention(8, 2, batch_first=True)
+cell.set_train(False)
+w = {"in_proj_weight": rand(24, 8) * 0.5, "in_proj_bias": rand(24) * 0.1,
+     "out_proj.weight": rand(8, 8) * 0.5, "out_proj.bias": rand(8) * 0.1}
+cases.append(layer_case("multi_head_attention_batch_first", cell,
+                        [rand(2, 4, 8), rand(2, 5, 8), rand(2, 5, 8)], w, [0, 1, 2],
+                        note="batch_first=True: (N, L, E) inputs"))
+
 # --- layer norm, MLP --------------------------------------------------------
 cell = nn.LayerNorm((8,))
 cases.append(layer_case("layer_norm", cell, [rand(2, 3, 8)],
