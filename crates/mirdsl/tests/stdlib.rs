@@ -25,6 +25,10 @@
 //!   with `Assign`; two steps on MindSpore's gradients must leave the weights
 //!   and the state MindSpore's optimizer left.
 //!
+//! - optionally (`MIRDSL_MINDSPORE_PYTHON` names a python with MindSpore
+//!   2.10), each layer case's objective is exported with `mirdsl export` and
+//!   run in MindSpore, which must give the executor's value.
+//!
 //! It prints one line per case with the largest absolute and relative errors.
 
 use std::path::{Path, PathBuf};
@@ -581,4 +585,144 @@ graph train_step(x: f32[B, 4], labels: i32[B]) -> f32[] {
     );
     let p1 = ex.weight_value("beta1_power").unwrap();
     assert!((scalar(&p1) - 0.9f64.powi(40)).abs() < 1e-6);
+}
+
+/// Layer cases whose models `mirdsl export` cannot write yet: `(case, why)`.
+const NOT_EXPORTED: &[(&str, &str)] = &[(
+    "dense_act",
+    "a primitive passed as a value (`dense_act(ReLU, ...)`) has no MindIR form in the exporter",
+)];
+
+/// The DSL type of a recorded tensor.
+fn type_text(t: &Json) -> String {
+    let dims: Vec<String> = t["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
+    format!("{}[{}]", t["dtype"].as_str().unwrap(), dims.join(", "))
+}
+
+/// Optional (`MIRDSL_MINDSPORE_PYTHON` names a python with MindSpore 2.10):
+/// each layer case's objective `f` (the layer and `sum(outputs · ct)`),
+/// exported with `mirdsl export` behind a typed entry, loads and runs in
+/// MindSpore and gives the executor's value.
+#[test]
+fn exported_layers_run_in_mindspore() {
+    let Some(python) = std::env::var_os("MIRDSL_MINDSPORE_PYTHON") else {
+        eprintln!("skipped: set MIRDSL_MINDSPORE_PYTHON to a python with mindspore==2.10.0");
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stdlib_export");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let oracle = oracle();
+    let mut failures = Vec::new();
+    let mut cases = Vec::new();
+    for case in oracle["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        if case.get("optimizer").is_some() || NOT_EXPORTED.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let (libs, src) = model(name);
+        let inputs = case["inputs"].as_array().unwrap();
+        let params: Vec<String> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("a{i}: {}", type_text(t)))
+            .collect();
+        let args: Vec<String> = (0..inputs.len()).map(|i| format!("a{i}")).collect();
+        let mut text = String::new();
+        for lib in &libs {
+            text.push_str(&std::fs::read_to_string(repo_root().join("lib").join(lib)).unwrap());
+            text.push('\n');
+        }
+        text.push_str(&src);
+        text.push_str(&format!(
+            "\ngraph export_entry({}) {{\n  return f({})\n}}\n",
+            params.join(", "),
+            args.join(", ")
+        ));
+        let case_dir = dir.join(name);
+        std::fs::create_dir_all(&case_dir).unwrap();
+        let mir = case_dir.join("model.mir");
+        std::fs::write(&mir, &text).unwrap();
+        for (i, t) in inputs.iter().enumerate() {
+            std::fs::write(
+                case_dir.join(format!("in{i}.npy")),
+                tensor::npy::write(&tensor(t)),
+            )
+            .unwrap();
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mirdsl"))
+            .arg("export")
+            .arg(&mir)
+            .args(["--entry", "export_entry", "-o"])
+            .arg(case_dir.join("model.mindir"))
+            .output()
+            .unwrap();
+        if !out.status.success() {
+            failures.push(format!(
+                "{name}: export fails: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        // The executor's value of the same objective.
+        let program = program(name).unwrap();
+        let mut ex = Executor::new(&program, ExecOptions::default());
+        let values: Vec<Value> = inputs.iter().map(value).collect();
+        let want = scalar(&ex.call("f", values).unwrap());
+        cases.push((name.to_string(), inputs.len(), want));
+    }
+    let script = r#"
+import os, sys
+import numpy as np
+import mindspore as ms
+from mindspore import nn, Tensor
+ms.set_context(mode=ms.GRAPH_MODE)
+ms.set_device("CPU")
+d, n = sys.argv[1], int(sys.argv[2])
+ins = [Tensor(np.load(os.path.join(d, f"in{i}.npy"))) for i in range(n)]
+out = nn.GraphCell(ms.load(os.path.join(d, "model.mindir")))(*ins)
+print("RESULT", float(out.asnumpy()))
+"#;
+    for (name, n, want) in cases {
+        let out = std::process::Command::new(&python)
+            .args(["-c", script])
+            .arg(dir.join(&name))
+            .arg(n.to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let got = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("RESULT "))
+            .and_then(|v| v.trim().parse::<f64>().ok());
+        match got {
+            Some(got) if (got - want).abs() <= 1e-5 + 1e-5 * want.abs() => {
+                println!("{name:34} MindSpore {got:.7}, mirdsl {want:.7}  ok")
+            }
+            Some(got) => failures.push(format!("{name}: MindSpore {got}, mirdsl {want}")),
+            None => {
+                let err = String::from_utf8_lossy(&out.stderr);
+                let last: Vec<&str> = err
+                    .lines()
+                    .filter(|l| !l.contains("WARNING") && !l.trim().is_empty())
+                    .collect();
+                failures.push(format!(
+                    "{name}: MindSpore fails: {}",
+                    last.iter()
+                        .rev()
+                        .take(4)
+                        .rev()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
