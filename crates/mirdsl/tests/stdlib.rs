@@ -5,7 +5,7 @@
 //! MindSpore counterpart (`nn.Dense`, `nn.Conv2d` + `nn.BatchNorm2d` +
 //! `nn.ReLU`, ResNet basic blocks, `nn.BatchNorm2d` in training,
 //! `nn.MultiheadAttention`, `nn.LayerNorm`, `nn.Embedding`, `nn.LSTMCell`,
-//! `nn.GRUCell`, the losses, and two steps of `nn.SGD`/`nn.Momentum`/`nn.Adam`/
+//! `nn.GRUCell`, `nn.LSTM`, `nn.GRU`, the losses, and two steps of `nn.SGD`/`nn.Momentum`/`nn.Adam`/
 //! `nn.AdamWeightDecay`) on fixed random inputs and weights and
 //! records `stdlib/oracle.json`: outputs, and the gradients of
 //! `sum(outputs · ct)` (a fixed random cotangent) with respect to every float
@@ -370,7 +370,7 @@ fn layers_match_mindspore() {
             failures.push(format!("{name}: {f}"));
         }
     }
-    assert!(seen >= 32, "{seen} cases");
+    assert!(seen >= 34, "{seen} cases");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -588,10 +588,17 @@ graph train_step(x: f32[B, 4], labels: i32[B]) -> f32[] {
 }
 
 /// Layer cases whose models `mirdsl export` cannot write yet: `(case, why)`.
-const NOT_EXPORTED: &[(&str, &str)] = &[(
-    "dense_act",
-    "a primitive passed as a value (`dense_act(ReLU, ...)`) has no MindIR form in the exporter",
-)];
+const NOT_EXPORTED: &[(&str, &str)] = &[
+    (
+        "dense_act",
+        "a primitive passed as a value (`dense_act(ReLU, ...)`) has no MindIR form in the exporter",
+    ),
+    (
+        "lstm",
+        "the time steps recurse: the exporter refuses a recursive graph called with different types",
+    ),
+    ("gru", "as lstm"),
+];
 
 /// The DSL type of a recorded tensor.
 fn type_text(t: &Json) -> String {

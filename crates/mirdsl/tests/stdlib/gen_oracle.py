@@ -57,7 +57,8 @@ def set_params(cell, weights):
 
 
 def flat(v):
-    return list(v) if isinstance(v, (tuple, list)) else [v]
+    """The tensors of a (nested) tuple, in order."""
+    return [t for e in v for t in flat(e)] if isinstance(v, (tuple, list)) else [v]
 
 
 def layer_case(name, cell, inputs, weights, float_inputs, note="", tol=(1e-5, 1e-5), fd_only=()):
@@ -309,6 +310,42 @@ cases.append(layer_case("lstm_cell", cell, [rand(2, 3), rand(2, 4), rand(2, 4)],
 cell = nn.GRUCell(3, 4)
 w = {"weight_ih": rand(12, 3), "weight_hh": rand(12, 4), "bias_ih": rand(12), "bias_hh": rand(12)}
 cases.append(layer_case("gru_cell", cell, [rand(2, 3), rand(2, 4)], w, [0, 1]))
+
+
+
+class SeqLstm(nn.Cell):
+    """nn.LSTM(3, 4) on (T, N, 3) with (h0, c0) [N, 4]; the layer dimension
+    of h0/c0/h_n/c_n added and removed here."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(3, 4)
+
+    def construct(self, xs, h0, c0):
+        out, (h, c) = self.rnn(xs, (h0.expand_dims(0), c0.expand_dims(0)))
+        return out, (h.squeeze(0), c.squeeze(0))
+
+
+class SeqGru(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(3, 4)
+
+    def construct(self, xs, h0):
+        out, h = self.rnn(xs, h0.expand_dims(0))
+        return out, h.squeeze(0)
+
+
+cell = SeqLstm()
+w = {"rnn.weight_ih_l0": rand(16, 3), "rnn.weight_hh_l0": rand(16, 4),
+     "rnn.bias_ih_l0": rand(16), "rnn.bias_hh_l0": rand(16)}
+cases.append(layer_case("lstm", cell, [rand(5, 2, 3), rand(2, 4), rand(2, 4)], w, [0, 1, 2],
+                        note="nn.LSTM(3, 4), sequence first, 5 steps"))
+cell = SeqGru()
+w = {"rnn.weight_ih_l0": rand(12, 3), "rnn.weight_hh_l0": rand(12, 4),
+     "rnn.bias_ih_l0": rand(12), "rnn.bias_hh_l0": rand(12)}
+cases.append(layer_case("gru", cell, [rand(5, 2, 3), rand(2, 4)], w, [0, 1],
+                        note="nn.GRU(3, 4), sequence first, 5 steps"))
 
 # --- losses -----------------------------------------------------------------
 
