@@ -534,7 +534,7 @@ fn infer_pool(call: &InferCall) -> Result<AbsVal, OpError> {
 
 /// The geometry of one Conv2D call, in elements.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ConvGeom {
+pub struct ConvGeom {
     pub n: usize,
     pub c: usize,
     pub h: usize,
@@ -575,8 +575,9 @@ impl ConvGeom {
     }
 }
 
-/// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w`.
-pub(crate) fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, OpError> {
+/// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w` (also used by
+/// the GPU backend, so both pad alike).
+pub fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, OpError> {
     let a = conv_attrs("Conv2D", attrs)?;
     if x.len() != 4 || w.len() != 4 {
         return Err(OpError::call(format!(
