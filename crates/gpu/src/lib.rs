@@ -14,11 +14,81 @@
 //!   [`tensor::Tensor::from_device`] tensors, copied to the host only when
 //!   something reads them there; a caching allocator reuses freed blocks.
 
+mod backend;
+pub mod device;
+mod kernels;
 pub mod probe;
 pub mod source;
 pub mod table;
 
+use std::sync::Arc;
+
+pub use backend::{GpuBackend, Stats};
 pub use probe::Unavailable;
+
+/// What `--device` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceChoice {
+    Cpu,
+    Gpu,
+    /// The GPU when a driver and a device are present, else the CPU.
+    Auto,
+}
+
+impl DeviceChoice {
+    pub fn parse(s: &str) -> Option<DeviceChoice> {
+        match s.to_ascii_lowercase().as_str() {
+            "cpu" => Some(DeviceChoice::Cpu),
+            "gpu" | "cuda" => Some(DeviceChoice::Gpu),
+            "auto" => Some(DeviceChoice::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// The backend `--device` chose, and what to say about it.
+pub struct Selected {
+    pub backend: Box<dyn exec::Backend>,
+    pub device: exec::Device,
+    /// For `--verbose`: which device, and why.
+    pub note: String,
+    /// Per-primitive GPU/CPU counts (GPU backend only).
+    pub stats: Option<Arc<Stats>>,
+}
+
+/// The backend for `choice`; `Gpu` without a usable GPU is an error naming
+/// what is missing, `Auto` then falls back to the CPU (and says why).
+pub fn select(choice: DeviceChoice) -> Result<Selected, String> {
+    let cpu = |note: String| Selected {
+        backend: Box::new(exec::CpuBackend),
+        device: exec::Device::Cpu,
+        note,
+        stats: None,
+    };
+    match choice {
+        DeviceChoice::Cpu => Ok(cpu("device: cpu".into())),
+        DeviceChoice::Gpu | DeviceChoice::Auto => match GpuBackend::new() {
+            Ok(g) => Ok(Selected {
+                note: format!(
+                    "device: gpu ({}){}",
+                    g.device_name(),
+                    if choice == DeviceChoice::Auto {
+                        ", chosen by --device auto"
+                    } else {
+                        ""
+                    }
+                ),
+                stats: Some(g.stats()),
+                device: exec::Device::Gpu,
+                backend: Box::new(g),
+            }),
+            Err(e) if choice == DeviceChoice::Auto => {
+                Ok(cpu(format!("device: cpu (--device auto: {e})")))
+            }
+            Err(e) => Err(format!("--device gpu: {e}")),
+        },
+    }
+}
 
 /// NVRTC options for a unit: an architecture when one is known.
 pub fn compile_options(arch: Option<&'static str>) -> cudarc::nvrtc::CompileOptions {

@@ -1,0 +1,355 @@
+//! Matrix products on cuBLAS, bias addition, and convolution as im2col + GEMM.
+
+use cudarc::cublas::sys::cublasOperation_t as Op;
+use ops::{KValue, KernelCall, OpDef};
+use tensor::DType;
+
+use super::{as_dtype, cast_buf, input, out_type, Held};
+use crate::device::{tensor, Arg, Bc, DevBuf, DevResult, Device};
+use crate::source::{self, Storage};
+
+/// A row-major batched product `C[b] = op(A[b]) · op(B[b])` (`m×k` by `k×n`),
+/// each operand with its batch stride in elements (0: shared).
+struct Gemm {
+    m: usize,
+    n: usize,
+    k: usize,
+    ta: bool,
+    tb: bool,
+    batch: usize,
+    stride_a: usize,
+    stride_b: usize,
+}
+
+/// Runs `g` in `s` (f32 or f64): cuBLAS is column-major, so it computes
+/// `Cᵀ = op(B)ᵀ · op(A)ᵀ`, which is `C` row-major.
+fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult<()> {
+    if g.m == 0 || g.n == 0 || g.batch == 0 {
+        return Ok(());
+    }
+    let too_big = |v: usize| i32::try_from(v).map_err(|_| format!("a GEMM dimension {v} is too large"));
+    let (m, n, k) = (too_big(g.m)?, too_big(g.n)?, too_big(g.k)?);
+    let op = |t: bool| if t { Op::CUBLAS_OP_T } else { Op::CUBLAS_OP_N };
+    let lda = if g.ta { m } else { k };
+    let ldb = if g.tb { k } else { n };
+    let batch = too_big(g.batch)?;
+    let (sa, sb, sc) = (g.stride_a as i64, g.stride_b as i64, (g.m * g.n) as i64);
+    let handle = *dev.blas.handle();
+    // SAFETY: the pointers are live device blocks holding the operands with
+    // the sizes and strides described by `g` (checked by the callers).
+    let r = unsafe {
+        match s {
+            Storage::F32 => cudarc::cublas::result::sgemm_strided_batched(
+                handle,
+                op(g.tb),
+                op(g.ta),
+                n,
+                m,
+                k,
+                &1.0f32,
+                b as *const f32,
+                ldb,
+                sb,
+                a as *const f32,
+                lda,
+                sa,
+                &0.0f32,
+                c as *mut f32,
+                n,
+                sc,
+                batch,
+            ),
+            _ => cudarc::cublas::result::dgemm_strided_batched(
+                handle,
+                op(g.tb),
+                op(g.ta),
+                n,
+                m,
+                k,
+                &1.0f64,
+                b as *const f64,
+                ldb,
+                sb,
+                a as *const f64,
+                lda,
+                sa,
+                &0.0f64,
+                c as *mut f64,
+                n,
+                sc,
+                batch,
+            ),
+        }
+    };
+    r.map_err(|e| format!("cuBLAS GEMM ({}x{}x{}, batch {}): {e}", g.m, g.n, g.k, g.batch))
+}
+
+/// The float dtypes GEMMs run in (f16/bf16 compute in f32, then round).
+fn gemm_dtype(d: DType) -> bool {
+    d.is_float()
+}
+
+/// Rounds an f32 result to f16/bf16 when the dtype needs it.
+fn finish(dev: &Device, out: DevBuf, od: DType, n: usize) -> DevResult<DevBuf> {
+    if matches!(od, DType::F16 | DType::BF16) {
+        cast_buf(dev, &out, DType::F32, od, n)
+    } else {
+        Ok(out)
+    }
+}
+
+/// Adds `bias` (`cols` elements) to every row of `y` (`rows×cols`), in place.
+fn add_rows(dev: &Device, s: Storage, od: DType, y: u64, bias: u64, rows: usize, cols: usize) -> DevResult<()> {
+    let n = rows * cols;
+    if n == 0 {
+        return Ok(());
+    }
+    let bc = Bc {
+        rank: 2,
+        same: 0,
+        shape: pad([rows as i64, cols as i64]),
+        sa: pad([cols as i64, 1]),
+        sb: pad([0, 1]),
+        ..Default::default()
+    };
+    let f = dev.function("ew_Add", &source::elementwise_kernel("Add", s))?;
+    dev.launch(
+        &f,
+        Device::grid(n),
+        &[
+            Arg::P(y),
+            Arg::P(bias),
+            Arg::P(y),
+            Arg::I(n as i64),
+            Arg::I32(source::dtype_code(od)),
+            Arg::F(0.0),
+            Arg::F(0.0),
+            Arg::Bc(bc),
+        ],
+    )
+}
+
+fn pad<const N: usize>(v: [i64; N]) -> [i64; 8] {
+    let mut a = [0i64; 8];
+    a[..N].copy_from_slice(&v);
+    a
+}
+
+pub(super) fn matmul(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let (Some(x), Some(y)) = (input(call, 0), input(call, 1)) else {
+        return Ok(None);
+    };
+    let Some((od, oshape)) = out_type(op, call) else {
+        return Ok(None);
+    };
+    if !gemm_dtype(od) {
+        return Ok(None);
+    }
+    let flag = |name: &str| call.attrs.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
+    let (ta, tb) = match op.name {
+        "MatMul" | "BatchMatMul" => (flag("transpose_a"), flag("transpose_b")),
+        "Dense" => (false, true),
+        _ => (false, false),
+    };
+    let (xs, ys) = (x.shape(), y.shape());
+    let g = match op.name {
+        "Dense" => {
+            let (Some(&k), [n, k2]) = (xs.last(), ys) else {
+                return Ok(None);
+            };
+            if k != *k2 || xs.len() < 2 {
+                return Ok(None);
+            }
+            Gemm {
+                m: x.numel() / k.max(1),
+                n: *n,
+                k,
+                ta,
+                tb,
+                batch: 1,
+                stride_a: 0,
+                stride_b: 0,
+            }
+        }
+        _ => {
+            if xs.len() < 2 || ys.len() < 2 || oshape.len() < 2 {
+                return Ok(None);
+            }
+            let (xr, xc) = (xs[xs.len() - 2], xs[xs.len() - 1]);
+            let (yr, yc) = (ys[ys.len() - 2], ys[ys.len() - 1]);
+            let (m, k) = if ta { (xc, xr) } else { (xr, xc) };
+            let (k2, n) = if tb { (yc, yr) } else { (yr, yc) };
+            let (bx, by) = (&xs[..xs.len() - 2], &ys[..ys.len() - 2]);
+            let (nbx, nby): (usize, usize) = (bx.iter().product(), by.iter().product());
+            let batch: usize = oshape[..oshape.len() - 2].iter().product();
+            // Equal batch shapes, or one operand shared by every batch.
+            let ok = k == k2
+                && (bx == by || nbx == 1 || nby == 1)
+                && batch == nbx.max(nby)
+                && oshape[oshape.len() - 2..] == [m, n];
+            if !ok {
+                return Ok(None);
+            }
+            Gemm {
+                m,
+                n,
+                k,
+                ta,
+                tb,
+                batch,
+                stride_a: if nbx == 1 { 0 } else { m * k },
+                stride_b: if nby == 1 { 0 } else { k * n },
+            }
+        }
+    };
+    let s = Storage::of(od);
+    let (a, b) = (as_dtype(dev, x, od)?, as_dtype(dev, y, od)?);
+    let n_out: usize = oshape.iter().product();
+    if n_out != g.batch * g.m * g.n {
+        return Ok(None);
+    }
+    let out = dev.alloc(s, n_out)?;
+    gemm(dev, s, &g, a.ptr(), b.ptr(), out.ptr)?;
+    if op.name == "Dense" {
+        if let Some(bias) = input(call, 2) {
+            if bias.numel() != g.n {
+                return Ok(None);
+            }
+            let bb = as_dtype(dev, bias, od)?;
+            add_rows(dev, s, od, out.ptr, bb.ptr(), g.m, g.n)?;
+        }
+    }
+    let out = finish(dev, out, od, n_out)?;
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}
+
+/// `BiasAdd(x, bias)`: `bias` along axis 1 (NCHW) of `x`.
+pub(super) fn bias_add(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let (Some(x), Some(bias)) = (input(call, 0), input(call, 1)) else {
+        return Ok(None);
+    };
+    let Some((od, oshape)) = out_type(op, call) else {
+        return Ok(None);
+    };
+    let shape = x.shape();
+    let nchw = call
+        .attrs
+        .get("data_format")
+        .and_then(|v| v.as_str())
+        .is_none_or(|f| f.to_ascii_uppercase().starts_with("NC"));
+    if !nchw || shape.len() < 2 || oshape != shape || bias.numel() != shape[1] {
+        return Ok(None);
+    }
+    let s = Storage::of(od);
+    if !matches!(s, Storage::F32 | Storage::F64 | Storage::I64) {
+        return Ok(None);
+    }
+    let (n, c) = (shape[0], shape[1]);
+    let r: usize = shape[2..].iter().product();
+    let total = n * c * r;
+    let (xb, bb) = (as_dtype(dev, x, od)?, as_dtype(dev, bias, od)?);
+    let out = dev.alloc(s, total)?;
+    if total > 0 {
+        let bc = Bc {
+            rank: 3,
+            same: 0,
+            shape: pad([n as i64, c as i64, r as i64]),
+            sa: pad([(c * r) as i64, r as i64, 1]),
+            sb: pad([0, 1, 0]),
+            ..Default::default()
+        };
+        let f = dev.function("ew_Add", &source::elementwise_kernel("Add", s))?;
+        dev.launch(
+            &f,
+            Device::grid(total),
+            &[
+                Arg::P(xb.ptr()),
+                Arg::P(bb.ptr()),
+                Arg::P(out.ptr),
+                Arg::I(total as i64),
+                Arg::I32(source::dtype_code(od)),
+                Arg::F(0.0),
+                Arg::F(0.0),
+                Arg::Bc(bc),
+            ],
+        )?;
+    }
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}
+
+/// The most elements one im2col buffer holds (256 MiB of f32).
+const COL_LIMIT: usize = 1 << 26;
+
+/// `Conv2D` (NCHW, one group) as im2col + a batched GEMM per chunk of images.
+pub(super) fn conv2d(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let (Some(x), Some(w)) = (input(call, 0), input(call, 1)) else {
+        return Ok(None);
+    };
+    let Some((od, oshape)) = out_type(op, call) else {
+        return Ok(None);
+    };
+    if !matches!(od, DType::F32 | DType::F64) || x.dtype() != od || w.dtype() != od {
+        return Ok(None);
+    }
+    let Ok(g) = ops::defs::nn_conv::conv_geom(x.shape(), w.shape(), call.attrs) else {
+        return Ok(None);
+    };
+    if g.group != 1 || oshape != [g.n, g.oc, g.oh, g.ow] {
+        return Ok(None);
+    }
+    let s = Storage::of(od);
+    let (xb, wb): (Held, Held) = (Held::Ref(dev.on_device(x)?), Held::Ref(dev.on_device(w)?));
+    let k = g.c * g.kh * g.kw;
+    let l = g.oh * g.ow;
+    let out = dev.alloc(s, g.n * g.oc * l)?;
+    if g.n * g.oc * l == 0 {
+        return Ok(Some(KValue::Tensor(tensor(od, oshape, out))));
+    }
+    let chunk = (COL_LIMIT / (k * l).max(1)).clamp(1, g.n);
+    let col = dev.alloc(s, chunk * k * l)?;
+    let im2col = dev.function("conv", &source::im2col_kernel(s))?;
+    let mut n0 = 0;
+    while n0 < g.n {
+        let nb = chunk.min(g.n - n0);
+        let elems = nb * k * l;
+        let mut cv = crate::device::Cv::default();
+        let geom = [
+            nb, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, g.oh, g.ow,
+        ];
+        for (i, v) in geom.iter().enumerate() {
+            cv.v[i] = *v as i64;
+        }
+        let x_at = xb.ptr() + (n0 * g.c * g.h * g.w * s.size()) as u64;
+        dev.launch(
+            &im2col,
+            Device::grid(elems),
+            &[Arg::P(x_at), Arg::P(col.ptr), Arg::I(elems as i64), Arg::Cv(cv)],
+        )?;
+        let gm = Gemm {
+            m: g.oc,
+            n: l,
+            k,
+            ta: false,
+            tb: false,
+            batch: nb,
+            stride_a: 0,
+            stride_b: k * l,
+        };
+        let c_at = out.ptr + (n0 * g.oc * l * s.size()) as u64;
+        gemm(dev, s, &gm, wb.ptr(), col.ptr, c_at)?;
+        n0 += nb;
+    }
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}

@@ -1,0 +1,372 @@
+//! Elementwise primitives, `Cast`, reductions, softmax and normalisation.
+
+use ops::kernel::{broadcast_shape, broadcast_strides};
+use ops::{KValue, KernelCall, OpDef};
+use tensor::DType;
+
+use super::{as_dtype, cast_buf, infer, input, known, norm_axis, out_type, permute, Held};
+use crate::device::{tensor, Arg, Bc, DevResult, Device};
+use crate::source::{self, Reduce, Storage, MAX_RANK};
+use crate::table::{Compute, Elementwise};
+
+pub(super) fn elementwise(
+    dev: &Device,
+    e: &Elementwise,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    if e.guard.is_some_and(|g| !g(call.attrs)) || call.inputs.len() != e.arity {
+        return Ok(None);
+    }
+    let xs: Vec<_> = (0..e.arity).map(|i| input(call, i)).collect();
+    let Some(xs) = xs.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    let Some((od, oshape)) = out_type(op, call) else {
+        return Ok(None);
+    };
+    let cd = match e.compute {
+        Compute::Out => od,
+        Compute::Promoted => call.promoted(),
+        Compute::Input => xs[0].dtype(),
+        Compute::Bool => DType::Bool,
+    };
+    let cs = Storage::of(cd);
+    if !source::elementwise_storages(e).contains(&cs) || (e.compute != Compute::Out && od != DType::Bool)
+    {
+        return Ok(None);
+    }
+    let mut bc = Bc::default();
+    if e.arity == 2 {
+        let (sa, sb) = (xs[0].shape(), xs[1].shape());
+        if broadcast_shape(sa, sb).as_deref() != Some(&oshape[..]) || oshape.len() > MAX_RANK {
+            return Ok(None);
+        }
+        bc.same = i32::from(sa == sb);
+        bc.rank = oshape.len() as i32;
+        let (ta, tb) = (broadcast_strides(sa, &oshape), broadcast_strides(sb, &oshape));
+        for d in 0..oshape.len() {
+            bc.shape[d] = oshape[d] as i64;
+            bc.sa[d] = ta[d] as i64;
+            bc.sb[d] = tb[d] as i64;
+        }
+    } else if xs[0].shape() != &oshape[..] {
+        return Ok(None);
+    }
+    let ins: Vec<Held> = xs
+        .iter()
+        .map(|t| as_dtype(dev, t, cd))
+        .collect::<DevResult<_>>()?;
+    let n: usize = oshape.iter().product();
+    let out = dev.alloc(Storage::of(od), n)?;
+    if n > 0 {
+        let p = |i: usize| e.params.get(i).map_or(0.0, |name| call.attrs.f64(name));
+        let f = dev.function(
+            &source::elementwise_unit_name(e.op),
+            &source::elementwise_kernel(e.op, cs),
+        )?;
+        let mut args: Vec<Arg> = ins.iter().map(|h| Arg::P(h.ptr())).collect();
+        args.extend([
+            Arg::P(out.ptr),
+            Arg::I(n as i64),
+            Arg::I32(source::dtype_code(od)),
+            Arg::F(p(0)),
+            Arg::F(p(1)),
+        ]);
+        if e.arity == 2 {
+            args.push(Arg::Bc(bc));
+        }
+        dev.launch(&f, Device::grid(n), &args)?;
+    }
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}
+
+pub(super) fn cast_op(
+    dev: &Device,
+    _op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let Some(x) = input(call, 0) else {
+        return Ok(None);
+    };
+    let to = call.attrs.dtype("dtype");
+    if to == x.dtype() {
+        return Ok(Some(KValue::Tensor(x.clone())));
+    }
+    let src = dev.on_device(x)?;
+    let out = cast_buf(dev, src, x.dtype(), to, x.numel())?;
+    Ok(Some(KValue::Tensor(tensor(to, x.shape().to_vec(), out))))
+}
+
+/// The reduced axes of a reduction call (sorted, distinct); `None`: all.
+fn reduced_axes(op: &str, call: &KernelCall, rank: usize) -> Option<Vec<usize>> {
+    let given = match op {
+        "Max" | "Min" => None,
+        "SumExt" | "MeanExt" | "ProdExt" => call.attrs.ints("dim"),
+        _ => call.attrs.ints("axis"),
+    };
+    let mut axes = match given {
+        None => (0..rank).collect(),
+        Some(v) if v.is_empty() => (0..rank).collect(),
+        Some(v) => v
+            .iter()
+            .map(|&a| norm_axis(a, rank))
+            .collect::<Option<Vec<_>>>()?,
+    };
+    axes.sort_unstable();
+    axes.dedup();
+    Some(axes)
+}
+
+pub(super) fn reduce(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let Some(x) = input(call, 0) else {
+        return Ok(None);
+    };
+    let Some((od, oshape)) = out_type(op, call) else {
+        return Ok(None);
+    };
+    let (kind, mean) = match op.name {
+        "ReduceSum" | "SumExt" => (Reduce::Sum, false),
+        "ReduceMean" | "MeanExt" => (Reduce::Sum, true),
+        "ReduceMax" | "Max" => (Reduce::Max, false),
+        "ReduceMin" | "Min" => (Reduce::Min, false),
+        "ReduceProd" | "ProdExt" => (Reduce::Prod, false),
+        "ReduceAll" => (Reduce::All, false),
+        _ => (Reduce::Any, false),
+    };
+    let cd = if matches!(kind, Reduce::All | Reduce::Any) {
+        DType::Bool
+    } else {
+        od
+    };
+    let shape = x.shape();
+    if !kind.storages().contains(&Storage::of(cd))
+        || (mean && !cd.is_float())
+        || od != cd
+        || x.numel() == 0
+        || shape.len() > source::MAX_RANK
+    {
+        return Ok(None);
+    }
+    let Some(axes) = reduced_axes(op.name, call, shape.len()) else {
+        return Ok(None);
+    };
+    let s = Storage::of(cd);
+    let xin = as_dtype(dev, x, cd)?;
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
+    let cols: usize = axes.iter().map(|&d| shape[d]).product();
+    let rows = x.numel() / cols.max(1);
+    // Reduced axes last: a copy unless they already are.
+    let trailing = axes.iter().enumerate().all(|(i, &a)| a == kept.len() + i);
+    let moved;
+    let src = if trailing {
+        xin.ptr()
+    } else {
+        let perm: Vec<usize> = kept.iter().chain(&axes).copied().collect();
+        moved = permute(dev, s, xin.ptr(), shape, &perm)?;
+        moved.ptr
+    };
+    let out = dev.alloc(s, rows)?;
+    let f = dev.function("reduce", &source::reduce_kernel(kind, s))?;
+    dev.launch(
+        &f,
+        Device::rows(rows),
+        &[
+            Arg::P(src),
+            Arg::P(out.ptr),
+            Arg::I(rows as i64),
+            Arg::I(cols as i64),
+            Arg::I32(source::dtype_code(od)),
+            Arg::F(if mean { cols as f64 } else { 1.0 }),
+        ],
+    )?;
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}
+
+pub(super) fn softmax(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let Some(x) = input(call, 0) else {
+        return Ok(None);
+    };
+    let shape = x.shape().to_vec();
+    let axis = match call.attrs.ints("axis").as_deref() {
+        Some([a]) => norm_axis(*a, shape.len()),
+        _ => None,
+    };
+    let (Some(axis), true) = (axis, x.dtype().is_float()) else {
+        return Ok(None);
+    };
+    if x.numel() == 0 || shape.is_empty() || shape.len() > source::MAX_RANK {
+        return Ok(None);
+    }
+    let s = Storage::of(x.dtype());
+    let xin = dev.on_device(x)?;
+    let last = shape.len() - 1;
+    let mut perm: Vec<usize> = (0..shape.len()).collect();
+    perm.swap(axis, last);
+    let moved;
+    let src = if axis == last {
+        xin.ptr
+    } else {
+        moved = permute(dev, s, xin.ptr, &shape, &perm)?;
+        moved.ptr
+    };
+    let cols = shape[axis];
+    let rows = x.numel() / cols;
+    let out = dev.alloc(s, x.numel())?;
+    let f = dev.function("softmax", &source::softmax_kernel(s))?;
+    dev.launch(
+        &f,
+        Device::rows(rows),
+        &[
+            Arg::P(src),
+            Arg::P(out.ptr),
+            Arg::I(rows as i64),
+            Arg::I(cols as i64),
+            Arg::I32(i32::from(op.name == "LogSoftmax")),
+            Arg::I32(source::dtype_code(x.dtype())),
+        ],
+    )?;
+    let out = if axis == last {
+        out
+    } else {
+        let moved_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+        // Swapping two axes is its own inverse.
+        permute(dev, s, out.ptr, &moved_shape, &perm)?
+    };
+    Ok(Some(KValue::Tensor(tensor(x.dtype(), shape, out))))
+}
+
+/// LayerNorm, LayerNormExt and RmsNorm over trailing dimensions.
+pub(super) fn norm(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+    let Some(x) = input(call, 0) else {
+        return Ok(None);
+    };
+    let dt = x.dtype();
+    let shape = x.shape();
+    if !matches!(dt, DType::F32 | DType::F64) || x.numel() == 0 {
+        return Ok(None);
+    }
+    let Some(ops::AbsVal::Tuple(outs)) = infer(op, call) else {
+        return Ok(None);
+    };
+    let outs: Vec<_> = outs.iter().map(known).collect();
+    let Some(outs) = outs.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    if outs.iter().any(|(d, _)| *d != dt) {
+        return Ok(None);
+    }
+    // The normalised trailing size, and the scale/shift inputs.
+    let (cols, gamma, beta, rms) = match op.name {
+        "LayerNorm" => {
+            let (Some(bna), Some(bpa)) = (
+                norm_axis(call.attrs.int("begin_norm_axis"), shape.len()),
+                norm_axis(call.attrs.int("begin_params_axis"), shape.len()),
+            ) else {
+                return Ok(None);
+            };
+            if bna != bpa {
+                return Ok(None);
+            }
+            (shape[bna..].iter().product::<usize>(), input(call, 1), input(call, 2), false)
+        }
+        "LayerNormExt" => {
+            let k = call.attrs.ints("normalized_shape").map_or(0, |v| v.len());
+            if k > shape.len() {
+                return Ok(None);
+            }
+            let cols = shape[shape.len() - k..].iter().product::<usize>();
+            (cols, input(call, 1), input(call, 2), false)
+        }
+        _ => {
+            let Some(g) = input(call, 1) else {
+                return Ok(None);
+            };
+            (g.numel(), Some(g), None, true)
+        }
+    };
+    for p in [gamma, beta].into_iter().flatten() {
+        if p.numel() != cols || p.dtype() != dt {
+            return Ok(None);
+        }
+    }
+    let rows = x.numel() / cols.max(1);
+    // (y, mean, variance or rstd) or (y, rstd), as the shape rule says.
+    let sizes: Vec<usize> = outs.iter().map(|(_, s)| s.iter().product()).collect();
+    let expected = if rms {
+        vec![x.numel(), rows]
+    } else {
+        vec![x.numel(), rows, rows]
+    };
+    if cols == 0 || sizes != expected {
+        return Ok(None);
+    }
+    let s = Storage::of(dt);
+    let xin = dev.on_device(x)?;
+    let ptr = |t: Option<&tensor::Tensor>| -> DevResult<u64> {
+        t.map_or(Ok(0), |t| dev.on_device(t).map(|b| b.ptr))
+    };
+    let (g, b) = (ptr(gamma)?, ptr(beta)?);
+    let y = dev.alloc(s, x.numel())?;
+    let code = source::dtype_code(dt);
+    let eps = match op.name {
+        "LayerNormExt" => call.attrs.f64("eps"),
+        _ => call.attrs.f64("epsilon"),
+    };
+    let mut results = vec![];
+    if rms {
+        let rstd = dev.alloc(s, rows)?;
+        let f = dev.function("norm", &source::norm_kernel(true, s))?;
+        dev.launch(
+            &f,
+            Device::rows(rows),
+            &[
+                Arg::P(xin.ptr),
+                Arg::P(g),
+                Arg::P(y.ptr),
+                Arg::P(rstd.ptr),
+                Arg::I(rows as i64),
+                Arg::I(cols as i64),
+                Arg::F(eps),
+                Arg::I32(code),
+            ],
+        )?;
+        results.extend([y, rstd]);
+    } else {
+        let (mean, stat) = (dev.alloc(s, rows)?, dev.alloc(s, rows)?);
+        let f = dev.function("norm", &source::norm_kernel(false, s))?;
+        dev.launch(
+            &f,
+            Device::rows(rows),
+            &[
+                Arg::P(xin.ptr),
+                Arg::P(g),
+                Arg::P(b),
+                Arg::P(y.ptr),
+                Arg::P(mean.ptr),
+                Arg::P(stat.ptr),
+                Arg::I(rows as i64),
+                Arg::I(cols as i64),
+                Arg::F(eps),
+                Arg::I32(i32::from(op.name == "LayerNormExt")),
+                Arg::I32(code),
+            ],
+        )?;
+        results.extend([y, mean, stat]);
+    }
+    Ok(Some(KValue::Tuple(
+        results
+            .into_iter()
+            .zip(outs)
+            .map(|(buf, (d, shp))| KValue::Tensor(tensor(d, shp, buf)))
+            .collect(),
+    )))
+}
