@@ -63,6 +63,18 @@ impl Stats {
     }
 }
 
+/// Waits for the backend's queued work (see [`GpuBackend::syncer`]).
+#[derive(Clone)]
+pub struct Syncer(Arc<cudarc::driver::CudaStream>);
+
+impl Syncer {
+    pub fn synchronize(&self) -> Result<(), String> {
+        self.0
+            .synchronize()
+            .map_err(|e| format!("synchronising: {e}"))
+    }
+}
+
 /// The CUDA backend: device 0, kernels compiled on first use.
 pub struct GpuBackend {
     dev: Device,
@@ -94,6 +106,12 @@ impl GpuBackend {
     /// Waits for queued work (for timing).
     pub fn synchronize(&self) -> Result<(), String> {
         self.dev.synchronize()
+    }
+
+    /// A handle that waits for queued work after the backend has moved into
+    /// an executor.
+    pub fn syncer(&self) -> Syncer {
+        Syncer(self.dev.stream.clone())
     }
 
     /// Bytes of device memory in use now, and at most.

@@ -23,7 +23,7 @@ pub mod table;
 
 use std::sync::Arc;
 
-pub use backend::{GpuBackend, Stats};
+pub use backend::{GpuBackend, Stats, Syncer};
 pub use probe::Unavailable;
 
 /// What `--device` asks for.
@@ -108,4 +108,18 @@ pub fn compile_unit(
     probe::nvrtc().map_err(|e| e.to_string())?;
     cudarc::nvrtc::compile_ptx_with_opts(&unit.source, compile_options(arch))
         .map_err(|e| format!("NVRTC failed on unit `{}`: {e}", unit.name))
+}
+
+/// Every primitive with a CPU kernel, split into those with a GPU kernel and
+/// those that always run on the CPU (sorted by name).
+pub fn coverage() -> (Vec<&'static str>, Vec<&'static str>) {
+    let mut ops: Vec<&'static ops::OpDef> = ops::registry()
+        .values()
+        .copied()
+        .filter(|o| o.kernel.is_some())
+        .collect();
+    ops.sort_by_key(|o| o.name);
+    ops.into_iter()
+        .map(|o| o.name)
+        .partition(|name| table::has_gpu_kernel(name))
 }

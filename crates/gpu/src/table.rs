@@ -197,6 +197,15 @@ pub const ELEMENTWISE: &[Elementwise] = &[
     float2("Hypot", "hypot(a, b)"),
     float2("DivNoNan", "(b == (T)0 ? (T)0 : a / b)"),
     float2("MulNoNan", "(b == (T)0 ? (T)0 : a * b)"),
+    // Backward: `y_backprop` where ReLU's output `x` is positive.
+    e(
+        "ReluGrad",
+        2,
+        Out,
+        Some("(b > (T)0 ? a : (T)0)"),
+        Some("(b > 0 ? a : (T)0)"),
+        None,
+    ),
     // Comparisons (in the promoted dtype) and logic.
     cmp("Equal", "a == b"),
     cmp("NotEqual", "a != b"),

@@ -35,12 +35,20 @@ pub struct Job {
     pub args: Vec<(String, String)>,
     pub dims: HashMap<String, usize>,
     pub base_dir: PathBuf,
+    /// `cpu`, `gpu` or `auto`, as `mirdsl run --device`.
+    #[serde(default = "cpu")]
+    pub device: String,
     #[serde(skip)]
     pub timeout: Duration,
 }
 
+fn cpu() -> String {
+    "cpu".into()
+}
+
 impl Job {
-    /// From `mirdsl/run`'s params `{uri, graph, args?: {name: value}, dims?: {sym: n}, timeoutMs?}`.
+    /// From `mirdsl/run`'s params `{uri, graph, args?: {name: value}, dims?: {sym: n},
+    /// device?: "cpu" | "gpu" | "auto", timeoutMs?}`.
     pub fn new(uri: &lsp::Uri, text: String, params: &Json) -> Result<Job> {
         let graph = params
             .get("graph")
@@ -70,6 +78,16 @@ impl Job {
                 dims.insert(k.clone(), n as usize);
             }
         }
+        let device = params
+            .get("device")
+            .and_then(Json::as_str)
+            .unwrap_or("cpu")
+            .to_string();
+        if gpu::DeviceChoice::parse(&device).is_none() {
+            return Err(RpcError::invalid_params(format!(
+                "`device` must be \"cpu\", \"gpu\" or \"auto\", not \"{device}\""
+            )));
+        }
         let base_dir = uri
             .as_str()
             .strip_prefix("file://")
@@ -82,6 +100,7 @@ impl Job {
             args,
             dims,
             base_dir,
+            device,
             timeout: Duration::from_millis(timeout),
         })
     }
@@ -389,7 +408,9 @@ fn run_graph(job: &Job) -> std::result::Result<Json, String> {
         base_dir: job.base_dir.clone(),
         ..Default::default()
     };
-    let mut ex = exec::Executor::new(&program, options);
+    let choice = gpu::DeviceChoice::parse(&job.device).unwrap_or(gpu::DeviceChoice::Cpu);
+    let backend = gpu::select(choice)?.backend;
+    let mut ex = exec::Executor::with_backend(&program, options, backend);
     let params = exec::args::entry_params(&body);
     let args = exec::args::build_args(&ex, &params, &job.args, &job.dims).map_err(|e| e.message)?;
     let value = ex.call(name, args).map_err(|e| e.message)?;

@@ -27,9 +27,14 @@ pub struct RunArgs {
     /// The size of a symbolic dimension, for `zeros`/`ones`/`random`.
     #[arg(long = "dim", value_name = "SYM=N")]
     pub dims: Vec<String>,
-    /// Where primitives run.
+    /// Where primitives run: `auto` is the GPU when a CUDA driver and device
+    /// are present, else the CPU.
     #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
     pub device: DeviceArg,
+    /// Print the device chosen and, on the GPU, which primitives ran there and
+    /// which fell back to the CPU (to stderr).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub format: RunFormat,
@@ -62,6 +67,17 @@ pub struct RunArgs {
 pub enum DeviceArg {
     Cpu,
     Gpu,
+    Auto,
+}
+
+impl DeviceArg {
+    pub fn choice(self) -> gpu::DeviceChoice {
+        match self {
+            DeviceArg::Cpu => gpu::DeviceChoice::Cpu,
+            DeviceArg::Gpu => gpu::DeviceChoice::Gpu,
+            DeviceArg::Auto => gpu::DeviceChoice::Auto,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -110,17 +126,17 @@ fn run_inner(a: &RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let device = match a.device {
-        DeviceArg::Cpu => exec::Device::Cpu,
-        DeviceArg::Gpu => exec::Device::Gpu,
-    };
-    let backend = match exec::backend_for(device) {
-        Ok(b) => b,
+    let selected = match gpu::select(a.device.choice()) {
+        Ok(s) => s,
         Err(m) => {
             eprintln!("error: {m}");
             return EXIT_FAILURE;
         }
     };
+    if a.verbose {
+        eprintln!("{}", selected.note);
+    }
+    let (backend, gpu_stats) = (selected.backend, selected.stats);
     let analysis = analysis::analyze(&text);
     if analysis.has_errors() {
         let errors: Vec<_> = analysis
@@ -221,6 +237,11 @@ fn run_inner(a: &RunArgs) -> u8 {
         }
     }
     let elapsed = start.elapsed();
+    if let (true, Some(stats)) = (a.verbose, &gpu_stats) {
+        for line in stats.report() {
+            eprintln!("{line}");
+        }
+    }
     if let Some(path) = &a.save_weights {
         if let Err(m) = save_weights(&mut ex, path) {
             eprintln!("error: {m}");
