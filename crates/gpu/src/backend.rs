@@ -132,6 +132,11 @@ impl Backend for GpuBackend {
     }
 
     fn run(&self, op: &'static OpDef, call: &KernelCall) -> Result<KValue, OpError> {
+        // cuBLAS needs the context current on the calling thread.
+        self.dev
+            .ctx
+            .bind_to_thread()
+            .map_err(|e| OpError::call(format!("on the GPU: binding the CUDA context: {e}")))?;
         match crate::kernels::run(&self.dev, op, call) {
             Ok(Some(v)) => {
                 self.stats.count(op.name, true);

@@ -158,6 +158,14 @@ impl DevBuf {
 
 impl DeviceData for DevBuf {
     fn download(&self, storage: DType, len: usize) -> Result<Buffer, String> {
+        if len == 0 {
+            return Ok(match Storage::of(storage) {
+                Storage::F32 => Buffer::F32(Vec::new()),
+                Storage::F64 => Buffer::F64(Vec::new()),
+                Storage::I64 => Buffer::I64(Vec::new()),
+                Storage::U8 => Buffer::Bool(Vec::new()),
+            });
+        }
         let stream = &self.pool.stream;
         let s = self.slice();
         macro_rules! get {

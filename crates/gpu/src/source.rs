@@ -346,6 +346,11 @@ pub fn softmax_kernel(s: Storage) -> String {
     format!("softmax_{}", s.suffix())
 }
 
+/// `softmax_grad_<s>`: `y·(dy − Σ dy·y)`, or with `logmode` `dy − exp(y)·Σ dy`.
+pub fn softmax_grad_kernel(s: Storage) -> String {
+    format!("softmax_grad_{}", s.suffix())
+}
+
 /// `layernorm_<s>` and `rmsnorm_<s>` over the last `cols` of `[rows, cols]`.
 pub fn norm_kernel(rms: bool, s: Storage) -> String {
     format!("{}_{}", if rms { "rmsnorm" } else { "layernorm" }, s.suffix())
@@ -367,6 +372,13 @@ fn row_units() -> Vec<Unit> {
             threads = ROW_THREADS,
             r1 = block_reduce(max),
             r2 = block_reduce("a + b"),
+        ));
+        soft_k.push(name);
+        let name = softmax_grad_kernel(s);
+        soft.push_str(&format!(
+            "extern \"C\" __global__ void {name}(const {t}* y, const {t}* dy, {t}* dx, long long rows, long long cols, int logmode, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}];\n    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{\n        const T* yr = y + row * cols; const T* gr = dy + row * cols; T* xr = dx + row * cols;\n        T acc = (T)0;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc += logmode ? gr[j] : gr[j] * yr[j];\n        {r}\n        T sum = acc;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) xr[j] = nrm(logmode ? (T)(gr[j] - exp(yr[j]) * sum) : (T)(yr[j] * (gr[j] - sum)), dt);\n    }}\n}}\n",
+            threads = ROW_THREADS,
+            r = block_reduce("a + b"),
         ));
         soft_k.push(name);
         let name = norm_kernel(false, s);

@@ -244,9 +244,14 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "ProdExt",
             "Max",
             "Min",
+            "BiasAddGrad",
+            "_SumToShapeOf",
         ],
     ),
-    ("softmax", &["Softmax", "LogSoftmax"]),
+    (
+        "softmax",
+        &["Softmax", "LogSoftmax", "_SoftmaxGrad", "_LogSoftmaxGrad"],
+    ),
     ("norm", &["LayerNorm", "LayerNormExt", "RmsNorm"]),
     (
         "view",

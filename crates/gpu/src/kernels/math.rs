@@ -155,6 +155,26 @@ pub(super) fn reduce(
     let Some(axes) = reduced_axes(op.name, call, shape.len()) else {
         return Ok(None);
     };
+    let rows = x.numel() / axes.iter().map(|&d| shape[d]).product::<usize>().max(1);
+    if oshape.iter().product::<usize>() != rows {
+        return Ok(None);
+    }
+    let out = reduce_axes(dev, x, cd, kind, &axes, mean)?;
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}
+
+/// `x` (cast to `cd`) reduced by `kind` over `axes` (sorted, distinct;
+/// `mean`: divided by their size): one element per kept position, in order.
+/// The caller checks the dtype has kernels, the rank fits and `x` is not empty.
+fn reduce_axes(
+    dev: &Device,
+    x: &tensor::Tensor,
+    cd: DType,
+    kind: Reduce,
+    axes: &[usize],
+    mean: bool,
+) -> DevResult<crate::device::DevBuf> {
+    let shape = x.shape();
     let s = Storage::of(cd);
     let xin = as_dtype(dev, x, cd)?;
     let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).collect();
@@ -166,7 +186,7 @@ pub(super) fn reduce(
     let src = if trailing {
         xin.ptr()
     } else {
-        let perm: Vec<usize> = kept.iter().chain(&axes).copied().collect();
+        let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
         moved = permute(dev, s, xin.ptr(), shape, &perm)?;
         moved.ptr
     };
@@ -180,10 +200,63 @@ pub(super) fn reduce(
             Arg::P(out.ptr),
             Arg::I(rows as i64),
             Arg::I(cols as i64),
-            Arg::I32(source::dtype_code(od)),
+            Arg::I32(source::dtype_code(cd)),
             Arg::F(if mean { cols as f64 } else { 1.0 }),
         ],
     )?;
+    Ok(out)
+}
+
+/// `BiasAddGrad` (sum over all but the channel axis) and `_SumToShapeOf`
+/// (sum over the dimensions `like` was broadcast along).
+pub(super) fn sum_to(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+    let (Some(g), Some((od, oshape))) = (input(call, 0), out_type(op, call)) else {
+        return Ok(None);
+    };
+    let shape = g.shape();
+    let rank = shape.len();
+    let axes: Vec<usize> = if op.name == "BiasAddGrad" {
+        let nhwc = call
+            .attrs
+            .get("data_format")
+            .and_then(|v| v.as_str())
+            .is_some_and(|f| f.eq_ignore_ascii_case("NHWC"));
+        if rank < 2 {
+            return Ok(None);
+        }
+        let channel = if nhwc { rank - 1 } else { 1 };
+        (0..rank).filter(|&d| d != channel).collect()
+    } else {
+        let Some(like) = input(call, 1) else {
+            return Ok(None);
+        };
+        let Some(lead) = rank.checked_sub(like.rank()) else {
+            return Ok(None);
+        };
+        let mut padded = vec![1usize; lead];
+        padded.extend_from_slice(like.shape());
+        if padded.iter().zip(shape).any(|(&l, &d)| l != d && l != 1) {
+            return Ok(None);
+        }
+        (0..rank).filter(|&d| padded[d] != shape[d] || d < lead).collect()
+    };
+    if axes.is_empty() {
+        if od == g.dtype() && oshape == shape {
+            return Ok(Some(KValue::Tensor(g.clone())));
+        }
+        let src = dev.on_device(g)?;
+        let out = super::cast_buf(dev, src, g.dtype(), od, g.numel())?;
+        return Ok(Some(KValue::Tensor(tensor(od, oshape, out))));
+    }
+    let cols: usize = axes.iter().map(|&d| shape[d]).product();
+    let fits = Reduce::Sum.storages().contains(&Storage::of(od))
+        && g.numel() > 0
+        && rank <= source::MAX_RANK
+        && oshape.iter().product::<usize>() * cols == g.numel();
+    if !fits {
+        return Ok(None);
+    }
+    let out = reduce_axes(dev, g, od, Reduce::Sum, &axes, false)?;
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
 }
 
@@ -192,8 +265,17 @@ pub(super) fn softmax(
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
+    let grad = op.name.starts_with('_');
     let Some(x) = input(call, 0) else {
         return Ok(None);
+    };
+    let dy = if grad {
+        match input(call, 1) {
+            Some(d) if d.dtype() == x.dtype() && d.shape() == x.shape() => Some(d),
+            _ => return Ok(None),
+        }
+    } else {
+        None
     };
     let shape = x.shape().to_vec();
     let axis = match call.attrs.ints("axis").as_deref() {
@@ -207,38 +289,49 @@ pub(super) fn softmax(
         return Ok(None);
     }
     let s = Storage::of(x.dtype());
-    let xin = dev.on_device(x)?;
     let last = shape.len() - 1;
     let mut perm: Vec<usize> = (0..shape.len()).collect();
     perm.swap(axis, last);
-    let moved;
-    let src = if axis == last {
-        xin.ptr
-    } else {
-        moved = permute(dev, s, xin.ptr, &shape, &perm)?;
-        moved.ptr
-    };
+    // Inputs with the axis last (swapping two axes is its own inverse).
+    let mut kept = Vec::new();
+    let mut ptrs = Vec::new();
+    for t in std::iter::once(x).chain(dy) {
+        let b = dev.on_device(t)?;
+        if axis == last {
+            ptrs.push(b.ptr);
+        } else {
+            let moved = permute(dev, s, b.ptr, &shape, &perm)?;
+            ptrs.push(moved.ptr);
+            kept.push(moved);
+        }
+    }
     let cols = shape[axis];
     let rows = x.numel() / cols;
     let out = dev.alloc(s, x.numel())?;
-    let f = dev.function("softmax", &source::softmax_kernel(s))?;
-    dev.launch(
-        &f,
-        Device::rows(rows),
-        &[
-            Arg::P(src),
-            Arg::P(out.ptr),
-            Arg::I(rows as i64),
-            Arg::I(cols as i64),
-            Arg::I32(i32::from(op.name == "LogSoftmax")),
-            Arg::I32(source::dtype_code(x.dtype())),
-        ],
-    )?;
+    let logmode = Arg::I32(i32::from(op.name.contains("LogSoftmax")));
+    let code = Arg::I32(source::dtype_code(x.dtype()));
+    let (kernel, mut args) = if grad {
+        (
+            source::softmax_grad_kernel(s),
+            vec![Arg::P(ptrs[0]), Arg::P(ptrs[1])],
+        )
+    } else {
+        (source::softmax_kernel(s), vec![Arg::P(ptrs[0])])
+    };
+    args.extend([
+        Arg::P(out.ptr),
+        Arg::I(rows as i64),
+        Arg::I(cols as i64),
+        logmode,
+        code,
+    ]);
+    let f = dev.function("softmax", &kernel)?;
+    dev.launch(&f, Device::rows(rows), &args)?;
+    drop(kept);
     let out = if axis == last {
         out
     } else {
         let moved_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-        // Swapping two axes is its own inverse.
         permute(dev, s, out.ptr, &moved_shape, &perm)?
     };
     Ok(Some(KValue::Tensor(tensor(x.dtype(), shape, out))))

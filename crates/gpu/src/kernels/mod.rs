@@ -24,7 +24,10 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         | "ReduceAny" | "SumExt" | "MeanExt" | "ProdExt" | "Max" | "Min" => {
             math::reduce(dev, op, call)
         }
-        "Softmax" | "LogSoftmax" => math::softmax(dev, op, call),
+        "Softmax" | "LogSoftmax" | "_SoftmaxGrad" | "_LogSoftmaxGrad" => {
+            math::softmax(dev, op, call)
+        }
+        "BiasAddGrad" | "_SumToShapeOf" => math::sum_to(dev, op, call),
         "LayerNorm" | "LayerNormExt" | "RmsNorm" => math::norm(dev, op, call),
         "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" => {
             data::view(op, call)
