@@ -44,7 +44,8 @@ const MODELS: &[Model] = &[
     },
 ];
 
-const GEMM: &str = "graph mm(a: f32[N, N], b: f32[N, N]) -> f32[N, N] {\n  return MatMul(a, b)\n}\n";
+const GEMM: &str =
+    "graph mm(a: f32[N, N], b: f32[N, N]) -> f32[N, N] {\n  return MatMul(a, b)\n}\n";
 
 fn random(shape: &[usize], seed: u64) -> Tensor {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -76,10 +77,11 @@ fn timed(
     let backend = gpu::GpuBackend::new().map_err(|e| e.to_string())?;
     let stats = backend.stats();
     let sync = backend.syncer();
-    let mut ex = exec::Executor::with_backend(&program, exec::ExecOptions::default(), Box::new(backend));
+    let mut ex =
+        exec::Executor::with_backend(&program, exec::ExecOptions::default(), Box::new(backend));
     // The same values every call: inputs are uploaded once.
     let args: Vec<exec::Value> = inputs.into_iter().map(|t| ex.tensor(t)).collect();
-    let mut call = |ex: &mut exec::Executor| -> Result<(), String> {
+    let call = |ex: &mut exec::Executor| -> Result<(), String> {
         let out = ex.call(entry, args.clone()).map_err(|e| e.message)?;
         sync.synchronize()?;
         drop(out);
@@ -157,10 +159,19 @@ pub fn run(options: &Options) {
         }
     }
     let n = 4096usize;
-    let gemm_gflops = match timed(GEMM, "mm", vec![random(&[n, n], 1), random(&[n, n], 2)], runs) {
+    let gemm_gflops = match timed(
+        GEMM,
+        "mm",
+        vec![random(&[n, n], 1), random(&[n, n], 2)],
+        runs,
+    ) {
         Ok((s, _)) => {
             let g = 2.0 * (n as f64).powi(3) / s.median.as_secs_f64() / 1e9;
-            println!("  {:<12} {:>9.3} ms ({g:.0} GFLOP/s)  4096^3 f32 MatMul", "gemm", ms(s.median));
+            println!(
+                "  {:<12} {:>9.3} ms ({g:.0} GFLOP/s)  4096^3 f32 MatMul",
+                "gemm",
+                ms(s.median)
+            );
             ours.push(("gemm".into(), ms(s.median)));
             Some(g)
         }
@@ -170,7 +181,9 @@ pub fn run(options: &Options) {
         }
     };
     let Ok(python) = std::env::var("MIRDSL_TORCH_PYTHON") else {
-        println!("\nPyTorch: set MIRDSL_TORCH_PYTHON to a python with CUDA PyTorch for the comparison");
+        println!(
+            "\nPyTorch: set MIRDSL_TORCH_PYTHON to a python with CUDA PyTorch for the comparison"
+        );
         return;
     };
     match torch_figures(&python) {
@@ -185,7 +198,10 @@ pub fn run(options: &Options) {
                 let ratio = mine / eager;
                 let target = if name == "gemm" {
                     let ok = gemm_gflops.is_some_and(|_| eager / mine >= 0.7);
-                    format!("≥ 70% of PyTorch's GFLOP/s: {}", if ok { "met" } else { "missed" })
+                    format!(
+                        "≥ 70% of PyTorch's GFLOP/s: {}",
+                        if ok { "met" } else { "missed" }
+                    )
                 } else {
                     format!("≤ 1.5x: {}", if ratio <= 1.5 { "met" } else { "missed" })
                 };

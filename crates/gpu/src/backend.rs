@@ -51,7 +51,11 @@ impl Stats {
             .collect();
         let mut lines = vec![format!(
             "gpu: on the GPU: {}",
-            if gpu.is_empty() { "nothing".into() } else { gpu.join(", ") }
+            if gpu.is_empty() {
+                "nothing".into()
+            } else {
+                gpu.join(", ")
+            }
         )];
         if !cpu.is_empty() {
             lines.push(format!(

@@ -252,8 +252,8 @@ impl Device {
             .map_err(|e| err("reading the compute capability", e))?;
         let arch: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-        let blas = cudarc::cublas::CudaBlas::new(stream.clone())
-            .map_err(|e| err("starting cuBLAS", e))?;
+        let blas =
+            cudarc::cublas::CudaBlas::new(stream.clone()).map_err(|e| err("starting cuBLAS", e))?;
         Ok(Device {
             pool: Pool::new(stream.clone()),
             ctx,
@@ -346,8 +346,7 @@ impl Device {
     /// The device copy of `t`, uploading it (once) if it has none.
     pub fn on_device<'t>(&self, t: &'t Tensor) -> DevResult<&'t DevBuf> {
         let data = t.device_data_or_insert(|b| {
-            self.upload(b)
-                .map(|d| Arc::new(d) as Arc<dyn DeviceData>)
+            self.upload(b).map(|d| Arc::new(d) as Arc<dyn DeviceData>)
         })?;
         match data.as_any().downcast_ref::<DevBuf>() {
             Some(d) => Ok(d),

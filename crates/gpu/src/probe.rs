@@ -95,7 +95,8 @@ pub fn all() -> Result<(), Unavailable> {
     static R: OnceLock<Result<(), Unavailable>> = OnceLock::new();
     R.get_or_init(|| {
         loadable("cuda", None).map_err(Unavailable::Driver)?;
-        cudarc::driver::result::init().map_err(|e| Unavailable::NoDevice(format!("cuInit: {e}")))?;
+        cudarc::driver::result::init()
+            .map_err(|e| Unavailable::NoDevice(format!("cuInit: {e}")))?;
         let n = cudarc::driver::result::device::get_count()
             .map_err(|e| Unavailable::NoDevice(format!("cuDeviceGetCount: {e}")))?;
         if n < 1 {
@@ -115,7 +116,10 @@ mod tests {
     #[test]
     fn messages_name_what_is_missing() {
         let m = Unavailable::Driver("tried libcuda.so".into()).to_string();
-        assert!(m.contains("libcuda.so") && m.contains("--device cpu"), "{m}");
+        assert!(
+            m.contains("libcuda.so") && m.contains("--device cpu"),
+            "{m}"
+        );
         assert!(Unavailable::Nvrtc("x".into())
             .to_string()
             .contains("MIRDSL_NVRTC_LIB"));

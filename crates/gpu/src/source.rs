@@ -353,7 +353,11 @@ pub fn softmax_grad_kernel(s: Storage) -> String {
 
 /// `layernorm_<s>` and `rmsnorm_<s>` over the last `cols` of `[rows, cols]`.
 pub fn norm_kernel(rms: bool, s: Storage) -> String {
-    format!("{}_{}", if rms { "rmsnorm" } else { "layernorm" }, s.suffix())
+    format!(
+        "{}_{}",
+        if rms { "rmsnorm" } else { "layernorm" },
+        s.suffix()
+    )
 }
 
 const FLOATS: [Storage; 2] = [Storage::F32, Storage::F64];

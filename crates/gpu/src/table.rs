@@ -157,7 +157,14 @@ pub const ELEMENTWISE: &[Elementwise] = &[
     },
     // Unary on every numeric dtype.
     e("Neg", 1, Out, Some("-a"), Some("-a"), None),
-    e("Abs", 1, Out, Some("fabs(a)"), Some("(a < 0 ? -a : a)"), None),
+    e(
+        "Abs",
+        1,
+        Out,
+        Some("fabs(a)"),
+        Some("(a < 0 ? -a : a)"),
+        None,
+    ),
     e("Square", 1, Out, Some("a * a"), Some("a * a"), None),
     e(
         "Sign",

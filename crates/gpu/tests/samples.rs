@@ -82,7 +82,11 @@ fn compare(cpu: &KValue, gpu: &KValue) -> Result<(), String> {
     flatten(cpu, &mut a);
     flatten(gpu, &mut b);
     if a.len() != b.len() {
-        return Err(format!("{} results on the CPU, {} on the GPU", a.len(), b.len()));
+        return Err(format!(
+            "{} results on the CPU, {} on the GPU",
+            a.len(),
+            b.len()
+        ));
     }
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
         if x.dtype() != y.dtype() || x.shape() != y.shape() {

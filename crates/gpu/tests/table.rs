@@ -5,12 +5,24 @@
 fn every_table_entry_is_a_primitive_with_a_cpu_kernel() {
     for e in gpu::table::ELEMENTWISE {
         let op = ops::lookup(e.op).unwrap_or_else(|| panic!("{} is not a primitive", e.op));
-        assert!(op.kernel.is_some(), "{} has no CPU kernel to check against", e.op);
+        assert!(
+            op.kernel.is_some(),
+            "{} has no CPU kernel to check against",
+            e.op
+        );
         assert_eq!(op.input_count(), e.arity, "{}: arity", e.op);
         for p in e.params {
-            assert!(op.param(p).is_some_and(|p| !p.is_input()), "{}: no attribute {p}", e.op);
+            assert!(
+                op.param(p).is_some_and(|p| !p.is_input()),
+                "{}: no attribute {p}",
+                e.op
+            );
         }
-        assert!(!gpu::source::elementwise_storages(e).is_empty(), "{}: no kernel", e.op);
+        assert!(
+            !gpu::source::elementwise_storages(e).is_empty(),
+            "{}: no kernel",
+            e.op
+        );
     }
     for (_, names) in gpu::table::STRUCTURED {
         for name in *names {
@@ -31,7 +43,15 @@ fn coverage() {
     );
     expect_test::expect!["430 primitives with kernels: 126 with GPU kernels, 304 on the CPU only"]
         .assert_eq(&summary);
-    for must in ["MatMul", "BatchMatMul", "Conv2D", "Softmax", "LayerNorm", "Add", "Transpose"] {
+    for must in [
+        "MatMul",
+        "BatchMatMul",
+        "Conv2D",
+        "Softmax",
+        "LayerNorm",
+        "Add",
+        "Transpose",
+    ] {
         assert!(on_gpu.contains(&must), "{must}");
     }
 }
@@ -44,13 +64,20 @@ fn device_selection_without_a_gpu() {
     if let Err(why) = gpu::probe::all() {
         let auto = gpu::select(gpu::DeviceChoice::Auto).unwrap();
         assert_eq!(auto.device, exec::Device::Cpu);
-        assert!(auto.note.starts_with("device: cpu (--device auto: "), "{}", auto.note);
+        assert!(
+            auto.note.starts_with("device: cpu (--device auto: "),
+            "{}",
+            auto.note
+        );
         let err = gpu::select(gpu::DeviceChoice::Gpu).err().unwrap();
         assert_eq!(err, format!("--device gpu: {why}"));
     } else {
         let auto = gpu::select(gpu::DeviceChoice::Auto).unwrap();
         assert_eq!(auto.device, exec::Device::Gpu);
     }
-    assert_eq!(gpu::DeviceChoice::parse("AUTO"), Some(gpu::DeviceChoice::Auto));
+    assert_eq!(
+        gpu::DeviceChoice::parse("AUTO"),
+        Some(gpu::DeviceChoice::Auto)
+    );
     assert_eq!(gpu::DeviceChoice::parse("tpu"), None);
 }

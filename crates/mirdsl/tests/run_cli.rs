@@ -302,7 +302,15 @@ fn device_auto_falls_back_to_the_cpu_and_says_why() {
     let dir = setup("auto", PROGRAM);
     let o = run(
         &dir,
-        &["--entry", "last", "--arg", "n=1", "--device", "auto", "--verbose"],
+        &[
+            "--entry",
+            "last",
+            "--arg",
+            "n=1",
+            "--device",
+            "auto",
+            "--verbose",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let cpu = run(&dir, &["--entry", "last", "--arg", "n=1"]);

@@ -218,7 +218,10 @@ impl Tensor {
             .expect("a tensor has its data on the host or on a device");
         match data.download(self.dtype.storage(), self.numel()) {
             Ok(b) if b.len() == self.numel() && b.storage() == self.dtype.storage() => b,
-            Ok(_) => panic!("a device returned a {} tensor of the wrong size", self.dtype),
+            Ok(_) => panic!(
+                "a device returned a {} tensor of the wrong size",
+                self.dtype
+            ),
             Err(e) => panic!("copying a tensor from the device failed: {e}"),
         }
     }
@@ -307,7 +310,6 @@ impl Tensor {
         };
         Tensor::new(dtype, self.shape.clone(), buffer).expect("cast keeps the element count")
     }
-
 }
 
 /// Rounds `f16`/`bf16` values and wraps narrow integers to their dtype.

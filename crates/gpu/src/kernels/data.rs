@@ -190,9 +190,7 @@ pub(super) fn concat(
     let mut oshape = shapes[0].clone();
     oshape[axis] = shapes.iter().map(|s| s[axis]).sum();
     let fits = xs.iter().zip(&shapes).all(|(t, s)| {
-        t.dtype() == dt
-            && s.len() == rank
-            && (0..rank).all(|d| d == axis || s[d] == oshape[d])
+        t.dtype() == dt && s.len() == rank && (0..rank).all(|d| d == axis || s[d] == oshape[d])
     });
     if !fits || rank > MAX_RANK {
         return Ok(None);
@@ -324,7 +322,9 @@ pub(super) fn select(
     }
     let mut bc = Bc {
         rank: oshape.len() as i32,
-        same: i32::from(c.shape() == &oshape[..] && x.shape() == c.shape() && y.shape() == c.shape()),
+        same: i32::from(
+            c.shape() == &oshape[..] && x.shape() == c.shape() && y.shape() == c.shape(),
+        ),
         ..Default::default()
     };
     let (tc, tx, ty) = (

@@ -27,7 +27,8 @@ fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult
     if g.m == 0 || g.n == 0 || g.batch == 0 {
         return Ok(());
     }
-    let too_big = |v: usize| i32::try_from(v).map_err(|_| format!("a GEMM dimension {v} is too large"));
+    let too_big =
+        |v: usize| i32::try_from(v).map_err(|_| format!("a GEMM dimension {v} is too large"));
     let (m, n, k) = (too_big(g.m)?, too_big(g.n)?, too_big(g.k)?);
     let op = |t: bool| if t { Op::CUBLAS_OP_T } else { Op::CUBLAS_OP_N };
     let lda = if g.ta { m } else { k };
@@ -81,7 +82,12 @@ fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult
             ),
         }
     };
-    r.map_err(|e| format!("cuBLAS GEMM ({}x{}x{}, batch {}): {e}", g.m, g.n, g.k, g.batch))
+    r.map_err(|e| {
+        format!(
+            "cuBLAS GEMM ({}x{}x{}, batch {}): {e}",
+            g.m, g.n, g.k, g.batch
+        )
+    })
 }
 
 /// The float dtypes GEMMs run in (f16/bf16 compute in f32, then round).
@@ -99,7 +105,15 @@ fn finish(dev: &Device, out: DevBuf, od: DType, n: usize) -> DevResult<DevBuf> {
 }
 
 /// Adds `bias` (`cols` elements) to every row of `y` (`rows×cols`), in place.
-fn add_rows(dev: &Device, s: Storage, od: DType, y: u64, bias: u64, rows: usize, cols: usize) -> DevResult<()> {
+fn add_rows(
+    dev: &Device,
+    s: Storage,
+    od: DType,
+    y: u64,
+    bias: u64,
+    rows: usize,
+    cols: usize,
+) -> DevResult<()> {
     let n = rows * cols;
     if n == 0 {
         return Ok(());
@@ -149,7 +163,12 @@ pub(super) fn matmul(
     if !gemm_dtype(od) {
         return Ok(None);
     }
-    let flag = |name: &str| call.attrs.get(name).and_then(|v| v.as_bool()).unwrap_or(false);
+    let flag = |name: &str| {
+        call.attrs
+            .get(name)
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    };
     let (ta, tb) = match op.name {
         "MatMul" | "BatchMatMul" => (flag("transpose_a"), flag("transpose_b")),
         "Dense" => (false, true),
@@ -335,7 +354,12 @@ pub(super) fn conv2d(
         dev.launch(
             &im2col,
             Device::grid(elems),
-            &[Arg::P(x_at), Arg::P(col.ptr), Arg::I(elems as i64), Arg::Cv(cv)],
+            &[
+                Arg::P(x_at),
+                Arg::P(col.ptr),
+                Arg::I(elems as i64),
+                Arg::Cv(cv),
+            ],
         )?;
         let gm = Gemm {
             m: g.oc,

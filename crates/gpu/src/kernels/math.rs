@@ -32,7 +32,8 @@ pub(super) fn elementwise(
         Compute::Bool => DType::Bool,
     };
     let cs = Storage::of(cd);
-    if !source::elementwise_storages(e).contains(&cs) || (e.compute != Compute::Out && od != DType::Bool)
+    if !source::elementwise_storages(e).contains(&cs)
+        || (e.compute != Compute::Out && od != DType::Bool)
     {
         return Ok(None);
     }
@@ -44,7 +45,10 @@ pub(super) fn elementwise(
         }
         bc.same = i32::from(sa == sb);
         bc.rank = oshape.len() as i32;
-        let (ta, tb) = (broadcast_strides(sa, &oshape), broadcast_strides(sb, &oshape));
+        let (ta, tb) = (
+            broadcast_strides(sa, &oshape),
+            broadcast_strides(sb, &oshape),
+        );
         for d in 0..oshape.len() {
             bc.shape[d] = oshape[d] as i64;
             bc.sa[d] = ta[d] as i64;
@@ -209,7 +213,11 @@ fn reduce_axes(
 
 /// `BiasAddGrad` (sum over all but the channel axis) and `_SumToShapeOf`
 /// (sum over the dimensions `like` was broadcast along).
-pub(super) fn sum_to(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+pub(super) fn sum_to(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
     let (Some(g), Some((od, oshape))) = (input(call, 0), out_type(op, call)) else {
         return Ok(None);
     };
@@ -238,7 +246,9 @@ pub(super) fn sum_to(dev: &Device, op: &'static OpDef, call: &KernelCall) -> Dev
         if padded.iter().zip(shape).any(|(&l, &d)| l != d && l != 1) {
             return Ok(None);
         }
-        (0..rank).filter(|&d| padded[d] != shape[d] || d < lead).collect()
+        (0..rank)
+            .filter(|&d| padded[d] != shape[d] || d < lead)
+            .collect()
     };
     if axes.is_empty() {
         if od == g.dtype() && oshape == shape {
@@ -338,7 +348,11 @@ pub(super) fn softmax(
 }
 
 /// LayerNorm, LayerNormExt and RmsNorm over trailing dimensions.
-pub(super) fn norm(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+pub(super) fn norm(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
     let Some(x) = input(call, 0) else {
         return Ok(None);
     };
@@ -369,7 +383,12 @@ pub(super) fn norm(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevRe
             if bna != bpa {
                 return Ok(None);
             }
-            (shape[bna..].iter().product::<usize>(), input(call, 1), input(call, 2), false)
+            (
+                shape[bna..].iter().product::<usize>(),
+                input(call, 1),
+                input(call, 2),
+                false,
+            )
         }
         "LayerNormExt" => {
             let k = call.attrs.ints("normalized_shape").map_or(0, |v| v.len());

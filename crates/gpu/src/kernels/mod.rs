@@ -193,28 +193,12 @@ fn strided_copy(
 }
 
 /// `x` (shape `shape`) with its dimensions reordered by `perm`, into a new block.
-fn permute(
-    dev: &Device,
-    s: Storage,
-    x: u64,
-    shape: &[usize],
-    perm: &[usize],
-) -> DevResult<DevBuf> {
+fn permute(dev: &Device, s: Storage, x: u64, shape: &[usize], perm: &[usize]) -> DevResult<DevBuf> {
     let n: usize = shape.iter().product();
     let out = dev.alloc(s, n)?;
     let st = strides(shape);
     let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let src_strides: Vec<i64> = perm.iter().map(|&p| st[p]).collect();
-    strided_copy(
-        dev,
-        s,
-        x,
-        out.ptr,
-        &out_shape,
-        &src_strides,
-        None,
-        0,
-        None,
-    )?;
+    strided_copy(dev, s, x, out.ptr, &out_shape, &src_strides, None, 0, None)?;
     Ok(out)
 }
