@@ -324,6 +324,49 @@ fn device_auto_falls_back_to_the_cpu_and_says_why() {
 }
 
 #[test]
+fn gpu_results_match_the_cpu_where_there_is_a_gpu() {
+    if !gpu_present() {
+        eprintln!("skipped: no usable GPU ({:?})", gpu::probe::all().err());
+        return;
+    }
+    let dir = setup("gpu-run", PROGRAM);
+    let args = [
+        "--entry",
+        "loss",
+        "--arg",
+        "x=[[1.5, -2, 3], [0.5, 1, -1]]",
+        "--arg",
+        "labels=[1, 0]",
+        "--format",
+        "json",
+    ];
+    let cpu = run(&dir, &args);
+    let mut with_gpu = args.to_vec();
+    with_gpu.extend(["--device", "gpu", "--verbose"]);
+    let o = run(&dir, &with_gpu);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let value = |o: &Output| -> f64 {
+        let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+        v["value"]
+            .as_f64()
+            .or_else(|| v["data"][0].as_f64())
+            .unwrap()
+    };
+    assert!(
+        (value(&cpu) - value(&o)).abs() < 1e-5,
+        "{} vs {}",
+        stdout(&cpu),
+        stdout(&o)
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("device: gpu") && err.contains("gpu: on the GPU: "),
+        "{err}"
+    );
+    assert!(err.contains("MatMul x1"), "{err}");
+}
+
+#[test]
 fn verbose_names_the_device() {
     let dir = setup("verbose", PROGRAM);
     let o = run(
