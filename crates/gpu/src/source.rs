@@ -434,6 +434,11 @@ pub fn im2col_kernel(s: Storage) -> String {
     format!("im2col_{}", s.suffix())
 }
 
+/// `col2im_<s>`: the adjoint of [`im2col_kernel`] (a convolution's input gradient).
+pub fn col2im_kernel(s: Storage) -> String {
+    format!("col2im_{}", s.suffix())
+}
+
 fn data_units() -> Vec<Unit> {
     let mut copy = String::from(PRELUDE);
     let mut copy_k = Vec::new();
@@ -454,6 +459,11 @@ extern \"C\" __global__ void {sel}(const unsigned char* c, const {w}* x, const {
         let name = im2col_kernel(s);
         conv.push_str(&format!(
             "// cv: N C H W kh kw sh sw pt pl dh dw OH OW\nextern \"C\" __global__ void {name}(const {t}* x, {t}* col, long long n, Cv cv) {{\n    long long C = cv.v[1], H = cv.v[2], W = cv.v[3], kh = cv.v[4], kw = cv.v[5];\n    long long sh = cv.v[6], sw = cv.v[7], pt = cv.v[8], pl = cv.v[9], dh = cv.v[10], dw = cv.v[11], OH = cv.v[12], OW = cv.v[13];\n    GRID_LOOP(i, n) {{\n        long long ow = i % OW; long long t = i / OW; long long oh = t % OH; t /= OH;\n        long long kj = t % kw; t /= kw; long long ki = t % kh; t /= kh; long long c = t % C; long long b = t / C;\n        long long h = oh * sh - pt + ki * dh, w = ow * sw - pl + kj * dw;\n        col[i] = (h >= 0 && h < H && w >= 0 && w < W) ? x[((b * C + c) * H + h) * W + w] : ({t})0;\n    }}\n}}\n"
+        ));
+        conv_k.push(name);
+        let name = col2im_kernel(s);
+        conv.push_str(&format!(
+            "// The adjoint of im2col: every input cell sums the column entries it fed.\nextern \"C\" __global__ void {name}(const {t}* col, {t}* dx, long long n, Cv cv) {{\n    long long C = cv.v[1], H = cv.v[2], W = cv.v[3], kh = cv.v[4], kw = cv.v[5];\n    long long sh = cv.v[6], sw = cv.v[7], pt = cv.v[8], pl = cv.v[9], dh = cv.v[10], dw = cv.v[11], OH = cv.v[12], OW = cv.v[13];\n    long long L = OH * OW;\n    GRID_LOOP(i, n) {{\n        long long w = i % W; long long t = i / W; long long h = t % H; t /= H; long long c = t % C; long long b = t / C;\n        {t} acc = ({t})0;\n        for (long long ki = 0; ki < kh; ++ki) {{\n            long long hh = h + pt - ki * dh;\n            if (hh < 0 || hh % sh != 0 || hh / sh >= OH) continue;\n            for (long long kj = 0; kj < kw; ++kj) {{\n                long long ww = w + pl - kj * dw;\n                if (ww < 0 || ww % sw != 0 || ww / sw >= OW) continue;\n                acc += col[((b * C + c) * kh * kw + ki * kw + kj) * L + (hh / sh) * OW + ww / sw];\n            }}\n        }}\n        dx[i] = acc;\n    }}\n}}\n"
         ));
         conv_k.push(name);
     }

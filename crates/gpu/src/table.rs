@@ -297,6 +297,8 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "Dense",
             "BiasAdd",
             "Conv2D",
+            "_Conv2DBackpropInput",
+            "_Conv2DBackpropFilter",
         ],
     ),
 ];

@@ -19,6 +19,8 @@ struct Gemm {
     batch: usize,
     stride_a: usize,
     stride_b: usize,
+    /// Adds to `C` instead of overwriting it.
+    accumulate: bool,
 }
 
 /// Runs `g` in `s` (f32 or f64): cuBLAS is column-major, so it computes
@@ -54,7 +56,7 @@ fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult
                 a as *const f32,
                 lda,
                 sa,
-                &0.0f32,
+                &(if g.accumulate { 1.0f32 } else { 0.0 }),
                 c as *mut f32,
                 n,
                 sc,
@@ -74,7 +76,7 @@ fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult
                 a as *const f64,
                 lda,
                 sa,
-                &0.0f64,
+                &(if g.accumulate { 1.0f64 } else { 0.0 }),
                 c as *mut f64,
                 n,
                 sc,
@@ -192,6 +194,7 @@ pub(super) fn matmul(
                 batch: 1,
                 stride_a: 0,
                 stride_b: 0,
+                accumulate: false,
             }
         }
         _ => {
@@ -222,6 +225,7 @@ pub(super) fn matmul(
                 batch,
                 stride_a: if nbx == 1 { 0 } else { m * k },
                 stride_b: if nby == 1 { 0 } else { k * n },
+                accumulate: false,
             }
         }
     };
@@ -307,42 +311,77 @@ pub(super) fn bias_add(
 /// The most elements one im2col buffer holds (256 MiB of f32).
 const COL_LIMIT: usize = 1 << 26;
 
-/// `Conv2D` (NCHW, one group) as im2col + a batched GEMM per chunk of images.
+/// `Conv2D` (NCHW, one group) and its two gradients, by im2col/col2im and
+/// cuBLAS, a chunk of images at a time:
+/// - `Conv2D(x, w)`: `out[n] = W · im2col(x[n])`;
+/// - `_Conv2DBackpropInput(dout, w, x_like)`: `dx[n] = col2im(Wᵀ · dout[n])`;
+/// - `_Conv2DBackpropFilter(dout, x, w_like)`: `dW = Σ_n dout[n] · im2col(x[n])ᵀ`.
 pub(super) fn conv2d(
     dev: &Device,
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    let (Some(x), Some(w)) = (input(call, 0), input(call, 1)) else {
+    let (Some(a), Some(b), third) = (input(call, 0), input(call, 1), input(call, 2)) else {
         return Ok(None);
     };
-    let Some((od, oshape)) = out_type(op, call) else {
-        return Ok(None);
+    // The shapes of Conv2D's input and weight, and the result's dtype and shape.
+    let (x_shape, w_shape, od, oshape) = match op.name {
+        "Conv2D" => {
+            let Some((od, oshape)) = out_type(op, call) else {
+                return Ok(None);
+            };
+            (a.shape(), b.shape(), od, oshape)
+        }
+        "_Conv2DBackpropInput" => {
+            let Some(like) = third else {
+                return Ok(None);
+            };
+            (like.shape(), b.shape(), a.dtype(), like.shape().to_vec())
+        }
+        _ => {
+            let Some(like) = third else {
+                return Ok(None);
+            };
+            (b.shape(), like.shape(), a.dtype(), like.shape().to_vec())
+        }
     };
-    if !matches!(od, DType::F32 | DType::F64) || x.dtype() != od || w.dtype() != od {
+    if !matches!(od, DType::F32 | DType::F64) || a.dtype() != od || b.dtype() != od {
         return Ok(None);
     }
-    let Ok(g) = ops::defs::nn_conv::conv_geom(x.shape(), w.shape(), call.attrs) else {
+    let Ok(g) = ops::defs::nn_conv::conv_geom(x_shape, w_shape, call.attrs) else {
         return Ok(None);
     };
-    if g.group != 1 || oshape != [g.n, g.oc, g.oh, g.ow] {
+    let dout_shape = [g.n, g.oc, g.oh, g.ow];
+    let fits = match op.name {
+        "Conv2D" => oshape == dout_shape,
+        _ => a.shape() == dout_shape,
+    };
+    if g.group != 1 || !fits {
         return Ok(None);
     }
     let s = Storage::of(od);
-    let (xb, wb): (Held, Held) = (Held::Ref(dev.on_device(x)?), Held::Ref(dev.on_device(w)?));
+    let (ab, bb): (Held, Held) = (Held::Ref(dev.on_device(a)?), Held::Ref(dev.on_device(b)?));
     let k = g.c * g.kh * g.kw;
     let l = g.oh * g.ow;
-    let out = dev.alloc(s, g.n * g.oc * l)?;
-    if g.n * g.oc * l == 0 {
+    let image = g.c * g.h * g.w;
+    let n_out: usize = oshape.iter().product();
+    let out = dev.alloc(s, n_out)?;
+    if g.n * g.oc * l == 0 || k == 0 {
+        if n_out > 0 {
+            return Ok(None);
+        }
         return Ok(Some(KValue::Tensor(tensor(od, oshape, out))));
     }
     let chunk = (COL_LIMIT / (k * l).max(1)).clamp(1, g.n);
     let col = dev.alloc(s, chunk * k * l)?;
-    let im2col = dev.function("conv", &source::im2col_kernel(s))?;
+    let (unit_im2col, unit_col2im) = (
+        dev.function("conv", &source::im2col_kernel(s))?,
+        dev.function("conv", &source::col2im_kernel(s))?,
+    );
+    let at = |base: u64, elems: usize| base + (elems * s.size()) as u64;
     let mut n0 = 0;
     while n0 < g.n {
         let nb = chunk.min(g.n - n0);
-        let elems = nb * k * l;
         let mut cv = crate::device::Cv::default();
         let geom = [
             nb, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, g.oh, g.ow,
@@ -350,29 +389,88 @@ pub(super) fn conv2d(
         for (i, v) in geom.iter().enumerate() {
             cv.v[i] = *v as i64;
         }
-        let x_at = xb.ptr() + (n0 * g.c * g.h * g.w * s.size()) as u64;
-        dev.launch(
-            &im2col,
-            Device::grid(elems),
-            &[
-                Arg::P(x_at),
-                Arg::P(col.ptr),
-                Arg::I(elems as i64),
-                Arg::Cv(cv),
-            ],
-        )?;
-        let gm = Gemm {
-            m: g.oc,
-            n: l,
-            k,
-            ta: false,
-            tb: false,
-            batch: nb,
-            stride_a: 0,
-            stride_b: k * l,
-        };
-        let c_at = out.ptr + (n0 * g.oc * l * s.size()) as u64;
-        gemm(dev, s, &gm, wb.ptr(), col.ptr, c_at)?;
+        match op.name {
+            "Conv2D" => {
+                let elems = nb * k * l;
+                dev.launch(
+                    &unit_im2col,
+                    Device::grid(elems),
+                    &[
+                        Arg::P(at(ab.ptr(), n0 * image)),
+                        Arg::P(col.ptr),
+                        Arg::I(elems as i64),
+                        Arg::Cv(cv),
+                    ],
+                )?;
+                let gm = Gemm {
+                    m: g.oc,
+                    n: l,
+                    k,
+                    ta: false,
+                    tb: false,
+                    batch: nb,
+                    stride_a: 0,
+                    stride_b: k * l,
+                    accumulate: false,
+                };
+                gemm(dev, s, &gm, bb.ptr(), col.ptr, at(out.ptr, n0 * g.oc * l))?;
+            }
+            "_Conv2DBackpropInput" => {
+                // col[n] = Wᵀ · dout[n], then scattered back.
+                let gm = Gemm {
+                    m: k,
+                    n: l,
+                    k: g.oc,
+                    ta: true,
+                    tb: false,
+                    batch: nb,
+                    stride_a: 0,
+                    stride_b: g.oc * l,
+                    accumulate: false,
+                };
+                gemm(dev, s, &gm, bb.ptr(), at(ab.ptr(), n0 * g.oc * l), col.ptr)?;
+                let elems = nb * image;
+                dev.launch(
+                    &unit_col2im,
+                    Device::grid(elems),
+                    &[
+                        Arg::P(col.ptr),
+                        Arg::P(at(out.ptr, n0 * image)),
+                        Arg::I(elems as i64),
+                        Arg::Cv(cv),
+                    ],
+                )?;
+            }
+            _ => {
+                let elems = nb * k * l;
+                dev.launch(
+                    &unit_im2col,
+                    Device::grid(elems),
+                    &[
+                        Arg::P(at(bb.ptr(), n0 * image)),
+                        Arg::P(col.ptr),
+                        Arg::I(elems as i64),
+                        Arg::Cv(cv),
+                    ],
+                )?;
+                // dW += dout[n] · col[n]ᵀ, one image at a time.
+                for i in 0..nb {
+                    let gm = Gemm {
+                        m: g.oc,
+                        n: k,
+                        k: l,
+                        ta: false,
+                        tb: true,
+                        batch: 1,
+                        stride_a: 0,
+                        stride_b: 0,
+                        accumulate: n0 + i > 0,
+                    };
+                    let dout_at = at(ab.ptr(), (n0 + i) * g.oc * l);
+                    gemm(dev, s, &gm, dout_at, at(col.ptr, i * k * l), out.ptr)?;
+                }
+            }
+        }
         n0 += nb;
     }
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))

@@ -43,7 +43,9 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
             linalg::matmul(dev, op, call)
         }
         "BiasAdd" => linalg::bias_add(dev, op, call),
-        "Conv2D" => linalg::conv2d(dev, op, call),
+        "Conv2D" | "_Conv2DBackpropInput" | "_Conv2DBackpropFilter" => {
+            linalg::conv2d(dev, op, call)
+        }
         _ => Ok(None),
     }
 }
