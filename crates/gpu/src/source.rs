@@ -360,6 +360,15 @@ pub fn norm_kernel(rms: bool, s: Storage) -> String {
     )
 }
 
+/// `batchnorm_<s>` (forward) and `batchnorm_grad_<s>`, per channel of NCHW.
+pub fn batch_norm_kernel(grad: bool, s: Storage) -> String {
+    format!(
+        "batchnorm{}_{}",
+        if grad { "_grad" } else { "" },
+        s.suffix()
+    )
+}
+
 const FLOATS: [Storage; 2] = [Storage::F32, Storage::F64];
 
 fn row_units() -> Vec<Unit> {
@@ -395,6 +404,22 @@ fn row_units() -> Vec<Unit> {
         let name = norm_kernel(true, s);
         norm.push_str(&format!(
             "extern \"C\" __global__ void {name}(const {t}* x, const {t}* g, {t}* y, {t}* rstd_out, long long rows, long long cols, double eps, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}];\n    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{\n        const T* xr = x + row * cols; T* yr = y + row * cols;\n        T acc = (T)0;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc += xr[j] * xr[j];\n        {r}\n        T rstd = (T)1 / sqrt(acc / (T)cols + (T)eps);\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = nrm(xr[j] * rstd * g[j], dt);\n        if (threadIdx.x == 0) rstd_out[row] = nrm(rstd, dt);\n    }}\n}}\n",
+            threads = ROW_THREADS,
+            r = block_reduce("a + b"),
+        ));
+        norm_k.push(name);
+        // Batch normalisation, one block per channel of [n, ch, hw].
+        let cells = "for (long long i = threadIdx.x; i < count; i += blockDim.x) { long long e = ((i / hw) * ch + k) * hw + i % hw;";
+        let name = batch_norm_kernel(false, s);
+        norm.push_str(&format!(
+            "extern \"C\" __global__ void {name}(const {t}* x, const {t}* scale, const {t}* bias, const {t}* mean_in, const {t}* var_in, {t}* y, {t}* mean_out, {t}* var_out, long long n, long long ch, long long hw, double eps, int training, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}]; long long count = n * hw;\n    for (long long k = blockIdx.x; k < ch; k += gridDim.x) {{\n        T mean = mean_in[k], var = var_in[k];\n        if (training) {{\n            T acc = (T)0;\n            {cells} acc += x[e]; }}\n            {r}\n            mean = acc / (T)count; acc = (T)0;\n            {cells} T d = x[e] - mean; acc += d * d; }}\n            {r}\n            var = acc / (T)count;\n        }}\n        T a = scale[k] / sqrt(var + (T)eps);\n        {cells} y[e] = nrm((T)((x[e] - mean) * a + bias[k]), dt); }}\n        if (threadIdx.x == 0) {{ mean_out[k] = nrm(mean, dt); var_out[k] = nrm(var, dt); }}\n    }}\n}}\n",
+            threads = ROW_THREADS,
+            r = block_reduce("a + b"),
+        ));
+        norm_k.push(name);
+        let name = batch_norm_kernel(true, s);
+        norm.push_str(&format!(
+            "extern \"C\" __global__ void {name}(const {t}* dy, const {t}* x, const {t}* scale, const {t}* mean, const {t}* var, {t}* dx, {t}* dscale, {t}* dbias, long long n, long long ch, long long hw, double eps, int training, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}]; long long count = n * hw;\n    for (long long k = blockIdx.x; k < ch; k += gridDim.x) {{\n        T rstd = (T)1 / sqrt(var[k] + (T)eps); T m = mean[k];\n        T acc = (T)0;\n        {cells} acc += dy[e]; }}\n        {r}\n        T sum_dy = acc; acc = (T)0;\n        {cells} acc += dy[e] * (x[e] - m) * rstd; }}\n        {r}\n        T sum_dy_xhat = acc;\n        {cells} T xhat = (x[e] - m) * rstd; dx[e] = nrm(training ? (T)(scale[k] * rstd * (dy[e] - sum_dy / (T)count - xhat * sum_dy_xhat / (T)count)) : (T)(scale[k] * rstd * dy[e]), dt); }}\n        if (threadIdx.x == 0) {{ dscale[k] = nrm(sum_dy_xhat, dt); dbias[k] = nrm(sum_dy, dt); }}\n    }}\n}}\n",
             threads = ROW_THREADS,
             r = block_reduce("a + b"),
         ));

@@ -259,7 +259,16 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
         "softmax",
         &["Softmax", "LogSoftmax", "_SoftmaxGrad", "_LogSoftmaxGrad"],
     ),
-    ("norm", &["LayerNorm", "LayerNormExt", "RmsNorm"]),
+    (
+        "norm",
+        &[
+            "LayerNorm",
+            "LayerNormExt",
+            "RmsNorm",
+            "BatchNorm",
+            "_BatchNormGrad",
+        ],
+    ),
     (
         "view",
         &[

@@ -482,3 +482,76 @@ pub(super) fn norm(
             .collect(),
     )))
 }
+
+/// `BatchNorm` (`(y, mean, variance, mean, variance)`) and `_BatchNormGrad`
+/// (`(dx, dscale, dbias)`) over `[N, C, ...]`, every tensor of one float dtype.
+pub(super) fn batch_norm(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let grad = op.name == "_BatchNormGrad";
+    let ts: Vec<_> = (0..5).map(|i| input(call, i)).collect();
+    let Some(ts) = ts.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    // The activation: `x` (forward) or `dy` and `x` (gradient); then the
+    // per-channel parameters.
+    let x = if grad { ts[1] } else { ts[0] };
+    let dt = x.dtype();
+    let shape = x.shape();
+    let nchw = call
+        .attrs
+        .get("data_format")
+        .and_then(|v| v.as_str())
+        .is_none_or(|f| f.eq_ignore_ascii_case("NCHW"));
+    if !matches!(dt, DType::F32 | DType::F64) || shape.len() < 2 || !nchw || x.numel() == 0 {
+        return Ok(None);
+    }
+    let (n, ch) = (shape[0], shape[1]);
+    let hw: usize = shape[2..].iter().product();
+    let params = if grad { &ts[2..] } else { &ts[1..] };
+    if params.iter().any(|t| t.shape() != [ch] || t.dtype() != dt)
+        || (grad && (ts[0].shape() != shape || ts[0].dtype() != dt))
+    {
+        return Ok(None);
+    }
+    let s = Storage::of(dt);
+    let ptrs: Vec<u64> = ts
+        .iter()
+        .map(|t| dev.on_device(t).map(|b| b.ptr))
+        .collect::<DevResult<_>>()?;
+    let big = dev.alloc(s, x.numel())?;
+    let (c1, c2) = (dev.alloc(s, ch)?, dev.alloc(s, ch)?);
+    let mut args: Vec<Arg> = ptrs.iter().map(|&p| Arg::P(p)).collect();
+    args.extend([
+        Arg::P(big.ptr),
+        Arg::P(c1.ptr),
+        Arg::P(c2.ptr),
+        Arg::I(n as i64),
+        Arg::I(ch as i64),
+        Arg::I(hw as i64),
+        Arg::F(call.attrs.f64("epsilon")),
+        Arg::I32(i32::from(call.attrs.bool("is_training"))),
+        Arg::I32(source::dtype_code(dt)),
+    ]);
+    let f = dev.function("norm", &source::batch_norm_kernel(grad, s))?;
+    dev.launch(&f, Device::rows(ch), &args)?;
+    let big = KValue::Tensor(tensor(dt, shape.to_vec(), big));
+    let (c1, c2) = (std::sync::Arc::new(c1), std::sync::Arc::new(c2));
+    let per_channel = |b: &std::sync::Arc<crate::device::DevBuf>| {
+        KValue::Tensor(tensor::Tensor::from_device(dt, vec![ch], b.clone()))
+    };
+    Ok(Some(KValue::Tuple(if grad {
+        vec![big, per_channel(&c1), per_channel(&c2)]
+    } else {
+        // The reserve spaces are the batch statistics again (one block each).
+        vec![
+            big,
+            per_channel(&c1),
+            per_channel(&c2),
+            per_channel(&c1),
+            per_channel(&c2),
+        ]
+    })))
+}
