@@ -189,6 +189,8 @@ pub const ELEMENTWISE: &[Elementwise] = &[
     e("BoolNot", 1, Bool, None, None, Some("!a")),
     e("bool_not", 1, Bool, None, None, Some("!a")),
     e("BitwiseNot", 1, Out, None, Some("~a"), Some("!a")),
+    e("ZerosLike", 1, Out, Some("(T)0"), Some("(T)0"), Some("0")),
+    e("OnesLike", 1, Out, Some("(T)1"), Some("(T)1"), Some("1")),
     // Binary arithmetic, broadcasting.
     num2("Add", "a + b"),
     num2("Sub", "a - b"),
@@ -293,6 +295,7 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "Narrow",
             "Split",
             "Gather",
+            "_BroadcastToShapeOf",
             "Select",
         ],
     ),

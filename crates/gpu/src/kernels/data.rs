@@ -363,3 +363,82 @@ pub(super) fn select(
     }
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
 }
+
+/// `_BroadcastToShapeOf(grad, like)`: `grad` with the reduced axes put back
+/// and broadcast to `like`'s shape; with `mean`, divided by their size.
+pub(super) fn broadcast_like(
+    dev: &Device,
+    _op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let (Some(g), Some(like)) = (input(call, 0), input(call, 1)) else {
+        return Ok(None);
+    };
+    let to = like.shape();
+    let rank = to.len();
+    let axes = call.attrs.ints("axis").unwrap_or_default();
+    let mut mask = vec![axes.is_empty(); rank];
+    for &a in &axes {
+        match norm_axis(a, rank) {
+            Some(i) if rank > 0 && !mask[i] => mask[i] = true,
+            _ => return Ok(None),
+        }
+    }
+    let from: Vec<usize> = to
+        .iter()
+        .zip(&mask)
+        .map(|(&d, &m)| if m { 1 } else { d })
+        .collect();
+    let dt = g.dtype();
+    let mean = call.attrs.bool("mean") && dt != DType::Bool;
+    if g.numel() != from.iter().product::<usize>() || rank > MAX_RANK || (mean && !dt.is_float()) {
+        return Ok(None);
+    }
+    let count: usize = to
+        .iter()
+        .zip(&mask)
+        .filter(|(_, &m)| m)
+        .map(|(&d, _)| d)
+        .product();
+    let s = Storage::of(dt);
+    let n: usize = to.iter().product();
+    let src = dev.on_device(g)?;
+    let out = dev.alloc(s, n)?;
+    let st: Vec<i64> = broadcast_strides(&from, to)
+        .into_iter()
+        .map(|v| v as i64)
+        .collect();
+    strided_copy(dev, s, src.ptr, out.ptr, to, &st, None, 0, None)?;
+    if mean && n > 0 {
+        // out /= count, as the CPU kernel divides (in the storage type).
+        let k = match s {
+            Storage::F64 => tensor::Buffer::F64(vec![count as f64]),
+            _ => tensor::Buffer::F32(vec![count as f32]),
+        };
+        let kb = dev.upload(&k)?;
+        let mut bc = Bc {
+            rank: 1,
+            ..Default::default()
+        };
+        bc.shape[0] = n as i64;
+        bc.sa[0] = 1;
+        let f = dev.function("ew_RealDiv", &source::elementwise_kernel("RealDiv", s))?;
+        dev.launch(
+            &f,
+            Device::grid(n),
+            &[
+                Arg::P(out.ptr),
+                Arg::P(kb.ptr),
+                Arg::P(out.ptr),
+                Arg::I(n as i64),
+                Arg::I32(source::dtype_code(dt)),
+                Arg::F(0.0),
+                Arg::F(0.0),
+                Arg::Bc(bc),
+            ],
+        )?;
+        // `kb` is freed to the pool after the launch is queued; the pool only
+        // reuses it for later work on the same stream.
+    }
+    Ok(Some(KValue::Tensor(tensor(dt, to.to_vec(), out))))
+}

@@ -39,6 +39,7 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         "Concat" | "Stack" => data::concat(dev, op, call),
         "Split" => data::split(dev, op, call),
         "Gather" => data::gather(dev, op, call),
+        "_BroadcastToShapeOf" => data::broadcast_like(dev, op, call),
         "Select" => data::select(dev, op, call),
         "MatMul" | "BatchMatMul" | "Mm" | "BatchMatMulExt" | "Dense" => {
             linalg::matmul(dev, op, call)
