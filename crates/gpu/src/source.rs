@@ -360,6 +360,16 @@ pub fn norm_kernel(rms: bool, s: Storage) -> String {
     )
 }
 
+/// `layernorm_grad_<s>` (dx, a block per row) and `layernorm_grad_params_<s>`
+/// (dgamma, dbeta, a thread per column).
+pub fn layer_norm_grad_kernel(params: bool, s: Storage) -> String {
+    format!(
+        "layernorm_grad{}_{}",
+        if params { "_params" } else { "" },
+        s.suffix()
+    )
+}
+
 /// `batchnorm_<s>` (forward) and `batchnorm_grad_<s>`, per channel of NCHW.
 pub fn batch_norm_kernel(grad: bool, s: Storage) -> String {
     format!(
@@ -406,6 +416,18 @@ fn row_units() -> Vec<Unit> {
             "extern \"C\" __global__ void {name}(const {t}* x, const {t}* g, {t}* y, {t}* rstd_out, long long rows, long long cols, double eps, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}];\n    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{\n        const T* xr = x + row * cols; T* yr = y + row * cols;\n        T acc = (T)0;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc += xr[j] * xr[j];\n        {r}\n        T rstd = (T)1 / sqrt(acc / (T)cols + (T)eps);\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = nrm(xr[j] * rstd * g[j], dt);\n        if (threadIdx.x == 0) rstd_out[row] = nrm(rstd, dt);\n    }}\n}}\n",
             threads = ROW_THREADS,
             r = block_reduce("a + b"),
+        ));
+        norm_k.push(name);
+        let name = layer_norm_grad_kernel(false, s);
+        norm.push_str(&format!(
+            "extern \"C\" __global__ void {name}(const {t}* x, const {t}* dy, const {t}* var, const {t}* mean, const {t}* g, {t}* dx, long long rows, long long cols, double eps, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}];\n    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{\n        const T* xr = x + row * cols; const T* gr = dy + row * cols; T* dr = dx + row * cols;\n        T rstd = (T)1 / sqrt(var[row] + (T)eps); T m = mean[row];\n        T acc = (T)0;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc += gr[j] * g[j];\n        {r}\n        T mean_g = acc / (T)cols; acc = (T)0;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc += gr[j] * g[j] * (xr[j] - m) * rstd;\n        {r}\n        T mean_gx = acc / (T)cols;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) dr[j] = nrm((T)(rstd * (gr[j] * g[j] - mean_g - (xr[j] - m) * rstd * mean_gx)), dt);\n    }}\n}}\n",
+            threads = ROW_THREADS,
+            r = block_reduce("a + b"),
+        ));
+        norm_k.push(name);
+        let name = layer_norm_grad_kernel(true, s);
+        norm.push_str(&format!(
+            "// dgamma and dbeta: one thread per column, summing down the rows.\nextern \"C\" __global__ void {name}(const {t}* x, const {t}* dy, const {t}* var, const {t}* mean, {t}* dgamma, {t}* dbeta, long long rows, long long cols, double eps, int dt) {{\n    typedef {t} T;\n    GRID_LOOP(j, cols) {{\n        T sg = (T)0, sb = (T)0;\n        for (long long r = 0; r < rows; ++r) {{\n            T rstd = (T)1 / sqrt(var[r] + (T)eps); T d = dy[r * cols + j];\n            sg += d * (x[r * cols + j] - mean[r]) * rstd; sb += d;\n        }}\n        dgamma[j] = nrm(sg, dt); dbeta[j] = nrm(sb, dt);\n    }}\n}}\n"
         ));
         norm_k.push(name);
         // Batch normalisation, one block per channel of [n, ch, hw].

@@ -269,6 +269,7 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "RmsNorm",
             "BatchNorm",
             "_BatchNormGrad",
+            "_LayerNormGrad",
         ],
     ),
     (

@@ -555,3 +555,86 @@ pub(super) fn batch_norm(
         ]
     })))
 }
+
+/// `_LayerNormGrad(x, dy, variance, mean, gamma)`: `(dx, dgamma, dbeta)`,
+/// where `gamma` covers the normalised dimensions exactly.
+pub(super) fn layer_norm_grad(
+    dev: &Device,
+    _op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let ts: Vec<_> = (0..5).map(|i| input(call, i)).collect();
+    let Some(ts) = ts.into_iter().collect::<Option<Vec<_>>>() else {
+        return Ok(None);
+    };
+    let (x, dy, var, mean, gamma) = (ts[0], ts[1], ts[2], ts[3], ts[4]);
+    let dt = dy.dtype();
+    let shape = x.shape();
+    let Some(bna) = norm_axis(call.attrs.int("begin_norm_axis"), shape.len()) else {
+        return Ok(None);
+    };
+    let rows: usize = shape[..bna].iter().product();
+    let cols: usize = shape[bna..].iter().product();
+    let fits = matches!(dt, DType::F32 | DType::F64)
+        && ts.iter().all(|t| t.dtype() == dt)
+        && dy.shape() == shape
+        && var.numel() == rows
+        && mean.numel() == rows
+        && gamma.numel() == cols
+        && rows * cols > 0;
+    if !fits {
+        return Ok(None);
+    }
+    let s = Storage::of(dt);
+    let p: Vec<u64> = ts
+        .iter()
+        .map(|t| dev.on_device(t).map(|b| b.ptr))
+        .collect::<DevResult<_>>()?;
+    let (dx, dgamma, dbeta) = (
+        dev.alloc(s, x.numel())?,
+        dev.alloc(s, cols)?,
+        dev.alloc(s, cols)?,
+    );
+    let eps = Arg::F(call.attrs.f64("epsilon"));
+    let code = Arg::I32(source::dtype_code(dt));
+    let f = dev.function("norm", &source::layer_norm_grad_kernel(false, s))?;
+    dev.launch(
+        &f,
+        Device::rows(rows),
+        &[
+            Arg::P(p[0]),
+            Arg::P(p[1]),
+            Arg::P(p[2]),
+            Arg::P(p[3]),
+            Arg::P(p[4]),
+            Arg::P(dx.ptr),
+            Arg::I(rows as i64),
+            Arg::I(cols as i64),
+            eps,
+            code,
+        ],
+    )?;
+    let f = dev.function("norm", &source::layer_norm_grad_kernel(true, s))?;
+    dev.launch(
+        &f,
+        Device::grid(cols),
+        &[
+            Arg::P(p[0]),
+            Arg::P(p[1]),
+            Arg::P(p[2]),
+            Arg::P(p[3]),
+            Arg::P(dgamma.ptr),
+            Arg::P(dbeta.ptr),
+            Arg::I(rows as i64),
+            Arg::I(cols as i64),
+            eps,
+            code,
+        ],
+    )?;
+    let gshape = gamma.shape().to_vec();
+    Ok(Some(KValue::Tuple(vec![
+        KValue::Tensor(tensor(dt, shape.to_vec(), dx)),
+        KValue::Tensor(tensor(dt, gshape.clone(), dgamma)),
+        KValue::Tensor(tensor(dt, gshape, dbeta)),
+    ])))
+}
