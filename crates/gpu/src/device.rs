@@ -235,6 +235,10 @@ pub struct Device {
     pub pool: Arc<Pool>,
     pub blas: cudarc::cublas::CudaBlas,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// One-element constants (literals like `0.125`), uploaded once: a
+    /// pageable upload waits for the stream, so uploading them per call
+    /// would stall the queue at every use.
+    scalars: Mutex<HashMap<(Storage, u64), Arc<DevBuf>>>,
     arch: &'static str,
     pub name: String,
 }
@@ -260,6 +264,7 @@ impl Device {
             stream,
             blas,
             functions: Mutex::new(HashMap::new()),
+            scalars: Mutex::new(HashMap::new()),
             arch,
             name: format!("{name} (sm_{major}{minor})"),
         })
@@ -343,9 +348,36 @@ impl Device {
         Ok(buf)
     }
 
+    /// The device copy of a one-element buffer, shared by every equal one.
+    pub fn scalar(&self, b: &Buffer) -> DevResult<Arc<DevBuf>> {
+        const MAX_CACHED: usize = 4096;
+        let key = match b {
+            Buffer::F32(v) if v.len() == 1 => (Storage::F32, v[0].to_bits() as u64),
+            Buffer::F64(v) if v.len() == 1 => (Storage::F64, v[0].to_bits()),
+            Buffer::I64(v) if v.len() == 1 => (Storage::I64, v[0] as u64),
+            Buffer::Bool(v) if v.len() == 1 => (Storage::U8, v[0] as u64),
+            _ => return self.upload(b).map(Arc::new),
+        };
+        let mut cache = self
+            .scalars
+            .lock()
+            .map_err(|_| "the constant cache's lock is poisoned".to_string())?;
+        if let Some(d) = cache.get(&key) {
+            return Ok(d.clone());
+        }
+        let d = Arc::new(self.upload(b)?);
+        if cache.len() < MAX_CACHED {
+            cache.insert(key, d.clone());
+        }
+        Ok(d)
+    }
+
     /// The device copy of `t`, uploading it (once) if it has none.
     pub fn on_device<'t>(&self, t: &'t Tensor) -> DevResult<&'t DevBuf> {
         let data = t.device_data_or_insert(|b| {
+            if b.len() == 1 {
+                return self.scalar(b).map(|d| d as Arc<dyn DeviceData>);
+            }
             self.upload(b).map(|d| Arc::new(d) as Arc<dyn DeviceData>)
         })?;
         match data.as_any().downcast_ref::<DevBuf>() {

@@ -415,7 +415,7 @@ pub(super) fn broadcast_like(
             Storage::F64 => tensor::Buffer::F64(vec![count as f64]),
             _ => tensor::Buffer::F32(vec![count as f32]),
         };
-        let kb = dev.upload(&k)?;
+        let kb = dev.scalar(&k)?;
         let mut bc = Bc {
             rank: 1,
             ..Default::default()
@@ -437,8 +437,6 @@ pub(super) fn broadcast_like(
                 Arg::Bc(bc),
             ],
         )?;
-        // `kb` is freed to the pool after the launch is queued; the pool only
-        // reuses it for later work on the same stream.
     }
     Ok(Some(KValue::Tensor(tensor(dt, to.to_vec(), out))))
 }
