@@ -346,6 +346,11 @@ pub fn softmax_kernel(s: Storage) -> String {
     format!("softmax_{}", s.suffix())
 }
 
+/// `sparse_ce_<s>`: SparseSoftmaxCrossEntropyWithLogits's per-row losses or gradient.
+pub fn sparse_ce_kernel(s: Storage) -> String {
+    format!("sparse_ce_{}", s.suffix())
+}
+
 /// `softmax_grad_<s>`: `y·(dy − Σ dy·y)`, or with `logmode` `dy − exp(y)·Σ dy`.
 pub fn softmax_grad_kernel(s: Storage) -> String {
     format!("softmax_grad_{}", s.suffix())
@@ -392,6 +397,14 @@ fn row_units() -> Vec<Unit> {
         let name = softmax_kernel(s);
         soft.push_str(&format!(
             "extern \"C\" __global__ void {name}(const {t}* x, {t}* y, long long rows, long long cols, int logmode, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}];\n    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{\n        const T* xr = x + row * cols; T* yr = y + row * cols;\n        T acc = (T)(-f_inf());\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) {{ T a = acc; T b = xr[j]; acc = {max}; }}\n        {r1}\n        T m = acc; acc = (T)0;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc += exp(xr[j] - m);\n        {r2}\n        T sum = acc;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) yr[j] = nrm(logmode ? (T)(xr[j] - m - log(sum)) : (T)(exp(xr[j] - m) / sum), dt);\n    }}\n}}\n",
+            threads = ROW_THREADS,
+            r1 = block_reduce(max),
+            r2 = block_reduce("a + b"),
+        ));
+        soft_k.push(name);
+        let name = sparse_ce_kernel(s);
+        soft.push_str(&format!(
+            "// SparseSoftmaxCrossEntropyWithLogits: per-row losses, or (is_grad) the gradient of their mean.\nextern \"C\" __global__ void {name}(const {t}* x, const long long* labels, {t}* out, long long rows, long long cols, int is_grad, int dt) {{\n    typedef {t} T; __shared__ T sh[{threads}];\n    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{\n        const T* xr = x + row * cols;\n        T acc = (T)(-f_inf());\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) {{ T a = acc; T b = xr[j]; acc = {max}; }}\n        {r1}\n        T m = acc; acc = (T)0;\n        for (long long j = threadIdx.x; j < cols; j += blockDim.x) acc += exp(xr[j] - m);\n        {r2}\n        T sum = acc; long long l = labels[row];\n        if (is_grad) {{\n            for (long long j = threadIdx.x; j < cols; j += blockDim.x) out[row * cols + j] = nrm((T)((exp(xr[j] - m) / sum - (j == l ? (T)1 : (T)0)) / (T)rows), dt);\n        }} else if (threadIdx.x == 0) {{\n            out[row] = -(xr[l] - m - log(sum));\n        }}\n    }}\n}}\n",
             threads = ROW_THREADS,
             r1 = block_reduce(max),
             r2 = block_reduce("a + b"),

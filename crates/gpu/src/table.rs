@@ -259,7 +259,13 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
     ),
     (
         "softmax",
-        &["Softmax", "LogSoftmax", "_SoftmaxGrad", "_LogSoftmaxGrad"],
+        &[
+            "Softmax",
+            "LogSoftmax",
+            "_SoftmaxGrad",
+            "_LogSoftmaxGrad",
+            "SparseSoftmaxCrossEntropyWithLogits",
+        ],
     ),
     (
         "norm",

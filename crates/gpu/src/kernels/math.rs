@@ -638,3 +638,70 @@ pub(super) fn layer_norm_grad(
         KValue::Tensor(tensor(dt, gshape, dbeta)),
     ])))
 }
+
+/// `SparseSoftmaxCrossEntropyWithLogits(logits [N, C], labels [N])`: the mean
+/// loss, or with `is_grad` its gradient. Labels are checked on the host (one
+/// out of range is the CPU kernel's error).
+pub(super) fn sparse_ce(
+    dev: &Device,
+    _op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let (Some(x), Some(labels)) = (input(call, 0), input(call, 1)) else {
+        return Ok(None);
+    };
+    let dt = x.dtype();
+    let shape = x.shape();
+    if !matches!(dt, DType::F32 | DType::F64)
+        || shape.len() != 2
+        || labels.shape() != [shape[0]]
+        || shape[0] == 0
+        || shape[1] == 0
+    {
+        return Ok(None);
+    }
+    let (rows, cols) = (shape[0], shape[1]);
+    let tensor::Buffer::I64(idx) = labels.buffer() else {
+        return Ok(None);
+    };
+    if idx.iter().any(|&l| l < 0 || l as usize >= cols) {
+        return Ok(None);
+    }
+    let s = Storage::of(dt);
+    let (xb, lb) = (dev.on_device(x)?, dev.on_device(labels)?);
+    let grad = call.attrs.bool("is_grad");
+    let out = dev.alloc(s, if grad { rows * cols } else { rows })?;
+    let f = dev.function("softmax", &source::sparse_ce_kernel(s))?;
+    dev.launch(
+        &f,
+        Device::rows(rows),
+        &[
+            Arg::P(xb.ptr),
+            Arg::P(lb.ptr),
+            Arg::P(out.ptr),
+            Arg::I(rows as i64),
+            Arg::I(cols as i64),
+            Arg::I32(i32::from(grad)),
+            Arg::I32(source::dtype_code(dt)),
+        ],
+    )?;
+    if grad {
+        return Ok(Some(KValue::Tensor(tensor(dt, shape.to_vec(), out))));
+    }
+    // The mean of the per-row losses.
+    let loss = dev.alloc(s, 1)?;
+    let f = dev.function("reduce", &source::reduce_kernel(Reduce::Sum, s))?;
+    dev.launch(
+        &f,
+        Device::rows(1),
+        &[
+            Arg::P(out.ptr),
+            Arg::P(loss.ptr),
+            Arg::I(1),
+            Arg::I(rows as i64),
+            Arg::I32(source::dtype_code(dt)),
+            Arg::F(rows as f64),
+        ],
+    )?;
+    Ok(Some(KValue::Tensor(tensor(dt, Vec::new(), loss))))
+}

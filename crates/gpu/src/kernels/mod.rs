@@ -28,6 +28,7 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
             math::softmax(dev, op, call)
         }
         "BiasAddGrad" | "_SumToShapeOf" => math::sum_to(dev, op, call),
+        "SparseSoftmaxCrossEntropyWithLogits" => math::sparse_ce(dev, op, call),
         "LayerNorm" | "LayerNormExt" | "RmsNorm" => math::norm(dev, op, call),
         "BatchNorm" | "_BatchNormGrad" => math::batch_norm(dev, op, call),
         "_LayerNormGrad" => math::layer_norm_grad(dev, op, call),
