@@ -157,3 +157,25 @@ impl Backend for GpuBackend {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Stats;
+
+    #[test]
+    fn the_report_names_gpu_and_fallback_primitives() {
+        let s = Stats::default();
+        s.count("MatMul", true);
+        s.count("MatMul", true);
+        s.count("ReLU", true);
+        s.count("Cummax", false);
+        assert_eq!(
+            s.report(),
+            [
+                "gpu: on the GPU: MatMul x2, ReLU x1",
+                "gpu: CPU fallback (copied to the host and back): Cummax x1",
+            ]
+        );
+        assert_eq!(Stats::default().report(), ["gpu: on the GPU: nothing"]);
+    }
+}
