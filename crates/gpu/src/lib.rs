@@ -83,7 +83,7 @@ pub fn select(choice: DeviceChoice) -> Result<Selected, String> {
                 backend: Box::new(g),
             }),
             Err(e) if choice == DeviceChoice::Auto => {
-                Ok(cpu(format!("device: cpu (--device auto: {e})")))
+                Ok(cpu(format!("device: cpu (--device auto: {})", e.short())))
             }
             Err(e) => Err(format!("--device gpu: {e}")),
         },

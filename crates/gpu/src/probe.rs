@@ -24,6 +24,19 @@ pub enum Unavailable {
     Failed(String),
 }
 
+impl Unavailable {
+    /// What is missing, without the advice (for `--device auto`'s note).
+    pub fn short(&self) -> String {
+        match self {
+            Unavailable::Driver(d) => format!("no NVIDIA driver (libcuda.so: {d})"),
+            Unavailable::NoDevice(d) => format!("no usable GPU ({d})"),
+            Unavailable::Nvrtc(d) => format!("no NVRTC (libnvrtc.so: {d})"),
+            Unavailable::Cublas(d) => format!("no cuBLAS (libcublas.so: {d})"),
+            Unavailable::Failed(d) => format!("the GPU backend could not start: {d}"),
+        }
+    }
+}
+
 impl fmt::Display for Unavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
