@@ -280,7 +280,7 @@ impl Device {
             return Ok(f.clone());
         }
         let u = source::unit(unit).ok_or_else(|| format!("no kernel unit `{unit}`"))?;
-        let ptx = crate::compile_unit(&u, Some(self.arch))?;
+        let ptx = cached_ptx(&u, self.arch)?;
         let module = self
             .ctx
             .load_module(ptx)
@@ -427,6 +427,54 @@ impl Device {
     }
 }
 
+/// Where compiled PTX is kept between runs: `MIRDSL_PTX_CACHE` (empty: no
+/// cache), else `$XDG_CACHE_HOME/mirdsl/ptx` or `~/.cache/mirdsl/ptx`.
+fn ptx_cache_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("MIRDSL_PTX_CACHE") {
+        return (!dir.is_empty()).then(|| dir.into());
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache")))?;
+    Some(base.join("mirdsl").join("ptx"))
+}
+
+/// FNV-1a, stable across builds (a cache key).
+fn fnv1a(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for b in p.bytes().chain([0]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// A unit's PTX for `arch`: from the cache when an earlier run compiled the
+/// same source, else compiled by NVRTC (and cached, best effort).
+fn cached_ptx(u: &source::Unit, arch: &'static str) -> DevResult<cudarc::nvrtc::Ptx> {
+    let file = ptx_cache_dir().map(|d| {
+        let key = fnv1a(&[&u.source, arch]);
+        d.join(format!("{}-{arch}-{key:016x}.ptx", u.name))
+    });
+    if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
+        return Ok(cudarc::nvrtc::Ptx::from_src(text));
+    }
+    let ptx = crate::compile_unit(u, Some(arch))?;
+    if let Some(f) = file {
+        if let Some(dir) = f.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // Written whole then renamed, so a concurrent run never reads half a file.
+        let tmp = f.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, ptx.to_src()).is_ok() {
+            let _ = std::fs::rename(&tmp, &f);
+        }
+    }
+    Ok(ptx)
+}
+
 /// A device tensor from a block.
 pub fn tensor(dtype: DType, shape: Vec<usize>, buf: DevBuf) -> Tensor {
     Tensor::from_device(dtype, shape, Arc::new(buf))
@@ -447,7 +495,13 @@ pub enum Arg {
 
 #[cfg(test)]
 mod tests {
-    use super::size_class;
+    use super::{fnv1a, size_class};
+
+    #[test]
+    fn cache_keys_depend_on_every_part() {
+        assert_ne!(fnv1a(&["ab", "c"]), fnv1a(&["a", "bc"]));
+        assert_eq!(fnv1a(&["x"]), fnv1a(&["x"]));
+    }
 
     #[test]
     fn size_classes() {
