@@ -318,6 +318,8 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "Conv2D",
             "_Conv2DBackpropInput",
             "_Conv2DBackpropFilter",
+            "MaxPool",
+            "AvgPool",
         ],
     ),
 ];

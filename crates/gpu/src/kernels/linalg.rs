@@ -475,3 +475,52 @@ pub(super) fn conv2d(
     }
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
 }
+
+/// `MaxPool` and `AvgPool` over NCHW windows, as the CPU kernels clip them.
+pub(super) fn pool(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let Some(x) = input(call, 0) else {
+        return Ok(None);
+    };
+    let dt = x.dtype();
+    let Ok(g) = ops::defs::nn_conv::pool_geom(op.name, x.shape(), call.attrs) else {
+        return Ok(None);
+    };
+    let Some((od, oshape)) = out_type(op, call) else {
+        return Ok(None);
+    };
+    let shape = x.shape();
+    if !dt.is_float() || od != dt || oshape != [shape[0], shape[1], g.oh, g.ow] {
+        return Ok(None);
+    }
+    let s = Storage::of(dt);
+    let n = g.planes * g.oh * g.ow;
+    let xb = dev.on_device(x)?;
+    let out = dev.alloc(s, n)?;
+    if n > 0 {
+        let mut cv = crate::device::Cv::default();
+        let geom = [
+            g.planes, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow, g.pt, g.pl,
+        ];
+        for (i, v) in geom.iter().enumerate() {
+            cv.v[i] = *v as i64;
+        }
+        let f = dev.function("conv", &source::pool_kernel(s))?;
+        dev.launch(
+            &f,
+            Device::grid(n),
+            &[
+                Arg::P(xb.ptr),
+                Arg::P(out.ptr),
+                Arg::I(n as i64),
+                Arg::Cv(cv),
+                Arg::I32(i32::from(op.name == "AvgPool")),
+                Arg::I32(source::dtype_code(dt)),
+            ],
+        )?;
+    }
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}

@@ -47,6 +47,7 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
             linalg::matmul(dev, op, call)
         }
         "BiasAdd" => linalg::bias_add(dev, op, call),
+        "MaxPool" | "AvgPool" => linalg::pool(dev, op, call),
         "Conv2D" | "_Conv2DBackpropInput" | "_Conv2DBackpropFilter" => {
             linalg::conv2d(dev, op, call)
         }

@@ -889,7 +889,7 @@ pub(crate) fn conv2d_backprop_input<T: Real>(dout: &[T], w: &[T], g: &ConvGeom) 
 
 /// The geometry of one pooling call.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PoolGeom {
+pub struct PoolGeom {
     pub planes: usize,
     pub h: usize,
     pub w: usize,
@@ -919,7 +919,7 @@ impl PoolGeom {
     }
 }
 
-pub(crate) fn pool_geom(op: &str, x: &[usize], attrs: &Attrs) -> Result<PoolGeom, OpError> {
+pub fn pool_geom(op: &str, x: &[usize], attrs: &Attrs) -> Result<PoolGeom, OpError> {
     let a = pool_attrs(op, attrs)?;
     if x.len() != 4 {
         return Err(OpError::input(
