@@ -257,8 +257,13 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
             Err(c) => return c,
         };
         // The language server's pipeline (the incremental database), so
-        // that CI and the editor say the same thing.
-        let (diagnostics, failures) = ide::check_text(&text);
+        // that CI and the editor say the same thing; a file that imports
+        // others is checked with them, linked.
+        let (diagnostics, failures) = if syntax::parse(&text).tree().imports().next().is_some() {
+            (check_linked(&file, &text), Vec::new())
+        } else {
+            ide::check_text(&text)
+        };
         for f in &failures {
             eprintln!("error: {}: {}", file.display(), ide::failure_message(f));
             internal += 1;
@@ -303,6 +308,61 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
     } else {
         EXIT_OK
     }
+}
+
+/// The diagnostics of a file that imports others: its own, and an error on
+/// each import line whose file (or a file it imports) has errors.
+fn check_linked(file: &Path, text: &str) -> Vec<analysis::Diagnostic> {
+    let linked = analysis::link::link(
+        file,
+        Some(std::sync::Arc::from(text)),
+        &analysis::modules::FsLoader,
+    );
+    let mut out = linked.diagnostics[0].clone();
+    let g = &linked.graph;
+    let errors = |m: usize| {
+        linked.diagnostics[m]
+            .iter()
+            .filter(|d| d.severity == analysis::Severity::Error)
+            .count()
+    };
+    for (k, decl) in g.modules[0].imports.iter().enumerate() {
+        let Some(t) = g.modules[0].targets[k] else {
+            continue;
+        };
+        // Errors of the imported file and the files below it.
+        let mut seen = vec![t];
+        let mut i = 0;
+        while i < seen.len() {
+            for x in g.modules[seen[i]].targets.iter().flatten() {
+                if !seen.contains(x) && *x != 0 {
+                    seen.push(*x);
+                }
+            }
+            i += 1;
+        }
+        let bad: Vec<String> = seen
+            .iter()
+            .filter(|&&m| errors(m) > 0)
+            .map(|&m| {
+                format!(
+                    "{} ({} error{})",
+                    g.modules[m].path.display(),
+                    errors(m),
+                    if errors(m) == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        if !bad.is_empty() {
+            out.push(analysis::Diagnostic::error(
+                analysis::Code::ImportHasErrors,
+                decl.range,
+                format!("the imported program has errors: {}", bad.join(", ")),
+            ));
+        }
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    out
 }
 
 fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
@@ -350,22 +410,64 @@ pub(crate) fn analyze_clean(
     file: &Path,
     purpose: &str,
 ) -> Result<(String, analysis::FileAnalysis), u8> {
+    let linked = link_clean(file, purpose)?;
+    Ok((linked.graph.modules[0].text.to_string(), linked.analysis))
+}
+
+/// Reads `file` with every file it imports and links them into one program
+/// (`docs/language.md` §10); on errors in any of them, prints them and says
+/// what could not be done.
+pub(crate) fn link_clean(file: &Path, purpose: &str) -> Result<analysis::link::Linked, u8> {
     let text = read(file)?;
-    let analysis = analysis::analyze(&text);
-    if analysis.has_errors() {
-        let errors: Vec<_> = analysis
+    let linked = analysis::link::link(
+        file,
+        Some(std::sync::Arc::from(text)),
+        &analysis::modules::FsLoader,
+    );
+    if linked.has_errors() {
+        render_linked_errors(file, &linked);
+        let n = linked
             .diagnostics
             .iter()
+            .flatten()
             .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        render::human(&[render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics: errors,
-        }]);
-        eprintln!("error: {} has errors; fix them {purpose}", file.display());
+            .count();
+        eprintln!(
+            "error: {} has {n} error{}; fix {} {purpose}",
+            file.display(),
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" }
+        );
         return Err(EXIT_FAILURE);
     }
-    Ok((text, analysis))
+    Ok(linked)
+}
+
+/// Prints the errors of every file of a linked program (the root by the
+/// path it was given, the others by their own).
+pub(crate) fn render_linked_errors(root: &Path, linked: &analysis::link::Linked) {
+    let checked: Vec<render::Checked> = linked
+        .graph
+        .modules
+        .iter()
+        .zip(&linked.diagnostics)
+        .enumerate()
+        .filter_map(|(m, (module, ds))| {
+            let errors: Vec<_> = ds
+                .iter()
+                .filter(|d| d.severity == analysis::Severity::Error)
+                .cloned()
+                .collect();
+            (!errors.is_empty()).then(|| render::Checked {
+                path: if m == 0 {
+                    root.display().to_string()
+                } else {
+                    module.path.display().to_string()
+                },
+                text: module.text.to_string(),
+                diagnostics: errors,
+            })
+        })
+        .collect();
+    render::human(&checked);
 }
