@@ -196,7 +196,7 @@ pub struct Visible {
 
 /// The items a module sees, by the names it uses, and the errors of its
 /// import lines.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scope {
     pub items: Vec<Visible>,
     pub diagnostics: Vec<Diagnostic>,

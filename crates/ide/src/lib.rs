@@ -198,6 +198,50 @@ pub fn check_text(text: &str) -> (Vec<Diagnostic>, Vec<db::Failure>) {
 }
 
 /// What is said of a graph whose analysis panicked.
+/// One file checked by [`check_paths`].
+#[derive(Debug, Clone)]
+pub struct CheckedFile {
+    pub path: std::path::PathBuf,
+    pub text: String,
+    pub diagnostics: Vec<Diagnostic>,
+    pub failures: Vec<db::Failure>,
+}
+
+/// Checks files as one workspace (`mirdsl check FILE/DIR...`): each of
+/// `paths` (read from disk), then each file they import that has errors.
+pub fn check_paths(paths: &[std::path::PathBuf]) -> Vec<CheckedFile> {
+    let mut db = db::RootDb::new();
+    let files: Vec<File> = paths.iter().map(|p| db.open(p, None)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut out = Vec::new();
+    let check = |file: File, path: std::path::PathBuf| {
+        db::prefetch_item_diagnostics(&db, file, threads);
+        let ds = db::file_diagnostics(&db, file);
+        CheckedFile {
+            path,
+            text: file.text(&db).to_string(),
+            diagnostics: ds.to_vec(),
+            failures: ds.failures(),
+        }
+    };
+    for (path, file) in paths.iter().zip(&files) {
+        out.push(check(*file, path.clone()));
+    }
+    let mut imported: Vec<(std::path::PathBuf, File)> = db
+        .files()
+        .into_iter()
+        .filter(|(_, f)| !files.contains(f))
+        .collect();
+    imported.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file) in imported {
+        let c = check(file, path);
+        if c.diagnostics.iter().any(|d| d.severity == Severity::Error) || !c.failures.is_empty() {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn failure_message(f: &db::Failure) -> String {
     format!(
         "internal error: checking `{}` failed ({}); this is a bug in mirdsl",

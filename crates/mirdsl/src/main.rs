@@ -251,27 +251,18 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
     };
     let mut checked = Vec::new();
     let mut internal = 0;
-    for file in files {
-        let text = match read(&file) {
-            Ok(text) => text,
-            Err(c) => return c,
-        };
-        // The language server's pipeline (the incremental database), so
-        // that CI and the editor say the same thing; a file that imports
-        // others is checked with them, linked.
-        let (diagnostics, failures) = if syntax::parse(&text).tree().imports().next().is_some() {
-            (check_linked(&file, &text), Vec::new())
-        } else {
-            ide::check_text(&text)
-        };
-        for f in &failures {
-            eprintln!("error: {}: {}", file.display(), ide::failure_message(f));
+    // The language server's pipeline (the incremental database, as one
+    // workspace: files follow their imports), so that CI and the editor say
+    // the same thing.
+    for c in ide::check_paths(&files) {
+        for f in &c.failures {
+            eprintln!("error: {}: {}", c.path.display(), ide::failure_message(f));
             internal += 1;
         }
         checked.push(render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics,
+            path: c.path.display().to_string(),
+            text: c.text,
+            diagnostics: c.diagnostics,
         });
     }
     let errors = checked
@@ -308,61 +299,6 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
     } else {
         EXIT_OK
     }
-}
-
-/// The diagnostics of a file that imports others: its own, and an error on
-/// each import line whose file (or a file it imports) has errors.
-fn check_linked(file: &Path, text: &str) -> Vec<analysis::Diagnostic> {
-    let linked = analysis::link::link(
-        file,
-        Some(std::sync::Arc::from(text)),
-        &analysis::modules::FsLoader,
-    );
-    let mut out = linked.diagnostics[0].clone();
-    let g = &linked.graph;
-    let errors = |m: usize| {
-        linked.diagnostics[m]
-            .iter()
-            .filter(|d| d.severity == analysis::Severity::Error)
-            .count()
-    };
-    for (k, decl) in g.modules[0].imports.iter().enumerate() {
-        let Some(t) = g.modules[0].targets[k] else {
-            continue;
-        };
-        // Errors of the imported file and the files below it.
-        let mut seen = vec![t];
-        let mut i = 0;
-        while i < seen.len() {
-            for x in g.modules[seen[i]].targets.iter().flatten() {
-                if !seen.contains(x) && *x != 0 {
-                    seen.push(*x);
-                }
-            }
-            i += 1;
-        }
-        let bad: Vec<String> = seen
-            .iter()
-            .filter(|&&m| errors(m) > 0)
-            .map(|&m| {
-                format!(
-                    "{} ({} error{})",
-                    g.modules[m].path.display(),
-                    errors(m),
-                    if errors(m) == 1 { "" } else { "s" }
-                )
-            })
-            .collect();
-        if !bad.is_empty() {
-            out.push(analysis::Diagnostic::error(
-                analysis::Code::ImportHasErrors,
-                decl.range,
-                format!("the imported program has errors: {}", bad.join(", ")),
-            ));
-        }
-    }
-    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
-    out
 }
 
 fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
