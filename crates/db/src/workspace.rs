@@ -149,6 +149,16 @@ impl RootDb {
         }
     }
 
+    /// Forgets the file at `path` (deleted on disk): imports of it are
+    /// resolved again by [`RootDb::resolve_all_imports`].
+    pub fn forget(&mut self, path: &Path) {
+        let path = analysis::modules::normalize(path);
+        let file = self.workspace.lock().unwrap().by_path.remove(&path);
+        if let Some(file) = file {
+            self.set_text(file, "");
+        }
+    }
+
     /// Sets the text of the file at `path` from the loader (it changed on
     /// disk and is not open in an editor); `None` if the database does not
     /// have it.

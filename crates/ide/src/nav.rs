@@ -8,6 +8,8 @@ use crate::{is_valid_name, Analysis, Edit};
 /// Where a definition is: its name, and the whole construct.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NavTarget {
+    /// The file of the definition, when it is another (an imported item).
+    pub file: Option<db::File>,
     pub focus_range: TextRange,
     pub full_range: TextRange,
 }
@@ -20,6 +22,9 @@ pub struct Highlight {
 }
 
 pub(crate) fn goto_definition(analysis: &Analysis, offset: TextSize) -> Option<NavTarget> {
+    if let Some(nav) = import_at(analysis, offset) {
+        return Some(nav);
+    }
     let sema = Sema::new(analysis);
     let name = sema.name_at(offset)?;
     match &name.target {
@@ -36,19 +41,58 @@ pub(crate) fn goto_definition(analysis: &Analysis, offset: TextSize) -> Option<N
                 _ => statement_range(&sema, focus).unwrap_or(focus),
             };
             Some(NavTarget {
+                file: None,
                 focus_range: focus,
                 full_range: full,
             })
         }
-        Target::Graph(n) | Target::Weight(n) => {
-            let info = sema.items.get(n)?;
-            Some(NavTarget {
+        Target::Graph(n) | Target::Weight(n) => match sema.items.get(n) {
+            Some(info) => Some(NavTarget {
+                file: None,
                 focus_range: info.name_range,
                 full_range: info.range,
-            })
-        }
+            }),
+            None => imported_item(analysis, n),
+        },
         Target::Prim(_) | Target::Meta(_) | Target::DType(_) => None,
     }
+}
+
+/// The definition of an item an import makes visible as `name`.
+pub(crate) fn imported_item(analysis: &Analysis, name: &str) -> Option<NavTarget> {
+    let (db, file) = (analysis.db, analysis.file);
+    if file.imports(db).is_empty() {
+        return None;
+    }
+    let fs = db::scope(db, file);
+    let v = fs
+        .scope
+        .items
+        .iter()
+        .find(|v| v.name == name && v.import.is_some())?;
+    let (target, item) = fs.item(v);
+    let info = db::items(db, target).get(item)?;
+    Some(NavTarget {
+        file: Some(target),
+        focus_range: info.name_range,
+        full_range: info.range,
+    })
+}
+
+/// The file an `import` line at `offset` names (its start).
+fn import_at(analysis: &Analysis, offset: TextSize) -> Option<NavTarget> {
+    let (db, file) = (analysis.db, analysis.file);
+    let decls = file.imports(db);
+    let k = decls
+        .iter()
+        .position(|d| d.range.contains_inclusive(offset))?;
+    let target = file.resolved(db).get(k)?.clone().ok()?;
+    let start = TextRange::empty(TextSize::from(0));
+    Some(NavTarget {
+        file: Some(target),
+        focus_range: start,
+        full_range: start,
+    })
 }
 
 /// The statement or parameter that defines the name at `focus`.

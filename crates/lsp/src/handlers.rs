@@ -26,9 +26,18 @@ pub fn goto_definition(
     p: lsp::GotoDefinitionParams,
 ) -> Result<Option<lsp::GotoDefinitionResponse>> {
     let offset = s.offset(p.text_document_position_params.position);
-    Ok(s.analysis()
-        .goto_definition(offset)
-        .map(|nav| lsp::GotoDefinitionResponse::Scalar(s.location(nav.focus_range))))
+    let Some(nav) = s.analysis().goto_definition(offset) else {
+        return Ok(None);
+    };
+    Ok(match nav.file {
+        // An imported item: in the file that defines it.
+        Some(file) if file != s.file => s
+            .other(file)
+            .map(|o| lsp::GotoDefinitionResponse::Scalar(o.location(nav.focus_range))),
+        _ => Some(lsp::GotoDefinitionResponse::Scalar(
+            s.location(nav.focus_range),
+        )),
+    })
 }
 
 pub fn references(

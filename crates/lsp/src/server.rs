@@ -344,6 +344,11 @@ impl Server {
                     self.did_close(p);
                 }
             }
+            "workspace/didChangeWatchedFiles" => {
+                if let Some(p) = self.params::<lsp::DidChangeWatchedFilesParams>(method, params) {
+                    self.did_change_watched_files(p);
+                }
+            }
             "$/cancelRequest" => {
                 if let Some(id) = params.get("id").cloned() {
                     self.cancel(&RequestId(id));
@@ -392,7 +397,12 @@ impl Server {
                 file
             }
             None => {
-                let file = self.db.new_file(&doc.text);
+                // A file with a path joins the workspace (its imports are
+                // read from disk, and files that import it find it).
+                let file = match convert::uri_path(&doc.uri) {
+                    Some(path) => self.db.open(&path, Some(&doc.text)),
+                    None => self.db.new_file(&doc.text),
+                };
                 self.files.insert(key.clone(), file);
                 file
             }
@@ -448,6 +458,40 @@ impl Server {
         self.changed(&key);
     }
 
+    /// Files changed on disk: those not open in the editor are read again,
+    /// imports are resolved again (files may have appeared or gone), and
+    /// the open files that import them are checked again.
+    fn did_change_watched_files(&mut self, p: lsp::DidChangeWatchedFilesParams) {
+        self.before_write();
+        for event in &p.changes {
+            if self.docs.contains_key(event.uri.as_str()) {
+                continue;
+            }
+            if let Some(path) = convert::uri_path(&event.uri) {
+                if event.typ == lsp::FileChangeType::DELETED {
+                    self.db.forget(&path);
+                    self.files.remove(event.uri.as_str());
+                } else {
+                    self.db.reload(&path);
+                }
+            }
+        }
+        self.db.resolve_all_imports();
+        // Every open file that imports something: an import may now find
+        // (or miss) a file, or read a file that changed.
+        let keys: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(_, d)| !d.file.imports(&self.db).is_empty())
+            .map(|(k, _)| k.clone())
+            .collect();
+        if !self.pull {
+            for k in keys {
+                self.publish(&k);
+            }
+        }
+    }
+
     fn did_close(&mut self, p: lsp::DidCloseTextDocumentParams) {
         let key = p.text_document.uri.as_str().to_string();
         let Some(doc) = self.docs.remove(&key) else {
@@ -455,9 +499,14 @@ impl Server {
         };
         self.shared.tokens.lock().unwrap().remove(&key);
         self.shared.diagnostics.forget(&key);
-        // Let go of the text and what was computed from it.
+        // Let go of the text and what was computed from it; a file on disk
+        // goes back to its text there (files that import it read it).
         self.before_write();
-        self.db.set_text(doc.file, "");
+        let on_disk = convert::uri_path(&doc.uri).and_then(|p| self.db.reload(&p));
+        if on_disk.is_none() {
+            self.db.set_text(doc.file, "");
+        }
+        self.publish_dependents(&[doc.file], None);
         let mut versions = self.shared.versions.lock().unwrap();
         versions.remove(&key);
         if !self.pull {
@@ -485,6 +534,41 @@ impl Server {
         if self.pull {
             return;
         }
+        let file = doc.file;
+        self.publish(key);
+        // The open files that import this one, directly or not.
+        self.publish_dependents(&[file], Some(key));
+    }
+
+    /// Pushes the diagnostics of the open documents other than `except`
+    /// that import one of `files` (directly or not).
+    fn publish_dependents(&mut self, files: &[File], except: Option<&str>) {
+        if self.pull {
+            return;
+        }
+        let mut keys: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(k, d)| {
+                Some(k.as_str()) != except
+                    && !d.file.imports(&self.db).is_empty()
+                    && db::closure(&self.db, d.file)
+                        .iter()
+                        .skip(1)
+                        .any(|f| files.contains(f))
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.sort();
+        for k in keys {
+            self.publish(&k);
+        }
+    }
+
+    /// Computes and pushes a document's diagnostics (for its version).
+    fn publish(&mut self, key: &str) {
+        let doc = &self.docs[key];
+        let version = doc.version;
         let (file, doc_uri, unit) = (doc.file, doc.uri.clone(), self.unit);
         let shared = self.shared.clone();
         let uri = key.to_string();

@@ -37,7 +37,8 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-const X: &str = "x=[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [0.5, -0.5, 0.5, -0.5, 0.5, -0.5, 0.5, -0.5]]";
+const X: &str =
+    "x=[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [0.5, -0.5, 0.5, -0.5, 0.5, -0.5, 0.5, -0.5]]";
 
 fn numbers(json: &str) -> Vec<f64> {
     let v: serde_json::Value = serde_json::from_str(json).unwrap();
@@ -72,7 +73,10 @@ fn the_model_split_over_files_checks_runs_differentiates_and_exports() {
     let out = ok(&mirdsl(&["run", model, "--arg", X, "--format", "json"]));
     let probs = numbers(&out);
     assert_eq!(probs.len(), 8);
-    assert!((probs[..4].iter().sum::<f64>() - 1.0).abs() < 1e-5, "{probs:?}");
+    assert!(
+        (probs[..4].iter().sum::<f64>() - 1.0).abs() < 1e-5,
+        "{probs:?}"
+    );
     // The gradient with respect to imported weights, by their names here.
     let out = ok(&mirdsl(&[
         "run",
@@ -141,7 +145,11 @@ fn import_errors_are_on_the_import_line() {
         "import \"b.mir\"\nimport \"nope.mir\"\ngraph f(x) { return x }\n",
     )
     .unwrap();
-    std::fs::write(dir.join("b.mir"), "import \"a.mir\"\ngraph g(x) { return x }\n").unwrap();
+    std::fs::write(
+        dir.join("b.mir"),
+        "import \"a.mir\"\ngraph g(x) { return x }\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("c.mir"),
         "import \"d.mir\"\nimport \"e.mir\"\ngraph main(x) { return h(x) }\n",
@@ -168,7 +176,12 @@ fn import_errors_are_on_the_import_line() {
     got.sort();
     assert_eq!(
         got,
-        ["a.mir:1 E0105", "a.mir:2 E0104", "b.mir:1 E0105", "c.mir:2 E0106"]
+        [
+            "a.mir:1 E0105",
+            "a.mir:2 E0104",
+            "b.mir:1 E0105",
+            "c.mir:2 E0106"
+        ]
     );
     // A command that runs refuses, naming the errors.
     let o = mirdsl(&["run", dir.join("c.mir").to_str().unwrap(), "--arg", "x=1.0"]);
