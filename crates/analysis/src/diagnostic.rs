@@ -110,7 +110,6 @@ codes! {
     ImportNotFound = "E0104", Error, "an import of a file that is missing or cannot be read";
     ImportCycle = "E0105", Error, "files that import each other in a cycle";
     ImportClash = "E0106", Error, "an import that makes two items with one name visible";
-    ImportHasErrors = "E0107", Error, "an import of a file that has errors";
     MissingReturn = "E0110", Error, "a graph without `return`";
     MisplacedReturn = "E0111", Error, "`return` that is not the last statement, or is repeated";
     UselessExpression = "E0112", Error, "an expression statement whose value is never used";

@@ -175,6 +175,40 @@ pub(crate) struct Server {
     /// Commands the client carries out itself (its code lenses' commands).
     client_commands: HashSet<String>,
     show_document: bool,
+    /// The workspace folders (their `.mir` files join the database).
+    folders: Vec<std::path::PathBuf>,
+    /// The client registers file watchers for the server.
+    watch: bool,
+}
+
+/// At most this many files of the workspace folders are read at start.
+const MAX_WORKSPACE_FILES: usize = 5000;
+
+/// The `.mir` files below `dir` (hidden folders, `target` and
+/// `node_modules` left out), sorted.
+fn collect_mir_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>, depth: usize) {
+    if depth > 16 || out.len() >= MAX_WORKSPACE_FILES {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<std::path::PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                collect_mir_files(&path, out, depth + 1);
+            }
+        } else if name.ends_with(".mir") {
+            out.push(path);
+        }
+    }
 }
 
 /// The commands the server carries out (`workspace/executeCommand`), which
@@ -207,6 +241,8 @@ impl Server {
             pull: false,
             client_commands: HashSet::new(),
             show_document: false,
+            folders: Vec::new(),
+            watch: false,
         }
     }
 
@@ -281,6 +317,25 @@ impl Server {
             }
         };
         self.unit = column_unit(&params);
+        #[allow(deprecated)]
+        let mut folders: Vec<std::path::PathBuf> = params
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|f| convert::uri_path(&f.uri))
+            .collect();
+        #[allow(deprecated)]
+        if folders.is_empty() {
+            folders.extend(params.root_uri.as_ref().and_then(convert::uri_path));
+        }
+        self.folders = folders;
+        self.watch = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
         let options = params.initialization_options.clone().unwrap_or_default();
         let can_pull = params
             .capabilities
@@ -344,6 +399,7 @@ impl Server {
                     self.did_close(p);
                 }
             }
+            "initialized" => self.initialized(),
             "workspace/didChangeWatchedFiles" => {
                 if let Some(p) = self.params::<lsp::DidChangeWatchedFilesParams>(method, params) {
                     self.did_change_watched_files(p);
@@ -380,6 +436,35 @@ impl Server {
             }
         }
         self.shared.runner.cancel(id);
+    }
+
+    /// After `initialized`: the `.mir` files of the workspace folders join
+    /// the database (workspace symbols cover them, and files that import
+    /// them find them), and the client is asked to report changes to `.mir`
+    /// files on disk.
+    fn initialized(&mut self) {
+        self.before_write();
+        let mut files = Vec::new();
+        for folder in self.folders.clone() {
+            collect_mir_files(&folder, &mut files, 0);
+        }
+        files.truncate(MAX_WORKSPACE_FILES);
+        for path in files {
+            if self.db.file_at(&path).is_none() {
+                self.db.open(&path, None);
+            }
+        }
+        if self.watch {
+            self.shared.outbox.request(
+                "mirdsl/watch",
+                "client/registerCapability",
+                &json!({"registrations": [{
+                    "id": "mirdsl-watch-mir",
+                    "method": "workspace/didChangeWatchedFiles",
+                    "registerOptions": {"watchers": [{"globPattern": "**/*.mir"}]},
+                }]}),
+            );
+        }
     }
 
     /// Before every write: queued tasks let go of their snapshots.
@@ -675,9 +760,13 @@ impl Server {
     }
 
     /// Runs a request about every open document on the pool.
+    /// Runs `f` on the open documents (and, with `all_files`, on every
+    /// other file of the workspace: the `.mir` files of its folders and the
+    /// files they import, with version 0).
     fn on_workspace<R>(
         &mut self,
         id: RequestId,
+        all_files: bool,
         f: impl FnOnce(&[(Snap, i32)], &Shared, &RequestId) -> Result<R> + Send + 'static,
     ) where
         R: Serialize + 'static,
@@ -685,9 +774,22 @@ impl Server {
         let docs: Vec<(File, lsp::Uri, i32)> = {
             let mut docs: Vec<&Doc> = self.docs.values().collect();
             docs.sort_by(|a, b| a.uri.as_str().cmp(b.uri.as_str()));
-            docs.into_iter()
+            let mut out: Vec<(File, lsp::Uri, i32)> = docs
+                .into_iter()
                 .map(|d| (d.file, d.uri.clone(), d.version))
-                .collect()
+                .collect();
+            if all_files {
+                let open: HashSet<File> = out.iter().map(|d| d.0).collect();
+                for (path, file) in self.db.files() {
+                    if open.contains(&file) {
+                        continue;
+                    }
+                    if let Some(uri) = convert::path_uri(&path) {
+                        out.push((file, uri, 0));
+                    }
+                }
+            }
+            out
         };
         let unit = self.unit;
         let db = self.db.clone();
@@ -881,7 +983,7 @@ impl Server {
             }
             WorkspaceDiagnosticRequest::METHOD => {
                 match serde_json::from_value::<lsp::WorkspaceDiagnosticParams>(params) {
-                    Ok(p) => self.on_workspace(id, move |snaps, shared, id| {
+                    Ok(p) => self.on_workspace(id, false, move |snaps, shared, id| {
                         handlers::workspace_diagnostic(snaps, shared, id, p)
                     }),
                     Err(e) => self.shared.outbox.respond_error(
@@ -893,8 +995,9 @@ impl Server {
             }
             WorkspaceSymbolRequest::METHOD => {
                 match serde_json::from_value::<lsp::WorkspaceSymbolParams>(params) {
-                    Ok(p) => self
-                        .on_workspace(id, move |snaps, _, _| handlers::workspace_symbol(snaps, p)),
+                    Ok(p) => self.on_workspace(id, true, move |snaps, _, _| {
+                        handlers::workspace_symbol(snaps, p)
+                    }),
                     Err(e) => self.shared.outbox.respond_error(
                         Some(id),
                         code::INVALID_PARAMS,
