@@ -35,7 +35,7 @@ pub use completion::{CompletionItem, CompletionKind, CompletionList, MAX_ITEMS};
 pub use folding::{Fold, FoldKind};
 pub use hover::HoverResult;
 pub use inlay::{InlayHint, InlayKind};
-pub use nav::{Highlight, NavTarget};
+pub use nav::{FileOccurrence, Highlight, NavTarget};
 pub use signature::SignatureHelp;
 pub use structure::{CallItem, Calls};
 pub use symbols::{Symbol, SymbolKind, WorkspaceSymbol};
@@ -89,6 +89,35 @@ impl<'a> Analysis<'a> {
 
     pub fn references(&self, offset: TextSize, include_declaration: bool) -> Vec<TextRange> {
         nav::references(self, offset, include_declaration)
+    }
+
+    /// References to the top-level item at `offset` in the files of
+    /// `files` that import it and in its own file (`None`: not an item).
+    pub fn references_across(
+        &self,
+        offset: TextSize,
+        include_declaration: bool,
+        files: &[File],
+    ) -> Option<Vec<(File, TextRange)>> {
+        let found = nav::item_occurrences(self, offset, files)?;
+        Some(
+            found
+                .into_iter()
+                .filter(|o| include_declaration || !o.is_def)
+                .map(|o| (o.file, o.range))
+                .collect(),
+        )
+    }
+
+    /// Renames the top-level item at `offset` in every file that sees it
+    /// (`None`: not an item).
+    pub fn rename_across(
+        &self,
+        offset: TextSize,
+        new_name: &str,
+        files: &[File],
+    ) -> Option<Result<Vec<(File, Edit)>, String>> {
+        nav::rename_across(self, offset, new_name, files)
     }
 
     pub fn highlight(&self, offset: TextSize) -> Vec<Highlight> {

@@ -226,3 +226,130 @@ pub(crate) fn rename(
         })
         .collect())
 }
+
+/// An occurrence of a top-level item in some file of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileOccurrence {
+    pub file: db::File,
+    pub range: TextRange,
+    pub is_def: bool,
+    /// The name it is written as there (`dense`, `nn.dense`).
+    pub name: String,
+    /// The item's own name.
+    pub item: String,
+}
+
+/// Every occurrence, in `files` and the file defining it, of the top-level
+/// item at `offset` (`None` when the name there is not a top-level item).
+pub(crate) fn item_occurrences(
+    analysis: &Analysis,
+    offset: TextSize,
+    files: &[db::File],
+) -> Option<Vec<FileOccurrence>> {
+    let db = analysis.db;
+    let sema = Sema::new(analysis);
+    let name = sema.name_at(offset)?;
+    let (n, is_graph) = match &name.target {
+        Target::Graph(n) => (n.clone(), true),
+        Target::Weight(n) => (n.clone(), false),
+        _ => return None,
+    };
+    let (def_file, item) = if sema.items.get(&n).is_some() {
+        (analysis.file, n)
+    } else {
+        let nav = imported_item(analysis, &n)?;
+        let file = nav.file?;
+        let item = db::items(db, file)
+            .items
+            .iter()
+            .find(|i| i.name_range == nav.focus_range)?
+            .name
+            .clone();
+        (file, item)
+    };
+    let target = |name: &str| {
+        if is_graph {
+            Target::Graph(name.to_string())
+        } else {
+            Target::Weight(name.to_string())
+        }
+    };
+    let mut out = Vec::new();
+    let there = Analysis::new(db, def_file);
+    for o in Sema::new(&there).occurrences(&target(&item)) {
+        out.push(FileOccurrence {
+            file: def_file,
+            range: o.range,
+            is_def: o.is_def,
+            name: item.clone(),
+            item: item.clone(),
+        });
+    }
+    let mut seen = vec![def_file];
+    for &f in files.iter().chain([&analysis.file]) {
+        if seen.contains(&f) || f.imports(db).is_empty() {
+            continue;
+        }
+        seen.push(f);
+        let fs = db::scope(db, f);
+        for v in fs.scope.items.iter().filter(|v| v.import.is_some()) {
+            if fs.item(v) != (def_file, item.as_str()) {
+                continue;
+            }
+            let a = Analysis::new(db, f);
+            for o in Sema::new(&a).occurrences(&target(&v.name)) {
+                if !o.is_def {
+                    out.push(FileOccurrence {
+                        file: f,
+                        range: o.range,
+                        is_def: false,
+                        name: v.name.clone(),
+                        item: item.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Renames the top-level item at `offset` in every file of `files` that
+/// sees it (an alias's prefix is kept: `nn.dense` → `nn.dense2`).
+pub(crate) fn rename_across(
+    analysis: &Analysis,
+    offset: TextSize,
+    new_name: &str,
+    files: &[db::File],
+) -> Option<Result<Vec<(db::File, Edit)>, String>> {
+    let occurrences = item_occurrences(analysis, offset, files)?;
+    let check = || -> Result<(), String> {
+        if !is_valid_name(new_name) {
+            return Err(format!("`{new_name}` is not a valid name"));
+        }
+        if let Some(why) = hides_a_built_in(new_name) {
+            return Err(why);
+        }
+        if let Some(def) = occurrences.iter().find(|o| o.is_def) {
+            if db::items(analysis.db, def.file).get(new_name).is_some() {
+                return Err(format!("`{new_name}` is already defined at the top level"));
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = check() {
+        return Some(Err(e));
+    }
+    Some(Ok(occurrences
+        .into_iter()
+        .map(|o| {
+            let prefix = &o.name[..o.name.len() - o.item.len()];
+            (
+                o.file,
+                Edit {
+                    range: o.range,
+                    new_text: format!("{prefix}{new_name}"),
+                },
+            )
+        })
+        .collect()))
+}

@@ -100,3 +100,47 @@ fn completion_offers_imported_items_by_their_names_here() {
         .iter()
         .all(|d| d.code != analysis::Code::UndefinedName || !d.message.contains("L.dense")));
 }
+
+#[test]
+fn references_and_rename_cross_files() {
+    let (mut db, model, layers) = workspace();
+    // A second file that imports the layers without an alias.
+    let other = "import \"nn/layers.mir\"\n\ngraph g(x: f32[1, 3]) {\n  return dense(x)\n}\n";
+    let other = db.open(Path::new("/ws/other.mir"), Some(other));
+    let files = [model, layers, other];
+    // From the definition: every use, in each file, by its name there.
+    let a = ide::Analysis::new(&db, layers);
+    let refs = a
+        .references_across(at(LAYERS, "dense("), true, &files)
+        .unwrap();
+    let shown: Vec<String> = refs
+        .iter()
+        .map(|(f, r)| {
+            let which = if *f == layers {
+                "layers"
+            } else if *f == model {
+                "model"
+            } else {
+                "other"
+            };
+            format!("{which}:{}", &f.text(&db)[*r])
+        })
+        .collect();
+    assert_eq!(shown, ["layers:dense", "model:L.dense", "other:dense"]);
+    // Renaming from a use in the model renames everywhere, keeping aliases.
+    let m = ide::Analysis::new(&db, model);
+    let edits = m
+        .rename_across(at(MODEL, "L.dense"), "linear", &files)
+        .unwrap()
+        .unwrap();
+    let mut texts: Vec<String> = edits.iter().map(|(_, e)| e.new_text.clone()).collect();
+    texts.sort();
+    assert_eq!(texts, ["L.linear", "linear", "linear"]);
+    // A name the defining file has already is refused.
+    let err = m
+        .rename_across(at(MODEL, "L.dense"), "fc.weight", &files)
+        .unwrap()
+        .unwrap_err();
+    assert!(err.contains("already defined"), "{err}");
+    let _ = &mut db;
+}

@@ -77,6 +77,43 @@ fn diagnostics_and_definitions_cross_files() {
             )
             .await;
         assert_eq!(r["result"]["uri"], json!(layers), "{r}");
+        // References and rename cross files.
+        let r = c
+            .request(
+                "textDocument/references",
+                json!({"textDocument": {"uri": model}, "position": {"line": 3, "character": 11},
+                       "context": {"includeDeclaration": true}}),
+            )
+            .await;
+        let uris: Vec<&str> = r["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(uris, [layers.as_str(), model.as_str()], "{r}");
+        let r = c
+            .request(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": model}, "position": {"line": 3, "character": 11},
+                       "newName": "linear"}),
+            )
+            .await;
+        let changes = &r["result"]["changes"];
+        assert_eq!(changes[&layers][0]["newText"], "linear", "{r}");
+        assert_eq!(changes[&model][0]["newText"], "L.linear", "{r}");
+        // Workspace symbols cover files that are not open.
+        let r = c
+            .request("workspace/symbol", json!({"query": "dense"}))
+            .await;
+        assert!(
+            r["result"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["location"]["uri"] == json!(layers)),
+            "{r}"
+        );
         // Opening the library and breaking it re-checks the model.
         c.open(&layers, LAYERS).await;
         c.diagnostics(&layers, 1).await;
