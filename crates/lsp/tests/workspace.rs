@@ -77,6 +77,27 @@ fn diagnostics_and_definitions_cross_files() {
             )
             .await;
         assert_eq!(r["result"]["uri"], json!(layers), "{r}");
+        // A run of a graph that calls an imported one (zero weights).
+        let r = c
+            .request(
+                "mirdsl/run",
+                json!({"uri": model, "graph": "net", "args": {"x": "ones"}}),
+            )
+            .await;
+        assert_eq!(r["result"]["result"]["shape"], json!([2, 4]), "{r}");
+        // The gradient view of it.
+        let r = c
+            .request(
+                "mirdsl/ir",
+                json!({"uri": model, "graph": "net", "kind": "gradient"}),
+            )
+            .await;
+        assert!(r["result"]["text"].as_str().unwrap_or("").contains("L.fc.weight"), "{r}");
+        // The graph view draws the call of the imported layer.
+        let r = c
+            .request("mirdsl/graph", json!({"uri": model, "graph": "net"}))
+            .await;
+        assert!(r["result"]["dot"].as_str().unwrap_or("").contains("L.dense"), "{r}");
         // References and rename cross files.
         let r = c
             .request(
