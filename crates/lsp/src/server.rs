@@ -337,11 +337,22 @@ impl Server {
             .and_then(|d| d.dynamic_registration)
             .unwrap_or(false);
         let options = params.initialization_options.clone().unwrap_or_default();
-        let can_pull = params
+        // A client that pulls diagnostics pulls them when the server asks
+        // it to (a file's diagnostics change when a file it imports does):
+        // one that cannot be asked gets them pushed.
+        let can_refresh = params
             .capabilities
-            .text_document
+            .workspace
             .as_ref()
-            .is_some_and(|t| t.diagnostic.is_some());
+            .and_then(|w| w.diagnostics.as_ref())
+            .and_then(|d| d.refresh_support)
+            .unwrap_or(false);
+        let can_pull = can_refresh
+            && params
+                .capabilities
+                .text_document
+                .as_ref()
+                .is_some_and(|t| t.diagnostic.is_some());
         self.pull = match options.get("diagnostics").and_then(Json::as_str) {
             Some("push") => false,
             Some("pull") => true,
@@ -570,7 +581,11 @@ impl Server {
             .filter(|(_, d)| !d.file.imports(&self.db).is_empty())
             .map(|(k, _)| k.clone())
             .collect();
-        if !self.pull {
+        if self.pull {
+            if !keys.is_empty() {
+                self.refresh_diagnostics();
+            }
+        } else {
             for k in keys {
                 self.publish(&k);
             }
@@ -616,11 +631,10 @@ impl Server {
             .lock()
             .unwrap()
             .insert(key.to_string(), version);
-        if self.pull {
-            return;
-        }
         let file = doc.file;
-        self.publish(key);
+        if !self.pull {
+            self.publish(key);
+        }
         // The open files that import this one, directly or not.
         self.publish_dependents(&[file], Some(key));
     }
@@ -628,9 +642,6 @@ impl Server {
     /// Pushes the diagnostics of the open documents other than `except`
     /// that import one of `files` (directly or not).
     fn publish_dependents(&mut self, files: &[File], except: Option<&str>) {
-        if self.pull {
-            return;
-        }
         let mut keys: Vec<String> = self
             .docs
             .iter()
@@ -645,9 +656,25 @@ impl Server {
             .map(|(k, _)| k.clone())
             .collect();
         keys.sort();
+        if self.pull {
+            // The client pulls: ask it to pull again.
+            if !keys.is_empty() {
+                self.refresh_diagnostics();
+            }
+            return;
+        }
         for k in keys {
             self.publish(&k);
         }
+    }
+
+    /// `workspace/diagnostic/refresh`: a client that pulls diagnostics pulls
+    /// them again (those of files whose imports changed).
+    fn refresh_diagnostics(&mut self) {
+        let id = format!("mirdsl/refresh/{}", self.shared.next_id());
+        self.shared
+            .outbox
+            .request(&id, "workspace/diagnostic/refresh", &Json::Null);
     }
 
     /// Computes and pushes a document's diagnostics (for its version).

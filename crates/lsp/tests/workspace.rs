@@ -92,12 +92,24 @@ fn diagnostics_and_definitions_cross_files() {
                 json!({"uri": model, "graph": "net", "kind": "gradient"}),
             )
             .await;
-        assert!(r["result"]["text"].as_str().unwrap_or("").contains("L.fc.weight"), "{r}");
+        assert!(
+            r["result"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .contains("L.fc.weight"),
+            "{r}"
+        );
         // The graph view draws the call of the imported layer.
         let r = c
             .request("mirdsl/graph", json!({"uri": model, "graph": "net"}))
             .await;
-        assert!(r["result"]["dot"].as_str().unwrap_or("").contains("L.dense"), "{r}");
+        assert!(
+            r["result"]["dot"]
+                .as_str()
+                .unwrap_or("")
+                .contains("L.dense"),
+            "{r}"
+        );
         // References and rename cross files.
         let r = c
             .request(
