@@ -188,3 +188,51 @@ fn import_errors_are_on_the_import_line() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("E0106"));
 }
+
+/// `@std/` paths name the standard library (here a folder given by
+/// `$MIRDSL_STD`); a file imported along two paths is one module.
+#[test]
+fn std_paths_and_one_module_per_file() {
+    let dir = scratch("std");
+    let std = dir.join("std");
+    std::fs::create_dir_all(std.join("nn")).unwrap();
+    std::fs::write(
+        std.join("nn/scale.mir"),
+        "param s: f32[] = constant(2.0)\ngraph scale(x) { return x * s }\n",
+    )
+    .unwrap();
+    let app = dir.join("app");
+    std::fs::create_dir_all(app.join("sub")).unwrap();
+    std::fs::write(
+        app.join("sub/twice.mir"),
+        "import \"@std/nn/scale.mir\" as nn\ngraph twice(x) { return nn.scale(nn.scale(x)) }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("main.mir"),
+        "import \"@std/nn/scale.mir\" as nn\nimport \"sub/../sub/twice.mir\"\n\
+         graph main(x: f32[2]) { return (nn.scale(x), twice(x), grad(fn(y) => ReduceSum(nn.scale(y) * nn.s), wrt=(nn.s,))(x)) }\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            app.join("main.mir").to_str().unwrap(),
+            "--arg",
+            "x=[1.0, 3.0]",
+            "--format",
+            "json",
+        ])
+        .env("MIRDSL_STD", &std)
+        .output()
+        .unwrap();
+    let out = ok(&out);
+    // One weight `nn.s` for both files: scale, scale twice, and d/ds of sum(x*s*s) = 2*s*sum(x).
+    assert_eq!(numbers(&out), [2.0, 6.0, 4.0, 12.0, 16.0], "{out}");
+    let o = Command::new(BIN)
+        .args(["check", app.to_str().unwrap()])
+        .env("MIRDSL_STD", &std)
+        .output()
+        .unwrap();
+    ok(&o);
+}
