@@ -236,3 +236,52 @@ fn std_paths_and_one_module_per_file() {
         .unwrap();
     ok(&o);
 }
+
+/// The standard library shipped with mirdsl (`lib/`), imported by `@std/`
+/// paths: every file at once (no clash), and the example of `lib/README.md`
+/// checks and runs.
+#[test]
+fn the_standard_library_imports() {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../lib/nn");
+    let mut names: Vec<String> = std::fs::read_dir(&lib)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mir"))
+        .collect();
+    names.sort();
+    assert!(!names.is_empty());
+    let dir = scratch("stdlib");
+    let all: String = names
+        .iter()
+        .map(|n| format!("import \"@std/nn/{n}\"\n"))
+        .collect();
+    std::fs::write(
+        dir.join("all.mir"),
+        format!("{all}graph main(x) {{ return x }}\n"),
+    )
+    .unwrap();
+    let o = mirdsl(&["check", dir.join("all.mir").to_str().unwrap()]);
+    ok(&o);
+    let readme = "import \"@std/nn/dense.mir\"\nimport \"@std/nn/loss.mir\"\n\n\
+        param fc.weight: f32[10, 784] = normal(std=0.01, seed=1)\nparam fc.bias: f32[10] = zeros\n\n\
+        graph loss(x: f32[B, 784], labels: i32[B]) -> f32[] {\n  \
+        return sparse_softmax_cross_entropy(dense(x, fc.weight, fc.bias), labels)\n}\n";
+    std::fs::write(dir.join("model.mir"), readme).unwrap();
+    let model = dir.join("model.mir");
+    ok(&mirdsl(&["check", model.to_str().unwrap()]));
+    let out = ok(&mirdsl(&[
+        "run",
+        model.to_str().unwrap(),
+        "--dim",
+        "B=2",
+        "--arg",
+        "x=zeros",
+        "--arg",
+        "labels=zeros",
+        "--format",
+        "json",
+    ]));
+    // Zero inputs and biases: uniform logits over 10 classes.
+    let loss = numbers(&out)[0];
+    assert!((loss - 10f64.ln()).abs() < 1e-5, "{out}");
+}
