@@ -177,8 +177,6 @@ pub(crate) struct Server {
     show_document: bool,
     /// The workspace folders (their `.mir` files join the database).
     folders: Vec<std::path::PathBuf>,
-    /// The client registers file watchers for the server.
-    watch: bool,
 }
 
 /// At most this many files of the workspace folders are read at start.
@@ -242,7 +240,6 @@ impl Server {
             client_commands: HashSet::new(),
             show_document: false,
             folders: Vec::new(),
-            watch: false,
         }
     }
 
@@ -329,13 +326,7 @@ impl Server {
             folders.extend(params.root_uri.as_ref().and_then(convert::uri_path));
         }
         self.folders = folders;
-        self.watch = params
-            .capabilities
-            .workspace
-            .as_ref()
-            .and_then(|w| w.did_change_watched_files.as_ref())
-            .and_then(|d| d.dynamic_registration)
-            .unwrap_or(false);
+
         let options = params.initialization_options.clone().unwrap_or_default();
         // A client that pulls diagnostics pulls them when the server asks
         // it to (a file's diagnostics change when a file it imports does):
@@ -451,8 +442,7 @@ impl Server {
 
     /// After `initialized`: the `.mir` files of the workspace folders join
     /// the database (workspace symbols cover them, and files that import
-    /// them find them), and the client is asked to report changes to `.mir`
-    /// files on disk.
+    /// them find them).
     fn initialized(&mut self) {
         self.before_write();
         let mut files = Vec::new();
@@ -465,17 +455,10 @@ impl Server {
                 self.db.open(&path, None);
             }
         }
-        if self.watch {
-            self.shared.outbox.request(
-                "mirdsl/watch",
-                "client/registerCapability",
-                &json!({"registrations": [{
-                    "id": "mirdsl-watch-mir",
-                    "method": "workspace/didChangeWatchedFiles",
-                    "registerOptions": {"watchers": [{"globPattern": "**/*.mir"}]},
-                }]}),
-            );
-        }
+        // No file watcher is registered with the client: a `**/*.mir`
+        // watcher registered this way disturbed VS Code (its "Revert File"
+        // no longer reverted, in the end-to-end test); clients that watch
+        // files send `workspace/didChangeWatchedFiles` on their own.
     }
 
     /// Before every write: queued tasks let go of their snapshots.
