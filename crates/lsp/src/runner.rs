@@ -38,6 +38,9 @@ pub struct Job {
     /// `cpu`, `gpu` or `auto`, as `mirdsl run --device`.
     #[serde(default = "cpu")]
     pub device: String,
+    /// The document's file, when it has one (its imports are read from disk).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
     #[serde(skip)]
     pub timeout: Duration,
 }
@@ -101,6 +104,7 @@ impl Job {
             dims,
             base_dir,
             device,
+            path: crate::convert::uri_path(uri),
             timeout: Duration::from_millis(timeout),
         })
     }
@@ -387,17 +391,8 @@ pub fn run_job(job: &Job) -> std::result::Result<Json, String> {
 }
 
 fn run_graph(job: &Job) -> std::result::Result<Json, String> {
-    let analysis = analysis::analyze(&job.text);
-    if let Some(d) = analysis
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == analysis::Severity::Error)
-    {
-        return Err(format!(
-            "the document has errors; fix them to run it (first: {})",
-            d.message
-        ));
-    }
+    let analysis = program_analysis(job.path.as_deref(), &job.text)
+        .map_err(|m| format!("the document has errors; fix them to run it (first: {m})"))?;
     let name = job.graph.as_str();
     let program = analysis.source.program();
     let body = program
@@ -444,4 +439,42 @@ pub fn run_worker() -> i32 {
     };
     println!("{out}");
     0
+}
+
+/// The program of a document: the file alone, or, when it imports others,
+/// linked with them (read from disk); or the first error.
+pub fn program_analysis(
+    path: Option<&std::path::Path>,
+    text: &str,
+) -> std::result::Result<analysis::FileAnalysis, String> {
+    let has_imports = syntax::parse(text).tree().imports().next().is_some();
+    match path {
+        Some(path) if has_imports => {
+            let linked = analysis::link::link(
+                path,
+                Some(std::sync::Arc::from(text)),
+                &analysis::modules::FsLoader,
+            );
+            let first = linked
+                .diagnostics
+                .iter()
+                .flatten()
+                .find(|d| d.severity == analysis::Severity::Error);
+            match first {
+                Some(d) => Err(d.message.clone()),
+                None => Ok(linked.analysis),
+            }
+        }
+        _ => {
+            let analysis = analysis::analyze(text);
+            match analysis
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == analysis::Severity::Error)
+            {
+                Some(d) => Err(d.message.clone()),
+                None => Ok(analysis),
+            }
+        }
+    }
 }

@@ -387,7 +387,7 @@ fn diagnostics_are_pulled_or_pushed_as_the_client_can() {
         let r = c
             .request(
                 "initialize",
-                json!({"processId": null, "rootUri": null, "capabilities": {"textDocument": {"diagnostic": {}}}}),
+                json!({"processId": null, "rootUri": null, "capabilities": {"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": true}}}}),
             )
             .await;
         assert_eq!(r["result"]["capabilities"]["diagnosticProvider"]["workspaceDiagnostics"], true);
