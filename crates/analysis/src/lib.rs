@@ -4,6 +4,7 @@
 pub mod diagnostic;
 pub mod effects;
 pub mod infer;
+pub mod limits;
 pub mod lower;
 
 pub use diagnostic::{Code, Diagnostic, Fix, Severity};

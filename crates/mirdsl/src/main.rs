@@ -1,5 +1,6 @@
 //! `mirdsl`: the command-line face of the MindIR DSL tools.
 
+mod files;
 mod grad_cmd;
 mod interop_cmd;
 mod render;
@@ -52,6 +53,8 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
         format: CheckFormat,
+        #[arg(long, value_name = "SIZE", help = run::max_memory_help("Warn (W0003) where a tensor's static size exceeds this budget"))]
+        max_memory: Option<String>,
     },
     /// Print the lowered MindIR of a file's graphs.
     Ir {
@@ -128,7 +131,22 @@ fn main() -> ExitCode {
         },
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
-        Command::Check { paths, format } => check_command(&paths, format),
+        Command::Check {
+            paths,
+            format,
+            max_memory,
+        } => {
+            if let Some(m) = max_memory {
+                match tensor::limits::parse_size(&m) {
+                    Ok(n) => analysis::limits::set_memory_budget(n),
+                    Err(e) => {
+                        eprintln!("error: --max-memory: {e}");
+                        return ExitCode::from(EXIT_USAGE);
+                    }
+                }
+            }
+            check_command(&paths, format)
+        }
         Command::Ir {
             file,
             entry,
@@ -148,9 +166,11 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The text of a source file; on failure the error is printed and the exit
+/// code returned.
 pub(crate) fn read(path: &Path) -> Result<String, u8> {
-    std::fs::read_to_string(path).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", path.display());
+    files::read_text(path).map_err(|e| {
+        eprintln!("error: {e}");
         EXIT_USAGE
     })
 }
@@ -213,8 +233,9 @@ fn fmt_command(paths: &[PathBuf], check: bool) -> u8 {
                 code = EXIT_FAILURE;
             }
             Ok(formatted) => {
-                if let Err(e) = std::fs::write(&file, formatted) {
-                    eprintln!("error: cannot write {}: {e}", file.display());
+                // Atomically: an error leaves the file as it was.
+                if let Err(e) = files::write_atomic(&file, formatted.as_bytes()) {
+                    eprintln!("error: {e}");
                     return EXIT_USAGE;
                 }
                 println!("formatted {}", file.display());

@@ -10,6 +10,7 @@ pub mod bind;
 pub mod defs;
 pub mod eager;
 pub mod grad;
+pub mod guard;
 pub mod infer;
 pub mod kernel;
 pub mod mindspore_names;

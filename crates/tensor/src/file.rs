@@ -57,7 +57,7 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), TensorError> {
     })?;
     if let Some(kind) = kind_of(&meta.file_type()) {
         return Err(err(format!(
-            "{shown} is {kind}, not a regular file; tensors are read from .npy or .safetensors files"
+            "{shown}: it is {kind}, not a regular file; tensors are read from .npy or .safetensors files"
         )));
     }
     let mut options = std::fs::OpenOptions::new();
@@ -76,7 +76,7 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), TensorError> {
         .metadata()
         .map_err(|e| err(format!("cannot read {shown}: {e}")))?;
     if let Some(kind) = kind_of(&meta.file_type()) {
-        return Err(err(format!("{shown} is {kind}, not a regular file")));
+        return Err(err(format!("{shown}: it is {kind}, not a regular file")));
     }
     Ok((file, meta.len()))
 }
