@@ -625,3 +625,23 @@ fn an_integer_overflow_inside_a_kernel_is_a_clear_error() {
         _ => o.expect(1, &["integer overflow", "FloorDiv"]),
     }
 }
+
+// ---------------------------------------------------------------------------
+// Deep expressions: a syntax error, never a stack overflow.
+
+#[test]
+fn a_very_long_expression_is_a_syntax_error_not_a_stack_overflow() {
+    let d = dir("deep");
+    for (name, link) in [("sum", " + 1"), ("calls", "(1)"), ("parens", "")] {
+        let expr = if link.is_empty() {
+            format!("{}1{}", "(".repeat(50_000), ")".repeat(50_000))
+        } else {
+            format!("f{}", link.repeat(50_000))
+        };
+        let file = format!("{name}.mir");
+        write(&d, &file, &format!("graph main() {{\n  x = {expr}\n  return x\n}}\n"));
+        mirdsl(&d, &["check", &file]).expect(1, &["E0001", "nested too deeply"]);
+        mirdsl(&d, &["fmt", &file]).expect(1, &["not formatting"]);
+        mirdsl(&d, &["run", &file]).expect(1, &["nested too deeply"]);
+    }
+}

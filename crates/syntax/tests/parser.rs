@@ -205,3 +205,30 @@ fn deep_nesting_is_reported_not_overflowed() {
         .unwrap();
     handle.join().expect("no stack overflow");
 }
+
+/// Long operator, call and index chains nest the tree one level per link, so
+/// they are bounded like parentheses: no overflow of a small stack (the
+/// language server's threads), in the parser or anything walking the tree.
+#[test]
+fn long_chains_are_bounded_like_nesting() {
+    let run = || {
+        for (link, ok_len) in [(" + 1", 200), ("(1)", 200), ("[0]", 200), (" * -1", 100)] {
+            for (n, fine) in [(ok_len, true), (100_000, false)] {
+                let text = format!("graph main() {{\n  x = f{}\n  return x\n}}\n", link.repeat(n));
+                let parse = syntax::parse(&text);
+                assert_eq!(parse.syntax_node().to_string(), text);
+                let deep = parse.errors().iter().any(|e| e.message.contains("nested too deeply"));
+                assert_eq!(!deep, fine, "{link} x {n}: {:?}", parse.errors().first());
+                if fine {
+                    assert!(parse.errors().is_empty(), "{link} x {n}: {:?}", parse.errors());
+                }
+            }
+        }
+    };
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
+}
