@@ -639,7 +639,11 @@ fn a_very_long_expression_is_a_syntax_error_not_a_stack_overflow() {
             format!("f{}", link.repeat(50_000))
         };
         let file = format!("{name}.mir");
-        write(&d, &file, &format!("graph main() {{\n  x = {expr}\n  return x\n}}\n"));
+        write(
+            &d,
+            &file,
+            &format!("graph main() {{\n  x = {expr}\n  return x\n}}\n"),
+        );
         mirdsl(&d, &["check", &file]).expect(1, &["E0001", "nested too deeply"]);
         mirdsl(&d, &["fmt", &file]).expect(1, &["not formatting"]);
         mirdsl(&d, &["run", &file]).expect(1, &["nested too deeply"]);
