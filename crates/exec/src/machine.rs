@@ -394,7 +394,7 @@ impl Executor {
             let span = self.node_span(frame.item, step.node);
             self.steps += 1;
             // The flag costs a load; the clock is read every 256 steps.
-            if self.stop.is_set() && (self.steps % 256 == 0 || self.flag_set()) {
+            if self.stop.is_set() && (self.steps & 255 == 0 || self.flag_set()) {
                 self.check_stop().map_err(|e| e.at(span))?;
             }
             if step.switch {

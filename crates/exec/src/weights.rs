@@ -240,6 +240,9 @@ pub fn load(base_dir: &Path, path: &str, key: Option<&str>) -> Result<Tensor, St
     load_checked(base_dir, path, key, &mut |_, _| Ok(()))
 }
 
+/// Sees a file's dtype and shape before its data is read; an error refuses it.
+pub type DataCheck<'a> = dyn FnMut(DType, &[usize]) -> Result<(), String> + 'a;
+
 /// [`load`], where `check` sees the file's dtype and shape before any data
 /// is read and may refuse them. Only regular files are read: a directory, a
 /// device (`/dev/zero`), a FIFO or a socket is an error, found without
@@ -248,7 +251,7 @@ pub fn load_checked(
     base_dir: &Path,
     path: &str,
     key: Option<&str>,
-    check: &mut dyn FnMut(DType, &[usize]) -> Result<(), String>,
+    check: &mut DataCheck,
 ) -> Result<Tensor, String> {
     let full = base_dir.join(path);
     // Open (and refuse what is not a regular file) before anything else.

@@ -327,9 +327,8 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>, others: &[Vec<u8>], text: bool) {
                 let w = [1, 2, 4, 8][rng.below(4)];
                 let v = INTERESTING[rng.below(INTERESTING.len())].to_le_bytes();
                 let i = rng.below(len);
-                for k in 0..w.min(len - i) {
-                    data[i + k] = v[k];
-                }
+                let k = w.min(len - i);
+                data[i..i + k].copy_from_slice(&v[..k]);
             }
             3 if len > 0 => {
                 // A protobuf varint here, replaced by an interesting one.
