@@ -179,7 +179,17 @@ fn color() -> ColorChoice {
 
 fn run_inner(a: &RunArgs) -> u8 {
     let max_memory = match a.max_memory.as_deref().map(tensor::limits::parse_size) {
-        None => tensor::limits::default_max_memory(),
+        None => match std::env::var(tensor::limits::MAX_MEMORY_ENV) {
+            Ok(v) if tensor::limits::parse_size(&v).is_err() => {
+                eprintln!(
+                    "error: ${}: {}",
+                    tensor::limits::MAX_MEMORY_ENV,
+                    tensor::limits::parse_size(&v).unwrap_err()
+                );
+                return EXIT_USAGE;
+            }
+            _ => tensor::limits::default_max_memory(),
+        },
         Some(Ok(n)) => n,
         Some(Err(e)) => {
             eprintln!("error: --max-memory: {e}");

@@ -381,6 +381,13 @@ fn max_memory_is_an_option_with_its_default_in_the_help() {
             .unwrap(),
     );
     o.expect(1, &["1.0 MiB in all"]);
+    let o = wait(
+        command(&d, &["run", "prog.mir"])
+            .env("MIRDSL_MAX_MEMORY", "plenty")
+            .spawn()
+            .unwrap(),
+    );
+    o.expect(2, &["$MIRDSL_MAX_MEMORY", "not a size"]);
     let help = mirdsl(&d, &["run", "--help"]);
     help.expect(
         0,

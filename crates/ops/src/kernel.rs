@@ -260,9 +260,11 @@ pub fn gemm_into<T: GemmScalar>(
     let work = m.saturating_mul(n).saturating_mul(k);
     // A large product runs in blocks of rows, checking between them whether
     // the run has been stopped (each row of `c` is computed alike either way).
-    const BLOCK_WORK: usize = 1 << 28;
-    if work > 4 * BLOCK_WORK && m > 1 {
-        let rows = (BLOCK_WORK / n.saturating_mul(k).max(1)).clamp(1, m);
+    // Blocks of at least 256 rows (each block packs `b` again) and about 2^31
+    // multiply-adds: a fraction of a second apart, a few percent of the time.
+    const BLOCK_WORK: usize = 1 << 31;
+    if work > 2 * BLOCK_WORK && m > 512 {
+        let rows = (BLOCK_WORK / n.saturating_mul(k).max(1)).clamp(256, m);
         let mut r = 0;
         while r < m {
             if should_stop() {

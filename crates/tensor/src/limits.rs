@@ -57,15 +57,19 @@ fn cgroup_limit() -> Option<u64> {
 /// The default memory budget for tensors: `MIRDSL_MAX_MEMORY` when set,
 /// else half of [`physical_memory`] (8 GiB when that is unknown), and never
 /// less than 64 MiB.
+/// (Computed once per process.)
 pub fn default_max_memory() -> usize {
-    if let Some(n) = std::env::var(MAX_MEMORY_ENV)
-        .ok()
-        .and_then(|s| parse_size(&s).ok())
-    {
-        return n;
-    }
-    let half = physical_memory().map_or(8 << 30, |m| m / 2);
-    usize::try_from(half).unwrap_or(usize::MAX).max(64 << 20)
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(|| {
+        if let Some(n) = std::env::var(MAX_MEMORY_ENV)
+            .ok()
+            .and_then(|s| parse_size(&s).ok())
+        {
+            return n;
+        }
+        let half = physical_memory().map_or(8 << 30, |m| m / 2);
+        usize::try_from(half).unwrap_or(usize::MAX).max(64 << 20)
+    })
 }
 
 /// How [`default_max_memory`] was chosen, for `--help` texts.
