@@ -58,7 +58,9 @@ pub struct RunArgs {
     pub save_weights: Option<PathBuf>,
     #[arg(long, value_name = "SIZE", help = max_memory_help("The most memory tensors may take at once; a primitive, weight or argument beyond it is refused"))]
     pub max_memory: Option<String>,
-    /// Stop the run after this long (`30s`, `500ms`, `2m`, or seconds) with an error.
+    /// Stop the run after this long (`30s`, `500ms`, `2m`, or seconds) with an
+    /// error; counted from the start of the command, which ends at most 2 s later
+    /// whatever it is doing.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
 }
@@ -205,6 +207,17 @@ fn run_inner(a: &RunArgs) -> u8 {
         }
     };
     analysis::limits::set_memory_budget(max_memory);
+    let start = Instant::now();
+    if let Some(t) = timeout {
+        // The executor stops itself at the deadline; this bounds the rest too
+        // (checking the file, a kernel that does not poll), a little later.
+        let limit = a.timeout.clone().unwrap_or_default();
+        std::thread::spawn(move || {
+            std::thread::sleep(t + std::time::Duration::from_secs(2));
+            eprintln!("error: `mirdsl run` did not finish within {limit} (`--timeout`)");
+            std::process::exit(i32::from(EXIT_FAILURE));
+        });
+    }
     let text = match crate::read(&a.file) {
         Ok(t) => t,
         Err(code) => return code,
@@ -311,10 +324,10 @@ fn run_inner(a: &RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     }
-    let start = Instant::now();
     if let Some(t) = timeout {
         ex.set_deadline(Some(start + t));
     }
+    let start = Instant::now();
     let mut results = Vec::with_capacity(a.steps.max(1));
     for _ in 0..a.steps.max(1) {
         match ex.call(&entry, values.clone()) {

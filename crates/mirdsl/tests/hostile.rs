@@ -458,6 +458,31 @@ fn timeout_stops_a_long_run() {
     assert!(o.took < Duration::from_secs(10), "{:?}", o.took);
     mirdsl(&d, &["run", "prog.mir", "--timeout", "soon"])
         .expect(2, &["--timeout", "not a duration"]);
+    // A kernel that does not poll (a large convolution) cannot hold the command
+    // much past its time limit either.
+    write(
+        &d,
+        "conv.mir",
+        "graph main(x: f32[1, 64, 256, 256], w: f32[64, 64, 7, 7]) {
+  return ReduceSum(Conv2D(x, w, out_channel=64, kernel_size=(7, 7), pad_mode=\"same\"))
+}
+",
+    );
+    let o = mirdsl(
+        &d,
+        &[
+            "run",
+            "conv.mir",
+            "--arg",
+            "x=ones",
+            "--arg",
+            "w=ones",
+            "--timeout",
+            "1s",
+        ],
+    );
+    o.expect(1, &["did not finish within 1s (`--timeout`)"]);
+    assert!(o.took < Duration::from_secs(10), "{:?}", o.took);
 }
 
 #[cfg(unix)]
