@@ -75,6 +75,9 @@ module.exports = grammar({
     // the block's final value; only the token after `)` tells.
     [$._expression, $._pattern],
     [$.tuple, $.tuple_pattern],
+    // In an `if` block, a call may be a statement (one that updates weights) or the
+    // block's final value; only what follows it tells.
+    [$.expression_statement, $._expression],
   ],
 
   rules: {
@@ -109,6 +112,8 @@ module.exports = grammar({
     parameter: $ => seq(
       field('name', $._name),
       optional(seq(':', field('type', $._type))),
+      // An attribute parameter's default (composite primitive definitions).
+      optional(seq('=', field('default', $._expression))),
     ),
 
     graph_body: $ => seq(
@@ -127,7 +132,11 @@ module.exports = grammar({
       $.destructuring,
       $.graph_definition,
       $.return_statement,
+      $.expression_statement,
     ),
+
+    // A call whose value is not used: one that updates weights (`Assign(w, v)`).
+    expression_statement: $ => field('value', $.call_expression),
 
     binding: $ => seq(
       field('name', $._name),

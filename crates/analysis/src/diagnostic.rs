@@ -120,8 +120,10 @@ codes! {
     BadAttributeValue = "E0142", Error, "an attribute value of the wrong type or out of range";
     WrongArity = "E0143", Error, "a call with the wrong number of arguments";
     KeywordNotAllowed = "E0144", Error, "keyword arguments in a call of a graph";
+    UnsupportedPrimitive = "E0145", Error, "a MindSpore 2.10 primitive that mirdsl does not support yet";
     NotCallable = "E0150", Error, "a call of a value that is not a function";
     NotAWeight = "E0160", Error, "an update or `Load` of something that is not a weight";
+    DefaultParameter = "E0161", Error, "a parameter default outside a composite primitive definition";
     DTypeMismatch = "E0200", Error, "operands of incompatible dtypes";
     ShapeMismatch = "E0201", Error, "a shape rule of a primitive is violated";
     SizeOverflow = "E0202", Error, "a shape whose element count or byte size overflows a 64-bit integer";

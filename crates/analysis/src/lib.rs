@@ -1,6 +1,7 @@
 //! The semantics of the MindIR DSL: lowering to MindIR, name resolution, type
 //! and shape inference, and the diagnostics of `mirdsl check`.
 
+pub mod composite;
 pub mod diagnostic;
 pub mod effects;
 pub mod infer;

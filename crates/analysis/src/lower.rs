@@ -159,10 +159,41 @@ struct Scope {
 
 struct Lowerer<'a> {
     index: &'a ItemIndex,
+    /// Lowering a composite primitive's instance: the values of its attribute
+    /// parameters (those with a default), which become constants.
+    constants: Option<&'a [(String, AttrValue)]>,
     body: Body,
     map: SourceMap,
     diagnostics: Vec<Diagnostic>,
     scopes: Vec<Scope>,
+}
+
+/// Lowers a composite primitive's definition specialised on the values of its
+/// attributes (see `ops::composite`): its attribute parameters are constants
+/// and the graph is named `name`.
+pub fn lower_instance(
+    graph: &ast::Graph,
+    name: &str,
+    attrs: &[(String, AttrValue)],
+) -> LoweredGraph {
+    let index = ItemIndex::default();
+    let mut l = Lowerer {
+        index: &index,
+        constants: Some(attrs),
+        body: Body::default(),
+        map: SourceMap::default(),
+        diagnostics: Vec::new(),
+        scopes: Vec::new(),
+    };
+    let root = l.body.add_graph(name.to_string(), None, GraphOrigin::Named);
+    l.graph_into(root, graph);
+    l.body.graph_mut(root).name = name.to_string();
+    LoweredGraph {
+        name: name.to_string(),
+        body: Arc::new(l.body),
+        source_map: l.map,
+        diagnostics: l.diagnostics,
+    }
 }
 
 /// Lowers one top-level graph.
@@ -170,6 +201,7 @@ pub fn lower_graph(graph: &ast::Graph, index: &ItemIndex) -> LoweredGraph {
     let name = graph.name().map(|n| n.text()).unwrap_or_default();
     let mut l = Lowerer {
         index,
+        constants: None,
         body: Body::default(),
         map: SourceMap::default(),
         diagnostics: Vec::new(),
@@ -343,13 +375,77 @@ impl Lowerer<'_> {
             ..Scope::default()
         });
         for param in graph.params() {
-            self.param(id, &param);
+            // In a composite's instance, a parameter with an attribute type
+            // (`size: ints`) is a required attribute.
+            let required_attr =
+                self.constants.is_some() && ops::composite::is_attribute_param(&param);
+            if param.default_value().is_some() || required_attr {
+                self.attr_param(id, &param);
+            } else {
+                self.param(id, &param);
+            }
         }
         if let Some(block) = graph.body() {
             self.begin_effects(block.syntax());
             self.graph_body(id, &block, graph);
         }
         self.pop_scope();
+    }
+
+    /// The value of a name bound to a constant (a composite's attribute).
+    fn bound_constant(&mut self, e: &ast::Expr) -> Option<AttrValue> {
+        let ast::Expr::NameRef(name) = e else {
+            return None;
+        };
+        let text = name.text();
+        let scope = self
+            .scopes
+            .iter_mut()
+            .rev()
+            .find(|s| s.bound.contains_key(&text))?;
+        let Binding::Node(n) = scope.bound[&text].0 else {
+            return None;
+        };
+        let value = match &self.body.node(n).kind {
+            NodeKind::Const(v) => value_attr(v)?,
+            _ => return None,
+        };
+        scope.used.insert(text, true);
+        Some(value)
+    }
+
+    /// A parameter with a default: in a composite primitive's instance, the
+    /// attribute's constant value; elsewhere an error (graphs take values).
+    fn attr_param(&mut self, graph: GraphId, param: &ast::Param) {
+        let name = param.name().map(|n| n.text()).unwrap_or_default();
+        let range = param.name().map_or_else(|| param.range(), |n| n.range());
+        let is_root = graph == self.body.root() && self.scopes.len() == 1;
+        let value = match self.constants {
+            Some(attrs) if is_root => attrs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| attr_constant(v)),
+            _ => None,
+        };
+        let Some(value) = value else {
+            if self.constants.is_none() {
+                let r = param
+                    .default_value()
+                    .map_or(range, |d| range.cover(d.range()));
+                self.error(
+                    Code::DefaultParameter,
+                    r,
+                    format!("`{name}` has a default value: only composite primitive definitions have attribute parameters"),
+                )
+                .notes
+                .push("a graph's parameters are values its callers pass".into());
+            }
+            self.param(graph, param);
+            return;
+        };
+        let node = self.body.add_const(value, Some(range));
+        self.map.defs.push((range, Def::Node(node)));
+        self.bind(&name, Binding::Node(node), range, false);
     }
 
     fn param(&mut self, graph: GraphId, param: &ast::Param) -> NodeId {
@@ -371,7 +467,9 @@ impl Lowerer<'_> {
 
     fn pop_scope(&mut self) {
         let scope = self.scopes.pop().unwrap();
-        if !scope.warn_unused {
+        // An instance of a composite holds only the branches its attributes
+        // take: what the others use may go unused there.
+        if !scope.warn_unused || self.constants.is_some() {
             return;
         }
         let mut unused: Vec<(&String, &(Binding, TextRange))> = scope
@@ -666,6 +764,13 @@ impl Lowerer<'_> {
         if let Ok(d) = name.parse::<DType>() {
             return Some(Def::DType(d));
         }
+        if let Some(prim) = ops::mindspore::schema(name) {
+            // A MindSpore primitive used as a value.
+            if ops::mindspore::registry_op(name).is_none() {
+                self.diagnostics.push(unsupported_primitive(prim, range));
+                return None;
+            }
+        }
         let mut candidates: Vec<&str> = Vec::new();
         for s in &self.scopes {
             candidates.extend(s.bound.keys().map(String::as_str));
@@ -876,6 +981,9 @@ impl Lowerer<'_> {
     }
 
     fn if_expr(&mut self, e: &ast::IfExpr) -> NodeId {
+        if let Some(taken) = e.condition().and_then(|c| self.static_condition(&c)) {
+            return self.static_if(e, taken);
+        }
         let range = e.range();
         let graph = self.current_graph();
         let cond_range = e.condition().map_or(range, |c| c.range());
@@ -938,6 +1046,95 @@ impl Lowerer<'_> {
             then_value,
             else_value,
         });
+        call
+    }
+
+    /// In a composite's instance, the value of an `if` condition made of its
+    /// attributes and literals only (`reduction == "sum"`, `not equal_nan`,
+    /// `dtype == none`). The instance then holds only the branch taken (as
+    /// MindSpore's expanders choose a decomposition by the attributes), so the
+    /// other branch may use an attribute in a way that is valid only where it
+    /// is taken (`Cast(x, dtype)` when `dtype` is not `none`).
+    fn static_condition(&mut self, e: &ast::Expr) -> Option<bool> {
+        self.constants?;
+        match self.static_value(e)? {
+            AttrValue::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The constant value of an expression of attributes and literals, with
+    /// `==`, `!=`, `and`, `or` and `not`.
+    fn static_value(&mut self, e: &ast::Expr) -> Option<AttrValue> {
+        use syntax::SyntaxKind::*;
+        match e {
+            ast::Expr::Paren(p) => self.static_value(&p.expr()?),
+            ast::Expr::Bin(b) => {
+                let op = b.op_kind()?;
+                if !matches!(op, EQ2 | NEQ | AND_KW | OR_KW) {
+                    return None;
+                }
+                let x = self.static_value(&b.lhs()?)?;
+                let y = self.static_value(&b.rhs()?)?;
+                Some(AttrValue::Bool(match (op, x, y) {
+                    (EQ2, x, y) => constants_equal(&x, &y),
+                    (NEQ, x, y) => !constants_equal(&x, &y),
+                    (AND_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => x && y,
+                    (OR_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => x || y,
+                    _ => return None,
+                }))
+            }
+            ast::Expr::Prefix(p) if p.op_kind() == Some(NOT_KW) => {
+                match self.static_value(&p.operand()?)? {
+                    AttrValue::Bool(b) => Some(AttrValue::Bool(!b)),
+                    _ => None,
+                }
+            }
+            ast::Expr::NameRef(_) => self
+                .bound_constant(e)
+                .or_else(|| const_value(e, &|n| n.parse::<DType>().ok())),
+            _ => const_value(e, &|n| n.parse::<DType>().ok()),
+        }
+    }
+
+    /// An `if` whose condition is the constant `taken`: a call of the branch
+    /// taken, the other not lowered (see [`Lowerer::static_condition`]).
+    fn static_if(&mut self, e: &ast::IfExpr, taken: bool) -> NodeId {
+        let range = e.range();
+        let graph = self.current_graph();
+        let parent_name = self.body.graph(graph).name.clone();
+        let block = if taken {
+            e.then_block()
+        } else {
+            match e.else_branch() {
+                Some(ast::ElseBranch::Block(block)) => Some(block),
+                Some(ast::ElseBranch::If(inner)) => return self.if_expr(&inner),
+                None => {
+                    self.error(
+                        Code::MissingElse,
+                        range,
+                        "an `if` is an expression and needs an `else` branch",
+                    );
+                    return self.error_node(range);
+                }
+            }
+        };
+        let Some(block) = block else {
+            return self.error_node(range);
+        };
+        let (suffix, origin) = if taken {
+            ("then", GraphOrigin::Then)
+        } else {
+            ("else", GraphOrigin::Else)
+        };
+        let id = self
+            .body
+            .add_graph(format!("{parent_name}_{suffix}"), Some(graph), origin);
+        let value = self.branch(id, &block);
+        let g = self.body.add_const(Value::Graph(id), Some(value));
+        let call = self.body.add_apply(graph, vec![g], Some(range));
+        self.map.input_spans.insert(call, vec![range]);
+        self.order_effect(call);
         call
     }
 
@@ -1030,16 +1227,7 @@ impl Lowerer<'_> {
                 if text.starts_with(|c: char| c.is_ascii_uppercase())
                     && self.resolve_quiet(&text).is_none()
                 {
-                    let suggestions =
-                        ops::similar_names(&text, ops::public_ops().iter().map(|o| o.name));
-                    let mut message = format!("unknown primitive `{text}`");
-                    if let Some(s) = suggestions.first() {
-                        message.push_str(&format!("; did you mean `{s}`?"));
-                    }
-                    let mut d = Diagnostic::error(Code::UnknownPrimitive, callee.range(), message);
-                    if let Some(s) = suggestions.first() {
-                        d = d.with_fix(format!("change to `{s}`"), callee.range(), *s);
-                    }
+                    let d = unknown_primitive(&text, callee.range());
                     self.diagnostics.push(d);
                     for arg in &args {
                         if let Some(v) = arg.value() {
@@ -1149,7 +1337,7 @@ impl Lowerer<'_> {
         for (name, (value, name_range)) in &bound.attrs {
             let r = value.range();
             let resolve_dtype = |n: &str| n.parse::<DType>().ok();
-            match const_value(value, &resolve_dtype) {
+            match const_value(value, &resolve_dtype).or_else(|| self.bound_constant(value)) {
                 Some(v) => match ops::check_attr(op, name, &v) {
                     Ok(v) => prim.attrs.push((name.to_string(), v)),
                     Err(message) => {
@@ -1586,6 +1774,17 @@ fn binary_prim(op: syntax::SyntaxKind) -> &'static str {
     }
 }
 
+/// Whether two constants are equal: numbers by value (`1 == 1.0`), others as
+/// they are (strings exactly).
+fn constants_equal(x: &AttrValue, y: &AttrValue) -> bool {
+    match (x, y) {
+        (AttrValue::Int(_) | AttrValue::Float(_), AttrValue::Int(_) | AttrValue::Float(_)) => {
+            x.as_f64() == y.as_f64()
+        }
+        _ => x == y,
+    }
+}
+
 /// The value of a constant expression (literals, tuples of them, negation,
 /// dtype names), as an attribute value.
 pub fn const_value(e: &ast::Expr, dtype: &dyn Fn(&str) -> Option<DType>) -> Option<AttrValue> {
@@ -1624,6 +1823,7 @@ pub fn lower_weight(
     let _ = base_dir;
     let mut l = Lowerer {
         index: &ItemIndex::default(),
+        constants: None,
         body: Body::default(),
         map: SourceMap::default(),
         diagnostics: Vec::new(),
@@ -1807,6 +2007,40 @@ impl Lowerer<'_> {
 }
 
 /// A scalar constant value's abstract form (literals in graphs).
+/// A constant as an attribute value.
+fn value_attr(v: &Value) -> Option<AttrValue> {
+    Some(match v {
+        Value::Scalar { value, .. } => match value {
+            ScalarConst::Int(i) => AttrValue::Int(*i),
+            ScalarConst::Float(x) => AttrValue::float(*x),
+            ScalarConst::Bool(b) => AttrValue::Bool(*b),
+        },
+        Value::Str(s) => AttrValue::Str(s.clone()),
+        Value::None => AttrValue::None,
+        Value::Type(Ty::Scalar(d)) => AttrValue::DType(*d),
+        Value::Tuple(items) => {
+            AttrValue::Tuple(items.iter().map(value_attr).collect::<Option<_>>()?)
+        }
+        _ => return None,
+    })
+}
+
+/// An attribute's value as a constant of the graph: numbers are weak, like
+/// literals, so they take the dtype of the tensors they meet.
+fn attr_constant(v: &AttrValue) -> Option<Value> {
+    Some(match v {
+        AttrValue::Int(i) => Value::int(*i),
+        AttrValue::Float(x) => Value::float(x.0),
+        AttrValue::Bool(b) => Value::bool(*b),
+        AttrValue::Str(s) => Value::Str(s.clone()),
+        AttrValue::None => Value::None,
+        AttrValue::DType(d) => Value::Type(Ty::Scalar(*d)),
+        AttrValue::Tuple(items) => {
+            Value::Tuple(items.iter().map(attr_constant).collect::<Option<_>>()?)
+        }
+    })
+}
+
 pub fn scalar_const(v: &AttrValue) -> Option<ScalarConst> {
     match v {
         AttrValue::Int(i) => Some(ScalarConst::Int(*i)),
@@ -1814,4 +2048,72 @@ pub fn scalar_const(v: &AttrValue) -> Option<ScalarConst> {
         AttrValue::Bool(b) => Some(ScalarConst::Bool(*b)),
         _ => None,
     }
+}
+
+/// A call of a name that is no registry primitive: MindSpore's name for a
+/// registry primitive, a MindSpore primitive the registry does not support
+/// yet (E0145), or a misspelling (did-you-mean: supported names first).
+fn unknown_primitive(text: &str, range: TextRange) -> Diagnostic {
+    let ours = ops::mindspore::registry_name(text);
+    if ours != text && ops::lookup(ours).is_some() {
+        let mut d = Diagnostic::error(
+            Code::UnknownPrimitive,
+            range,
+            format!("unknown primitive `{text}`; did you mean `{ours}`?"),
+        )
+        .with_fix(format!("change to `{ours}`"), range, ours);
+        if ops::mindspore::schema(text).is_some() {
+            d.notes.push(format!(
+                "MindSpore {}'s `{text}` is mirdsl's `{ours}`",
+                ops::mindspore::SERIES
+            ));
+        }
+        return d;
+    }
+    if let Some(prim) = ops::mindspore::schema(text) {
+        return unsupported_primitive(prim, range);
+    }
+    let supported = ops::similar_names(text, ops::public_ops().iter().map(|o| o.name));
+    let mut message = format!("unknown primitive `{text}`");
+    let suggestion = match supported.first() {
+        Some(s) => Some((*s, String::new())),
+        None => ops::similar_names(text, ops::mindspore::PRIMS.iter().map(|p| p.name))
+            .first()
+            .map(|s| {
+                (
+                    *s,
+                    format!(
+                        " (a MindSpore {} primitive mirdsl does not support yet)",
+                        ops::mindspore::SERIES
+                    ),
+                )
+            }),
+    };
+    if let Some((s, what)) = &suggestion {
+        message.push_str(&format!("; did you mean `{s}`{what}?"));
+    }
+    let mut d = Diagnostic::error(Code::UnknownPrimitive, range, message);
+    if let Some((s, _)) = suggestion {
+        d = d.with_fix(format!("change to `{s}`"), range, s);
+    }
+    d
+}
+
+/// E0145: a MindSpore primitive the registry does not support yet, with
+/// MindSpore's signature.
+fn unsupported_primitive(prim: &ops::mindspore::MsPrim, range: TextRange) -> Diagnostic {
+    let series = ops::mindspore::SERIES;
+    let mut d = Diagnostic::error(
+        Code::UnsupportedPrimitive,
+        range,
+        format!(
+            "`{}` is a MindSpore {series} primitive that mirdsl does not support yet",
+            prim.name
+        ),
+    );
+    d.notes
+        .push(format!("MindSpore {series}: `{}`", prim.signature()));
+    d.notes
+        .push(format!("`{}` is {}", prim.name, prim.kind_note()));
+    d
 }

@@ -110,3 +110,49 @@ fn every_diagnostic_code_has_a_fixture() {
         .collect();
     assert!(missing.is_empty(), "codes without a fixture: {missing:?}");
 }
+
+fn first_error(text: &str) -> analysis::Diagnostic {
+    analysis::analyze(text)
+        .diagnostics
+        .into_iter()
+        .find(|d| d.severity == analysis::Severity::Error)
+        .expect("an error")
+}
+
+/// A MindSpore primitive without registry support is named as such, with
+/// MindSpore's signature; MindSpore's names for registry primitives and
+/// misspellings get did-you-mean, supported names first.
+#[test]
+fn mindspore_primitives_without_support() {
+    let d = first_error("graph f(x: f32[3]) { return FlashAttentionScore(x, x, x) }\n");
+    assert_eq!(d.code, analysis::Code::UnsupportedPrimitive);
+    assert_eq!(
+        d.message,
+        "`FlashAttentionScore` is a MindSpore 2.10 primitive that mirdsl does not support yet"
+    );
+    assert!(
+        d.notes[0].starts_with("MindSpore 2.10: `FlashAttentionScore(query: Tensor, key: Tensor"),
+        "{:?}",
+        d.notes
+    );
+    assert!(d.notes[1].contains("primitive function"), "{:?}", d.notes);
+
+    let d = first_error("graph f(x: f32[3]) { return Relu(x) }\n");
+    assert_eq!(d.code, analysis::Code::UnknownPrimitive);
+    assert_eq!(d.message, "unknown primitive `Relu`; did you mean `ReLU`?");
+    assert_eq!(d.notes, ["MindSpore 2.10's `Relu` is mirdsl's `ReLU`"]);
+
+    let d = first_error("graph f(x: f32[3]) { return Expp(x) }\n");
+    assert_eq!(d.message, "unknown primitive `Expp`; did you mean `Exp`?");
+
+    let d = first_error("graph f(x: f32[3]) { return FlashAttentionScor(x) }\n");
+    assert_eq!(
+        d.message,
+        "unknown primitive `FlashAttentionScor`; did you mean `FlashAttentionScore` (a MindSpore \
+         2.10 primitive mirdsl does not support yet)?"
+    );
+
+    // Used as a value rather than called.
+    let d = first_error("graph f(x: f32[3]) { g = FlashAttentionScore\n return x }\n");
+    assert_eq!(d.code, analysis::Code::UnsupportedPrimitive);
+}

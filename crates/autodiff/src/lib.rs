@@ -31,6 +31,7 @@ use ir::{AbsVal, Body, GraphId, MetaFn, Program, WrtItem};
 
 pub mod absint;
 pub mod builder;
+pub mod composites;
 pub mod envs;
 mod jt;
 pub mod passes;
@@ -83,6 +84,9 @@ pub struct Options {
     pub param_values: Option<Vec<AbsVal>>,
     /// Run the clean-up passes (default `true`).
     pub optimize: bool,
+    /// The bodies of composite primitives' instances (the analysis makes
+    /// them); needed when the program calls composites.
+    pub composites: Option<composites::InstanceFn>,
 }
 
 impl Default for Options {
@@ -90,6 +94,7 @@ impl Default for Options {
         Options {
             param_values: None,
             optimize: true,
+            composites: None,
         }
     }
 }
@@ -111,6 +116,7 @@ pub fn differentiate_with(
     options: &Options,
 ) -> Result<GradResult, AdError> {
     let mut world = World::from_program(program);
+    composites::expand(&mut world, options.composites)?;
     let mut taken: HashSet<String> = program.graphs.iter().map(|(n, _)| n.clone()).collect();
     taken.extend(program.weights.iter().map(|w| w.name.clone()));
     let originals: HashSet<String> = program.graphs.iter().map(|(n, _)| n.clone()).collect();
@@ -202,6 +208,9 @@ pub fn gradient_program_text(
     program: &Program,
     target: &GradTarget,
     meta: &MetaFn,
+    options: &Options,
 ) -> Result<String, AdError> {
-    Ok(print_result(&differentiate(program, target, meta)?))
+    Ok(print_result(&differentiate_with(
+        program, target, meta, options,
+    )?))
 }

@@ -362,6 +362,7 @@ fn argument_values_given_by_the_caller() {
     let options = autodiff::Options {
         param_values: Some(vec![t.clone(), t]),
         optimize: true,
+        composites: None,
     };
     let r =
         autodiff::differentiate_with(&prog, &target("f"), &MetaFn::Grad { wrt: None }, &options)

@@ -405,8 +405,8 @@ fn mlp() {
 /// `grad(name)` straight out of the J transformation, before the clean-up passes.
 fn grad_without_clean_up(prog: &ir::Program, name: &str) -> GradResult {
     let options = Options {
-        param_values: None,
         optimize: false,
+        ..Options::default()
     };
     differentiate_with(prog, &target(name), &MetaFn::Grad { wrt: None }, &options).unwrap()
 }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ir::{
-    Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, TextRange,
+    Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, ScalarConst, TextRange,
     Value as IrValue, WeightDef,
 };
 use ops::{AbsVal, KArg, KValue, KernelCall};
@@ -725,6 +725,17 @@ impl Executor {
             };
             let f = f.clone();
             match &*f {
+                Func::Prim(p) if ops::composite::composite(&p.prim.name).is_some() => {
+                    // A composite primitive runs its instance graph.
+                    let item = self.composite_item(&p.prim)?;
+                    let Value::Func(f) = self.item_value(item) else {
+                        unreachable!("an item's value is a function")
+                    };
+                    let Func::Graph(c) = &*f else {
+                        unreachable!("an item's value is a graph")
+                    };
+                    return self.enter(c, args).map(Outcome::Call);
+                }
                 Func::Prim(p) => return self.call_prim(p, args).map(Outcome::Value),
                 Func::Graph(c) => return self.enter(c, args).map(Outcome::Call),
                 Func::Partial { f, args: bound } => {
@@ -981,6 +992,32 @@ impl Executor {
             .collect()
     }
 
+    /// The item of a composite primitive's instance, made on first use.
+    fn composite_item(&mut self, prim: &PrimRef) -> Result<u32, RunError> {
+        let key = ops::composite::instance_key(prim)
+            .ok_or_else(|| RunError::internal("not a composite primitive"))?;
+        if let Some(item) = self.resolve_global(0, &key) {
+            return Ok(item);
+        }
+        let lowered = analysis::composite::instance(prim).ok_or_else(|| {
+            RunError::internal(format!("no definition of composite `{}`", prim.name))
+        })?;
+        let error = lowered
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == analysis::Severity::Error);
+        if let Some(e) = error {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` cannot take these attributes: {}",
+                    prim.name, e.message
+                ),
+            ));
+        }
+        Ok(self.add_item(&key, lowered.body.clone(), 0))
+    }
+
     /// A top-level graph `(p0, ..., pn) -> prim(p0, ..., pn)`.
     fn prim_wrapper(&mut self, prim: &PrimRef, nargs: usize) -> u32 {
         let mut k = self.items.len();
@@ -1031,6 +1068,7 @@ impl Executor {
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let options = autodiff::Options {
                 param_values,
+                composites: Some(analysis::composite::instance_body),
                 ..Default::default()
             };
             autodiff::differentiate_with(&program, &target, meta, &options)
@@ -1127,6 +1165,14 @@ impl Executor {
             "StopGradient" | "Return" => {
                 expect_args(name, &args, 1)?;
                 return Ok(args.swap_remove(0));
+            }
+            "Equal" | "NotEqual" => {
+                if let [a, b] = args.as_slice() {
+                    if let Some(eq) = constant_equality(a, b) {
+                        let v = ScalarConst::Bool(eq == (name == "Equal"));
+                        return Ok(Value::scalar(v, DType::Bool));
+                    }
+                }
             }
             _ => {}
         }
@@ -1499,4 +1545,22 @@ fn effect_writes(callee: &Value, inputs: &[Operand]) -> Result<Vec<u32>, RunErro
             )),
         })
         .collect()
+}
+
+/// Whether two operands of `Equal` are equal, when one of them is a string,
+/// `none` or a dtype (as inference decides it): strings compare by their text,
+/// `none` equals only `none`, dtypes compare as dtypes, and a tensor is never
+/// one of those. `None` for two tensors (the primitive compares them).
+fn constant_equality(a: &Value, b: &Value) -> Option<bool> {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => Some(x == y),
+        (Value::None, Value::None) => Some(true),
+        (Value::Type(x), Value::Type(y)) => Some(x == y),
+        (Value::Str(_) | Value::None | Value::Type(_), Value::Tensor(_))
+        | (Value::Tensor(_), Value::Str(_) | Value::None | Value::Type(_))
+        | (Value::Str(_), Value::None | Value::Type(_))
+        | (Value::None, Value::Str(_) | Value::Type(_))
+        | (Value::Type(_), Value::Str(_) | Value::None) => Some(false),
+        _ => None,
+    }
 }

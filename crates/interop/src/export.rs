@@ -23,7 +23,9 @@ use ir::{AbsVal, AttrValue, Body, DType, Dim, GraphId, NodeId, NodeKind, PrimRef
 use prost::Message;
 use tensor::{Buffer, Tensor};
 
-use crate::ms_ops::{self, Arg, Conv, Fixed};
+use ops::mindspore::{ArgMap, Conv};
+
+use crate::ms_ops;
 use crate::proto::{
     attribute_proto::{AttributeType, SeqInfoProto},
     AttributeProto, GraphProto, ModelProto, NodeProto, PrimitiveProto, TensorProto, ValueInfoProto,
@@ -93,7 +95,11 @@ pub fn export_program(
     if program.graph(&entry).is_none() {
         return Err(ExportError::NoEntry(entry));
     }
-    let mut ex = Exporter::new(analysis, &program, &entry, opts)?;
+    // Gradients are written as the graphs they denote.
+    let expanded = crate::export_grad::expand(analysis, &entry)?;
+    let expanded = crate::export_lower::lower(&expanded)?;
+    let program = expanded.source.program();
+    let mut ex = Exporter::new(&expanded, &program, &entry, opts)?;
     ex.run()
 }
 
@@ -565,12 +571,17 @@ impl<'a> Exporter<'a> {
                 .clone()
                 .unwrap_or_else(|| format!("p{}", p.0));
             let name = g.param_name(&label);
-            let ty = self.abs(k.item, p).or_else(|| {
-                body.node(p)
-                    .annotation
-                    .as_ref()
-                    .map(|(t, _)| AbsVal::from_ty(t))
-            });
+            // A parameter passed both literals and computed values (a loop
+            // counter) has one type when its weakness is forgotten.
+            let ty = self
+                .abs(k.item, p)
+                .or_else(|| self.joined(k.item, p))
+                .or_else(|| {
+                    body.node(p)
+                        .annotation
+                        .as_ref()
+                        .map(|(t, _)| AbsVal::from_ty(t))
+                });
             if k.item == 0 && k.graph == GraphId(0) {
                 match &ty {
                     Some(AbsVal::Tensor { shape, .. }) if shape.rank().is_some() => {}
@@ -774,13 +785,30 @@ impl<'a> Exporter<'a> {
             .iter()
             .all(|&a| matches!(self.joined(item, a), Some(AbsVal::Scalar { .. })));
         let elementwise = def.category == ops::Category::Elementwise;
-        if elementwise && all_scalar && !args.is_empty() && def.name != "Cast" {
+        // Attribute-free arithmetic on numbers: MindSpore's scalar primitives.
+        if elementwise && all_scalar && !args.is_empty() && def.attrs().next().is_none() {
+            // Arithmetic on literals (`-1.0 / 0.0`, how import writes -inf) is a constant.
+            if let Some(v) = self.fold_scalar(item, def, args) {
+                return g.constant(self, &v, None);
+            }
             return self.scalar_call(g, def.name, args, label, ty);
         }
         let like = if elementwise { tensor_dtype } else { None };
+        // A maker of constants (`Fill(f32, (), 1.5)`: how import writes a
+        // rank-0 tensor) is a constant in MindIR, as MindSpore folds it.
+        if let Some(folded) = self.fold_maker(item, def, p, args) {
+            return g.constant(self, &Value::Tensor(std::sync::Arc::new(folded)), None);
+        }
         let structural = matches!(
             def.name,
-            "MakeTuple" | "TupleGetItem" | "Switch" | "Partial" | "Depend" | "StopGradient"
+            "MakeTuple"
+                | "TupleGetItem"
+                | "Switch"
+                | "Partial"
+                | "Depend"
+                | "StopGradient"
+                | "Load"
+                | "UpdateState"
         );
         if structural {
             let mut ins = Vec::new();
@@ -794,12 +822,17 @@ impl<'a> Exporter<'a> {
             let prim = self.prim(def.name, false, attrs);
             return Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty));
         }
-        let entry = ms_ops::for_export(def.name).ok_or_else(|| {
-            ExportError::Unsupported(format!(
-                "`{}` has no MindSpore 2.10 counterpart in the export table",
-                def.name
-            ))
-        })?;
+        let mapping = match ops::mindspore::export_mapping(def.name) {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => return Err(ExportError::Unsupported(e.clone())),
+            None => {
+                return Err(ExportError::Unsupported(format!(
+                    "`{}` has no MindSpore {} counterpart",
+                    def.name,
+                    ops::mindspore::SERIES
+                )))
+            }
+        };
         let attr = |name: &str| -> Option<AttrValue> {
             p.attr(name)
                 .cloned()
@@ -810,53 +843,185 @@ impl<'a> Exporter<'a> {
                     _ => None,
                 })
         };
-        match entry.args {
-            Some(spec) => {
+        let kind = mapping.schema.map(|s| s.kind);
+        match (&mapping.args, kind) {
+            (Some(spec), kind) => {
+                let old_style = kind == Some(ops::mindspore::MsKind::Primitive);
+                // Attributes MindSpore's primitive function does not have can
+                // only keep their defaults (an old-style primitive's are on
+                // the primitive).
+                for q in def.attrs().filter(|_| !old_style) {
+                    let written = spec
+                        .iter()
+                        .any(|a| matches!(a, ArgMap::Attr(n, _) if *n == q.name));
+                    if !written
+                        && p.attr(q.name)
+                            .is_some_and(|v| Some(v) != attr_default(q).as_ref())
+                    {
+                        return Err(ExportError::Unsupported(format!(
+                            "`{}`'s `{}`: MindSpore's `{}` has no such argument",
+                            def.name, q.name, mapping.ms
+                        )));
+                    }
+                }
                 let mut ins = Vec::new();
                 let mut next_input = 0;
-                for a in spec {
+                let ms_args: Vec<_> = mapping
+                    .schema
+                    .map(|s| s.node_inputs().collect())
+                    .unwrap_or_default();
+                for (k, a) in spec.iter().enumerate() {
                     match a {
-                        Arg::Input => {
+                        ArgMap::Input => {
                             let &n = args.get(next_input).ok_or_else(|| {
                                 ExportError::Unsupported(format!("`{}` lacks an input", def.name))
                             })?;
                             next_input += 1;
+                            // MindSpore wants a tensor there: a constant number
+                            // is written as a rank-0 tensor.
+                            let wants_tensor = ms_args.get(k).is_some_and(|m| m.ty.is_tensor());
+                            if wants_tensor && like.is_none() {
+                                if let NodeKind::Const(Value::Scalar { value, dtype, .. }) =
+                                    &self.body(item).node(n).kind
+                                {
+                                    let t = Tensor::scalar(*dtype, value.as_f64());
+                                    ins.push(g.constant(
+                                        self,
+                                        &Value::Tensor(std::sync::Arc::new(t)),
+                                        None,
+                                    )?);
+                                    continue;
+                                }
+                            }
                             ins.push(self.operand(g, n, like)?);
                         }
-                        Arg::Attr(name, conv) => {
+                        ArgMap::Attr(name, conv) => {
                             let v = attr(name).ok_or_else(|| {
                                 ExportError::Unsupported(format!(
                                     "`{}` needs its `{name}` attribute",
                                     def.name
                                 ))
                             })?;
+                            if old_style && matches!(v, AttrValue::DType(_)) {
+                                // MindSpore wants a type object there (old-style `Fill`).
+                                return Err(ExportError::Unsupported(format!(
+                                    "`{}`: MindSpore's old-style `{}` takes `{name}` as a node \
+                                     input dtype; not exported yet",
+                                    def.name, mapping.ms
+                                )));
+                            }
                             let value = attr_to_value(&v, *conv).map_err(|e| {
                                 ExportError::Unsupported(format!("`{}`'s `{name}`: {e}", def.name))
                             })?;
                             ins.push(g.constant(self, &value, None)?);
                         }
-                        Arg::Fixed(f) => {
-                            let value = match f {
-                                Fixed::Bool(b) => Value::bool(*b),
-                                Fixed::Int(i) => Value::int(*i),
-                                Fixed::None => Value::None,
-                            };
+                        ArgMap::Fixed(f) => {
+                            let value = fixed_value(f).map_err(|e| {
+                                ExportError::Unsupported(format!("`{}`: {e}", mapping.ms))
+                            })?;
                             ins.push(g.constant(self, &value, None)?);
                         }
                     }
                 }
-                let prim = self.prim(entry.ms, true, Vec::new());
+                // An update takes the state token last (spec §11).
+                if let Some(&u) = args.get(next_input).filter(|_| ops::is_ordered(def.name)) {
+                    ins.push(self.operand(g, u, None)?);
+                }
+                let prim = if old_style {
+                    let mut attrs = old_style_attrs(def, mapping, &attr)?;
+                    if ops::effect_of(def.name).is_some() {
+                        attrs.push(bool_attr("side_effect_mem", true));
+                    }
+                    self.prim(mapping.ms, false, attrs)
+                } else {
+                    let attrs = if ops::effect_of(def.name).is_some() {
+                        vec![bool_attr("side_effect_mem", true)]
+                    } else {
+                        Vec::new()
+                    };
+                    self.prim(mapping.ms, true, attrs)
+                };
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))
             }
-            None => {
+            (None, None | Some(ops::mindspore::MsKind::Primitive)) => {
                 let mut ins = Vec::new();
                 for &a in args {
                     ins.push(self.operand(g, a, like)?);
                 }
-                let attrs = old_style_attrs(def.name, &attr)?;
-                let prim = self.prim(entry.ms, false, attrs);
+                let mut attrs = old_style_attrs(def, mapping, &attr)?;
+                if ops::effect_of(def.name).is_some() {
+                    attrs.push(bool_attr("side_effect_mem", true));
+                }
+                let prim = self.prim(mapping.ms, false, attrs);
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))
             }
+            (None, Some(ops::mindspore::MsKind::Function)) => {
+                Err(ExportError::Unsupported(format!(
+                    "`{}`: MindSpore's `{}` has no signature to write it with",
+                    def.name, mapping.ms
+                )))
+            }
+        }
+    }
+
+    /// An elementwise primitive on scalar constants, evaluated.
+    fn fold_scalar(&self, item: usize, def: &ops::OpDef, args: &[NodeId]) -> Option<Value> {
+        let body = self.body(item);
+        let mut inputs = Vec::new();
+        for &a in args {
+            let NodeKind::Const(Value::Scalar { value, dtype, .. }) = &body.node(a).kind else {
+                return None;
+            };
+            inputs.push(ops::KValue::Tensor(Tensor::scalar(*dtype, value.as_f64())));
+        }
+        let ops::KValue::Tensor(t) = ops::eager::call(def.name, &inputs, Vec::new()).ok()? else {
+            return None;
+        };
+        let x = *t.to_f64_vec().first()?;
+        let value = match t.dtype() {
+            DType::Bool => ir::ScalarConst::Bool(x != 0.0),
+            d if d.is_float() => ir::ScalarConst::Float(x),
+            _ => ir::ScalarConst::Int(x as i64),
+        };
+        Some(Value::Scalar {
+            value,
+            dtype: t.dtype(),
+            weak: false,
+        })
+    }
+
+    /// The value of `Fill`/`Zeros`/`Ones` on constant arguments (small ones).
+    fn fold_maker(
+        &self,
+        item: usize,
+        def: &ops::OpDef,
+        p: &PrimRef,
+        args: &[NodeId],
+    ) -> Option<Tensor> {
+        if !matches!(def.name, "Fill" | "Zeros" | "Ones") {
+            return None;
+        }
+        let body = self.body(item);
+        let mut inputs = Vec::new();
+        for &a in args {
+            let NodeKind::Const(c) = &body.node(a).kind else {
+                return None;
+            };
+            let t = match c {
+                Value::Scalar { value, dtype, .. } => Tensor::scalar(*dtype, value.as_f64()),
+                Value::Tensor(t) => (**t).clone(),
+                _ => return None,
+            };
+            inputs.push(ops::KValue::Tensor(t));
+        }
+        let attrs: Vec<(&'static str, AttrValue)> = p
+            .attrs
+            .iter()
+            .filter_map(|(k, v)| def.param(k).map(|q| (q.name, v.clone())))
+            .collect();
+        match ops::eager::call(def.name, &inputs, attrs) {
+            Ok(ops::KValue::Tensor(t)) if t.numel() <= 4096 => Some(t),
+            _ => None,
         }
     }
 
@@ -879,6 +1044,14 @@ impl<'a> Exporter<'a> {
             "Greater" => "ScalarGt",
             "GreaterEqual" => "ScalarGe",
             "Equal" => "ScalarEq",
+            // MindSpore's own scalar primitives (the registry has them too),
+            // when they take no attributes.
+            other
+                if other.starts_with("Scalar")
+                    && ops::lookup(other).is_some_and(|d| d.attrs().next().is_none()) =>
+            {
+                other
+            }
             other => {
                 return Err(ExportError::Unsupported(format!(
                     "`{other}` on scalars (MindIR has no scalar form of it)"
@@ -1061,9 +1234,11 @@ fn pair(v: &AttrValue) -> Option<Vec<i64>> {
 
 /// The attributes of an old-style primitive, as MindSpore 2.10 sets them.
 fn old_style_attrs(
-    name: &str,
+    def: &ops::OpDef,
+    mapping: &ops::mindspore::Mapping,
     attr: &dyn Fn(&str) -> Option<AttrValue>,
 ) -> Result<Vec<AttributeProto>, ExportError> {
+    let name = def.name;
     let bad = |what: &str| ExportError::Unsupported(format!("`{name}`'s `{what}` is not valid"));
     let get = |what: &'static str| attr(what).ok_or_else(|| bad(what));
     let string = |what: &'static str| -> Result<String, ExportError> {
@@ -1073,8 +1248,16 @@ fn old_style_attrs(
             .ok_or_else(|| bad(what))
     };
     Ok(match name {
-        "Conv2D" => {
-            let pad_mode = string("pad_mode")?.to_ascii_lowercase();
+        "Conv2D" | "Conv2DTranspose" | "Conv2DBackpropInput" | "Conv2DBackpropFilter" => {
+            // MindSpore's C++ reads these as it stores them: NCHW 4-tuples for
+            // stride and dilation, 4 paddings, `format`, and (the backward
+            // forms) `pad_list` and an upper-case `pad_mode`.
+            let backward = name != "Conv2D";
+            let pad_mode = if backward {
+                string("pad_mode")?.to_ascii_uppercase()
+            } else {
+                string("pad_mode")?.to_ascii_lowercase()
+            };
             let pad = get("pad")?.as_ints().ok_or_else(|| bad("pad"))?;
             let pad4 = match pad.as_slice() {
                 [p] => vec![*p; 4],
@@ -1094,7 +1277,14 @@ fn old_style_attrs(
                         .as_int()
                         .ok_or_else(|| bad("out_channel"))?,
                 ),
-                strings_attr("input_names", &["x", "w"]),
+                strings_attr(
+                    "input_names",
+                    match name {
+                        "Conv2D" => &["x", "w"][..],
+                        "Conv2DBackpropFilter" => &["out_backprop", "input", "filter_sizes"][..],
+                        _ => &["out_backprop", "filter", "input_sizes"][..],
+                    },
+                ),
                 ints_attr("pad", &pad4),
                 str_attr("pad_mode", &pad_mode),
                 str_attr("format", &string("data_format")?),
@@ -1110,6 +1300,15 @@ fn old_style_attrs(
                 ),
                 strings_attr("output_names", &["output"]),
             ]
+            .into_iter()
+            .chain(backward.then(|| {
+                let list = attr("pad_list")
+                    .and_then(|v| v.as_ints())
+                    .filter(|v| v.len() == 4)
+                    .unwrap_or_else(|| pad4.clone());
+                ints_attr("pad_list", &list)
+            }))
+            .collect()
         }
         "MaxPool" => vec![
             str_attr("pad_mode", &string("pad_mode")?.to_ascii_uppercase()),
@@ -1135,25 +1334,131 @@ fn old_style_attrs(
             float_attr("sens", 1.0),
         ],
         "SoftmaxCrossEntropyWithLogits" => Vec::new(),
-        other => {
-            return Err(ExportError::Unsupported(format!(
-                "`{other}` (an old-style MindSpore primitive) is not exported yet"
-            )))
+        // As MindSpore's constructor adds them: a fusion group and a mark
+        // that keeps the collective from being optimised away.
+        "AllReduce" => {
+            let mut attrs = generic_old_style_attrs(def, mapping, attr)?;
+            attrs.push(int_attr("fusion", 0));
+            attrs.push(bool_attr("no_eliminate", true));
+            attrs
         }
+        _ => generic_old_style_attrs(def, mapping, attr)?,
     })
+}
+
+/// The attributes of an old-style primitive without a convention of its own:
+/// each `__init__` argument under MindSpore's name, with the registry's value
+/// (or MindSpore's default where the registry does not have it).
+fn generic_old_style_attrs(
+    def: &ops::OpDef,
+    mapping: &ops::mindspore::Mapping,
+    attr: &dyn Fn(&str) -> Option<AttrValue>,
+) -> Result<Vec<AttributeProto>, ExportError> {
+    let Some(schema) = mapping.schema.filter(|s| s.args.is_some()) else {
+        return Err(ExportError::Unsupported(format!(
+            "`{}`: MindSpore's `{}` has no signature to write it with",
+            def.name, mapping.ms
+        )));
+    };
+    let mut out = Vec::new();
+    let inputs: Vec<&str> = schema.node_inputs().map(|a| a.name).collect();
+    if !inputs.is_empty() {
+        out.push(strings_attr("input_names", &inputs));
+    }
+    for a in schema.args() {
+        if a.role != ops::mindspore::MsRole::Attr {
+            continue;
+        }
+        let value = match mapping.attr(a.name) {
+            Some(ours) => attr(ours),
+            None => match a.default {
+                Some(d) => fixed_value(&d).ok().map(|v| value_to_attr_value(&v)),
+                None => None,
+            },
+        };
+        let Some(value) = value else {
+            return Err(ExportError::Unsupported(format!(
+                "`{}`: MindSpore's `{}` needs `{}`, which the registry does not have",
+                def.name, mapping.ms, a.name
+            )));
+        };
+        if let Some(proto) = attribute_proto(a.name, &value) {
+            out.push(proto);
+        }
+    }
+    out.push(strings_attr("output_names", &["output"]));
+    Ok(out)
+}
+
+/// An attribute value as an attribute of an old-style primitive.
+fn attribute_proto(name: &str, v: &AttrValue) -> Option<AttributeProto> {
+    Some(match v {
+        AttrValue::Int(i) => int_attr(name, *i),
+        AttrValue::Float(x) => float_attr(name, x.0 as f32),
+        AttrValue::Bool(b) => bool_attr(name, *b),
+        AttrValue::Str(s) => str_attr(name, s),
+        AttrValue::DType(d) => int_attr(name, ms_ops::type_id(*d)),
+        AttrValue::Tuple(_) => ints_attr(name, &v.as_ints()?),
+        AttrValue::None => return None,
+    })
+}
+
+/// The attribute value of a constant (for MindSpore defaults).
+fn value_to_attr_value(v: &Value) -> AttrValue {
+    match v {
+        Value::Scalar { value, .. } => match value {
+            ir::ScalarConst::Bool(b) => AttrValue::Bool(*b),
+            ir::ScalarConst::Int(i) => AttrValue::Int(*i),
+            ir::ScalarConst::Float(x) => AttrValue::float(*x),
+        },
+        Value::Str(s) => AttrValue::Str(s.clone()),
+        Value::Tuple(items) => AttrValue::Tuple(items.iter().map(value_to_attr_value).collect()),
+        _ => AttrValue::None,
+    }
+}
+
+/// The value MindSpore's argument is fixed to, as a constant.
+fn fixed_value(v: &ops::mindspore::MsValue) -> Result<Value, String> {
+    use ops::mindspore::MsValue as V;
+    Ok(match v {
+        V::None => Value::None,
+        V::Bool(b) => Value::bool(*b),
+        V::Int(i) => Value::int(*i),
+        V::Float(x) => Value::float(*x),
+        V::Str(s) => Value::Str(s.to_string()),
+        V::Ints(v) => Value::Tuple(v.iter().map(|&i| Value::int(i)).collect()),
+        V::Floats(v) => Value::Tuple(v.iter().map(|&x| Value::float(x)).collect()),
+        V::Bools(v) => Value::Tuple(v.iter().map(|&b| Value::bool(b)).collect()),
+        V::DType(name) => Value::int(ms_ops::type_id(
+            ms_ops::dtype_of_ms_name(name).ok_or_else(|| format!("unsupported dtype {name}"))?,
+        )),
+        V::Other(text) => return Err(format!("MindSpore's default `{text}` is not a constant")),
+    })
+}
+
+/// A registry attribute's default, if it has one.
+fn attr_default(p: &ops::ParamDef) -> Option<AttrValue> {
+    match p.kind {
+        ops::ParamKind::Attr {
+            default: Some(d), ..
+        } => Some(d.value()),
+        _ => None,
+    }
 }
 
 /// An attribute value as the constant MindSpore's primitive function takes.
 fn attr_to_value(v: &AttrValue, conv: Conv) -> Result<Value, String> {
     Ok(match (conv, v) {
-        (Conv::Format, AttrValue::Str(s)) => {
-            Value::int(ms_ops::format_value(s).ok_or_else(|| format!("unknown format {s:?}"))?)
-        }
-        (Conv::PadMode, AttrValue::Str(s)) => {
-            Value::int(ms_ops::pad_mode_value(s).ok_or_else(|| format!("unknown pad mode {s:?}"))?)
-        }
+        (Conv::Enum(e), AttrValue::Str(s)) => Value::int(
+            e.value(s)
+                .ok_or_else(|| format!("{s:?} is no value of MindSpore's `{}`", e.name))?,
+        ),
         (Conv::TypeId, AttrValue::DType(d)) => Value::int(ms_ops::type_id(*d)),
         (Conv::IntTuple, AttrValue::Int(i)) => Value::Tuple(vec![Value::int(*i)]),
+        (Conv::Pair, v) if v.as_ints().is_some() => {
+            let pair = pair(v).ok_or_else(|| format!("{v} is not a window (`k` or `(h, w)`)"))?;
+            Value::Tuple(pair.into_iter().map(Value::int).collect())
+        }
         (Conv::NoneIsEmpty, AttrValue::Tuple(items)) if items.is_empty() => Value::None,
         (_, v) => plain_value(v),
     })
@@ -1219,6 +1524,11 @@ fn value_attr(v: &Value, like: Option<DType>) -> Result<AttributeProto, ExportEr
             ..Default::default()
         },
         Value::Tensor(t) => tensor_value(t),
+        // MindSpore's `U`: the state token of graphs that update weights.
+        Value::Monad => AttributeProto {
+            r#type: Some(AttributeType::Umonad as i32),
+            ..Default::default()
+        },
         Value::Type(ir::Ty::Scalar(d)) | Value::Type(ir::Ty::Tensor(d, _)) => AttributeProto {
             i: Some(ms_ops::type_id(*d)),
             r#type: Some(AttributeType::Int64 as i32),
@@ -1377,6 +1687,16 @@ fn shape_attr(v: &AbsVal, name: &str) -> Option<AttributeProto> {
         AbsVal::Tensor { dtype, shape } => named(AttributeProto {
             tensors: vec![type_tensor(*dtype, shape)],
             r#type: Some(AttributeType::Tensors as i32),
+            ..Default::default()
+        }),
+        // A number: MindSpore's SCALAR with the dtype in a shapeless tensor.
+        AbsVal::Scalar { dtype, .. } => named(AttributeProto {
+            tensors: vec![TensorProto {
+                dims: vec![0],
+                data_type: Some(ms_ops::data_type(*dtype)),
+                ..Default::default()
+            }],
+            r#type: Some(AttributeType::Scalar as i32),
             ..Default::default()
         }),
         AbsVal::Tuple(items) => named(AttributeProto {

@@ -9,10 +9,13 @@
 //!   (`*.ir`), read into DSL text.
 //!
 //! Both importers read into one model of a MindSpore graph ([`model`]) and
-//! translate it the same way; [`ms_ops`] says how MindSpore spells each
-//! primitive of the registry.
+//! translate it the same way. Which MindSpore primitive is which registry
+//! primitive is `ops::mindspore` (derived from MindSpore's own definitions);
+//! [`ms_ops`] holds MindSpore's encodings of dtypes.
 
 pub mod export;
+mod export_grad;
+mod export_lower;
 pub mod ir_text;
 pub mod mindir;
 pub mod model;
@@ -31,8 +34,16 @@ pub use model::{Imported, WeightOptions};
 pub enum ImportError {
     /// Not a file of the expected format.
     Malformed(String),
-    /// Primitives neither the registry nor the name table knows, sorted.
+    /// Primitives that are not MindSpore 2.10's and that the registry does
+    /// not know, sorted.
     UnknownOps(Vec<String>),
+    /// MindSpore 2.10 primitives the registry does not support yet, each with
+    /// the nodes that use it (sorted by primitive); and unknown primitives
+    /// besides, if any.
+    UnsupportedOps {
+        ops: Vec<(String, Vec<String>)>,
+        unknown: Vec<String>,
+    },
     /// Constructs the DSL cannot express (each named).
     Unsupported(String),
 }
@@ -43,10 +54,35 @@ impl std::fmt::Display for ImportError {
             ImportError::Malformed(m) => write!(f, "malformed file: {m}"),
             ImportError::UnknownOps(ops) => write!(
                 f,
-                "unknown primitive{} (not in the registry nor in ops::mindspore_names): {}",
+                "unknown primitive{} (neither MindSpore {}'s nor the registry's): {}",
                 if ops.len() == 1 { "" } else { "s" },
+                ops::mindspore::SERIES,
                 ops.join(", ")
             ),
+            ImportError::UnsupportedOps { ops, unknown } => {
+                let mut lines = Vec::new();
+                for (op, nodes) in ops {
+                    let more = match nodes.len() {
+                        0 | 1 => String::new(),
+                        2 => ", and 1 more".to_string(),
+                        n => format!(", and {} more", n - 1),
+                    };
+                    let node = nodes.first().map_or("?", String::as_str);
+                    lines.push(format!(
+                        "`{op}` (node {node}{more}) is a MindSpore {} primitive mirdsl does not \
+                         support yet",
+                        ops::mindspore::SERIES
+                    ));
+                }
+                if !unknown.is_empty() {
+                    lines.push(format!(
+                        "unknown primitive{}: {}",
+                        if unknown.len() == 1 { "" } else { "s" },
+                        unknown.join(", ")
+                    ));
+                }
+                f.write_str(&lines.join("\n"))
+            }
             ImportError::Unsupported(m) => write!(f, "cannot be expressed in the DSL:\n{m}"),
         }
     }

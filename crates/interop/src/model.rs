@@ -12,13 +12,15 @@
 //! branches in its dumps), `AddN` of a tuple is a chain of `Add`, and an
 //! argument a graph ignores is passed as `none` when it cannot be written.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 use ir::{DType, Ty};
 use tensor::{Buffer, Tensor};
 
-use crate::ms_ops::{self, Arg, Conv, Fixed};
+use ops::mindspore::{ArgMap, Conv};
+
+use crate::ms_ops;
 
 #[path = "model_effects.rs"]
 mod effects;
@@ -411,15 +413,118 @@ fn const_text(c: &Const) -> Result<String, String> {
     })
 }
 
-/// A constant as an attribute value (`data_format=0` becomes `"NCHW"`, ...).
-fn attr_text(c: &Const, conv: Conv) -> Result<String, String> {
+/// A constant as the registry attribute `name` of `def` (`data_format=0`
+/// becomes `"NCHW"`, ...).
+/// The inputs of a call of `def` as arguments: positional while the signature
+/// has only inputs before them, by keyword after its first attribute (so
+/// `OneHot(indices, depth=5, on_value=a, off_value=b)` binds as meant).
+fn keyword_late_inputs(def: &ops::OpDef, inputs: Vec<String>) -> Vec<String> {
+    let first_attr = def.params.iter().position(|p| !p.is_input());
+    let mut out = Vec::with_capacity(inputs.len());
+    let mut values = inputs.into_iter();
+    for (i, p) in def.params.iter().enumerate() {
+        if !p.is_input() {
+            continue;
+        }
+        let Some(v) = values.next() else { break };
+        if first_attr.is_some_and(|a| a < i) {
+            out.push(format!("{}={v}", p.name));
+        } else {
+            out.push(v);
+        }
+    }
+    out.extend(values);
+    out
+}
+
+/// A MindSpore dtype name (`"int64"`, `"Float32"`) as a dtype.
+fn dtype_of_name(s: &str) -> Option<DType> {
+    let lower = s.to_ascii_lowercase();
+    DType::ALL
+        .into_iter()
+        .find(|d| d.mindspore_name().eq_ignore_ascii_case(&lower) || d.name() == lower)
+}
+
+fn attr_text(c: &Const, conv: Conv, def: &ops::OpDef, name: &str) -> Result<String, String> {
+    // The registry's attribute type decides between MindSpore's spellings.
+    match (def.param(name).map(|p| p.kind), c) {
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::IntTuple,
+                ..
+            }),
+            Const::Int(v, _),
+        ) => {
+            return Ok(format!("({v},)"));
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::IntTuple,
+                ..
+            }),
+            Const::Tuple(_),
+        ) => {
+            return const_text(c);
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::IntTuple,
+                ..
+            }),
+            Const::Tensor(t),
+        ) if t.rank() == 0 && !t.dtype().is_float() => {
+            return Ok(format!("({},)", t.to_f64_vec()[0] as i64));
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::DType,
+                ..
+            }),
+            Const::Str(s),
+        ) => {
+            return dtype_of_name(s)
+                .map(|d| d.to_string())
+                .ok_or_else(|| format!("`{name}` names no dtype: {s:?}"));
+        }
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::DType,
+                ..
+            }),
+            Const::Int(v, _),
+        ) if conv == Conv::Plain => {
+            return ms_ops::dtype_of_type_id(*v)
+                .map(|d| d.to_string())
+                .ok_or_else(|| format!("unsupported dtype (TypeId {v})"));
+        }
+        _ => {}
+    }
+    // A string attribute that MindSpore holds as an enum number.
+    let allowed = match def.param(name).map(|p| p.kind) {
+        Some(ops::ParamKind::Attr {
+            ty: ops::AttrType::Str(allowed),
+            ..
+        }) => Some(allowed),
+        _ => None,
+    };
+    let conv = match (conv, c) {
+        (Conv::Plain, Const::Int(..)) if allowed.is_some() => {
+            ops::mindspore::enum_of_arg(name).map_or(Conv::Plain, Conv::Enum)
+        }
+        _ => conv,
+    };
     match (conv, c) {
-        (Conv::Format, Const::Int(v, _)) => ms_ops::format_name(*v)
-            .map(|s| format!("{s:?}"))
-            .ok_or_else(|| format!("unknown data format {v}")),
-        (Conv::PadMode, Const::Int(v, _)) => ms_ops::pad_mode_name(*v)
-            .map(|s| format!("{s:?}"))
-            .ok_or_else(|| format!("unknown pad mode {v}")),
+        (Conv::Enum(e), Const::Int(v, _)) => {
+            let s = e
+                .name_of(*v)
+                .ok_or_else(|| format!("`{name}` {v} is no value of MindSpore's `{}`", e.name))?;
+            // The registry's spelling of it.
+            let s = allowed
+                .and_then(|a| a.iter().find(|x| x.eq_ignore_ascii_case(s)))
+                .copied()
+                .unwrap_or(s);
+            Ok(format!("{s:?}"))
+        }
         (Conv::TypeId, Const::Int(v, _)) => ms_ops::dtype_of_type_id(*v)
             .map(|d| d.to_string())
             .ok_or_else(|| format!("unsupported dtype (TypeId {v})")),
@@ -489,6 +594,8 @@ struct Translator<'m> {
     graph_names: Vec<String>,
     weight_names: Vec<String>,
     unknown_ops: BTreeSet<String>,
+    /// MindSpore primitives the registry lacks, and the nodes that use them.
+    unsupported_ops: BTreeMap<String, Vec<String>>,
     problems: Vec<String>,
     /// Parameters some node of their graph (or a nested one) uses.
     used_params: HashSet<(usize, usize)>,
@@ -499,6 +606,9 @@ struct Translator<'m> {
     effects: effects::Effects,
     /// `Load`s that stay statements (reads of weights that are updated).
     snapshots: HashSet<(usize, usize)>,
+    /// Parameters that only receive the state token (loops pass it along):
+    /// implicit in the DSL, so dropped.
+    monad_params: HashSet<(usize, usize)>,
 }
 
 /// Translates a module to DSL text: the entry graph becomes `main`.
@@ -509,11 +619,13 @@ pub fn to_dsl(m: &Module, opts: &WeightOptions, header: &str) -> Result<Imported
         graph_names: Vec::new(),
         weight_names: Vec::new(),
         unknown_ops: BTreeSet::new(),
+        unsupported_ops: BTreeMap::new(),
         problems: Vec::new(),
         used_params: HashSet::new(),
         weight_params: HashMap::new(),
         effects: effects::Effects::default(),
         snapshots: HashSet::new(),
+        monad_params: HashSet::new(),
     };
     t.run(opts, header)
 }
@@ -564,10 +676,13 @@ impl<'m> Translator<'m> {
                     }
                 }
                 Ref::Param(g, p) => {
+                    if self.monad_params.contains(&(g, p)) {
+                        return Resolved::Const(Const::Monad);
+                    }
                     return match self.weight_params.get(&(g, p)) {
                         Some(&w) => Resolved::Weight(w),
                         None => Resolved::Param(g, p),
-                    }
+                    };
                 }
                 Ref::Weight(w) => return Resolved::Weight(w),
                 Ref::Graph(g) => match self.forwards_to(g) {
@@ -736,7 +851,9 @@ impl<'m> Translator<'m> {
     /// Whether argument `i` of a use of graph `h` is dropped (its parameter
     /// is a weight).
     fn dropped(&self, h: Option<usize>, i: usize) -> bool {
-        h.is_some_and(|h| self.weight_params.contains_key(&(h, i)))
+        h.is_some_and(|h| {
+            self.weight_params.contains_key(&(h, i)) || self.monad_params.contains(&(h, i))
+        })
     }
 
     fn run(&mut self, opts: &WeightOptions, header: &str) -> Result<Imported, ImportError> {
@@ -769,6 +886,7 @@ impl<'m> Translator<'m> {
             }
         }
         self.find_weight_params(&live_nodes);
+        self.find_monad_params(&live_nodes);
         // A graph that uses another graph's nodes or parameters is nested in it.
         let mut parent: Vec<Option<usize>> = m.graphs.iter().map(|g| g.parent).collect();
         for &g in &live_graphs {
@@ -883,7 +1001,7 @@ impl<'m> Translator<'m> {
                 .params
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| !self.weight_params.contains_key(&(g, *i)))
+                .filter(|(i, _)| !self.dropped(Some(g), *i))
                 .map(|(i, p)| {
                     let name = self.var[&VarKey::Param(g, i)].clone();
                     match p.ty.as_ref().and_then(ty_text) {
@@ -938,6 +1056,14 @@ impl<'m> Translator<'m> {
             let _ = writeln!(text, "  return {}", ret.text());
             text.push_str("}\n");
             bodies.insert(g, text);
+        }
+        if !self.unsupported_ops.is_empty() {
+            return Err(ImportError::UnsupportedOps {
+                ops: std::mem::take(&mut self.unsupported_ops)
+                    .into_iter()
+                    .collect(),
+                unknown: self.unknown_ops.iter().cloned().collect(),
+            });
         }
         if !self.unknown_ops.is_empty() {
             let ops: Vec<String> = self.unknown_ops.iter().cloned().collect();
@@ -1183,14 +1309,20 @@ impl<'m> Translator<'m> {
                     };
                     args.push(e.text().to_string());
                 }
-                let callee = self.resolved_operand(g, &callee)?;
-                Ok(Expr::Text(format!(
-                    "{}({})",
-                    callee.text(),
-                    args.join(", ")
-                )))
+                let callee_text = self.resolved_operand(g, &callee)?;
+                let call = format!("{}({})", callee_text.text(), args.join(", "));
+                // A backpropagator of `J`: MindSpore's returns the free
+                // variables' environment first, the DSL's `vjp` does not.
+                if let Some(n) = self.j_backprop_arity(c) {
+                    let items: Vec<String> = (0..n).map(|i| format!("r[{i}]")).collect();
+                    return Ok(Expr::Text(format!(
+                        "(fn(r) => (none, {}))({call})",
+                        items.join(", ")
+                    )));
+                }
+                Ok(Expr::Text(call))
             }
-            Callee::Prim { name, attrs } => self.prim_expr(g, name, attrs, &node.args),
+            Callee::Prim { name, attrs } => self.prim_expr(g, name, &node.name, attrs, &node.args),
         }
     }
 
@@ -1198,6 +1330,7 @@ impl<'m> Translator<'m> {
         &mut self,
         g: usize,
         name: &str,
+        node_name: &str,
         attrs: &[(String, Const)],
         args: &[Ref],
     ) -> Result<Expr, String> {
@@ -1261,12 +1394,15 @@ impl<'m> Translator<'m> {
                 ));
             }
             "J" => {
-                return Err(
-                    "`J` (MindSpore's gradient transformation) cannot be written in the DSL: its \
-                     backpropagator also returns the free-variable environment; import a dump \
-                     taken after automatic differentiation (an `execute` stage)"
-                        .into(),
-                )
+                // MindSpore's `J` is the DSL's `vjp` (its backpropagator's
+                // extra environment output is added where it is called).
+                let [f] = args else {
+                    return Err("`J` takes one function".into());
+                };
+                if !matches!(self.resolve(f), Resolved::Graph(_)) {
+                    return Err("`J` of a computed function value".into());
+                }
+                return Ok(Expr::Text(format!("vjp({})", self.operand(g, f)?.text())));
             }
             "resolve" => {
                 return Err(
@@ -1277,38 +1413,56 @@ impl<'m> Translator<'m> {
             }
             _ => {}
         }
-        let Some(entry) = ms_ops::by_ms_name(bare) else {
-            // Not in the table: a registry primitive of the same name, or one
-            // `ops::mindspore_names` maps, with positional inputs and the
-            // attributes by name.
-            let ours = ops::mindspore_names::registry_name(bare);
-            let Some(def) = ops::lookup(ours) else {
+        let mapping = match ops::mindspore::mapping(bare) {
+            Some(Ok(m)) => m,
+            Some(Err(why)) => {
+                return Err(format!(
+                    "`{bare}` does not line up with the registry's `{}`: {why}",
+                    ops::mindspore::registry_name(bare)
+                ))
+            }
+            None => {
+                // Not a MindSpore primitive the registry supports: a registry
+                // primitive of this name (an internal one) still imports, with
+                // positional inputs and the attributes by name.
+                if let Some(def) = ops::lookup(bare) {
+                    return self.generic_call(g, def, None, attrs, args);
+                }
+                if ops::mindspore::schema(bare).is_some() {
+                    let nodes = self.unsupported_ops.entry(bare.to_string()).or_default();
+                    nodes.push(node_name.to_string());
+                    return Err(format!(
+                        "`{bare}` is a MindSpore {} primitive mirdsl does not support yet",
+                        ops::mindspore::SERIES
+                    ));
+                }
                 self.unknown_ops.insert(bare.to_string());
                 return Err(format!("unknown primitive `{bare}`"));
-            };
-            return self.generic_call(g, def, attrs, args);
+            }
         };
-        let def = ops::lookup(entry.ours).ok_or_else(|| {
-            self.unknown_ops.insert(bare.to_string());
-            format!(
-                "`{bare}` maps to `{}`, which the registry lacks",
-                entry.ours
-            )
-        })?;
-        let Some(spec) = entry.args else {
-            return self.generic_call(g, def, attrs, args);
+        let def = mapping.def;
+        let Some(spec) = &mapping.args else {
+            return self.generic_call(g, def, Some(mapping), attrs, args);
         };
+        // An old-style primitive with more node inputs than MindSpore's
+        // definition names: attributes given as inputs, in the registry's order.
+        let old_style = mapping
+            .schema
+            .is_some_and(|p| p.kind == ops::mindspore::MsKind::Primitive);
+        if old_style && args.len() > spec.len() {
+            return self.generic_call(g, def, Some(mapping), attrs, args);
+        }
         let mut inputs = Vec::new();
         let mut kwargs = Vec::new();
         for (i, a) in spec.iter().enumerate() {
             let given = args.get(i);
             match a {
-                Arg::Input => {
+                ArgMap::Input => {
                     let r = given.ok_or_else(|| format!("`{bare}` lacks input {i}"))?;
                     let e = self.operand(g, r)?;
                     inputs.push(self.literal_input(def, e, r));
                 }
-                Arg::Attr(name, conv) => {
+                ArgMap::Attr(name, conv) => {
                     let Some(r) = given else { continue };
                     let value = match self.resolve(r) {
                         Resolved::Const(c) => c,
@@ -1318,20 +1472,27 @@ impl<'m> Translator<'m> {
                         ))
                         }
                     };
-                    kwargs.push(format!("{name}={}", attr_text(&value, *conv)?));
+                    // MindSpore's `None` where its default is `None` is the
+                    // registry's default.
+                    let ms_default_none = mapping
+                        .schema
+                        .and_then(|p| p.node_inputs().nth(i))
+                        .is_some_and(|a| a.default == Some(ops::mindspore::MsValue::None));
+                    if value == Const::None && ms_default_none && *conv != Conv::NoneIsEmpty {
+                        continue;
+                    }
+                    kwargs.push(format!("{name}={}", attr_text(&value, *conv, def, name)?));
                 }
-                Arg::Fixed(f) => {
+                ArgMap::Fixed(f) => {
                     let Some(r) = given else { continue };
-                    let ok = match (self.resolve(r), f) {
-                        (Resolved::Const(Const::None), Fixed::None) => true,
-                        (Resolved::Const(Const::Bool(b)), Fixed::Bool(x)) => b == *x,
-                        (Resolved::Const(Const::Int(v, _)), Fixed::Int(x)) => v == *x,
-                        _ => false,
-                    };
-                    if !ok {
+                    if !fixed_matches(&self.resolve(r), f) {
+                        let arg = mapping
+                            .schema
+                            .and_then(|p| p.node_inputs().nth(i))
+                            .map_or_else(|| format!("argument {i}"), |a| format!("`{}`", a.name));
                         return Err(format!(
-                            "`{bare}`'s argument {i} has a value the registry's `{}` cannot express",
-                            entry.ours
+                            "`{bare}`'s {arg} is not {f}, which the registry's `{}` cannot express",
+                            def.name
                         ));
                     }
                 }
@@ -1339,21 +1500,22 @@ impl<'m> Translator<'m> {
         }
         if args.len() > spec.len() {
             return Err(format!(
-                "`{bare}` has {} inputs, MindSpore 2.10's has {}",
+                "`{bare}` has {} inputs, MindSpore {}'s has {}",
                 args.len(),
+                ops::mindspore::SERIES,
                 spec.len()
             ));
         }
         // Attributes on the primitive itself (`primitive_attrs`) that the
         // registry knows.
         for (k, v) in attrs {
-            let k = ms_ops::attr_alias(k);
-            if let Some(p) = def.param(k) {
-                if !p.is_input() && !kwargs.iter().any(|a| a.starts_with(&format!("{k}="))) {
-                    kwargs.push(format!("{k}={}", attr_text(v, Conv::Plain)?));
+            if let Some(k) = mapping.attr(k) {
+                if !kwargs.iter().any(|a| a.starts_with(&format!("{k}="))) {
+                    kwargs.push(format!("{k}={}", attr_text(v, Conv::Plain, def, k)?));
                 }
             }
         }
+        let mut inputs = keyword_late_inputs(def, inputs);
         inputs.extend(drop_defaults(def, kwargs));
         Ok(Expr::Text(format!("{}({})", def.name, inputs.join(", "))))
     }
@@ -1372,10 +1534,14 @@ impl<'m> Translator<'m> {
         e.text().to_string()
     }
 
+    /// A call whose node inputs are the registry's inputs in order, then (for
+    /// old-style primitives that take attributes as inputs) its attributes;
+    /// the primitive's own attributes by name.
     fn generic_call(
         &mut self,
         g: usize,
         def: &ops::OpDef,
+        mapping: Option<&ops::mindspore::Mapping>,
         attrs: &[(String, Const)],
         args: &[Ref],
     ) -> Result<Expr, String> {
@@ -1396,46 +1562,89 @@ impl<'m> Translator<'m> {
             let e = self.operand(g, a)?;
             parts.push(self.literal_input(def, e, a));
         }
-        // Extra inputs are attributes, in the registry's order.
-        let attr_defs: Vec<&ops::ParamDef> = def.attrs().collect();
+        // The registry attribute a MindSpore attribute name is.
+        let attr_name = |k: &str| -> Option<&'static str> {
+            match mapping {
+                Some(m) => m.attr(k),
+                None => {
+                    let k = ops::mindspore::STORED_ATTR_NAMES
+                        .iter()
+                        .find(|(ms, _)| *ms == k)
+                        .map_or(k, |(_, ours)| ours);
+                    def.param(k).filter(|p| !p.is_input()).map(|p| p.name)
+                }
+            }
+        };
+        // Extra inputs are attributes: the one of MindSpore's name for that
+        // input, else the registry's next.
+        let ms_inputs: Vec<&str> = mapping
+            .and_then(|m| m.schema)
+            .map(|p| p.node_inputs().map(|a| a.name).collect())
+            .unwrap_or_default();
+        let mut attr_defs = def.attrs().map(|p| p.name);
         for (i, a) in args[n_inputs..].iter().enumerate() {
-            let p = attr_defs.get(i).ok_or_else(|| {
-                format!(
-                    "`{}` has {} inputs, more than the registry's",
-                    def.name,
-                    args.len()
-                )
-            })?;
+            let name = ms_inputs
+                .get(n_inputs + i)
+                .and_then(|n| attr_name(n))
+                .or_else(|| attr_defs.next())
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` has {} inputs, more than the registry's",
+                        def.name,
+                        args.len()
+                    )
+                })?;
             match self.resolve(a) {
                 Resolved::Const(c) => {
-                    parts.push(format!("{}={}", p.name, attr_text(&c, Conv::Plain)?))
+                    parts.push(format!("{name}={}", attr_text(&c, Conv::Plain, def, name)?))
                 }
-                _ => {
-                    return Err(format!(
-                        "`{}`'s `{}` is computed at run time",
-                        def.name, p.name
-                    ))
-                }
+                _ => return Err(format!("`{}`'s `{name}` is computed at run time", def.name)),
             }
         }
         for (k, v) in attrs {
-            let k = ms_ops::attr_alias(k);
-            if let Some(p) = def.param(k) {
-                if p.is_input() || parts.iter().any(|a| a.starts_with(&format!("{k}="))) {
-                    continue;
-                }
-                let conv = match k {
-                    "data_format" if matches!(v, Const::Int(..)) => Conv::Format,
-                    "pad_mode" if matches!(v, Const::Int(..)) => Conv::PadMode,
-                    _ => Conv::Plain,
-                };
-                parts.push(format!("{k}={}", attr_text(v, conv)?));
+            let Some(k) = attr_name(k) else { continue };
+            if parts.iter().any(|a| a.starts_with(&format!("{k}="))) {
+                continue;
             }
+            parts.push(format!("{k}={}", attr_text(v, Conv::Plain, def, k)?));
         }
         let inputs: Vec<String> = parts.drain(..n_inputs).collect();
-        let mut all = inputs;
+        let mut all = if def.variadic {
+            inputs
+        } else {
+            keyword_late_inputs(def, inputs)
+        };
         all.extend(drop_defaults(def, parts));
         Ok(Expr::Text(format!("{}({})", def.name, all.join(", "))))
+    }
+}
+
+/// Whether a node input holds the value MindSpore's argument is fixed to.
+fn fixed_matches(r: &Resolved, f: &ops::mindspore::MsValue) -> bool {
+    use ops::mindspore::MsValue as V;
+    let Resolved::Const(c) = r else {
+        return false;
+    };
+    match (c, f) {
+        (Const::None, V::None) => true,
+        (Const::Bool(b), V::Bool(x)) => b == x,
+        (Const::Int(v, _), V::Int(x)) => v == x,
+        (Const::Int(v, _), V::Bool(x)) => *v == i64::from(*x),
+        (Const::Float(v, _), V::Float(x)) => v == x,
+        (Const::Float(v, _), V::Int(x)) => *v == *x as f64,
+        (Const::Str(s), V::Str(x)) => s.eq_ignore_ascii_case(x),
+        (Const::Tuple(items), V::Ints(x)) => {
+            items.len() == x.len()
+                && items
+                    .iter()
+                    .zip(x.iter())
+                    .all(|(c, x)| matches!(c, Const::Int(v, _) if v == x))
+        }
+        (Const::Int(v, _), V::DType(name)) => {
+            ms_ops::dtype_of_ms_name(name).is_some_and(|d| ms_ops::type_id(d) == *v)
+        }
+        (Const::Type(d), V::DType(name)) => ms_ops::dtype_of_ms_name(name) == Some(*d),
+        _ => false,
     }
 }
 
@@ -1460,7 +1669,16 @@ fn drop_defaults(def: &ops::OpDef, kwargs: Vec<String>) -> Vec<String> {
         })
         .collect();
     kept.sort_by_key(|(p, _)| *p);
-    kept.into_iter().map(|(_, k)| simplify_window(&k)).collect()
+    kept.into_iter()
+        .map(|(p, k)| match def.params[p].kind {
+            // Only where the registry takes an int for a window, too.
+            ops::ParamKind::Attr {
+                ty: ops::AttrType::Ints,
+                ..
+            } => simplify_window(&k),
+            _ => k,
+        })
+        .collect()
 }
 
 /// MindSpore's NCHW windows `(1, 1, h, w)` as `(h, w)`, and `(k, k)` as `k`.

@@ -5,7 +5,7 @@
 //! reads of a weight that is updated are bound where MindSpore reads it
 //! (`w0 = Load(w)`), never dropped or moved past an update.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::{Callee, Const, Ref, Resolved, Translator};
 
@@ -35,10 +35,7 @@ pub(super) struct Effects {
 
 /// The registry's name of MindSpore primitive `bare`.
 fn registry_name(bare: &str) -> &str {
-    match crate::ms_ops::by_ms_name(bare) {
-        Some(e) => e.ours,
-        None => ops::mindspore_names::registry_name(bare),
-    }
+    ops::mindspore::registry_name(bare)
 }
 
 impl Translator<'_> {
@@ -169,6 +166,108 @@ impl Translator<'_> {
         match args.split_last() {
             Some((last, rest)) if self.resolve(last) == Resolved::Const(Const::Monad) => rest,
             _ => args,
+        }
+    }
+
+    /// Finds the graph parameters that only ever receive the state token
+    /// (MindSpore passes `u` into loop graphs that read weights): the largest
+    /// set such that every call, `if` and partial application passes them a
+    /// token or another such parameter.
+    pub(super) fn find_monad_params(&mut self, live_nodes: &[BTreeSet<usize>]) {
+        let m = self.m;
+        let mut sites: HashMap<usize, Vec<Vec<Option<Ref>>>> = HashMap::new();
+        for (g, nodes) in live_nodes.iter().enumerate() {
+            for &n in nodes {
+                let node = &m.graphs[g].nodes[n];
+                if let Some(sc) = self.switch_call(g, n) {
+                    for (h, bound) in [&sc.then, &sc.els] {
+                        let all = bound.iter().chain(&node.args).cloned().map(Some);
+                        sites.entry(*h).or_default().push(all.collect());
+                    }
+                    continue;
+                }
+                match &node.callee {
+                    Callee::Value(c) => {
+                        if let Resolved::Graph(h) = self.resolve(c) {
+                            let args = node.args.iter().cloned().map(Some).collect();
+                            sites.entry(h).or_default().push(args);
+                        }
+                    }
+                    Callee::Prim { name, .. }
+                        if name.trim_start_matches("PrimFunc_") == "Partial" =>
+                    {
+                        if let Some((f, bound)) = node.args.split_first() {
+                            if let Resolved::Graph(h) = self.resolve(f) {
+                                let mut args: Vec<Option<Ref>> =
+                                    bound.iter().cloned().map(Some).collect();
+                                args.resize(m.graphs[h].params.len().max(args.len()), None);
+                                sites.entry(h).or_default().push(args);
+                            }
+                        }
+                    }
+                    Callee::Prim { .. } => {}
+                }
+            }
+        }
+        let mut candidates: HashSet<(usize, usize)> = HashSet::new();
+        for (&h, list) in &sites {
+            if h == m.entry {
+                continue;
+            }
+            for i in 0..m.graphs[h].params.len() {
+                if list.iter().all(|args| matches!(args.get(i), Some(Some(_)))) {
+                    candidates.insert((h, i));
+                }
+            }
+        }
+        loop {
+            self.monad_params = candidates.clone();
+            let before = candidates.len();
+            candidates.retain(|&(h, i)| {
+                sites[&h].iter().all(|args| match args.get(i) {
+                    Some(Some(r)) => self.resolve(r) == Resolved::Const(Const::Monad),
+                    _ => false,
+                })
+            });
+            if candidates.len() == before {
+                self.monad_params = candidates;
+                return;
+            }
+        }
+    }
+
+    /// When `callee` is the backpropagator `J(f)(args)[1]`: the number of
+    /// `f`'s parameters (the gradients it returns after the environment).
+    pub(super) fn j_backprop_arity(&self, callee: &Ref) -> Option<usize> {
+        let Resolved::Node(h, k) = self.resolve(callee) else {
+            return None;
+        };
+        let get = &self.m.graphs[h].nodes[k];
+        if !matches!(self.prim_name(h, k), Some("TupleGetItem" | "tuple_getitem")) {
+            return None;
+        }
+        let [t, i] = get.args.as_slice() else {
+            return None;
+        };
+        if !matches!(self.resolve(i), Resolved::Const(Const::Int(1, _))) {
+            return None;
+        }
+        let Resolved::Node(h2, k2) = self.resolve(t) else {
+            return None;
+        };
+        let Callee::Value(jc) = &self.m.graphs[h2].nodes[k2].callee else {
+            return None;
+        };
+        let Resolved::Node(h3, k3) = self.resolve(jc) else {
+            return None;
+        };
+        if self.prim_name(h3, k3) != Some("J") {
+            return None;
+        }
+        let f = self.m.graphs[h3].nodes[k3].args.first()?;
+        match self.resolve(f) {
+            Resolved::Graph(fg) => Some(self.m.graphs[fg].params.len()),
+            _ => None,
         }
     }
 }

@@ -62,7 +62,11 @@ pub fn grad_command(file: &Path, entry: &str, wrt: &[String], vjp: bool) -> u8 {
         item: entry.to_string(),
         graph: body.root(),
     };
-    match autodiff::gradient_program_text(&program, &target, &meta) {
+    let options = autodiff::Options {
+        composites: Some(analysis::composite::instance_body),
+        ..Default::default()
+    };
+    match autodiff::gradient_program_text(&program, &target, &meta, &options) {
         Ok(text) => {
             print!("{text}");
             EXIT_OK

@@ -519,6 +519,14 @@ fn roundtrip_stage(python: &Path, dir: &Path, work: &Path) -> Result<(), String>
         std::fs::copy(path, case.join(format!("in{i}.npy"))).unwrap();
     }
     std::fs::copy(dir.join("expected.json"), case.join("expected.json")).unwrap();
+    // A training step runs twice in MindSpore too, each run updating the weights.
+    if dir.join("expected_steps.json").is_file() {
+        std::fs::copy(
+            dir.join("expected_steps.json"),
+            case.join("expected_steps.json"),
+        )
+        .unwrap();
+    }
     let (_, out, err) = run_command(
         Command::new(python)
             .arg(roundtrip_script())

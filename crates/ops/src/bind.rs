@@ -190,6 +190,28 @@ pub fn check_attr(op: &OpDef, name: &str, value: &AttrValue) -> Result<AttrValue
         {
             Ok(value.clone())
         }
+        (AttrType::Floats, AttrValue::Int(_) | AttrValue::Float(_)) => {
+            Ok(AttrValue::float(value.as_f64().expect("a number")))
+        }
+        (AttrType::Floats, AttrValue::Tuple(items))
+            if items
+                .iter()
+                .all(|i| matches!(i, AttrValue::Int(_) | AttrValue::Float(_))) =>
+        {
+            Ok(AttrValue::Tuple(
+                items
+                    .iter()
+                    .map(|i| AttrValue::float(i.as_f64().expect("a number")))
+                    .collect(),
+            ))
+        }
+        (AttrType::IntTuples, AttrValue::Tuple(items))
+            if items.iter().all(|i| {
+                matches!(i, AttrValue::Tuple(v) if v.iter().all(|e| matches!(e, AttrValue::Int(_))))
+            }) =>
+        {
+            Ok(value.clone())
+        }
         (AttrType::DType, AttrValue::DType(_)) => Ok(value.clone()),
         _ => Err(bad()),
     }

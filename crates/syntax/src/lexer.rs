@@ -7,14 +7,13 @@ use crate::{SyntaxError, SyntaxKind, TextRange, TextSize};
 
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 enum RawToken {
-    // `[ \t\r\u{feff}]+` (scanned by a function, see `Comment`).
-    #[regex(r"[ \t\r\u{feff}]", whitespace)]
+    // `[ \t\u{feff}]+` (scanned by a function, see `Comment`).
+    #[regex(r"[ \t\u{feff}]", whitespace)]
     Whitespace,
-    #[regex(r"\r?\n")]
+    // A line break is `\n`, `\r\n` or a lone `\r` (as in LSP 3.17).
+    #[regex(r"\r\n|\r|\n")]
     Newline,
-    // A comment runs to the end of the line. A lone `\r` is not a line break (it is
-    // whitespace, as in the tree-sitter grammar), so the comment runs through it;
-    // the `\r` of a `\r\n` (and any `\r`s just before it or the end) is left out.
+    // A comment runs to the end of the line (`\r` or `\n`).
     // (Scanned by a function, not a regex: the state machine logos generates
     // for a regex over any characters recurses once per multi-byte character
     // in unoptimised builds, and a long comment overflowed the stack.)
@@ -87,16 +86,14 @@ enum RawToken {
     Question,
 }
 
-/// The rest of a comment after its `#`: to the end of the line, leaving out
-/// the `\r`s just before the line break (or the end of the file); a lone `\r`
-/// inside the line is part of the comment.
+/// The rest of a comment after its `#`: up to the line break (`\r` or `\n`)
+/// or the end of the file.
 fn comment(lex: &mut logos::Lexer<RawToken>) {
     let rest = lex.remainder().as_bytes();
-    let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-    let mut len = end;
-    while len > 0 && rest[len - 1] == b'\r' {
-        len -= 1;
-    }
+    let len = rest
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .unwrap_or(rest.len());
     lex.bump(len);
 }
 
@@ -105,7 +102,7 @@ fn whitespace(lex: &mut logos::Lexer<RawToken>) {
     let rest = lex.remainder();
     let len = rest
         .char_indices()
-        .find(|&(_, c)| !matches!(c, ' ' | '\t' | '\r' | '\u{feff}'))
+        .find(|&(_, c)| !matches!(c, ' ' | '\t' | '\u{feff}'))
         .map_or(rest.len(), |(i, _)| i);
     lex.bump(len);
 }

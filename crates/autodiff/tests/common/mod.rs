@@ -53,7 +53,8 @@ pub fn with_result(program: &Program, r: &GradResult) -> Program {
 
 /// The gradient graphs as text (what `mirdsl grad` prints).
 pub fn gradient_text(program: &Program, name: &str, meta: &MetaFn) -> String {
-    autodiff::gradient_program_text(program, &target(name), meta).expect("differentiates")
+    autodiff::gradient_program_text(program, &target(name), meta, &autodiff::Options::default())
+        .expect("differentiates")
 }
 
 /// Diagnostics that stand in the way of checking printed gradients for reasons

@@ -13,6 +13,9 @@ use crate::defs::nn_conv::{
     kernel_max_pool_grad, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
     P_OUT_CHANNEL, P_PAD, P_POOL_KERNEL, P_POOL_PAD_MODE, P_POOL_STRIDES, P_STRIDE,
 };
+use crate::defs::nn_conv_ext::{
+    grad_internal_conv2d_backprop_filter, grad_internal_conv2d_backprop_input,
+};
 use crate::defs::shape::{
     concat_slice, gather_offsets, op_axis, reshape_to, scatter_add, strided_slice_offsets,
     tile_offsets, tuple_tensors,
@@ -327,7 +330,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_2,
-        grad: None,
+        grad: Some(grad_internal_conv2d_backprop_input),
         kernel: Some(kernel_conv2d_backprop_input),
     },
     OpDef {
@@ -351,7 +354,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_2,
-        grad: None,
+        grad: Some(grad_internal_conv2d_backprop_filter),
         kernel: Some(kernel_conv2d_backprop_filter),
     },
     OpDef {

@@ -187,7 +187,7 @@ fn infer_adagrad(call: &InferCall) -> Result<AbsVal, OpError> {
 }
 
 fn infer_rms_prop(call: &InferCall) -> Result<AbsVal, OpError> {
-    infer_update(call, &[1, 2, 3, 4])
+    infer_update(call, &[1, 2, 3, 4, 5, 6, 7])
 }
 
 // ---------------------------------------------------------------------------
@@ -411,11 +411,7 @@ fn k_rms_prop(c: &KernelCall) -> Result<KValue, OpError> {
     let (mut w, mut ms, mut mom) = (values(c, 0, n)?, values(c, 1, n)?, values(c, 2, n)?);
     let lr = scalar(c, 3)?;
     let g = values(c, 4, n)?;
-    let (decay, momentum, eps) = (
-        c.attrs.f64("decay"),
-        c.attrs.f64("momentum"),
-        c.attrs.f64("epsilon"),
-    );
+    let (decay, momentum, eps) = (scalar(c, 5)?, scalar(c, 6)?, scalar(c, 7)?);
     for i in 0..n {
         ms[i] = decay * ms[i] + (1.0 - decay) * g[i] * g[i];
         mom[i] = momentum * mom[i] + lr * g[i] / (ms[i] + eps).sqrt();
@@ -608,16 +604,16 @@ pub const OPS: &[OpDef] = &[
     ),
     state_op(
         "ApplyRMSProp",
-        "RMSProp: `mean_square = decay·mean_square + (1 - decay)·grad²`, `moment = momentum·moment + learning_rate·grad/√(mean_square + epsilon)`, `var -= moment`. Updates the three; returns the new `var`.",
+        "RMSProp: `mean_square = rho·mean_square + (1 - rho)·grad²`, `moment = momentum·moment + learning_rate·grad/√(mean_square + epsilon)`, `var -= moment`. Updates the three; returns the new `var`.",
         &[
             input("var", "The weight to update (a `param`)."),
             input("mean_square", "The mean-square buffer, a `param` of the weight's shape."),
             input("moment", "The moment buffer, a `param` of the weight's shape."),
             input("learning_rate", "The learning rate, a scalar."),
             input("grad", "The gradient of the weight."),
-            ParamDef::attr("decay", AttrType::Float, None, "The decay rate."),
-            ParamDef::attr("momentum", AttrType::Float, None, "The momentum."),
-            ParamDef::attr("epsilon", AttrType::Float, None, "Added under the square root."),
+            input("rho", "The decay rate of the mean square, a scalar."),
+            input("momentum", "The momentum, a scalar."),
+            input("epsilon", "Added under the square root, a scalar."),
             USE_LOCKING,
         ],
         infer_rms_prop,

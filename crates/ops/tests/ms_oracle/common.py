@@ -95,12 +95,13 @@ class Oracle:
     def ints(self, *shape, lo=0, hi=10, dtype=np.int64):
         return self.rng.integers(lo, hi, size=shape).astype(dtype)
 
-    def case(self, op, inputs, attrs, expected, rtol=1e-5, atol=1e-6, note=""):
+    def case(self, op, inputs, attrs, expected, rtol=1e-5, atol=1e-6, note="", outputs=None):
         """`op`: the registry's primitive name; `inputs`: numpy arrays (or
         tuples of them, or Python scalars) in the registry's input order;
         `attrs`: the registry's attribute names and values; `expected`: what
-        MindSpore returned for the same call."""
-        self.cases.append({
+        MindSpore returned for the same call; `outputs`: for a tuple result,
+        the indices of the elements to compare (default: all)."""
+        case = {
             "op": op,
             "inputs": [enc(i) for i in inputs],
             "attrs": {k: attr(v) for k, v in attrs.items()},
@@ -108,7 +109,11 @@ class Oracle:
             "rtol": rtol,
             "atol": atol,
             "note": note,
-        })
+        }
+        if outputs is not None:
+            # Compare only these elements of a tuple result.
+            case["outputs"] = list(outputs)
+        self.cases.append(case)
 
     def save(self):
         here = os.path.dirname(os.path.abspath(__file__))

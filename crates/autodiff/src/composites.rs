@@ -1,0 +1,96 @@
+//! Before differentiating: calls of composite primitives (`ops::composite`)
+//! are replaced by their instance's body, inlined where the call was, so the
+//! gradient comes from the decomposition and the gradient program holds only
+//! true primitives. The caller supplies the instances (the analysis lowers
+//! them; this crate does not parse).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ir::{Body, NodeId, NodeKind, PrimRef, Value};
+
+use crate::builder::{copy_graph_into, replace_uses};
+use crate::world::World;
+use crate::AdError;
+
+/// Where a composite call's instance body comes from.
+pub type InstanceFn = fn(&PrimRef) -> Option<Arc<Body>>;
+
+/// The composite primitive node `n` calls, if any.
+fn composite_callee(body: &Body, n: NodeId) -> Option<&PrimRef> {
+    body.called_prim(n)
+        .filter(|p| ops::composite::composite(&p.name).is_some())
+}
+
+fn has_composite_calls(body: &Body) -> bool {
+    body.nodes.iter().any(|node| {
+        matches!(&node.kind, NodeKind::Const(Value::Prim(p)) if ops::composite::composite(&p.name).is_some())
+    })
+}
+
+/// Inlines every composite call of every body of `world`.
+pub fn expand(world: &mut World, instance: Option<InstanceFn>) -> Result<(), AdError> {
+    let names = world.order.clone();
+    for name in names {
+        let body = world.bodies[&name].clone();
+        if !has_composite_calls(&body) {
+            continue;
+        }
+        let Some(instance) = instance else {
+            return Err(AdError(format!(
+                "`{name}` calls composite primitives, whose definitions were not given"
+            )));
+        };
+        let expanded = expand_body(&body, instance)?;
+        world.bodies.insert(name, Arc::new(expanded));
+    }
+    Ok(())
+}
+
+/// `body` with its composite calls inlined (repeatedly: an instance may call
+/// other composites).
+pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
+    let mut b = body.clone();
+    for _round in 0..64 {
+        let mut changed = false;
+        let graphs: Vec<_> = b.graph_ids().collect();
+        for g in graphs {
+            let nodes = std::mem::take(&mut b.graph_mut(g).nodes);
+            let mut replace: HashMap<NodeId, NodeId> = HashMap::new();
+            for n in nodes {
+                let Some(p) = composite_callee(&b, n).cloned() else {
+                    b.graph_mut(g).nodes.push(n);
+                    continue;
+                };
+                let inst = instance(&p).ok_or_else(|| {
+                    AdError(format!("no definition of composite primitive `{}`", p.name))
+                })?;
+                let root = inst.root();
+                let params = inst.graph(root).params.clone();
+                let args: Vec<NodeId> = b.inputs(n)[1..].to_vec();
+                if args.len() != params.len() {
+                    return Err(AdError(format!(
+                        "`{}` takes {} inputs but is given {}",
+                        p.name,
+                        params.len(),
+                        args.len()
+                    )));
+                }
+                let mut map: HashMap<NodeId, NodeId> = params.into_iter().zip(args).collect();
+                let copied = copy_graph_into(&inst, root, &mut b, g, &mut map, false)?;
+                let out = copied
+                    .output
+                    .ok_or_else(|| AdError(format!("composite `{}` returns nothing", p.name)))?;
+                replace.insert(n, out);
+                changed = true;
+            }
+            replace_uses(&mut b, &replace);
+        }
+        if !changed {
+            return Ok(b);
+        }
+    }
+    Err(AdError(
+        "composite primitives that expand into each other without end".into(),
+    ))
+}

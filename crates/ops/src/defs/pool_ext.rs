@@ -1,0 +1,755 @@
+//! More pooling: `AvgPool3D`, `MaxPool3D`, `MaxPool3DWithArgmax` (what
+//! `nn.MaxPool2d`/`nn.MaxPool1d` with pad_mode="pad" export), `MaxPoolWithArgmaxV2`,
+//! `AdaptiveAvgPool2D` and `AdaptiveMaxPool2D`.
+//!
+//! One engine serves them all (`pool_window`): each spatial dimension (three;
+//! 2-D inputs use a depth of 1) gets a list of windows `(start, length,
+//! dilation)` in input coordinates, possibly reaching into the padding; a
+//! window's cells outside the input are skipped (max) or not counted (average,
+//! unless `count_include_pad`). Max pools also give the flat index of each maximum
+//! within its `D·H·W` plane (the first one on ties), which the gradient uses:
+//! MindSpore's MaxPool*Grad sends each output's gradient to that cell.
+
+use ir::{AbsVal, AttrValue, DType, Dim};
+use tensor::Tensor;
+
+use crate::defs::nn_ext::{float_input, kints, ktensor};
+use crate::defs::pool_window::{check_format, pooling, Kind, Pooling};
+use crate::defs::shape::{dims_of, fmt_dims, tensor_abs, unranked};
+use crate::infer::InferCall;
+use crate::kernel::{KValue, KernelCall};
+use crate::{
+    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
+    OutputDef, ParamDef,
+};
+
+// ---------------------------------------------------------------------------
+// Shape rules.
+
+fn check_argmax_type(op: &str, attrs: &Attrs) -> Result<(), OpError> {
+    if let Some(AttrValue::DType(d)) = attrs.get("argmax_type") {
+        if !matches!(d, DType::I32 | DType::I64) {
+            return Err(OpError::attr(
+                "argmax_type",
+                format!("`{op}`: `argmax_type` must be int32 or int64, got {d}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn infer_pool(call: &InferCall, kind: Kind) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, xd) = if kind.with_argmax() && kind != Kind::AdaptiveMaxPool2D {
+        let (d, dims) = dims_of(call, 0)?;
+        if d.is_bool() {
+            return Err(OpError::input(
+                0,
+                format!("`{op}` needs a numeric `x`, got {d}"),
+            ));
+        }
+        (d, dims)
+    } else {
+        float_input(call, 0)?
+    };
+    check_argmax_type(op, call.attrs)?;
+    if kind.rank5() {
+        check_format(op, call.attrs)?;
+    }
+    let result = |dims: Option<Vec<Dim>>| {
+        let y = match &dims {
+            Some(d) => tensor_abs(dtype, d.clone()),
+            None => unranked(dtype),
+        };
+        if kind.with_argmax() {
+            let am = kind.argmax_dtype(call.attrs);
+            let a = match dims {
+                Some(d) => tensor_abs(am, d),
+                None => unranked(am),
+            };
+            AbsVal::Tuple(vec![y, a])
+        } else {
+            y
+        }
+    };
+    let Some(xd) = xd else {
+        // Attribute errors still show: check them on a stand-in shape.
+        let probe: Vec<usize> = if kind.rank5() {
+            vec![1, 1, 64, 64, 64]
+        } else {
+            vec![1, 1, 64, 64]
+        };
+        pooling(kind, call.attrs, &probe)?;
+        return Ok(result(None));
+    };
+    let ranks: &[usize] = if kind.rank5() { &[5] } else { &[3, 4] };
+    if !ranks.contains(&xd.len()) {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{op}` needs a {} `{}`, got {}",
+                if kind.rank5() {
+                    "5-D (N, C, D, H, W)"
+                } else {
+                    "3-D (C, H, W) or 4-D (N, C, H, W)"
+                },
+                call.input_name(0),
+                fmt_dims(&xd)
+            ),
+        ));
+    }
+    let spatial = xd.len() - if kind.rank5() { 3 } else { 2 };
+    // Known spatial sizes give the output; unknown ones a probe.
+    let concrete: Vec<usize> = xd
+        .iter()
+        .enumerate()
+        .map(|(i, d)| match d {
+            Dim::Known(n) => *n as usize,
+            _ if i >= spatial => 64,
+            _ => 1,
+        })
+        .collect();
+    let p = pooling(kind, call.attrs, &concrete)?;
+    let out = p.out();
+    let mut dims: Vec<Dim> = xd[..spatial].to_vec();
+    let first = if kind.rank5() { 0 } else { 1 };
+    for j in first..3 {
+        let d = &xd[spatial + j - first];
+        dims.push(match d {
+            Dim::Known(_) => Dim::Known(out[j] as i64),
+            // Adaptive sizes do not depend on the input's.
+            _ if matches!(kind, Kind::AdaptiveAvgPool2D | Kind::AdaptiveMaxPool2D) => {
+                let v = call.attrs.ints("output_size").unwrap_or_default();
+                let e = if v.len() == 1 { v[0] } else { v[j - 1] };
+                if e > 0 {
+                    Dim::Known(e)
+                } else {
+                    d.clone()
+                }
+            }
+            _ => Dim::Unknown,
+        });
+    }
+    Ok(result(Some(dims)))
+}
+
+// ---------------------------------------------------------------------------
+// Kernels.
+
+fn out_shape(shape: &[usize], p: &Pooling, rank5: bool) -> Vec<usize> {
+    let o = p.out();
+    let lead = shape.len() - if rank5 { 3 } else { 2 };
+    let mut s = shape[..lead].to_vec();
+    s.extend_from_slice(if rank5 { &o[..] } else { &o[1..] });
+    s
+}
+
+fn kernel_pool(c: &KernelCall, kind: Kind) -> Result<KValue, OpError> {
+    let x = c.tensor(0)?;
+    let p = pooling(kind, c.attrs, x.shape())?;
+    let shape = out_shape(x.shape(), &p, kind.rank5());
+    let xv = x.to_f64_vec();
+    if !kind.is_max() {
+        return Ok(ktensor(x.dtype(), shape, p.avg(&xv)));
+    }
+    let (y, arg) = p.max(&xv);
+    let y = ktensor(x.dtype(), shape.clone(), y);
+    if kind.with_argmax() {
+        Ok(KValue::Tuple(vec![
+            y,
+            kints(kind.argmax_dtype(c.attrs), shape, arg),
+        ]))
+    } else {
+        Ok(y)
+    }
+}
+
+/// `_MaxPool3DArgmax(x)`: MaxPool3D's argmax (for its gradient).
+fn kernel_max_pool3d_argmax(c: &KernelCall) -> Result<KValue, OpError> {
+    let x = c.tensor(0)?;
+    let p = pooling(Kind::MaxPool3D, c.attrs, x.shape())?;
+    let shape = out_shape(x.shape(), &p, true);
+    let (_, arg) = p.max(&x.to_f64_vec());
+    Ok(kints(DType::I64, shape, arg))
+}
+
+/// `_AvgPool3DGrad(x_like, dout)` and `_AdaptiveAvgPool2DGrad(x_like, dout)`.
+fn kernel_avg_grad(c: &KernelCall, kind: Kind) -> Result<KValue, OpError> {
+    let (like, dout) = (c.tensor(0)?, c.tensor(1)?);
+    let p = pooling(kind, c.attrs, like.shape())?;
+    let want = out_shape(like.shape(), &p, kind.rank5());
+    if dout.shape() != want {
+        return Err(OpError::input(
+            1,
+            format!(
+                "`{}` gradient: the output gradient has shape {:?}, the pooling gives {want:?}",
+                kind.name(),
+                dout.shape()
+            ),
+        ));
+    }
+    let dx = p.avg_grad(&dout.to_f64_vec());
+    Ok(ktensor(dout.dtype(), like.shape().to_vec(), dx))
+}
+
+/// `(planes, plane size of like, plane size of argmax)`: both have the same
+/// rank and leading dimensions; the last `spatial` dimensions are the plane.
+fn planes_of(
+    like: &Tensor,
+    argmax: &Tensor,
+    spatial: i64,
+) -> Result<(usize, usize, usize), OpError> {
+    let (s, a) = (like.shape(), argmax.shape());
+    let sp = usize::try_from(spatial).unwrap_or(usize::MAX);
+    if sp > s.len() || s.len() != a.len() || s[..s.len() - sp] != a[..a.len() - sp] {
+        return Err(OpError::call(format!(
+            "pooling gradient: argmax {a:?} does not fit the input {s:?} with {spatial} spatial dimensions"
+        )));
+    }
+    let lead = s.len() - sp;
+    let planes: usize = s[..lead].iter().product();
+    let sv: usize = s[lead..].iter().product();
+    let av: usize = a[lead..].iter().product();
+    Ok((planes, sv, av))
+}
+
+/// `_PoolArgmaxGrad(x_like, argmax, dout)`: zeros shaped like `x_like` with
+/// each `dout` element added at its window's maximum.
+fn kernel_argmax_grad(c: &KernelCall) -> Result<KValue, OpError> {
+    let (like, argmax, dout) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
+    if dout.shape() != argmax.shape() {
+        return Err(OpError::input(
+            2,
+            format!(
+                "`_PoolArgmaxGrad`: dout {:?} and argmax {:?} differ in shape",
+                dout.shape(),
+                argmax.shape()
+            ),
+        ));
+    }
+    let (planes, sv, av) = planes_of(like, argmax, c.attrs.int("spatial"))?;
+    let (idx, dv) = (argmax.to_f64_vec(), dout.to_f64_vec());
+    let mut dx = vec![0.0; planes * sv];
+    for p in 0..planes {
+        for k in 0..av {
+            let i = idx[p * av + k] as usize;
+            if i < sv {
+                dx[p * sv + i] += dv[p * av + k];
+            }
+        }
+    }
+    Ok(ktensor(dout.dtype(), like.shape().to_vec(), dx))
+}
+
+/// `_PoolArgmaxGather(x, argmax)`: the elements of `x` at each window's
+/// maximum, shaped like `argmax`.
+fn kernel_argmax_gather(c: &KernelCall) -> Result<KValue, OpError> {
+    let (x, argmax) = (c.tensor(0)?, c.tensor(1)?);
+    let (planes, sv, av) = planes_of(x, argmax, c.attrs.int("spatial"))?;
+    let (idx, xv) = (argmax.to_f64_vec(), x.to_f64_vec());
+    let mut out = vec![0.0; planes * av];
+    for p in 0..planes {
+        for k in 0..av {
+            let i = idx[p * av + k] as usize;
+            if i < sv {
+                out[p * av + k] = xv[p * sv + i];
+            }
+        }
+    }
+    Ok(ktensor(x.dtype(), argmax.shape().to_vec(), out))
+}
+
+// ---------------------------------------------------------------------------
+// Gradient rules.
+
+fn all_attrs(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
+    c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
+}
+
+fn spatial(n: i64) -> Vec<(&'static str, AttrValue)> {
+    vec![("spatial", AttrValue::Int(n))]
+}
+
+fn grad_with_argmax(b: &mut dyn GradBuilder, c: &GradCall, n: i64) -> Vec<Option<GNode>> {
+    let dy = b.tuple_get(c.dout, 0);
+    let am = b.tuple_get(c.out, 1);
+    vec![Some(b.prim(
+        "_PoolArgmaxGrad",
+        &[c.inputs[0], am, dy],
+        spatial(n),
+    ))]
+}
+
+fn grad_max_pool3d(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let am = b.prim("_MaxPool3DArgmax", &[c.inputs[0]], all_attrs(c));
+    vec![Some(b.prim(
+        "_PoolArgmaxGrad",
+        &[c.inputs[0], am, c.dout],
+        spatial(3),
+    ))]
+}
+
+// ---------------------------------------------------------------------------
+// The table.
+
+const P_DATA_FORMAT3: ParamDef = ParamDef::attr(
+    "data_format",
+    AttrType::Str(&["NCDHW"]),
+    Some(AttrDefault::Str("NCDHW")),
+    "The layout; only \"NCDHW\".",
+);
+const P_ARGMAX_TYPE: ParamDef = ParamDef::attr(
+    "argmax_type",
+    AttrType::DType,
+    Some(AttrDefault::DType(DType::I64)),
+    "The dtype of `argmax`: int32 or int64 (default).",
+);
+
+const AVG_POOL3D_PARAMS: &[ParamDef] = &[
+    ParamDef::input("input", "The input, `[N, C, D, H, W]`, float."),
+    ParamDef::attr(
+        "kernel_size",
+        AttrType::Ints,
+        Some(AttrDefault::Int(1)),
+        "The window: an int or `(kd, kh, kw)`. Default 1.",
+    ),
+    ParamDef::attr(
+        "strides",
+        AttrType::Ints,
+        Some(AttrDefault::Int(1)),
+        "The step of the window: an int or `(sd, sh, sw)`. Default 1.",
+    ),
+    ParamDef::attr(
+        "pad_mode",
+        AttrType::Str(&["valid", "same", "pad"]),
+        Some(AttrDefault::Str("valid")),
+        "\"valid\" (default): windows inside the input; \"same\": output `ceil(D/s)`, the padding split evenly (extra cell at the end); \"pad\": pad by `pad`.",
+    ),
+    ParamDef::attr(
+        "pad",
+        AttrType::Ints,
+        Some(AttrDefault::Int(0)),
+        "Padding for pad_mode=\"pad\": an int or `(head, tail, top, bottom, left, right)`. Default 0.",
+    ),
+    ParamDef::attr(
+        "ceil_mode",
+        AttrType::Bool,
+        Some(AttrDefault::Bool(false)),
+        "Round the output size up rather than down (a last window starting in the input or the front padding). Default false.",
+    ),
+    ParamDef::attr(
+        "count_include_pad",
+        AttrType::Bool,
+        Some(AttrDefault::Bool(true)),
+        "Count the padded cells (of pad_mode \"pad\" or \"same\") in each window's mean. Default true.",
+    ),
+    ParamDef::attr(
+        "divisor_override",
+        AttrType::Int,
+        Some(AttrDefault::Int(0)),
+        "If positive, divide every window's sum by this instead. Default 0.",
+    ),
+    P_DATA_FORMAT3,
+];
+
+const MAX_POOL3D_PARAMS: &[ParamDef] = &[
+    ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
+    ParamDef::attr(
+        "kernel_size",
+        AttrType::Ints,
+        Some(AttrDefault::Int(1)),
+        "The window: an int or `(kd, kh, kw)`. Default 1.",
+    ),
+    ParamDef::attr(
+        "strides",
+        AttrType::Ints,
+        Some(AttrDefault::Int(1)),
+        "The step of the window: an int or `(sd, sh, sw)`. Default 1.",
+    ),
+    ParamDef::attr(
+        "pad_mode",
+        AttrType::Str(&["VALID", "SAME", "PAD"]),
+        Some(AttrDefault::Str("VALID")),
+        "\"VALID\" (default), \"SAME\" or \"PAD\" (pad by `pad_list`), any case.",
+    ),
+    ParamDef::attr(
+        "pad_list",
+        AttrType::Ints,
+        Some(AttrDefault::Int(0)),
+        "Padding for pad_mode=\"PAD\": an int, `(d, h, w)` for both sides, or `(head, tail, top, bottom, left, right)`. Default 0.",
+    ),
+    ParamDef::attr(
+        "ceil_mode",
+        AttrType::Bool,
+        Some(AttrDefault::None),
+        "Round the output size up (pad_mode=\"PAD\" only). Default none (false).",
+    ),
+    P_DATA_FORMAT3,
+];
+
+const MAX_POOL3D_ARGMAX_PARAMS: &[ParamDef] = &[
+    ParamDef::input("x", "The input, `[N, C, D, H, W]`, numeric."),
+    ParamDef::attr("ksize", AttrType::Ints, None, "The window: an int or `(kd, kh, kw)`."),
+    ParamDef::attr("strides", AttrType::Ints, None, "The step of the window: an int or `(sd, sh, sw)`."),
+    ParamDef::attr(
+        "pads",
+        AttrType::Ints,
+        None,
+        "Padding on both sides of each dimension: an int or `(pd, ph, pw)`, each at most half the kernel.",
+    ),
+    ParamDef::attr(
+        "dilation",
+        AttrType::Ints,
+        Some(AttrDefault::Ints(&[1, 1, 1])),
+        "The spacing of window cells: an int or `(dd, dh, dw)`. Default (1, 1, 1).",
+    ),
+    ParamDef::attr(
+        "ceil_mode",
+        AttrType::Bool,
+        Some(AttrDefault::Bool(false)),
+        "Round the output size up. Default false.",
+    ),
+    P_DATA_FORMAT3,
+    P_ARGMAX_TYPE,
+];
+
+const MAX_POOL_ARGMAX_V2_PARAMS: &[ParamDef] = &[
+    ParamDef::input("x", "The input, `[N, C, H, W]`, numeric."),
+    ParamDef::attr(
+        "kernel_size",
+        AttrType::Ints,
+        None,
+        "The window: an int or `(kh, kw)`.",
+    ),
+    ParamDef::attr(
+        "strides",
+        AttrType::Ints,
+        Some(AttrDefault::None),
+        "The step of the window: an int or `(sh, sw)`. Default none: the kernel size.",
+    ),
+    ParamDef::attr(
+        "pads",
+        AttrType::Ints,
+        Some(AttrDefault::Int(0)),
+        "Padding on both sides: an int or `(ph, pw)`, each at most half the kernel. Default 0.",
+    ),
+    ParamDef::attr(
+        "dilation",
+        AttrType::Ints,
+        Some(AttrDefault::Ints(&[1, 1])),
+        "The spacing of window cells: an int or `(dh, dw)`. Default (1, 1).",
+    ),
+    ParamDef::attr(
+        "ceil_mode",
+        AttrType::Bool,
+        Some(AttrDefault::Bool(false)),
+        "Round the output size up. Default false.",
+    ),
+    P_ARGMAX_TYPE,
+];
+
+const P_OUTPUT_SIZE: ParamDef = ParamDef::attr(
+    "output_size",
+    AttrType::Ints,
+    None,
+    "The output's `(H, W)`, or an int for both; -1 (MindSpore's None) keeps the input's size.",
+);
+
+pub const OPS: &[OpDef] = &[
+    OpDef {
+        name: "AvgPool3D",
+        category: Category::NeuralNetwork,
+        doc: "3-D average pooling of an NCDHW input (what `nn.AvgPool3d`, and `nn.AvgPool2d`/`nn.AvgPool1d` with pad_mode=\"pad\", export): the mean of each `kernel_size` window stepping by `strides`, with optional padding, ceil-mode sizes, `count_include_pad` and `divisor_override`.",
+        params: AVG_POOL3D_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| infer_pool(c, Kind::AvgPool3D),
+        grad: Some(|b, c| {
+            vec![Some(b.prim("_AvgPool3DGrad", &[c.inputs[0], c.dout], all_attrs(c)))]
+        }),
+        kernel: Some(|c| kernel_pool(c, Kind::AvgPool3D)),
+    },
+    OpDef {
+        name: "MaxPool3D",
+        category: Category::NeuralNetwork,
+        doc: "3-D max pooling of an NCDHW input (what `nn.MaxPool3d` exports): the maximum of each `kernel_size` window stepping by `strides`, with optional padding (`pad_list`, never selected) and ceil-mode sizes.",
+        params: MAX_POOL3D_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| infer_pool(c, Kind::MaxPool3D),
+        grad: Some(grad_max_pool3d),
+        kernel: Some(|c| kernel_pool(c, Kind::MaxPool3D)),
+    },
+    OpDef {
+        name: "MaxPool3DWithArgmax",
+        category: Category::NeuralNetwork,
+        doc: "3-D max pooling that also returns where each maximum is: `(output, argmax)`, `argmax` the flat index `d·H·W + h·W + w` within the input plane. Padding (`pads`, both sides) is never selected; windows may be dilated. `nn.MaxPool2d`/`nn.MaxPool1d` with pad_mode=\"pad\" export it.",
+        params: MAX_POOL3D_ARGMAX_PARAMS,
+        variadic: false,
+        output: OutputDef::Tuple(&["output", "argmax"]),
+        infer: |c| infer_pool(c, Kind::MaxPool3DWithArgmax),
+        grad: Some(|b, c| grad_with_argmax(b, c, 3)),
+        kernel: Some(|c| kernel_pool(c, Kind::MaxPool3DWithArgmax)),
+    },
+    OpDef {
+        name: "MaxPoolWithArgmaxV2",
+        category: Category::NeuralNetwork,
+        doc: "2-D max pooling of an NCHW input that also returns where each maximum is: `(output, argmax)`, `argmax` the flat index `h·W + w` within the input plane. Padding (`pads`, both sides) is never selected; windows may be dilated.",
+        params: MAX_POOL_ARGMAX_V2_PARAMS,
+        variadic: false,
+        output: OutputDef::Tuple(&["output", "argmax"]),
+        infer: |c| infer_pool(c, Kind::MaxPoolWithArgmaxV2),
+        grad: Some(|b, c| grad_with_argmax(b, c, 2)),
+        kernel: Some(|c| kernel_pool(c, Kind::MaxPoolWithArgmaxV2)),
+    },
+    OpDef {
+        name: "AdaptiveAvgPool2D",
+        category: Category::NeuralNetwork,
+        doc: "2-D adaptive average pooling of a `[N, C, H, W]` or `[C, H, W]` input to `output_size`: output cell `i` averages input rows `⌊i·H/H_out⌋` to `⌈(i+1)·H/H_out⌉ - 1` (and columns likewise).",
+        params: &[
+            ParamDef::input("input_x", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
+            P_OUTPUT_SIZE,
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| infer_pool(c, Kind::AdaptiveAvgPool2D),
+        grad: Some(|b, c| {
+            vec![Some(b.prim(
+                "_AdaptiveAvgPool2DGrad",
+                &[c.inputs[0], c.dout],
+                all_attrs(c),
+            ))]
+        }),
+        kernel: Some(|c| kernel_pool(c, Kind::AdaptiveAvgPool2D)),
+    },
+    OpDef {
+        name: "AdaptiveMaxPool2D",
+        category: Category::NeuralNetwork,
+        doc: "2-D adaptive max pooling of a `[N, C, H, W]` or `[C, H, W]` input to `output_size` (windows as AdaptiveAvgPool2D's), returning `(output, argmax)`, `argmax` (int64) the flat index `h·W + w` of each maximum in its plane.",
+        params: &[
+            ParamDef::input("input", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
+            ParamDef::attr(
+                "output_size",
+                AttrType::IntTuple,
+                None,
+                "The output's `(H, W)`; -1 keeps the input's size.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Tuple(&["output", "argmax"]),
+        infer: |c| infer_pool(c, Kind::AdaptiveMaxPool2D),
+        grad: Some(|b, c| grad_with_argmax(b, c, 2)),
+        kernel: Some(|c| kernel_pool(c, Kind::AdaptiveMaxPool2D)),
+    },
+    OpDef {
+        name: "_AvgPool3DGrad",
+        category: Category::Internal,
+        doc: "The gradient of AvgPool3D (MindSpore's AvgPool3DGrad): each output's gradient spread over its window, divided as the mean was.",
+        params: &[
+            ParamDef::input("x_like", "AvgPool3D's input, for its shape."),
+            ParamDef::input("dout", "The gradient of the output."),
+            AVG_POOL3D_PARAMS[1],
+            AVG_POOL3D_PARAMS[2],
+            AVG_POOL3D_PARAMS[3],
+            AVG_POOL3D_PARAMS[4],
+            AVG_POOL3D_PARAMS[5],
+            AVG_POOL3D_PARAMS[6],
+            AVG_POOL3D_PARAMS[7],
+            AVG_POOL3D_PARAMS[8],
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_1_0,
+        grad: Some(|b, c| {
+            vec![None, Some(b.prim("AvgPool3D", &[c.dout], all_attrs(c)))]
+        }),
+        kernel: Some(|c| kernel_avg_grad(c, Kind::AvgPool3D)),
+    },
+    OpDef {
+        name: "_AdaptiveAvgPool2DGrad",
+        category: Category::Internal,
+        doc: "The gradient of AdaptiveAvgPool2D: each output's gradient spread evenly over its window.",
+        params: &[
+            ParamDef::input("x_like", "AdaptiveAvgPool2D's input, for its shape."),
+            ParamDef::input("dout", "The gradient of the output."),
+            P_OUTPUT_SIZE,
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: like_1_0,
+        grad: Some(|b, c| {
+            vec![None, Some(b.prim("AdaptiveAvgPool2D", &[c.dout], all_attrs(c)))]
+        }),
+        kernel: Some(|c| kernel_avg_grad(c, Kind::AdaptiveAvgPool2D)),
+    },
+    OpDef {
+        name: "_MaxPool3DArgmax",
+        category: Category::Internal,
+        doc: "Where each MaxPool3D maximum is (int64 flat indices within the plane), for MaxPool3D's gradient.",
+        params: MAX_POOL3D_PARAMS,
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| {
+            Ok(match infer_pool(c, Kind::MaxPool3D)? {
+                AbsVal::Tensor { shape, .. } => AbsVal::Tensor {
+                    dtype: DType::I64,
+                    shape,
+                },
+                other => other,
+            })
+        },
+        grad: None,
+        kernel: Some(kernel_max_pool3d_argmax),
+    },
+    OpDef {
+        name: "_PoolArgmaxGrad",
+        category: Category::Internal,
+        doc: "The gradient of a max pooling from its argmax: zeros shaped like `x_like`, each `dout` element added at the cell its `argmax` names (flat within the plane).",
+        params: &[
+            ParamDef::input("x_like", "The pooling's input, for its shape."),
+            ParamDef::input("argmax", "The flat index of each maximum within its plane."),
+            ParamDef::input("dout", "The gradient of the pooling's output."),
+            ParamDef::attr(
+                "spatial",
+                AttrType::Int,
+                Some(AttrDefault::Int(2)),
+                "How many trailing dimensions form a plane (2 or 3). Default 2.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| like(c, 2, 0),
+        grad: Some(|b, c| {
+            vec![
+                None,
+                None,
+                Some(b.prim("_PoolArgmaxGather", &[c.dout, c.inputs[1]], all_attrs(c))),
+            ]
+        }),
+        kernel: Some(kernel_argmax_grad),
+    },
+    OpDef {
+        name: "_PoolArgmaxGather",
+        category: Category::Internal,
+        doc: "The elements of `x` at the cells `argmax` names (flat within each plane), shaped like `argmax`: the adjoint of `_PoolArgmaxGrad`.",
+        params: &[
+            ParamDef::input("x", "A tensor shaped like the pooling's input."),
+            ParamDef::input("argmax", "The flat index of each maximum within its plane."),
+            ParamDef::attr(
+                "spatial",
+                AttrType::Int,
+                Some(AttrDefault::Int(2)),
+                "How many trailing dimensions form a plane (2 or 3). Default 2.",
+            ),
+        ],
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| like(c, 0, 1),
+        grad: Some(|b, c| {
+            vec![
+                Some(b.prim(
+                    "_PoolArgmaxGrad",
+                    &[c.inputs[0], c.inputs[1], c.dout],
+                    all_attrs(c),
+                )),
+                None,
+            ]
+        }),
+        kernel: Some(kernel_argmax_gather),
+    },
+];
+
+/// A tensor with the dtype of input `d` and the shape of input `s`.
+fn like(call: &InferCall, d: usize, s: usize) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let dtype = call.inputs[d]
+        .dtype()
+        .ok_or_else(|| OpError::input(d, format!("`{}` needs a tensor", call.op.name)))?;
+    let shape = call.inputs[s].shape().unwrap_or(ir::Shape::Unranked);
+    Ok(AbsVal::Tensor { dtype, shape })
+}
+
+fn like_1_0(call: &InferCall) -> Result<AbsVal, OpError> {
+    like(call, 1, 0)
+}
+
+pub(crate) fn samples() -> Vec<crate::eager::Sample> {
+    use crate::eager::{random_f64, Sample};
+    let i = AttrValue::Int;
+    let b = AttrValue::Bool;
+    let s = |v: &str| AttrValue::Str(v.to_string());
+    let t = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&x| AttrValue::Int(x)).collect());
+    let x5 = |shape: &[usize], seed: u64| random_f64(shape, seed, -1.0, 1.0);
+    vec![
+        Sample::new("AvgPool3D", vec![x5(&[1, 2, 4, 5, 4], 400)])
+            .attr("kernel_size", i(2))
+            .attr("strides", i(2)),
+        Sample::new("AvgPool3D", vec![x5(&[1, 2, 3, 5, 4], 401)])
+            .attr("kernel_size", t(&[2, 3, 2]))
+            .attr("strides", t(&[1, 2, 2]))
+            .attr("pad_mode", s("pad"))
+            .attr("pad", t(&[1, 0, 1, 1, 0, 1]))
+            .attr("ceil_mode", b(true))
+            .attr("count_include_pad", b(false)),
+        Sample::new("AvgPool3D", vec![x5(&[1, 1, 3, 4, 5], 402)])
+            .attr("kernel_size", i(2))
+            .attr("strides", i(2))
+            .attr("pad_mode", s("same"))
+            .attr("divisor_override", i(3)),
+        Sample::new("MaxPool3D", vec![x5(&[1, 2, 4, 5, 4], 403)])
+            .attr("kernel_size", i(2))
+            .attr("strides", i(2)),
+        Sample::new("MaxPool3D", vec![x5(&[1, 2, 3, 5, 4], 404)])
+            .attr("kernel_size", t(&[2, 3, 2]))
+            .attr("strides", i(2))
+            .attr("pad_mode", s("pad"))
+            .attr("pad_list", t(&[1, 1, 0]))
+            .attr("ceil_mode", b(true)),
+        Sample::new("MaxPool3DWithArgmax", vec![x5(&[1, 2, 3, 6, 5], 405)])
+            .attr("ksize", t(&[1, 3, 2]))
+            .attr("strides", t(&[1, 2, 1]))
+            .attr("pads", t(&[0, 1, 1])),
+        Sample::new("MaxPoolWithArgmaxV2", vec![x5(&[2, 2, 6, 7], 406)])
+            .attr("kernel_size", i(3))
+            .attr("strides", i(2))
+            .attr("pads", i(1))
+            .attr("dilation", t(&[1, 2])),
+        Sample::new("AdaptiveAvgPool2D", vec![x5(&[2, 2, 7, 5], 407)])
+            .attr("output_size", t(&[3, 2])),
+        Sample::new("AdaptiveAvgPool2D", vec![x5(&[2, 5, 4], 408)])
+            .attr("output_size", t(&[-1, 3])),
+        Sample::new("AdaptiveMaxPool2D", vec![x5(&[1, 2, 7, 5], 409)])
+            .attr("output_size", t(&[3, 2])),
+        Sample::new(
+            "_AvgPool3DGrad",
+            vec![x5(&[1, 2, 4, 5, 4], 410), x5(&[1, 2, 2, 2, 2], 411)],
+        )
+        .attr("kernel_size", i(2))
+        .attr("strides", i(2)),
+        Sample::new(
+            "_AdaptiveAvgPool2DGrad",
+            vec![x5(&[2, 2, 7, 5], 412), x5(&[2, 2, 3, 2], 413)],
+        )
+        .attr("output_size", t(&[3, 2])),
+        Sample::new(
+            "_PoolArgmaxGrad",
+            vec![
+                x5(&[1, 2, 3, 3], 414),
+                crate::eager::ints(DType::I64, &[1, 2, 2, 1], &[0, 4, 8, 2]),
+                x5(&[1, 2, 2, 1], 415),
+            ],
+        ),
+        Sample::new(
+            "_PoolArgmaxGather",
+            vec![
+                x5(&[1, 2, 3, 3], 416),
+                crate::eager::ints(DType::I64, &[1, 2, 2, 1], &[0, 4, 8, 2]),
+            ],
+        ),
+    ]
+}
