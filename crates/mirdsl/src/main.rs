@@ -38,6 +38,8 @@ enum Command {
         /// server's child process for runs it can stop.
         #[arg(long, hide = true)]
         run_worker: bool,
+        #[arg(long, value_name = "SIZE", help = run::max_memory_help("The most memory tensors may take at once in a `mirdsl/run`; W0003 warns against it too"))]
+        max_memory: Option<String>,
     },
     /// Format `.mir` files in place (directories are searched for `.mir` files).
     Fmt {
@@ -128,12 +130,22 @@ fn main() -> ExitCode {
     let code = match cli.command {
         // 0 after `shutdown` and `exit`; 1 for `exit` without `shutdown`.
         Command::Lsp {
-            stdio: _,
-            run_worker: false,
-        } => lsp::run_stdio() as u8,
-        Command::Lsp {
             run_worker: true, ..
         } => lsp::run_worker() as u8,
+        Command::Lsp { max_memory, .. } => {
+            let budget = match max_memory.as_deref().map(tensor::limits::parse_size) {
+                None => None,
+                Some(Ok(n)) => Some(n),
+                Some(Err(e)) => {
+                    eprintln!("error: --max-memory: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            if let Some(n) = budget {
+                analysis::limits::set_memory_budget(n);
+            }
+            lsp::run_stdio(budget) as u8
+        }
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
         Command::Check {
