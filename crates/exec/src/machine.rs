@@ -226,7 +226,7 @@ impl Executor {
                 ),
             );
             e.notes.push(
-                "`mirdsl run --max-memory SIZE` sets the budget (default: half of this machine's memory)"
+                "`mirdsl run --max-memory SIZE` sets the budget (default: half of the memory this process may use)"
                     .into(),
             );
             return Err(e);
@@ -1287,11 +1287,22 @@ impl Executor {
         };
         let backend = &self.backend;
         let stop = &self.stop;
-        let out = ops::guard::with_stop(stop, || catch(name, "kernel", || backend.run(op, &call)));
+        // What the budget leaves beside the result, for the kernel's own buffers.
+        let scratch = self
+            .available_memory()
+            .saturating_sub(bytes.as_ref().map_or(0, |(b, _)| *b));
+        let (out, refused) = ops::guard::with_stop(stop, || {
+            ops::guard::with_scratch(scratch, || catch(name, "kernel", || backend.run(op, &call)))
+        });
         // A stopped kernel may return early with anything: discard it.
         self.check_stop()?;
         let out = out?.map_err(|e| {
-            let mut err = RunError::new(ErrorKind::Shape, op_message(name, &e.message));
+            let kind = if refused {
+                ErrorKind::Memory
+            } else {
+                ErrorKind::Shape
+            };
+            let mut err = RunError::new(kind, op_message(name, &e.message));
             err.notes = e.notes;
             err
         })?;

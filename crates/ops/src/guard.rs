@@ -8,6 +8,12 @@
 //! early, with any result: the executor discards it and reports the
 //! interruption. The shared helpers in [`crate::kernel`] (broadcasting loops,
 //! large matrix products) already do.
+//!
+//! **Working memory.** The executor checks a result's size against its memory
+//! budget before the kernel runs; a kernel that needs large temporary buffers
+//! besides (a convolution's im2col matrix) asks [`scratch`] first, which
+//! refuses what is beyond the budget left ([`with_scratch`]) with an error,
+//! instead of an allocation that aborts the process.
 
 use std::cell::{Cell, RefCell};
 use std::panic::AssertUnwindSafe;
@@ -97,6 +103,57 @@ impl Stop {
 
 thread_local! {
     static STOP: RefCell<Option<Stop>> = const { RefCell::new(None) };
+    static SCRATCH: Cell<Option<usize>> = const { Cell::new(None) };
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (a kernel) allowing it `bytes` of temporary buffers ([`scratch`]);
+/// also says whether [`scratch`] refused a buffer (the kernel's error is then
+/// one of memory).
+pub fn with_scratch<T>(bytes: usize, f: impl FnOnce() -> T) -> (T, bool) {
+    struct Reset(Option<usize>, bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SCRATCH.with(|s| s.set(self.0));
+            REFUSED.with(|r| r.set(self.1));
+        }
+    }
+    let _reset = Reset(
+        SCRATCH.with(|s| s.replace(Some(bytes))),
+        REFUSED.with(|r| r.replace(false)),
+    );
+    let out = f();
+    (out, REFUSED.with(Cell::get))
+}
+
+/// Checks that a kernel may allocate `elements` temporary values of
+/// `elem_size` bytes (`None`: a count that overflows); `what` names the
+/// buffer. Unlimited outside [`with_scratch`].
+pub fn scratch(
+    op: &str,
+    what: &str,
+    elements: Option<usize>,
+    elem_size: usize,
+) -> Result<(), crate::OpError> {
+    let bytes = elements.and_then(|n| n.checked_mul(elem_size));
+    let allowed = SCRATCH.with(Cell::get);
+    match (bytes, allowed) {
+        (Some(b), Some(a)) if b <= a => Ok(()),
+        (Some(_), None) => Ok(()),
+        (None, _) => Err(crate::OpError::call(format!(
+            "`{op}` would need a {what} whose size overflows a 64-bit integer"
+        ))),
+        (Some(b), Some(a)) => {
+            use tensor::limits::format_bytes;
+            REFUSED.with(|r| r.set(true));
+            Err(crate::OpError::call(format!(
+                "`{op}` needs a {what} of {} ({b} bytes) to compute its result, more than the memory budget leaves: {}",
+                format_bytes(b),
+                format_bytes(a)
+            ))
+            .with_note("`mirdsl run --max-memory SIZE` sets the budget"))
+        }
+    }
 }
 
 /// Runs `f` (a kernel) with `stop` visible to [`should_stop`] on this thread.

@@ -8,17 +8,40 @@ use std::sync::OnceLock;
 pub const MAX_MEMORY_ENV: &str = "MIRDSL_MAX_MEMORY";
 
 /// The memory this process may use: the machine's physical memory, or the
-/// limit of its control group (a container) when that is smaller. `None`
-/// when neither can be read.
+/// limit of its control group (a container) or of its address space
+/// (`ulimit -v`, `ulimit -d`) when that is smaller. `None` when none can be
+/// read.
 pub fn physical_memory() -> Option<u64> {
     static MEM: OnceLock<Option<u64>> = OnceLock::new();
     *MEM.get_or_init(|| {
-        let phys = system_memory();
-        match (phys, cgroup_limit()) {
-            (Some(p), Some(c)) => Some(p.min(c)),
-            (p, c) => p.or(c),
-        }
+        [system_memory(), cgroup_limit(), rlimit()]
+            .into_iter()
+            .flatten()
+            .min()
     })
+}
+
+/// The smaller soft limit of the address space and the data segment, when set.
+#[cfg(unix)]
+fn rlimit() -> Option<u64> {
+    let get = |resource| {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes into the struct it is given.
+        let ok = unsafe { libc::getrlimit(resource, &mut lim) } == 0;
+        (ok && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
+    };
+    [get(libc::RLIMIT_AS), get(libc::RLIMIT_DATA)]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+#[cfg(not(unix))]
+fn rlimit() -> Option<u64> {
+    None
 }
 
 #[cfg(unix)]
@@ -80,7 +103,7 @@ pub fn describe_default() -> String {
     } else {
         match physical_memory() {
             Some(m) => format!(
-                "{}, half of this machine's {}",
+                "{}, half of the {} this process may use",
                 format_bytes(n),
                 format_bytes(usize::try_from(m).unwrap_or(usize::MAX))
             ),
