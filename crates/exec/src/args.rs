@@ -116,7 +116,9 @@ pub fn literal_value(text: &str) -> Result<Value, String> {
         .iter()
         .find(|d| d.severity == analysis::Severity::Error)
     {
-        return Err(format!("`{text}` is not a valid value: {}", d.message));
+        // The wrapper's closing brace is the end of the value.
+        let message = d.message.replace("found `}`", "found the end of the value");
+        return Err(format!("`{text}` is not a valid value: {message}"));
     }
     let program = a.source.program();
     let mut ex = Executor::new(&program, ExecOptions::default());
@@ -232,8 +234,16 @@ pub fn build_args(
                 p.name
             )));
         };
-        let value = filled(ex, v, ty, &symbols, i as u64)
-            .map_err(|m| ArgError::usage(format!("argument `{}` ({v}): {m}", p.name)))?;
+        let value = filled(ex, v, ty, &symbols, i as u64).map_err(|m| {
+            let m = format!("argument `{}` ({v}): {m}", p.name);
+            // A value too large to make is a failed run (exit code 1), as a
+            // result beyond the budget is; a missing `--dim` is a usage error.
+            if m.contains("memory budget") || m.contains("cannot exist") {
+                ArgError::input(m)
+            } else {
+                ArgError::usage(m)
+            }
+        })?;
         out[i] = Some(value);
     }
     Ok(out

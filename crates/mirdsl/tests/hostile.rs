@@ -446,7 +446,7 @@ fn max_memory_is_an_option_with_its_default_in_the_help() {
             "1G",
         ],
     );
-    o.expect(2, &["argument `x`", "more than the memory budget"]);
+    o.expect(1, &["argument `x`", "more than the memory budget"]);
 }
 
 // ---------------------------------------------------------------------------
