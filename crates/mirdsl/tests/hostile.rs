@@ -650,7 +650,8 @@ fn integer_division_by_zero_and_overflow_follow_mindspore() {
   z = Cast([0, 0, 0], i32)
   m = Cast([2147483647, -2147483648, 5], i32)
   one = Cast([1, -1, 2], i32)
-  return (a / z, FloorDiv(a, z), Add(m, one), Mul(m, one), Neg(m))
+  p = Pow(Cast([3, 2, 2], i64), Cast([100, 62, -1], i64))
+  return (a / z, FloorDiv(a, z), Add(m, one), Mul(m, one), Neg(m), p)
 }
 ",
     );
@@ -663,6 +664,11 @@ fn integer_division_by_zero_and_overflow_follow_mindspore() {
     assert_eq!(data(2), serde_json::json!([-2147483648, 2147483647, 7]));
     assert_eq!(data(3), serde_json::json!([2147483647, -2147483648, 10]));
     assert_eq!(data(4), serde_json::json!([-2147483647, -2147483648, -5]));
+    // Pow overflows as MindSpore's does (computed in f64): the smallest value.
+    assert_eq!(
+        data(5),
+        serde_json::json!([i64::MIN, 4611686018427387904_i64, 0])
+    );
 }
 
 #[test]

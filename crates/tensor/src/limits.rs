@@ -31,7 +31,10 @@ fn rlimit() -> Option<u64> {
         };
         // SAFETY: getrlimit writes into the struct it is given.
         let ok = unsafe { libc::getrlimit(resource, &mut lim) } == 0;
-        (ok && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
+        // `rlim_t` is `u64` on Linux but not everywhere.
+        #[allow(clippy::unnecessary_cast)]
+        let cur = lim.rlim_cur as u64;
+        (ok && lim.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
     };
     [get(libc::RLIMIT_AS), get(libc::RLIMIT_DATA)]
         .into_iter()
