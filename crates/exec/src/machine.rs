@@ -1264,6 +1264,9 @@ impl Executor {
             match (a, tuples.get(i)) {
                 (Value::Tensor(t), _) => kargs.push(KArg::Tensor(t.tensor())),
                 (_, Some(Some(items))) => kargs.push(KArg::Tuple(items)),
+                // An absent optional input (`Dense`'s bias, a loss's weight):
+                // kernels read `none` as the empty tuple.
+                (Value::None, _) => kargs.push(KArg::Tuple(&[])),
                 _ => {
                     return Err(RunError::new(
                         ErrorKind::Type,

@@ -1109,8 +1109,7 @@ fn completion_names_in_scope() {
             Local early  // f32[3]
             NestedGraph nested  // graph nested
             Graph helper  // graph helper(a)
-            Metafunction value_and_grad => value_and_grad(${1:f})$0
-            ... and 196 primitives
+            ... and 197 primitives
             replace: "e"
         "#]],
     );
@@ -1163,7 +1162,7 @@ fn completion_attribute_names_in_primitive_call() {
         expect![[r#"
             Attribute transpose_a => transpose_a=${1}  // bool = false
             Attribute transpose_b => transpose_b=${1}  // bool = false
-            ... and 3 primitives
+            ... and 4 primitives
             ... then MindSpore primitives mirdsl does not support yet
             replace: "trans"
         "#]],
