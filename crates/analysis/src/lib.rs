@@ -5,6 +5,7 @@ pub mod composite;
 pub mod diagnostic;
 pub mod effects;
 pub mod infer;
+pub mod limits;
 pub mod link;
 pub mod lower;
 pub mod modules;

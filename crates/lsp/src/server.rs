@@ -222,7 +222,13 @@ impl Server {
         });
         Server {
             shared: Arc::new(Shared {
-                runner: Runner::new(options.run_worker.clone(), outbox.clone()),
+                runner: Runner::new(
+                    options.run_worker.clone(),
+                    options
+                        .max_memory
+                        .unwrap_or_else(tensor::limits::default_max_memory),
+                    outbox.clone(),
+                ),
                 outbox,
                 pending: Mutex::new(HashMap::new()),
                 versions: Mutex::new(HashMap::new()),
@@ -1050,7 +1056,7 @@ impl Server {
                 RpcError::invalid_params(format!("`{}` is not open", uri.as_str()))
             })?;
             let text = doc.file.text(&self.db).to_string();
-            crate::runner::Job::new(&uri, text, &params)
+            crate::runner::Job::new(&uri, text, &params, self.shared.runner.max_memory)
         });
         match job {
             Ok(job) => {

@@ -51,8 +51,8 @@ fn import_text(path: &Path, weights_file: &str) -> Result<interop::Imported, u8>
     };
     let result = match path.extension().and_then(|e| e.to_str()) {
         Some("mindir") => {
-            let bytes = std::fs::read(path).map_err(|e| {
-                eprintln!("error: cannot read {}: {e}", path.display());
+            let bytes = crate::files::read_input(path, crate::files::MAX_MODEL).map_err(|e| {
+                eprintln!("error: {e}");
                 EXIT_USAGE
             })?;
             interop::mindir::import(&bytes, &opts)
@@ -76,6 +76,12 @@ fn import_text(path: &Path, weights_file: &str) -> Result<interop::Imported, u8>
 }
 
 pub fn import_command(args: &ImportArgs) -> u8 {
+    if let Some(out) = &args.output {
+        if let Err(e) = crate::files::check_output(out) {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    }
     let stem = args
         .output
         .as_deref()
@@ -96,8 +102,8 @@ pub fn import_command(args: &ImportArgs) -> u8 {
     };
     if let Some(bytes) = imported.safetensors() {
         let path = dir.join(&weights_name);
-        if let Err(e) = std::fs::write(&path, bytes) {
-            eprintln!("error: cannot write {}: {e}", path.display());
+        if let Err(e) = crate::files::write_atomic(&path, &bytes) {
+            eprintln!("error: {e}");
             return EXIT_USAGE;
         }
         eprintln!(
@@ -109,8 +115,8 @@ pub fn import_command(args: &ImportArgs) -> u8 {
     }
     match &args.output {
         Some(out) => {
-            if let Err(e) = std::fs::write(out, &imported.text) {
-                eprintln!("error: cannot write {}: {e}", out.display());
+            if let Err(e) = crate::files::write_atomic(out, imported.text.as_bytes()) {
+                eprintln!("error: {e}");
                 return EXIT_USAGE;
             }
         }
@@ -120,6 +126,10 @@ pub fn import_command(args: &ImportArgs) -> u8 {
 }
 
 pub fn export_command(args: &ExportArgs) -> u8 {
+    if let Err(e) = crate::files::check_output(&args.output) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
     // The file with everything it imports, as one self-contained model.
     let linked = match crate::link_clean(&args.file, "to export it") {
         Ok(l) => l,
@@ -136,8 +146,8 @@ pub fn export_command(args: &ExportArgs) -> u8 {
     };
     match interop::mindir::export_analysis(&linked.analysis, &opts) {
         Ok(bytes) => {
-            if let Err(e) = std::fs::write(&args.output, bytes) {
-                eprintln!("error: cannot write {}: {e}", args.output.display());
+            if let Err(e) = crate::files::write_atomic(&args.output, &bytes) {
+                eprintln!("error: {e}");
                 return EXIT_USAGE;
             }
             EXIT_OK

@@ -1,5 +1,6 @@
 //! `mirdsl`: the command-line face of the MindIR DSL tools.
 
+mod files;
 mod grad_cmd;
 mod interop_cmd;
 mod render;
@@ -37,6 +38,8 @@ enum Command {
         /// server's child process for runs it can stop.
         #[arg(long, hide = true)]
         run_worker: bool,
+        #[arg(long, value_name = "SIZE", help = run::max_memory_help("The most memory tensors may take at once in a `mirdsl/run`; W0003 warns against it too"))]
+        max_memory: Option<String>,
     },
     /// Format `.mir` files in place (directories are searched for `.mir` files).
     Fmt {
@@ -56,6 +59,8 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
         format: CheckFormat,
+        #[arg(long, value_name = "SIZE", help = run::max_memory_help("Warn (W0003) where a tensor's static size exceeds this budget"))]
+        max_memory: Option<String>,
     },
     /// Print the lowered MindIR of a file's graphs.
     Ir {
@@ -125,15 +130,40 @@ fn main() -> ExitCode {
     let code = match cli.command {
         // 0 after `shutdown` and `exit`; 1 for `exit` without `shutdown`.
         Command::Lsp {
-            stdio: _,
-            run_worker: false,
-        } => lsp::run_stdio() as u8,
-        Command::Lsp {
             run_worker: true, ..
         } => lsp::run_worker() as u8,
+        Command::Lsp { max_memory, .. } => {
+            let budget = match max_memory.as_deref().map(tensor::limits::parse_size) {
+                None => None,
+                Some(Ok(n)) => Some(n),
+                Some(Err(e)) => {
+                    eprintln!("error: --max-memory: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            if let Some(n) = budget {
+                analysis::limits::set_memory_budget(n);
+            }
+            lsp::run_stdio(budget) as u8
+        }
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
-        Command::Check { paths, format } => check_command(&paths, format),
+        Command::Check {
+            paths,
+            format,
+            max_memory,
+        } => {
+            if let Some(m) = max_memory {
+                match tensor::limits::parse_size(&m) {
+                    Ok(n) => analysis::limits::set_memory_budget(n),
+                    Err(e) => {
+                        eprintln!("error: --max-memory: {e}");
+                        return ExitCode::from(EXIT_USAGE);
+                    }
+                }
+            }
+            check_command(&paths, format)
+        }
         Command::Ir {
             file,
             entry,
@@ -153,9 +183,11 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The text of a source file; on failure the error is printed and the exit
+/// code returned.
 pub(crate) fn read(path: &Path) -> Result<String, u8> {
-    std::fs::read_to_string(path).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", path.display());
+    files::read_text(path).map_err(|e| {
+        eprintln!("error: {e}");
         EXIT_USAGE
     })
 }
@@ -218,8 +250,9 @@ fn fmt_command(paths: &[PathBuf], check: bool) -> u8 {
                 code = EXIT_FAILURE;
             }
             Ok(formatted) => {
-                if let Err(e) = std::fs::write(&file, formatted) {
-                    eprintln!("error: cannot write {}: {e}", file.display());
+                // Atomically: an error leaves the file as it was.
+                if let Err(e) = files::write_atomic(&file, formatted.as_bytes()) {
+                    eprintln!("error: {e}");
                     return EXIT_USAGE;
                 }
                 println!("formatted {}", file.display());

@@ -685,6 +685,9 @@ fn expr_bp_inner(p: &mut Parser, min_precedence: u8) -> bool {
     if !unary(p) {
         return false;
     }
+    // Each operator of a chain (`a + b + c ...`) wraps the expression so far
+    // in one more node: a level of the tree like any other (`MAX_NESTING`).
+    let outer = p.depth;
     while let Some(precedence) = p.current().binary_precedence() {
         if precedence <= min_precedence {
             break;
@@ -692,12 +695,14 @@ fn expr_bp_inner(p: &mut Parser, min_precedence: u8) -> bool {
         p.start_node_at(checkpoint, BIN_EXPR);
         p.bump();
         p.bump_newlines();
+        p.depth += 1;
         if !expr_bp(p, precedence) {
             p.finish_node();
             break;
         }
         p.finish_node();
     }
+    p.depth = outer;
     true
 }
 
@@ -721,7 +726,23 @@ fn postfix(p: &mut Parser) -> bool {
     if !atom(p) {
         return false;
     }
+    // As for operator chains: `f(x)(y)[0]...` nests one level per call or index.
+    let outer = p.depth;
+    let chained = postfix_chain(p, checkpoint);
+    p.depth = outer;
+    chained
+}
+
+fn postfix_chain(p: &mut Parser, checkpoint: usize) -> bool {
     loop {
+        if matches!(p.current(), L_PAREN | L_BRACK) {
+            if p.depth >= MAX_NESTING {
+                // Reports the nesting and skips the rest of the line.
+                nested(p, |_| true);
+                return true;
+            }
+            p.depth += 1;
+        }
         match p.current() {
             L_PAREN => {
                 p.start_node_at(checkpoint, CALL_EXPR);

@@ -8,8 +8,11 @@
 
 mod device;
 mod dtype;
+pub mod file;
+pub mod limits;
 pub mod npy;
 pub mod safetensors;
+mod wire;
 
 pub use device::DeviceData;
 pub use dtype::DType;
@@ -58,6 +61,28 @@ impl Buffer {
             _ => Buffer::Bool(vec![false; len]),
         }
     }
+
+    /// `len` copies of `value` in `dtype`'s storage, or an error (never an
+    /// abort) when the memory cannot be had.
+    pub fn try_filled(dtype: DType, len: usize, value: f64) -> Result<Buffer, TensorError> {
+        fn filled<T: Clone>(len: usize, x: T) -> Result<Vec<T>, TensorError> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| {
+                TensorError(format!(
+                    "cannot allocate {} for {len} elements",
+                    limits::format_bytes(len.saturating_mul(std::mem::size_of::<T>()))
+                ))
+            })?;
+            v.resize(len, x);
+            Ok(v)
+        }
+        Ok(match dtype.storage() {
+            DType::F32 => Buffer::F32(filled(len, value as f32)?),
+            DType::F64 => Buffer::F64(filled(len, value)?),
+            DType::I64 => Buffer::I64(filled(len, value as i64)?),
+            _ => Buffer::Bool(filled(len, value != 0.0)?),
+        })
+    }
 }
 
 /// A tensor: a dtype, a shape, and its elements on the host, on a device, or
@@ -101,8 +126,40 @@ impl fmt::Display for TensorError {
 
 impl std::error::Error for TensorError {}
 
+/// The element count of `shape`; `usize::MAX` when it overflows (no buffer
+/// has that many elements, so such a shape never matches data).
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    checked_numel(shape).unwrap_or(usize::MAX)
+}
+
+/// The element count of `shape`, or `None` when it overflows `usize`.
+pub fn checked_numel(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
+/// Bytes a tensor of `dtype` and `shape` takes on the host (its storage
+/// kind's element size: `f16` is held as `f32`, `i8` as `i64`), or `None`
+/// when that overflows `usize`.
+pub fn storage_bytes(dtype: DType, shape: &[usize]) -> Option<usize> {
+    checked_numel(shape)?.checked_mul(dtype.storage().size_of())
+}
+
+/// Row-major strides (in elements) of `shape`, or `None` when they overflow.
+pub fn checked_strides(shape: &[usize]) -> Option<Vec<usize>> {
+    let mut strides = vec![0; shape.len()];
+    let mut stride = 1usize;
+    for i in (0..shape.len()).rev() {
+        strides[i] = stride;
+        stride = stride.checked_mul(shape[i])?;
+    }
+    Some(strides)
+}
+
+/// The error for a shape whose element count overflows.
+fn overflow(shape: &[usize]) -> TensorError {
+    TensorError(format!(
+        "shape {shape:?} has more elements than can be counted (the element count overflows)"
+    ))
 }
 
 impl Tensor {
@@ -117,7 +174,10 @@ impl Tensor {
                 buffer.storage()
             )));
         }
-        if buffer.len() != numel(&shape) {
+        let Some(n) = checked_numel(&shape) else {
+            return Err(overflow(&shape));
+        };
+        if buffer.len() != n {
             return Err(TensorError(format!(
                 "shape {shape:?} has {} elements but the data has {}",
                 numel(&shape),
@@ -142,6 +202,21 @@ impl Tensor {
             host: host(buffer),
             device: OnceLock::new(),
         }
+    }
+
+    /// A tensor of `value`s (converted as [`Tensor::full`] does), or an error
+    /// when the element count overflows or the memory cannot be allocated:
+    /// never a panic or an abort.
+    pub fn try_full(dtype: DType, shape: Vec<usize>, value: f64) -> Result<Tensor, TensorError> {
+        let n = checked_numel(&shape).ok_or_else(|| overflow(&shape))?;
+        storage_bytes(dtype, &shape).ok_or_else(|| overflow(&shape))?;
+        let buffer = Buffer::try_filled(dtype, n, value)?;
+        Tensor::new(dtype, shape, buffer)
+    }
+
+    /// [`Tensor::try_full`] with zeros.
+    pub fn try_zeros(dtype: DType, shape: Vec<usize>) -> Result<Tensor, TensorError> {
+        Tensor::try_full(dtype, shape, 0.0)
     }
 
     pub fn full(dtype: DType, shape: Vec<usize>, value: f64) -> Tensor {
@@ -261,9 +336,14 @@ impl Tensor {
         self.host.get().is_some()
     }
 
+    /// Bytes this tensor's buffer takes on the host.
+    pub fn storage_bytes(&self) -> usize {
+        self.numel().saturating_mul(self.dtype.storage().size_of())
+    }
+
     /// The same data with another shape of the same element count.
     pub fn reshaped(mut self, shape: Vec<usize>) -> Result<Tensor, TensorError> {
-        if numel(&shape) != self.numel() {
+        if checked_numel(&shape) != Some(self.numel()) {
             return Err(TensorError(format!(
                 "cannot reshape {:?} ({} elements) to {:?}",
                 self.shape,
@@ -379,5 +459,96 @@ mod device_tests {
         }
         assert_eq!(uploads, 1);
         assert!(t.clone().device_data().is_some());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HUGE: usize = 1 << 62;
+
+    #[test]
+    fn element_counts_do_not_wrap() {
+        assert_eq!(checked_numel(&[2, 3]), Some(6));
+        assert_eq!(checked_numel(&[]), Some(1));
+        assert_eq!(checked_numel(&[HUGE, 4]), None);
+        assert_eq!(checked_numel(&[HUGE, 4, 0]), None);
+        assert_eq!(numel(&[HUGE, 4]), usize::MAX);
+        assert_eq!(storage_bytes(DType::F32, &[HUGE]), None);
+        assert_eq!(storage_bytes(DType::I8, &[3]), Some(24));
+        assert_eq!(checked_strides(&[2, 3, 4]), Some(vec![12, 4, 1]));
+        assert_eq!(checked_strides(&[HUGE, 4, 1]), None);
+    }
+
+    #[test]
+    fn overflowing_shapes_are_errors() {
+        // 2^62 * 4 wraps to 0 in usize: an empty buffer must not fit.
+        let e = Tensor::new(DType::F32, vec![HUGE, 4], Buffer::F32(vec![])).unwrap_err();
+        assert!(e.0.contains("overflows"), "{e}");
+        assert!(Tensor::try_zeros(DType::F32, vec![HUGE, 4]).is_err());
+        assert!(Tensor::try_zeros(DType::F32, vec![3037000500, 3037000500]).is_err());
+        assert!(Tensor::from_f32(vec![2], vec![1.0, 2.0])
+            .unwrap()
+            .reshaped(vec![HUGE, 4])
+            .is_err());
+        // Too much to allocate: an error, not an abort.
+        assert!(Tensor::try_zeros(DType::F64, vec![1 << 58]).is_err());
+        let t = Tensor::try_full(DType::I8, vec![2], 300.0).unwrap();
+        assert_eq!(t.to_f64_vec(), vec![44.0, 44.0]);
+    }
+
+    #[test]
+    fn hostile_npy_headers() {
+        let header = |descr: &str, shape: &str| {
+            let mut h =
+                format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+            h.push('\n');
+            let mut b = b"\x93NUMPY\x01\x00".to_vec();
+            b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+            b.extend_from_slice(h.as_bytes());
+            b
+        };
+        for shape in [
+            "(4611686018427387904, 4)",
+            "(3037000500, 3037000500)",
+            "(-1,)",
+            "(99999999999999999999999,)",
+        ] {
+            let e = npy::read(&header("<f4", shape)).unwrap_err();
+            assert!(!e.0.is_empty(), "{shape}");
+        }
+        // A header that claims a billion elements is refused before any data is read.
+        let e = npy::read(&header("<f4", "(1000000000,)")).unwrap_err();
+        assert!(e.0.contains("truncated"), "{e}");
+        // Version 2 header lengths are bounded.
+        let mut b = b"\x93NUMPY\x02\x00\xff\xff\xff\x7f".to_vec();
+        b.extend_from_slice(b"{}");
+        assert!(npy::read(&b).unwrap_err().0.contains("header"));
+    }
+
+    #[test]
+    fn hostile_safetensors_headers() {
+        assert!(safetensors::read(&u64::MAX.to_le_bytes(), "x").is_err());
+        let file = |json: &str, data: &[u8]| {
+            let mut b = (json.len() as u64).to_le_bytes().to_vec();
+            b.extend_from_slice(json.as_bytes());
+            b.extend_from_slice(data);
+            b
+        };
+        let cases = [
+            r#"{"x": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [1], "data_offsets": [18446744073709551615, 18446744073709551615]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [1000000], "data_offsets": [0, 4000000]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}"#,
+            r#"[1, 2]"#,
+        ];
+        for json in cases {
+            assert!(
+                safetensors::read(&file(json, &[0; 4]), "x").is_err(),
+                "{json}"
+            );
+        }
     }
 }

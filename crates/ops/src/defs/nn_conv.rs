@@ -573,6 +573,17 @@ impl ConvGeom {
         let per_image = (self.kg() * self.ohw()).max(1);
         (LIMIT / per_image).clamp(1, self.n.max(1))
     }
+    /// Checks the working buffers of the forward and backward kernels
+    /// (im2col columns and a gathered gradient for one chunk of images,
+    /// `(kg + ocg)·chunk·oh·ow`, and a `ocg·kg` product) against the budget.
+    pub(crate) fn check_scratch(&self, op: &str, elem_size: usize) -> Result<(), OpError> {
+        let elements = (self.kg() + self.ocg())
+            .checked_mul(self.chunk())
+            .and_then(|n| n.checked_mul(self.oh))
+            .and_then(|n| n.checked_mul(self.ow))
+            .and_then(|n| n.checked_add(self.ocg().checked_mul(self.kg())?));
+        crate::guard::scratch(op, "working buffer (im2col)", elements, elem_size)
+    }
 }
 
 /// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w` (also used by
@@ -1085,6 +1096,7 @@ fn tensor_out(dtype: DType, shape: Vec<usize>, buffer: Buffer) -> Result<KValue,
 fn kernel_conv2d(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, w) = (c.tensor(0)?, c.tensor(1)?);
     let g = conv_geom(x.shape(), w.shape(), c.attrs)?;
+    g.check_scratch("Conv2D", x.dtype().size_of())?;
     let buffer = float_dispatch!("Conv2D", [x, w], |xv, wv| conv2d_forward(xv, wv, &g));
     tensor_out(x.dtype(), vec![g.n, g.oc, g.oh, g.ow], buffer)
 }
@@ -1094,6 +1106,7 @@ pub(crate) fn kernel_conv2d_backprop_input(c: &KernelCall) -> Result<KValue, OpE
     let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let g = conv_geom(like.shape(), w.shape(), c.attrs)?;
     check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
+    g.check_scratch("_Conv2DBackpropInput", dout.dtype().size_of())?;
     let buffer = float_dispatch!("_Conv2DBackpropInput", [dout, w], |dv, wv| {
         conv2d_backprop_input(dv, wv, &g)
     });
@@ -1105,6 +1118,7 @@ pub(crate) fn kernel_conv2d_backprop_filter(c: &KernelCall) -> Result<KValue, Op
     let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let g = conv_geom(x.shape(), like.shape(), c.attrs)?;
     check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
+    g.check_scratch("_Conv2DBackpropFilter", dout.dtype().size_of())?;
     let buffer = float_dispatch!("_Conv2DBackpropFilter", [dout, x], |dv, xv| {
         conv2d_backprop_filter(dv, xv, &g)
     });
