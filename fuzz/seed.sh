@@ -30,3 +30,28 @@ for f in "$root"/testdata/*.mir "$root"/crates/syntax/test_data/*/*.mir; do
     n=$((n + 1))
 done
 echo "seeded $n files into $here/corpus/{parse,reparse}"
+
+# The format targets (shared with the stable loop in crates/mirdsl/tests/fuzz.rs).
+mkdir -p "$here/corpus/mindir" "$here/corpus/ir_import" "$here/corpus/npy" \
+    "$here/corpus/safetensors" "$here/corpus/fmt_check"
+shared="$root/../shared/fixtures/mindspore"
+for f in "$root"/testdata/zoo/*/model.mindir "$shared"/*.mindir; do
+    [ -f "$f" ] && cp "$f" "$here/corpus/mindir/$(printf '%s' "$f" | tr '/' '_')"
+done
+for f in "$root"/crates/ir/test_data/printers/*.ir "$shared"/ir/*.ir; do
+    [ -f "$f" ] && cp "$f" "$here/corpus/ir_import/$(basename "$f")"
+done
+for f in "$root"/testdata/zoo/*/*.npy; do
+    [ -f "$f" ] && cp "$f" "$here/corpus/npy/$(printf '%s' "${f#"$root"/}" | tr '/' '_')"
+done
+for f in "$root"/testdata/zoo/*/*.safetensors; do
+    [ -f "$f" ] && cp "$f" "$here/corpus/safetensors/$(printf '%s' "${f#"$root"/}" | tr '/' '_')"
+done
+cp "$here"/corpus/parse/* "$here/corpus/fmt_check/"
+# The stable loop's regression fixtures (its target names differ for two).
+for t in mindir:mindir ir:ir_import npy:npy safetensors:safetensors fmt:fmt_check; do
+    for f in "$root"/crates/mirdsl/tests/fuzz_regressions/"${t%%:*}"/*; do
+        [ -f "$f" ] && cp "$f" "$here/corpus/${t##*:}/"
+    done
+done
+echo "seeded $here/corpus/{mindir,ir_import,npy,safetensors,fmt_check}"

@@ -107,6 +107,9 @@ codes! {
     DuplicateName = "E0101", Error, "a name bound twice in one scope";
     UsedBeforeBound = "E0102", Error, "a name used before the statement that binds it";
     DuplicateItem = "E0103", Error, "two top-level items with one name";
+    ImportNotFound = "E0104", Error, "an import of a file that is missing or cannot be read";
+    ImportCycle = "E0105", Error, "files that import each other in a cycle";
+    ImportClash = "E0106", Error, "an import that makes two items with one name visible";
     MissingReturn = "E0110", Error, "a graph without `return`";
     MisplacedReturn = "E0111", Error, "`return` that is not the last statement, or is repeated";
     UselessExpression = "E0112", Error, "an expression statement whose value is never used";
@@ -126,6 +129,7 @@ codes! {
     DefaultParameter = "E0161", Error, "a parameter default outside a composite primitive definition";
     DTypeMismatch = "E0200", Error, "operands of incompatible dtypes";
     ShapeMismatch = "E0201", Error, "a shape rule of a primitive is violated";
+    SizeOverflow = "E0202", Error, "a shape whose element count or byte size overflows a 64-bit integer";
     AnnotationMismatch = "E0210", Error, "a value that does not match its type annotation";
     ArgumentMismatch = "E0211", Error, "an argument that does not match the parameter's annotation";
     TupleIndex = "E0220", Error, "a tuple index out of range or not constant";
@@ -136,4 +140,5 @@ codes! {
     Recursion = "E0250", Error, "a cycle that inference cannot resolve";
     UnusedBinding = "W0001", Warning, "a binding that is never used";
     UnreachableGraph = "W0002", Warning, "a nested graph that is never used";
+    OverMemoryBudget = "W0003", Warning, "a tensor whose static size exceeds the memory budget of `mirdsl run`";
 }

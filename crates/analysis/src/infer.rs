@@ -1135,27 +1135,79 @@ impl Engine<'_> {
         let attrs = ops::resolve_attrs(op, &given);
         // A shape rule is trusted code, but a panic in one must not take the
         // checker (or the language server) down with it.
-        let inferred = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let inferred = ops::guard::catch(|| {
             (op.infer)(&ops::InferCall {
                 op,
                 inputs: &inputs,
                 attrs: &attrs,
             })
-        }));
-        let Ok(inferred) = inferred else {
-            let span = self.span(frame, n, None);
-            self.report(
-                &item,
-                Diagnostic::error(
-                    Code::ShapeMismatch,
-                    span,
-                    format!("internal error: the shape rule of `{}` failed on these inputs (please report this)", op.name),
-                ),
-            );
-            return Some(AbsVal::Any);
+        });
+        // An input whose shape already overflows was reported where it came from.
+        let inputs_overflow = inputs
+            .iter()
+            .any(|i| crate::limits::overflow_in(i).is_some());
+        let inferred = match inferred {
+            Ok(inferred) => inferred,
+            Err(_) if inputs_overflow => return Some(AbsVal::Any),
+            Err(p) if p.is_overflow() => {
+                let span = self.span(frame, n, None);
+                self.report(
+                    &item,
+                    Diagnostic::error(
+                        Code::SizeOverflow,
+                        span,
+                        format!(
+                            "the shape of `{}`'s result overflows a 64-bit integer on these inputs",
+                            op.name
+                        ),
+                    ),
+                );
+                return Some(AbsVal::Any);
+            }
+            Err(p) => {
+                let span = self.span(frame, n, None);
+                self.report(
+                    &item,
+                    Diagnostic::error(
+                        Code::ShapeMismatch,
+                        span,
+                        format!("internal error: the shape rule of `{}` failed on these inputs (please report this): {}", op.name, p.message),
+                    ),
+                );
+                return Some(AbsVal::Any);
+            }
         };
         match inferred {
-            Ok(v) => Some(v),
+            // The guard after every shape rule: a result no tensor can have is
+            // an error at the call, one larger than the memory budget a warning.
+            Ok(v) => {
+                if let Some(message) = crate::limits::overflow_in(&v) {
+                    if !inputs_overflow {
+                        let span = self.span(frame, n, None);
+                        self.report(
+                            &item,
+                            Diagnostic::error(
+                                Code::SizeOverflow,
+                                span,
+                                format!("`{}`: {message}", op.name),
+                            ),
+                        );
+                    }
+                    return Some(AbsVal::Any);
+                }
+                // Warned once, where a size first exceeds the budget.
+                let inputs_over = inputs
+                    .iter()
+                    .any(|i| crate::limits::over_budget(i).is_some());
+                if let Some(message) = crate::limits::over_budget(&v).filter(|_| !inputs_over) {
+                    let span = self.span(frame, n, None);
+                    self.report(
+                        &item,
+                        Diagnostic::error(Code::OverMemoryBudget, span, message),
+                    );
+                }
+                Some(v)
+            }
             Err(e) => {
                 let span = match &e.target {
                     ops::ErrorTarget::Input(i) => self.span(frame, n, Some(i + 1)),
@@ -1169,6 +1221,7 @@ impl Engine<'_> {
                     ops::ErrorTarget::Call => self.span(frame, n, None),
                 };
                 let code = match &e.target {
+                    _ if e.message.contains("overflows a 64-bit integer") => Code::SizeOverflow,
                     ops::ErrorTarget::Attr(_) => Code::BadAttributeValue,
                     _ if e.message.contains("dtype") => Code::DTypeMismatch,
                     _ => Code::ShapeMismatch,

@@ -218,6 +218,14 @@ pub fn lower_graph(graph: &ast::Graph, index: &ItemIndex) -> LoweredGraph {
 }
 
 impl Lowerer<'_> {
+    /// `W0003` where a declared tensor (a parameter, a weight) already
+    /// exceeds the memory budget.
+    fn warn_over_budget(&mut self, ty: &Ty, range: TextRange) {
+        if let Some(message) = crate::limits::over_budget(&ir::AbsVal::from_ty(ty)) {
+            self.error(Code::OverMemoryBudget, range, message);
+        }
+    }
+
     fn error(
         &mut self,
         code: Code,
@@ -449,6 +457,7 @@ impl Lowerer<'_> {
         let node = self.body.add_param(graph, name.clone(), Some(range));
         if let Some(ty) = param.ty() {
             let t = self.ty(&ty);
+            self.warn_over_budget(&t, ty.range());
             self.body.node_mut(node).annotation = Some((t, ty.range()));
         }
         self.map.defs.push((range, Def::Node(node)));
@@ -1683,7 +1692,21 @@ impl Lowerer<'_> {
                 for d in dims {
                     let Some(tok) = d.token() else { continue };
                     out.push(match tok.kind() {
-                        syntax::SyntaxKind::INT => Dim::Known(tok.text().parse().unwrap_or(0)),
+                        syntax::SyntaxKind::INT => match tok.text().parse::<i64>() {
+                            Ok(n) => Dim::Known(n),
+                            Err(_) => {
+                                self.error(
+                                    Code::SizeOverflow,
+                                    tok.text_range(),
+                                    format!(
+                                        "the dimension {} is too large: sizes are 64-bit integers (at most {})",
+                                        tok.text(),
+                                        i64::MAX
+                                    ),
+                                );
+                                Dim::Unknown
+                            }
+                        },
                         syntax::SyntaxKind::QUESTION => Dim::Unknown,
                         syntax::SyntaxKind::STAR => {
                             self.error(
@@ -1696,7 +1719,15 @@ impl Lowerer<'_> {
                         _ => Dim::Sym(tok.text().to_string()),
                     });
                 }
-                Ty::Tensor(dtype, Shape::Ranked(out))
+                let shape = Shape::Ranked(out);
+                if shape.overflows(dtype) {
+                    self.error(
+                        Code::SizeOverflow,
+                        t.range(),
+                        format!("a {dtype}{shape} tensor cannot exist: its element count or byte size overflows a 64-bit integer"),
+                    );
+                }
+                Ty::Tensor(dtype, shape)
             }
             ast::Type::Tuple(t) => Ty::Tuple(t.fields().map(|f| self.ty(&f)).collect()),
             ast::Type::Fn(f) => {
@@ -1807,6 +1838,7 @@ pub fn lower_weight(
     let ty = match weight.ty() {
         Some(t) => {
             let ty = l.ty(&t);
+            l.warn_over_budget(&ty, t.range());
             match &ty {
                 Ty::Tensor(_, shape) if shape.as_known().is_some() => {}
                 Ty::Unknown => {}

@@ -116,7 +116,9 @@ pub fn literal_value(text: &str) -> Result<Value, String> {
         .iter()
         .find(|d| d.severity == analysis::Severity::Error)
     {
-        return Err(format!("`{text}` is not a valid value: {}", d.message));
+        // The wrapper's closing brace is the end of the value.
+        let message = d.message.replace("found `}`", "found the end of the value");
+        return Err(format!("`{text}` is not a valid value: {message}"));
     }
     let program = a.source.program();
     let mut ex = Executor::new(&program, ExecOptions::default());
@@ -266,14 +268,30 @@ pub fn build_args(
             continue;
         }
         let value = if v.ends_with(".npy") {
-            let bytes = std::fs::read(v).map_err(|e| {
-                ArgError::input(format!("argument `{}`: cannot read {v}: {e}", p.name))
-            })?;
-            let t = tensor::npy::read(&bytes).map_err(|e| {
-                ArgError::input(format!(
-                    "argument `{}`: {v} is not a valid .npy file: {e}",
-                    p.name
-                ))
+            // Regular files only; the header's size is checked against the
+            // memory budget before the data is read.
+            let budget = ex.available_memory();
+            let mut refused = false;
+            let t = tensor::file::load_npy(std::path::Path::new(v), &mut |h| {
+                let bytes = tensor::storage_bytes(h.dtype, &h.shape).unwrap_or(usize::MAX);
+                if bytes > budget {
+                    refused = true;
+                    return Err(format!(
+                        "{v} holds a {}{:?} array of {}, more than the memory budget allows ({} free; `--max-memory`)",
+                        h.dtype,
+                        h.shape,
+                        tensor::limits::format_bytes(bytes),
+                        tensor::limits::format_bytes(budget)
+                    ));
+                }
+                Ok(())
+            })
+            .map_err(|e| {
+                ArgError::input(if refused || e.0.starts_with(v) {
+                    format!("argument `{}`: {e}", p.name)
+                } else {
+                    format!("argument `{}`: {v} is not a valid .npy file: {e}", p.name)
+                })
             })?;
             fit(ex, Value::tensor(t), p.ty.as_ref(), false, &mut symbols)
                 .map_err(|m| ArgError::input(format!("argument `{}` ({v}): {m}", p.name)))?
@@ -300,8 +318,16 @@ pub fn build_args(
                 p.name
             )));
         };
-        let value = filled(ex, v, ty, &symbols, i as u64)
-            .map_err(|m| ArgError::usage(format!("argument `{}` ({v}): {m}", p.name)))?;
+        let value = filled(ex, v, ty, &symbols, i as u64).map_err(|m| {
+            let m = format!("argument `{}` ({v}): {m}", p.name);
+            // A value too large to make is a failed run (exit code 1), as a
+            // result beyond the budget is; a missing `--dim` is a usage error.
+            if m.contains("memory budget") || m.contains("cannot exist") {
+                ArgError::input(m)
+            } else {
+                ArgError::usage(m)
+            }
+        })?;
         out[i] = Some(value);
     }
     Ok(out
@@ -322,14 +348,15 @@ fn filled(
     seed: u64,
 ) -> Result<Value, String> {
     let dims = |s: &str| symbols.get(s).copied();
+    let budget = ex.available_memory();
     match ty {
         Ty::Scalar(d) => {
-            let t = crate::weights::make_filled(kind, *d, &Shape::scalar(), &dims, seed)?;
+            let t = crate::weights::make_filled(kind, *d, &Shape::scalar(), &dims, seed, budget)?;
             Ok(ex.scalar(t))
         }
-        Ty::Tensor(d, shape) => {
-            Ok(ex.tensor(crate::weights::make_filled(kind, *d, shape, &dims, seed)?))
-        }
+        Ty::Tensor(d, shape) => Ok(ex.tensor(crate::weights::make_filled(
+            kind, *d, shape, &dims, seed, budget,
+        )?)),
         Ty::Tuple(items) => Ok(Value::tuple(
             items
                 .iter()

@@ -21,6 +21,14 @@ pub enum ErrorKind {
     NaN,
     /// Something the executor or autodiff cannot do (yet).
     Unsupported,
+    /// More memory than the budget (`--max-memory`) allows, or than exists.
+    Memory,
+    /// A size or integer computation out of the range of 64-bit integers.
+    Overflow,
+    /// Stopped from outside (Ctrl-C, a cancelled request).
+    Interrupted,
+    /// Stopped at its deadline (`--timeout`).
+    Timeout,
     /// A bug: a kernel panicked or the IR broke an invariant.
     Internal,
 }
@@ -36,6 +44,10 @@ impl ErrorKind {
             ErrorKind::Recursion => "recursion",
             ErrorKind::NaN => "nan",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Memory => "memory",
+            ErrorKind::Overflow => "overflow",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Timeout => "timeout",
             ErrorKind::Internal => "internal",
         }
     }

@@ -12,7 +12,9 @@
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Instant;
 
 use ir::{
     Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, ScalarConst, TextRange,
@@ -40,6 +42,18 @@ pub struct ExecOptions {
     pub max_depth: usize,
     /// Fail at the first primitive whose result holds a NaN.
     pub check_nan: bool,
+    /// The most bytes of tensors alive at once. A primitive, weight or
+    /// argument that would go beyond is refused with an error naming it, its
+    /// shape and its size, before its memory is allocated. The default is
+    /// [`tensor::limits::default_max_memory`].
+    pub max_memory: usize,
+    /// Stops the run when set (Ctrl-C, a cancelled request): checked between
+    /// nodes and in the outer loops of long kernels ([`ops::guard`]). The run
+    /// ends with an [`ErrorKind::Interrupted`] error and its memory is freed.
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// Stops the run at this time, as `interrupt` does, with an
+    /// [`ErrorKind::Timeout`] error.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for ExecOptions {
@@ -48,6 +62,18 @@ impl Default for ExecOptions {
             base_dir: PathBuf::from("."),
             max_depth: DEFAULT_MAX_DEPTH,
             check_nan: false,
+            max_memory: tensor::limits::default_max_memory(),
+            interrupt: None,
+            deadline: None,
+        }
+    }
+}
+
+impl ExecOptions {
+    fn stop(&self) -> ops::guard::Stop {
+        ops::guard::Stop {
+            flag: self.interrupt.clone(),
+            deadline: self.deadline,
         }
     }
 }
@@ -101,6 +127,8 @@ pub struct Executor {
     options: ExecOptions,
     memory: Arc<MemCounter>,
     deepest: usize,
+    stop: ops::guard::Stop,
+    steps: u64,
 }
 
 impl Executor {
@@ -113,6 +141,7 @@ impl Executor {
         options: ExecOptions,
         backend: Box<dyn Backend>,
     ) -> Executor {
+        let stop = options.stop();
         let mut ex = Executor {
             items: Vec::new(),
             scopes: vec![Scope {
@@ -132,6 +161,8 @@ impl Executor {
             options,
             memory: Arc::new(MemCounter::default()),
             deepest: 0,
+            stop,
+            steps: 0,
         };
         for (name, body) in &program.graphs {
             ex.add_item(name, body.clone(), 0);
@@ -154,6 +185,66 @@ impl Executor {
             .entry(name.to_string())
             .or_insert(id);
         id
+    }
+
+    fn flag_set(&self) -> bool {
+        self.stop
+            .flag
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// An error when the run has been asked to stop (interrupted, or past its
+    /// deadline).
+    fn check_stop(&self) -> Result<(), RunError> {
+        if self.flag_set() {
+            return Err(RunError::new(ErrorKind::Interrupted, "interrupted"));
+        }
+        if self.stop.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(RunError::new(
+                ErrorKind::Timeout,
+                "the run did not finish within its time limit",
+            ));
+        }
+        Ok(())
+    }
+
+    /// An error unless `bytes` more fit in the memory budget; `what` names
+    /// what would take them (`\`Mul\`'s result f32[2, 3]`).
+    pub fn reserve(&self, what: &str, bytes: usize) -> Result<(), RunError> {
+        let used = self.memory.stats().current_bytes;
+        let budget = self.options.max_memory;
+        if bytes > budget.saturating_sub(used) {
+            use tensor::limits::format_bytes;
+            let mut e = RunError::new(
+                ErrorKind::Memory,
+                format!(
+                    "{what} needs {} ({bytes} bytes), more than the memory budget allows: {} in all, {} in use",
+                    format_bytes(bytes),
+                    format_bytes(budget),
+                    format_bytes(used)
+                ),
+            );
+            e.notes.push(
+                "`mirdsl run --max-memory SIZE` sets the budget (default: half of the memory this process may use)"
+                    .into(),
+            );
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Sets (or clears) the time the run must stop at (`--timeout`).
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.options.deadline = deadline;
+        self.stop = self.options.stop();
+    }
+
+    /// Bytes the memory budget still allows.
+    pub fn available_memory(&self) -> usize {
+        self.options
+            .max_memory
+            .saturating_sub(self.memory.stats().current_bytes)
     }
 
     /// Bytes of live tensors now and at most so far.
@@ -301,6 +392,11 @@ impl Executor {
             let step = &plan.steps[frame.pc];
             frame.pc += 1;
             let span = self.node_span(frame.item, step.node);
+            self.steps += 1;
+            // The flag costs a load; the clock is read every 256 steps.
+            if self.stop.is_set() && (self.steps & 255 == 0 || self.flag_set()) {
+                self.check_stop().map_err(|e| e.at(span))?;
+            }
             if step.switch {
                 // Only the chosen branch's closure is made.
                 let cond = self
@@ -431,14 +527,15 @@ impl Executor {
             return Ok(v.clone());
         }
         let def = &self.weights[w as usize];
-        let (t, scalar) =
-            crate::weights::init_weight(def, &self.options.base_dir).map_err(|m| {
-                RunError::new(
-                    ErrorKind::Weight,
-                    format!("cannot initialise weight `{}`: {m}", def.name),
-                )
-                .at(def.span)
-            })?;
+        let budget = self.available_memory();
+        let (t, scalar) = crate::weights::init_weight_within(def, &self.options.base_dir, budget)
+            .map_err(|m| {
+            RunError::new(
+                ErrorKind::Weight,
+                format!("cannot initialise weight `{}`: {m}", def.name),
+            )
+            .at(def.span)
+        })?;
         let v = if scalar {
             self.scalar(t)
         } else {
@@ -1156,7 +1253,7 @@ impl Executor {
             }
         }
         let abs: Vec<AbsVal> = args.iter().map(Value::abs).collect();
-        let inferred = catch(name, || {
+        let inferred = catch(name, "shape rule", || {
             (op.infer)(&ops::InferCall {
                 op,
                 inputs: &abs,
@@ -1172,6 +1269,19 @@ impl Executor {
             }
             err
         })?;
+        // The guard after every shape rule: the result must be a shape that
+        // can exist, and fit in the memory budget, before a kernel allocates it.
+        let bytes = result_bytes(&inferred).map_err(|shape| {
+            RunError::new(
+                ErrorKind::Overflow,
+                format!(
+                    "`{name}`'s result {shape} cannot exist: its element count or byte size overflows a 64-bit integer"
+                ),
+            )
+        })?;
+        if let Some((bytes, shape)) = &bytes {
+            self.reserve(&format!("`{name}`'s result {shape}"), *bytes)?;
+        }
         if !self.backend.supports(op) {
             return Err(RunError::new(
                 ErrorKind::Unsupported,
@@ -1222,8 +1332,23 @@ impl Executor {
             attrs: &p.attrs,
         };
         let backend = &self.backend;
-        let out = catch(name, || backend.run(op, &call))?.map_err(|e| {
-            let mut err = RunError::new(ErrorKind::Shape, op_message(name, &e.message));
+        let stop = &self.stop;
+        // What the budget leaves beside the result, for the kernel's own buffers.
+        let scratch = self
+            .available_memory()
+            .saturating_sub(bytes.as_ref().map_or(0, |(b, _)| *b));
+        let (out, refused) = ops::guard::with_stop(stop, || {
+            ops::guard::with_scratch(scratch, || catch(name, "kernel", || backend.run(op, &call)))
+        });
+        // A stopped kernel may return early with anything: discard it.
+        self.check_stop()?;
+        let out = out?.map_err(|e| {
+            let kind = if refused {
+                ErrorKind::Memory
+            } else {
+                ErrorKind::Shape
+            };
+            let mut err = RunError::new(kind, op_message(name, &e.message));
             err.notes = e.notes;
             err
         })?;
@@ -1233,6 +1358,20 @@ impl Executor {
         let v = from_kvalue(out, &inferred, Some(scalar_inputs), Some(&self.memory));
         drop(kargs);
         drop(args);
+        // A result whose size the shape rule could not tell is counted now.
+        let used = self.memory.stats().current_bytes;
+        if bytes.is_none() && used > self.options.max_memory {
+            drop(v);
+            return Err(RunError::new(
+                ErrorKind::Memory,
+                format!(
+                    "`{name}` made a result that takes the memory in use to {}, more than the memory budget of {}",
+                    tensor::limits::format_bytes(used),
+                    tensor::limits::format_bytes(self.options.max_memory)
+                ),
+            )
+            .with_note("`mirdsl run --max-memory SIZE` sets the budget"));
+        }
         if self.options.check_nan {
             if let Some(index) = first_nan(&v) {
                 return Err(
@@ -1312,15 +1451,74 @@ fn condition(v: &Value) -> Result<bool, RunError> {
     }
 }
 
-/// Runs `f`, turning a panic into an internal error.
-fn catch<T>(name: &str, f: impl FnOnce() -> T) -> Result<T, RunError> {
-    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+/// Runs `f` (the shape rule or kernel of `name`, as `what` says), turning a
+/// panic into an error: integer overflow is reported as such, anything else
+/// as an internal error.
+fn catch<T>(name: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, RunError> {
+    ops::guard::catch(f).map_err(|p| {
+        if p.message.contains("capacity overflow") {
+            return RunError::new(
+                ErrorKind::Memory,
+                format!("`{name}` needs more memory than can be addressed"),
+            );
+        }
+        if p.is_overflow() {
+            let note = if what == "kernel" {
+                "an integer result out of the range the kernel computes in"
+            } else {
+                "sizes are 64-bit integers; this input is out of their range"
+            };
+            return RunError::new(
+                ErrorKind::Overflow,
+                format!("integer overflow in the {what} of `{name}` ({})", p.message),
+            )
+            .with_note(note);
+        }
+        let at = p.location.map(|l| format!(" at {l}")).unwrap_or_default();
         RunError::internal(format!(
-            "internal error: the kernel or shape rule of `{name}` panicked: {}",
-            panic_message(&p)
+            "internal error: the {what} of `{name}` panicked{at}: {}",
+            p.message
         ))
         .with_note("this is a bug in mirdsl; please report it")
     })
+}
+
+/// The bytes a shape rule's result takes on the host and the shape of its
+/// largest tensor, when every shape in it is known; `Err(shape)` when one
+/// overflows.
+fn result_bytes(v: &AbsVal) -> Result<Option<(usize, String)>, String> {
+    fn walk(
+        v: &AbsVal,
+        total: &mut Option<usize>,
+        largest: &mut (usize, String),
+    ) -> Result<(), String> {
+        match v {
+            AbsVal::Tensor { dtype, shape } => {
+                let Some(dims) = shape.as_known() else {
+                    *total = None;
+                    return Ok(());
+                };
+                let dims: Option<Vec<usize>> =
+                    dims.iter().map(|&d| usize::try_from(d).ok()).collect();
+                let bytes = dims
+                    .as_deref()
+                    .filter(|_| !shape.overflows(*dtype))
+                    .and_then(|d| tensor::storage_bytes(*dtype, d))
+                    .ok_or_else(|| format!("{dtype}{shape}"))?;
+                if bytes >= largest.0 {
+                    *largest = (bytes, format!("{dtype}{shape}"));
+                }
+                *total = total.map(|t| t.saturating_add(bytes));
+                Ok(())
+            }
+            AbsVal::Tuple(items) => items.iter().try_for_each(|i| walk(i, total, largest)),
+            _ => Ok(()),
+        }
+    }
+    let mut total = Some(0usize);
+    let mut largest = (0usize, String::new());
+    walk(v, &mut total, &mut largest)?;
+    Ok(total.map(|t| (t, largest.1)))
 }
 
 pub(crate) fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {

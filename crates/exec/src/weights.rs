@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use ir::{Shape, Ty, WeightDef, WeightInit};
-use tensor::{DType, Tensor};
+use tensor::{Buffer, DType, Tensor};
 
 /// SplitMix64.
 #[derive(Debug, Clone)]
@@ -42,30 +42,67 @@ impl SplitMix64 {
 
 /// `n` values uniform in `[low, high)`.
 pub fn uniform(n: usize, low: f64, high: f64, seed: u64) -> Vec<f64> {
+    let mut next = uniform_stream(low, high, seed);
+    (0..n).map(|_| next()).collect()
+}
+
+/// The stream of [`uniform`]'s values.
+fn uniform_stream(low: f64, high: f64, seed: u64) -> impl FnMut() -> f64 {
     let mut rng = SplitMix64::new(seed);
-    (0..n)
-        .map(|_| low + (high - low) * rng.next_f64())
-        .collect()
+    move || low + (high - low) * rng.next_f64()
 }
 
 /// `n` values from a normal distribution.
 pub fn normal(n: usize, mean: f64, std: f64, seed: u64) -> Vec<f64> {
+    let mut next = normal_stream(mean, std, seed);
+    (0..n).map(|_| next()).collect()
+}
+
+/// The stream of [`normal`]'s values.
+fn normal_stream(mean: f64, std: f64, seed: u64) -> impl FnMut() -> f64 {
     let mut rng = SplitMix64::new(seed);
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let u = 2.0 * rng.next_f64() - 1.0;
-        let v = 2.0 * rng.next_f64() - 1.0;
-        let s = u * u + v * v;
-        if s <= 0.0 || s >= 1.0 {
-            continue;
+    let mut pending: Option<f64> = None;
+    move || {
+        if let Some(v) = pending.take() {
+            return v;
         }
-        let m = (-2.0 * portable_ln(s) / s).sqrt();
-        out.push(mean + std * u * m);
-        if out.len() < n {
-            out.push(mean + std * v * m);
+        loop {
+            let u = 2.0 * rng.next_f64() - 1.0;
+            let v = 2.0 * rng.next_f64() - 1.0;
+            let s = u * u + v * v;
+            if s <= 0.0 || s >= 1.0 {
+                continue;
+            }
+            let m = (-2.0 * portable_ln(s) / s).sqrt();
+            pending = Some(mean + std * v * m);
+            return mean + std * u * m;
         }
     }
-    out
+}
+
+/// A tensor of `dtype` and `shape` whose elements, in row-major order, are
+/// `next()` converted as `Cast` converts f64. Its buffer is reserved first:
+/// an error, not an abort, when the memory cannot be had.
+fn generated(
+    dtype: DType,
+    shape: Vec<usize>,
+    mut next: impl FnMut() -> f64,
+) -> Result<Tensor, String> {
+    fn fill<T>(n: usize, f: impl FnMut() -> T) -> Result<Vec<T>, String> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n)
+            .map_err(|_| format!("cannot allocate memory for {n} elements"))?;
+        v.extend(std::iter::repeat_with(f).take(n));
+        Ok(v)
+    }
+    let n = tensor::checked_numel(&shape).ok_or("the element count overflows")?;
+    let buffer = match dtype.storage() {
+        DType::F32 => Buffer::F32(fill(n, || next() as f32)?),
+        DType::F64 => Buffer::F64(fill(n, next)?),
+        DType::I64 => Buffer::I64(fill(n, || next() as i64)?),
+        _ => Buffer::Bool(fill(n, || next() != 0.0)?),
+    };
+    Tensor::new(dtype, shape, buffer).map_err(|e| e.0)
 }
 
 /// Natural logarithm of a positive finite `x` from basic IEEE operations only
@@ -124,18 +161,38 @@ pub fn declared_shape(ty: &Ty) -> Result<(DType, Vec<usize>, bool), String> {
 }
 
 /// A weight's initial value; paths of `load` are relative to `base_dir`.
+/// A weight larger than the default memory budget is refused.
 pub fn init_weight(def: &WeightDef, base_dir: &Path) -> Result<(Tensor, bool), String> {
+    init_weight_within(def, base_dir, tensor::limits::default_max_memory())
+}
+
+/// [`init_weight`] refusing, before allocating, a weight of more than
+/// `max_bytes` (a file is then not read).
+pub fn init_weight_within(
+    def: &WeightDef,
+    base_dir: &Path,
+    max_bytes: usize,
+) -> Result<(Tensor, bool), String> {
     let (dtype, shape, scalar) = declared_shape(&def.ty)?;
-    let n: usize = shape.iter().product();
+    let bytes = tensor::storage_bytes(dtype, &shape)
+        .ok_or_else(|| format!("{} cannot exist: its size overflows", def.ty))?;
+    if bytes > max_bytes {
+        return Err(format!(
+            "{} takes {} ({bytes} bytes), more than the memory budget of {}",
+            def.ty,
+            tensor::limits::format_bytes(bytes),
+            tensor::limits::format_bytes(max_bytes)
+        ));
+    }
     let t = match &def.init {
-        WeightInit::Zeros => Tensor::zeros(dtype, shape),
-        WeightInit::Ones => Tensor::full(dtype, shape, 1.0),
-        WeightInit::Constant(c) => Tensor::full(dtype, shape, *c),
+        WeightInit::Zeros => Tensor::try_zeros(dtype, shape).map_err(|e| e.0)?,
+        WeightInit::Ones => Tensor::try_full(dtype, shape, 1.0).map_err(|e| e.0)?,
+        WeightInit::Constant(c) => Tensor::try_full(dtype, shape, *c).map_err(|e| e.0)?,
         WeightInit::Normal { mean, std, seed } => {
-            from_f64(normal(n, *mean, *std, *seed), dtype, shape)
+            generated(dtype, shape, normal_stream(*mean, *std, *seed))?
         }
         WeightInit::Uniform { low, high, seed } => {
-            from_f64(uniform(n, *low, *high, *seed), dtype, shape)
+            generated(dtype, shape, uniform_stream(*low, *high, *seed))?
         }
         WeightInit::Tensor(t) => {
             if t.shape() != shape.as_slice() {
@@ -149,57 +206,74 @@ pub fn init_weight(def: &WeightDef, base_dir: &Path) -> Result<(Tensor, bool), S
             t.cast(dtype)
         }
         WeightInit::Load { path, key } => {
-            let t = load(base_dir, path, key.as_deref())?;
             let what = match key {
                 Some(k) => format!("`{k}` in {path}"),
                 None => path.clone(),
             };
-            if t.dtype() != dtype {
-                return Err(format!(
-                    "{what} holds {} data but `{}` is declared {}",
-                    t.dtype(),
-                    def.name,
-                    def.ty
-                ));
-            }
-            if t.shape() != shape.as_slice() {
-                return Err(format!(
-                    "{what} has shape {:?} but `{}` is declared {}",
-                    t.shape(),
-                    def.name,
-                    def.ty
-                ));
-            }
-            t
+            // The file's header must declare exactly this dtype and shape:
+            // checked before its data is read, so a file never costs more
+            // than the weight's declared size.
+            let mut check = |file_dtype: DType, file_shape: &[usize]| {
+                if file_dtype != dtype {
+                    return Err(format!(
+                        "{what} holds {file_dtype} data but `{}` is declared {}",
+                        def.name, def.ty
+                    ));
+                }
+                if file_shape != shape.as_slice() {
+                    return Err(format!(
+                        "{what} has shape {file_shape:?} but `{}` is declared {}",
+                        def.name, def.ty
+                    ));
+                }
+                Ok(())
+            };
+            load_checked(base_dir, path, key.as_deref(), &mut check)?
         }
     };
     Ok((t, scalar))
 }
 
-fn from_f64(data: Vec<f64>, dtype: DType, shape: Vec<usize>) -> Tensor {
-    Tensor::from_f64(shape, data)
-        .expect("one value per element")
-        .cast(dtype)
+/// Reads a `.npy` file, or tensor `key` of a `.safetensors` file (relative
+/// paths from `base_dir`, the `.mir` file's folder).
+pub fn load(base_dir: &Path, path: &str, key: Option<&str>) -> Result<Tensor, String> {
+    load_checked(base_dir, path, key, &mut |_, _| Ok(()))
 }
 
-/// Reads a `.npy` file, or tensor `key` of a `.safetensors` file.
-pub fn load(base_dir: &Path, path: &str, key: Option<&str>) -> Result<Tensor, String> {
+/// Sees a file's dtype and shape before its data is read; an error refuses it.
+pub type DataCheck<'a> = dyn FnMut(DType, &[usize]) -> Result<(), String> + 'a;
+
+/// [`load`], where `check` sees the file's dtype and shape before any data
+/// is read and may refuse them. Only regular files are read: a directory, a
+/// device (`/dev/zero`), a FIFO or a socket is an error, found without
+/// blocking.
+pub fn load_checked(
+    base_dir: &Path,
+    path: &str,
+    key: Option<&str>,
+    check: &mut DataCheck,
+) -> Result<Tensor, String> {
     let full = base_dir.join(path);
-    let bytes = std::fs::read(&full).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("cannot load {}: no such file", full.display()),
-        _ => format!("cannot load {}: {e}", full.display()),
-    })?;
+    // Open (and refuse what is not a regular file) before anything else.
+    tensor::file::open_regular(&full).map_err(|e| format!("cannot load {}", e.0))?;
     let is_safetensors = path.ends_with(".safetensors") || key.is_some();
     if is_safetensors {
+        let names = || tensor::file::safetensors_names(&full).unwrap_or_default();
         let Some(key) = key else {
-            let names = tensor::safetensors::names(&bytes).unwrap_or_default();
             return Err(format!(
                 "{path} is a safetensors file: name the tensor with load(\"{path}\", \"KEY\") (it has {})",
-                list(&names)
+                list(&names())
             ));
         };
-        tensor::safetensors::read(&bytes, key).map_err(|e| {
-            let names = tensor::safetensors::names(&bytes).unwrap_or_default();
+        let mut refused = false;
+        tensor::file::load_safetensors(&full, key, &mut |e| {
+            check(e.dtype, &e.shape).inspect_err(|_| refused = true)
+        })
+        .map_err(|e| {
+            if refused {
+                return e.0;
+            }
+            let names = names();
             if !names.is_empty() && !names.iter().any(|n| n == key) {
                 format!("{path} has no tensor `{key}` (it has {})", list(&names))
             } else {
@@ -207,7 +281,17 @@ pub fn load(base_dir: &Path, path: &str, key: Option<&str>) -> Result<Tensor, St
             }
         })
     } else {
-        tensor::npy::read(&bytes).map_err(|e| format!("{path} is not a valid .npy file: {e}"))
+        let mut refused = false;
+        tensor::file::load_npy(&full, &mut |h| {
+            check(h.dtype, &h.shape).inspect_err(|_| refused = true)
+        })
+        .map_err(|e| {
+            if refused {
+                e.0
+            } else {
+                format!("{path} is not a valid .npy file: {e}")
+            }
+        })
     }
 }
 
@@ -233,6 +317,7 @@ pub fn make_filled(
     shape: &Shape,
     dims: &dyn Fn(&str) -> Option<usize>,
     seed: u64,
+    max_bytes: usize,
 ) -> Result<Tensor, String> {
     let Shape::Ranked(ds) = shape else {
         return Err("a shape of unknown rank (`[*]`) cannot be filled".into());
@@ -250,24 +335,30 @@ pub fn make_filled(
             }
         });
     }
-    let n: usize = out.iter().product();
-    Ok(match kind {
-        "zeros" => Tensor::zeros(dtype, out),
-        "ones" => Tensor::full(dtype, out, 1.0),
+    let bytes = tensor::storage_bytes(dtype, &out)
+        .ok_or_else(|| format!("a {dtype}{out:?} tensor cannot exist: its size overflows"))?;
+    if bytes > max_bytes {
+        return Err(format!(
+            "a {dtype}{out:?} tensor takes {} ({bytes} bytes), more than the memory budget of {} (`--max-memory`)",
+            tensor::limits::format_bytes(bytes),
+            tensor::limits::format_bytes(max_bytes)
+        ));
+    }
+    match kind {
+        "zeros" => Tensor::try_zeros(dtype, out).map_err(|e| e.0),
+        "ones" => Tensor::try_full(dtype, out, 1.0).map_err(|e| e.0),
         _ => {
             if dtype.is_float() {
-                from_f64(uniform(n, -1.0, 1.0, seed), dtype, out)
+                generated(dtype, out, uniform_stream(-1.0, 1.0, seed))
             } else if dtype.is_bool() {
                 let mut rng = SplitMix64::new(seed);
-                let data = (0..n).map(|_| rng.next_u64() >> 63 == 1).collect();
-                Tensor::from_bool(out, data).expect("one value per element")
+                generated(dtype, out, || (rng.next_u64() >> 63) as f64)
             } else {
                 let mut rng = SplitMix64::new(seed);
-                let data = (0..n).map(|_| (rng.next_u64() % 10) as i64).collect();
-                Tensor::from_i64(dtype, out, data).expect("one value per element")
+                generated(dtype, out, || (rng.next_u64() % 10) as f64)
             }
         }
-    })
+    }
 }
 
 #[cfg(test)]

@@ -638,6 +638,89 @@ fn gradient_of_a_generic_graph_uses_the_argument_types() {
     assert_eq!(data(&out), vec![2.0, 4.0, 6.0]);
 }
 
+// ---------------------------------------------------------------------------
+// Limits and stopping (issue 13): the hooks `mirdsl run` and the language
+// server use.
+
+const FIB: &str = r#"
+graph fib(n: i64) -> i64 {
+  r = if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
+  return r
+}
+"#;
+
+#[test]
+fn an_interrupt_stops_a_run_from_another_thread() {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let options = ExecOptions {
+        interrupt: Some(flag.clone()),
+        ..ExecOptions::default()
+    };
+    let mut ex = Executor::new(&program(FIB), options);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let start = std::time::Instant::now();
+    let e = ex.call("fib", vec![int(60)]).unwrap_err();
+    setter.join().unwrap();
+    assert_eq!(e.kind, ErrorKind::Interrupted, "{}", e.message);
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    // What the run made is freed (only the plans' constants stay).
+    assert!(ex.memory().current_bytes < 1024, "{:?}", ex.memory());
+}
+
+#[test]
+fn a_deadline_stops_a_run() {
+    let options = ExecOptions {
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_millis(100)),
+        ..ExecOptions::default()
+    };
+    let mut ex = Executor::new(&program(FIB), options);
+    let e = ex.call("fib", vec![int(60)]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Timeout, "{}", e.message);
+    assert!(e.span.is_some());
+}
+
+#[test]
+fn the_memory_budget_refuses_before_allocating() {
+    let src = r#"
+param w: f32[1000, 1000] = zeros
+graph big(x: f32[1000, 1]) {
+  return x * Ones((1, 1000), f32)
+}
+graph weight() {
+  return ReduceSum(w)
+}
+"#;
+    let options = ExecOptions {
+        max_memory: 1 << 20,
+        ..ExecOptions::default()
+    };
+    let mut ex = Executor::new(&program(src), options.clone());
+    let x = ex.tensor(Tensor::zeros(DType::F32, vec![1000, 1]));
+    let e = ex.call("big", vec![x]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Memory);
+    assert!(
+        e.message
+            .contains("`Mul`'s result f32[1000, 1000] needs 3.8 MiB (4000000 bytes)"),
+        "{}",
+        e.message
+    );
+    assert_eq!(spanned(src, &e), "x * Ones((1, 1000), f32)");
+    let mut ex = Executor::new(&program(src), options);
+    let e = ex.call("weight", vec![]).unwrap_err();
+    assert!(
+        e.message.contains("more than the memory budget"),
+        "{}",
+        e.message
+    );
+    // Within the budget, the same program runs.
+    let mut ex = Executor::new(&program(src), ExecOptions::default());
+    let x = ex.tensor(Tensor::zeros(DType::F32, vec![1000, 1]));
+    assert!(ex.call("big", vec![x]).is_ok());
+}
+
 #[test]
 fn an_absent_optional_input_reaches_the_kernel_as_none() {
     // `none` as an argument value (not a literal in the call): a loss's

@@ -317,7 +317,7 @@ fn ms_dtype(name: &str) -> Option<DType> {
 /// `NAME parent: [subgraph @P](%para1_x, ...) {`
 fn parse_graph_header(rest: &str) -> Option<PGraph> {
     let open = rest.rfind("(")?;
-    let close = rest.rfind(')')?;
+    let close = rest.rfind(')').filter(|&c| c > open)?;
     let head = rest[..open].trim();
     let (name, parent) = match head.split_once(" parent: [subgraph @") {
         Some((n, p)) => (n.trim(), Some(p.trim_end_matches(']').trim().to_string())),

@@ -68,9 +68,28 @@ impl Shape {
         self.dims()?.iter().map(Dim::known).collect()
     }
 
-    /// Element count when known.
+    /// Element count when known (`None` too when it overflows `i64`).
     pub fn numel(&self) -> Option<i64> {
-        Some(self.as_known()?.iter().product())
+        self.as_known()?
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(d))
+    }
+
+    /// Whether the known dimensions' element count, or their byte size in
+    /// `dtype` (as MindSpore stores it), overflows `i64`: a shape no tensor
+    /// can have. A known 0 makes the count 0 whatever the other dimensions.
+    pub fn overflows(&self, dtype: DType) -> bool {
+        let Some(dims) = self.dims() else {
+            return false;
+        };
+        let known = dims.iter().filter_map(Dim::known);
+        if known.clone().any(|d| d == 0) {
+            return false;
+        }
+        known
+            .map(|d| d.max(0))
+            .try_fold(dtype.size_of() as i64, |n, d| n.checked_mul(d))
+            .is_none()
     }
 }
 

@@ -16,7 +16,8 @@
 //!   client offers it, else UTF-32, else UTF-16.
 //! * Custom requests for the editors: `mirdsl/graph` (DOT text, SVG, node
 //!   ranges), `mirdsl/ir` (IR or gradient text), `mirdsl/run` (run a graph
-//!   with the `exec` crate, in a child process that a cancellation kills).
+//!   with the `exec` crate on the CPU or, with `device: "gpu" | "auto"`, the
+//!   `gpu` crate's CUDA backend, in a child process that a cancellation kills).
 //! * `workspace/executeCommand` carries out the code lenses' commands
 //!   (`mirdsl.run`, `mirdsl.showGraph`, `mirdsl.showGradient`) for clients
 //!   that do not (editors that do list them in `initializationOptions.clientCommands`).
@@ -45,6 +46,11 @@ pub struct Options {
     pub run_worker: Option<PathBuf>,
     /// Worker threads (default: the cores, between 2 and 4).
     pub threads: Option<usize>,
+    /// The memory budget of a `mirdsl/run` (bytes); default
+    /// [`tensor::limits::default_max_memory`] (`$MIRDSL_MAX_MEMORY`, or half
+    /// of this machine's memory). `W0003` warns against
+    /// [`analysis::limits::memory_budget`], which the caller sets.
+    pub max_memory: Option<usize>,
 }
 
 /// The stack of the server's threads (analysis recursion follows call chains).
@@ -77,7 +83,7 @@ pub fn serve(
 }
 
 /// `mirdsl lsp`: serves over stdin/stdout until `exit`; returns the exit status.
-pub fn run_stdio() -> i32 {
+pub fn run_stdio(max_memory: Option<usize>) -> i32 {
     // Panics in a request or in one graph's analysis are caught and reported;
     // print one line for them rather than a backtrace (which costs
     // milliseconds a panic when RUST_BACKTRACE is set).
@@ -89,6 +95,7 @@ pub fn run_stdio() -> i32 {
     let options = Options {
         run_worker: std::env::current_exe().ok(),
         threads: None,
+        max_memory,
     };
     serve(std::io::stdin(), std::io::stdout(), options)
 }

@@ -1,11 +1,15 @@
 //! `mirdsl/run`: runs a graph with the executor, one run at a time.
 //!
-//! The executor cannot be interrupted, so a run goes to a child process
-//! (`mirdsl lsp --run-worker`, the job on its stdin, the result on its
-//! stdout): a run that is cancelled (`$/cancelRequest`, `shutdown`) or takes
-//! longer than its limit is killed, and its memory goes with it. Without a
-//! worker program (the server running inside a test) a run goes to a thread;
-//! cancelling answers at once, but the thread runs on to its end.
+//! A run goes to a child process (`mirdsl lsp --run-worker`, the job on its
+//! stdin, the result on its stdout): a run that is cancelled
+//! (`$/cancelRequest`, `shutdown`) or takes longer than its limit is killed,
+//! and its memory goes with it (the worker also stops itself at the time
+//! limit, and a kernel that does not check it is ended by the kill). Without
+//! a worker program (the server running inside a test) a run goes to a
+//! thread, which the executor's interrupt flag stops between nodes and in
+//! the outer loops of long kernels; its tensors are freed as it unwinds.
+//! Either way the executor keeps to the server's memory budget
+//! ([`crate::Options::max_memory`]).
 //!
 //! Runs wait in a short queue; the requests beyond it are refused.
 
@@ -13,6 +17,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -35,13 +40,25 @@ pub struct Job {
     pub args: Vec<(String, String)>,
     pub dims: HashMap<String, usize>,
     pub base_dir: PathBuf,
-    #[serde(skip)]
+    /// `cpu`, `gpu` or `auto`, as `mirdsl run --device`.
+    #[serde(default = "cpu")]
+    pub device: String,
+    /// The document's file, when it has one (its imports are read from disk).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
     pub timeout: Duration,
+    /// The memory budget of the run (bytes).
+    pub max_memory: usize,
+}
+
+fn cpu() -> String {
+    "cpu".into()
 }
 
 impl Job {
-    /// From `mirdsl/run`'s params `{uri, graph, args?: {name: value}, dims?: {sym: n}, timeoutMs?}`.
-    pub fn new(uri: &lsp::Uri, text: String, params: &Json) -> Result<Job> {
+    /// From `mirdsl/run`'s params `{uri, graph, args?: {name: value}, dims?: {sym: n},
+    /// device?: "cpu" | "gpu" | "auto", timeoutMs?}`.
+    pub fn new(uri: &lsp::Uri, text: String, params: &Json, max_memory: usize) -> Result<Job> {
         let graph = params
             .get("graph")
             .and_then(Json::as_str)
@@ -70,6 +87,16 @@ impl Job {
                 dims.insert(k.clone(), n as usize);
             }
         }
+        let device = params
+            .get("device")
+            .and_then(Json::as_str)
+            .unwrap_or("cpu")
+            .to_string();
+        if gpu::DeviceChoice::parse(&device).is_none() {
+            return Err(RpcError::invalid_params(format!(
+                "`device` must be \"cpu\", \"gpu\" or \"auto\", not \"{device}\""
+            )));
+        }
         let base_dir = uri
             .as_str()
             .strip_prefix("file://")
@@ -82,7 +109,10 @@ impl Job {
             args,
             dims,
             base_dir,
+            device,
+            path: crate::convert::uri_path(uri),
             timeout: Duration::from_millis(timeout),
+            max_memory,
         })
     }
 }
@@ -100,6 +130,8 @@ struct State {
     queue: VecDeque<Queued>,
     /// The run in progress: its request, and its child process (if any).
     current: Option<(RequestId, Option<Arc<Mutex<Child>>>)>,
+    /// The interrupt flag of the run in progress on a thread.
+    interrupt: Option<Arc<AtomicBool>>,
     cancelled: bool,
     started: bool,
 }
@@ -107,14 +139,17 @@ struct State {
 #[derive(Clone)]
 pub struct Runner {
     worker: Option<PathBuf>,
+    /// The memory budget of every run (bytes).
+    pub(crate) max_memory: usize,
     state: Arc<(Mutex<State>, Condvar)>,
     outbox: Outbox,
 }
 
 impl Runner {
-    pub fn new(worker: Option<PathBuf>, outbox: Outbox) -> Runner {
+    pub fn new(worker: Option<PathBuf>, max_memory: usize, outbox: Outbox) -> Runner {
         Runner {
             worker,
+            max_memory,
             state: Arc::new((Mutex::new(State::default()), Condvar::new())),
             outbox,
         }
@@ -169,6 +204,9 @@ impl Runner {
             _ => return,
         };
         state.cancelled = true;
+        if let Some(flag) = &state.interrupt {
+            flag.store(true, Ordering::Relaxed);
+        }
         if let Some(child) = child {
             let _ = child.lock().unwrap().kill();
         }
@@ -314,17 +352,30 @@ impl Runner {
 
     fn run_thread(&self, q: &Queued) -> Outcome {
         let job = q.job.clone();
+        let flag = Arc::new(AtomicBool::new(false));
+        {
+            let mut state = self.state.0.lock().unwrap();
+            if state.cancelled {
+                flag.store(true, Ordering::Relaxed);
+            }
+            state.interrupt = Some(flag.clone());
+        }
         let (tx, rx) = mpsc::channel();
+        let stop = flag.clone();
         let spawned = std::thread::Builder::new()
             .name("lsp-run".into())
             .stack_size(crate::STACK_SIZE)
             .spawn(move || {
-                let _ = tx.send(run_job(&job));
+                let _ = tx.send(run_job(&job, Some(stop)));
             });
         if let Err(e) = spawned {
             return Outcome::Done(Err(format!("cannot start a run: {e}")));
         }
-        match self.wait(&rx, q.job.timeout) {
+        let waited = self.wait(&rx, q.job.timeout);
+        // Whatever ended the wait, the run stops (and frees its memory).
+        flag.store(true, Ordering::Relaxed);
+        self.state.0.lock().unwrap().interrupt = None;
+        match waited {
             Result3::Done(r) => Outcome::Done(r),
             Result3::Cancelled => Outcome::Cancelled,
             Result3::TimedOut => Outcome::TimedOut,
@@ -358,8 +409,13 @@ fn summary(graph: &str, value: &Json, took: Duration) -> String {
 
 /// Runs a job (in this process): the graph's result as `mirdsl run --format
 /// json` prints it, or why it cannot run.
-pub fn run_job(job: &Job) -> std::result::Result<Json, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_graph(job))).unwrap_or_else(|p| {
+/// It stops when `interrupt` is set or at the job's time limit.
+pub fn run_job(job: &Job, interrupt: Option<Arc<AtomicBool>>) -> std::result::Result<Json, String> {
+    let deadline = Instant::now() + job.timeout;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_graph(job, interrupt, deadline)
+    }))
+    .unwrap_or_else(|p| {
         Err(format!(
             "the executor panicked: {}",
             crate::server::panic_message(&*p)
@@ -367,18 +423,13 @@ pub fn run_job(job: &Job) -> std::result::Result<Json, String> {
     })
 }
 
-fn run_graph(job: &Job) -> std::result::Result<Json, String> {
-    let analysis = analysis::analyze(&job.text);
-    if let Some(d) = analysis
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == analysis::Severity::Error)
-    {
-        return Err(format!(
-            "the document has errors; fix them to run it (first: {})",
-            d.message
-        ));
-    }
+fn run_graph(
+    job: &Job,
+    interrupt: Option<Arc<AtomicBool>>,
+    deadline: Instant,
+) -> std::result::Result<Json, String> {
+    let analysis = program_analysis(job.path.as_deref(), &job.text)
+        .map_err(|m| format!("the document has errors; fix them to run it (first: {m})"))?;
     let name = job.graph.as_str();
     let program = analysis.source.program();
     let body = program
@@ -387,9 +438,14 @@ fn run_graph(job: &Job) -> std::result::Result<Json, String> {
         .clone();
     let options = exec::ExecOptions {
         base_dir: job.base_dir.clone(),
+        max_memory: job.max_memory,
+        interrupt,
+        deadline: Some(deadline),
         ..Default::default()
     };
-    let mut ex = exec::Executor::new(&program, options);
+    let choice = gpu::DeviceChoice::parse(&job.device).unwrap_or(gpu::DeviceChoice::Cpu);
+    let backend = gpu::select(choice)?.backend;
+    let mut ex = exec::Executor::with_backend(&program, options, backend);
     let params = exec::args::entry_params(&body);
     let args = exec::args::build_args(&ex, &params, &job.args, &job.dims).map_err(|e| e.message)?;
     let value = ex.call(name, args).map_err(|e| e.message)?;
@@ -413,7 +469,7 @@ pub fn run_worker() -> i32 {
     // The executor follows graph calls recursively: a big stack.
     let result = std::thread::Builder::new()
         .stack_size(crate::STACK_SIZE)
-        .spawn(move || run_job(&job))
+        .spawn(move || run_job(&job, None))
         .map_err(|e| e.to_string())
         .and_then(|h| h.join().map_err(|_| "the run panicked".to_string()))
         .and_then(|r| r);
@@ -423,4 +479,42 @@ pub fn run_worker() -> i32 {
     };
     println!("{out}");
     0
+}
+
+/// The program of a document: the file alone, or, when it imports others,
+/// linked with them (read from disk); or the first error.
+pub fn program_analysis(
+    path: Option<&std::path::Path>,
+    text: &str,
+) -> std::result::Result<analysis::FileAnalysis, String> {
+    let has_imports = syntax::parse(text).tree().imports().next().is_some();
+    match path {
+        Some(path) if has_imports => {
+            let linked = analysis::link::link(
+                path,
+                Some(std::sync::Arc::from(text)),
+                &analysis::modules::FsLoader,
+            );
+            let first = linked
+                .diagnostics
+                .iter()
+                .flatten()
+                .find(|d| d.severity == analysis::Severity::Error);
+            match first {
+                Some(d) => Err(d.message.clone()),
+                None => Ok(linked.analysis),
+            }
+        }
+        _ => {
+            let analysis = analysis::analyze(text);
+            match analysis
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == analysis::Severity::Error)
+            {
+                Some(d) => Err(d.message.clone()),
+                None => Ok(analysis),
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! `mirdsl`: the command-line face of the MindIR DSL tools.
 
+mod files;
 mod grad_cmd;
 mod interop_cmd;
 mod render;
@@ -37,6 +38,8 @@ enum Command {
         /// server's child process for runs it can stop.
         #[arg(long, hide = true)]
         run_worker: bool,
+        #[arg(long, value_name = "SIZE", help = run::max_memory_help("The most memory tensors may take at once in a `mirdsl/run`; W0003 warns against it too"))]
+        max_memory: Option<String>,
     },
     /// Format `.mir` files in place (directories are searched for `.mir` files).
     Fmt {
@@ -56,6 +59,8 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
         format: CheckFormat,
+        #[arg(long, value_name = "SIZE", help = run::max_memory_help("Warn (W0003) where a tensor's static size exceeds this budget"))]
+        max_memory: Option<String>,
     },
     /// Print the lowered MindIR of a file's graphs.
     Ir {
@@ -125,15 +130,40 @@ fn main() -> ExitCode {
     let code = match cli.command {
         // 0 after `shutdown` and `exit`; 1 for `exit` without `shutdown`.
         Command::Lsp {
-            stdio: _,
-            run_worker: false,
-        } => lsp::run_stdio() as u8,
-        Command::Lsp {
             run_worker: true, ..
         } => lsp::run_worker() as u8,
+        Command::Lsp { max_memory, .. } => {
+            let budget = match max_memory.as_deref().map(tensor::limits::parse_size) {
+                None => None,
+                Some(Ok(n)) => Some(n),
+                Some(Err(e)) => {
+                    eprintln!("error: --max-memory: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            if let Some(n) = budget {
+                analysis::limits::set_memory_budget(n);
+            }
+            lsp::run_stdio(budget) as u8
+        }
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
-        Command::Check { paths, format } => check_command(&paths, format),
+        Command::Check {
+            paths,
+            format,
+            max_memory,
+        } => {
+            if let Some(m) = max_memory {
+                match tensor::limits::parse_size(&m) {
+                    Ok(n) => analysis::limits::set_memory_budget(n),
+                    Err(e) => {
+                        eprintln!("error: --max-memory: {e}");
+                        return ExitCode::from(EXIT_USAGE);
+                    }
+                }
+            }
+            check_command(&paths, format)
+        }
         Command::Ir {
             file,
             entry,
@@ -153,9 +183,11 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The text of a source file; on failure the error is printed and the exit
+/// code returned.
 pub(crate) fn read(path: &Path) -> Result<String, u8> {
-    std::fs::read_to_string(path).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", path.display());
+    files::read_text(path).map_err(|e| {
+        eprintln!("error: {e}");
         EXIT_USAGE
     })
 }
@@ -218,8 +250,9 @@ fn fmt_command(paths: &[PathBuf], check: bool) -> u8 {
                 code = EXIT_FAILURE;
             }
             Ok(formatted) => {
-                if let Err(e) = std::fs::write(&file, formatted) {
-                    eprintln!("error: cannot write {}: {e}", file.display());
+                // Atomically: an error leaves the file as it was.
+                if let Err(e) = files::write_atomic(&file, formatted.as_bytes()) {
+                    eprintln!("error: {e}");
                     return EXIT_USAGE;
                 }
                 println!("formatted {}", file.display());
@@ -251,22 +284,18 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
     };
     let mut checked = Vec::new();
     let mut internal = 0;
-    for file in files {
-        let text = match read(&file) {
-            Ok(text) => text,
-            Err(c) => return c,
-        };
-        // The language server's pipeline (the incremental database), so
-        // that CI and the editor say the same thing.
-        let (diagnostics, failures) = ide::check_text(&text);
-        for f in &failures {
-            eprintln!("error: {}: {}", file.display(), ide::failure_message(f));
+    // The language server's pipeline (the incremental database, as one
+    // workspace: files follow their imports), so that CI and the editor say
+    // the same thing.
+    for c in ide::check_paths(&files) {
+        for f in &c.failures {
+            eprintln!("error: {}: {}", c.path.display(), ide::failure_message(f));
             internal += 1;
         }
         checked.push(render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics,
+            path: c.path.display().to_string(),
+            text: c.text,
+            diagnostics: c.diagnostics,
         });
     }
     let errors = checked
@@ -350,22 +379,64 @@ pub(crate) fn analyze_clean(
     file: &Path,
     purpose: &str,
 ) -> Result<(String, analysis::FileAnalysis), u8> {
+    let linked = link_clean(file, purpose)?;
+    Ok((linked.graph.modules[0].text.to_string(), linked.analysis))
+}
+
+/// Reads `file` with every file it imports and links them into one program
+/// (`docs/language.md` §10); on errors in any of them, prints them and says
+/// what could not be done.
+pub(crate) fn link_clean(file: &Path, purpose: &str) -> Result<analysis::link::Linked, u8> {
     let text = read(file)?;
-    let analysis = analysis::analyze(&text);
-    if analysis.has_errors() {
-        let errors: Vec<_> = analysis
+    let linked = analysis::link::link(
+        file,
+        Some(std::sync::Arc::from(text)),
+        &analysis::modules::FsLoader,
+    );
+    if linked.has_errors() {
+        render_linked_errors(file, &linked);
+        let n = linked
             .diagnostics
             .iter()
+            .flatten()
             .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        render::human(&[render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics: errors,
-        }]);
-        eprintln!("error: {} has errors; fix them {purpose}", file.display());
+            .count();
+        eprintln!(
+            "error: {} has {n} error{}; fix {} {purpose}",
+            file.display(),
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" }
+        );
         return Err(EXIT_FAILURE);
     }
-    Ok((text, analysis))
+    Ok(linked)
+}
+
+/// Prints the errors of every file of a linked program (the root by the
+/// path it was given, the others by their own).
+pub(crate) fn render_linked_errors(root: &Path, linked: &analysis::link::Linked) {
+    let checked: Vec<render::Checked> = linked
+        .graph
+        .modules
+        .iter()
+        .zip(&linked.diagnostics)
+        .enumerate()
+        .filter_map(|(m, (module, ds))| {
+            let errors: Vec<_> = ds
+                .iter()
+                .filter(|d| d.severity == analysis::Severity::Error)
+                .cloned()
+                .collect();
+            (!errors.is_empty()).then(|| render::Checked {
+                path: if m == 0 {
+                    root.display().to_string()
+                } else {
+                    module.path.display().to_string()
+                },
+                text: module.text.to_string(),
+                diagnostics: errors,
+            })
+        })
+        .collect();
+    render::human(&checked);
 }

@@ -27,9 +27,14 @@ pub struct RunArgs {
     /// The size of a symbolic dimension, for `zeros`/`ones`/`random`.
     #[arg(long = "dim", value_name = "SYM=N")]
     pub dims: Vec<String>,
-    /// Where primitives run.
+    /// Where primitives run: `auto` is the GPU when a CUDA driver and device
+    /// are present, else the CPU.
     #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
     pub device: DeviceArg,
+    /// Print the device chosen and, on the GPU, which primitives ran there and
+    /// which fell back to the CPU (to stderr).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub format: RunFormat,
@@ -56,12 +61,100 @@ pub struct RunArgs {
     /// After running, write every weight's value to this `.safetensors` file.
     #[arg(long, value_name = "FILE")]
     pub save_weights: Option<PathBuf>,
+    #[arg(long, value_name = "SIZE", help = max_memory_help("The most memory tensors may take at once; a primitive, weight or argument beyond it is refused"))]
+    pub max_memory: Option<String>,
+    /// Stop the run after this long (`30s`, `500ms`, `2m`, or seconds) with an
+    /// error; counted from the start of the command, which ends at most 2 s later
+    /// whatever it is doing.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+}
+
+/// `--max-memory`'s help, with the default on this machine.
+pub fn max_memory_help(what: &str) -> String {
+    format!(
+        "{what}: bytes, or with K, M, G or T (powers of 1024), e.g. `8G` [default: {}; ${} sets it]",
+        tensor::limits::describe_default(),
+        tensor::limits::MAX_MEMORY_ENV
+    )
+}
+
+/// A duration: `30s`, `500ms`, `2m`, `1h`, or a number of seconds.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || {
+        format!(
+            "`{text}` is not a duration: write e.g. `30s`, `500ms`, `2m` or a number of seconds"
+        )
+    };
+    let value: f64 = num.parse().map_err(|_| bad())?;
+    let seconds = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(bad()),
+    };
+    std::time::Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(bad)
+}
+
+/// Set by the first Ctrl-C (SIGINT) while a graph runs; a second one ends the
+/// process at once.
+static INTERRUPT: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+    std::sync::OnceLock::new();
+
+/// The exit code after Ctrl-C, as shells report a process ended by SIGINT.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+#[cfg(unix)]
+extern "C" fn on_sigint(_: libc::c_int) {
+    if let Some(flag) = INTERRUPT.get() {
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    // SAFETY: `signal` is async-signal-safe; the next Ctrl-C kills the process.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+/// The flag Ctrl-C sets, with its handler installed.
+fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let flag = INTERRUPT
+        .get_or_init(|| std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)))
+        .clone();
+    #[cfg(unix)]
+    // SAFETY: installing a handler that only stores to an atomic and resets itself.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+    flag
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum DeviceArg {
     Cpu,
     Gpu,
+    Auto,
+}
+
+impl DeviceArg {
+    pub fn choice(self) -> gpu::DeviceChoice {
+        match self {
+            DeviceArg::Cpu => gpu::DeviceChoice::Cpu,
+            DeviceArg::Gpu => gpu::DeviceChoice::Gpu,
+            DeviceArg::Auto => gpu::DeviceChoice::Auto,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -103,38 +196,72 @@ fn color() -> ColorChoice {
 }
 
 fn run_inner(a: &RunArgs) -> u8 {
-    let text = match std::fs::read_to_string(&a.file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", a.file.display());
+    let max_memory = match a.max_memory.as_deref().map(tensor::limits::parse_size) {
+        None => match std::env::var(tensor::limits::MAX_MEMORY_ENV) {
+            Ok(v) if tensor::limits::parse_size(&v).is_err() => {
+                eprintln!(
+                    "error: ${}: {}",
+                    tensor::limits::MAX_MEMORY_ENV,
+                    tensor::limits::parse_size(&v).unwrap_err()
+                );
+                return EXIT_USAGE;
+            }
+            _ => tensor::limits::default_max_memory(),
+        },
+        Some(Ok(n)) => n,
+        Some(Err(e)) => {
+            eprintln!("error: --max-memory: {e}");
             return EXIT_USAGE;
         }
     };
-    let device = match a.device {
-        DeviceArg::Cpu => exec::Device::Cpu,
-        DeviceArg::Gpu => exec::Device::Gpu,
+    let timeout = match a.timeout.as_deref().map(parse_duration) {
+        None => None,
+        Some(Ok(d)) => Some(d),
+        Some(Err(e)) => {
+            eprintln!("error: --timeout: {e}");
+            return EXIT_USAGE;
+        }
     };
-    let backend = match exec::backend_for(device) {
-        Ok(b) => b,
+    analysis::limits::set_memory_budget(max_memory);
+    let start = Instant::now();
+    if let Some(t) = timeout {
+        // The executor stops itself at the deadline; this bounds the rest too
+        // (checking the file, a kernel that does not poll), a little later.
+        let limit = a.timeout.clone().unwrap_or_default();
+        std::thread::spawn(move || {
+            std::thread::sleep(t + std::time::Duration::from_secs(2));
+            eprintln!("error: `mirdsl run` did not finish within {limit} (`--timeout`)");
+            std::process::exit(i32::from(EXIT_FAILURE));
+        });
+    }
+    let text = match crate::read(&a.file) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let selected = match gpu::select(a.device.choice()) {
+        Ok(s) => s,
         Err(m) => {
             eprintln!("error: {m}");
             return EXIT_FAILURE;
         }
     };
-    let analysis = analysis::analyze(&text);
-    if analysis.has_errors() {
-        let errors: Vec<_> = analysis
+    if a.verbose {
+        eprintln!("{}", selected.note);
+    }
+    let (backend, gpu_stats) = (selected.backend, selected.stats);
+    let linked = analysis::link::link(
+        &a.file,
+        Some(std::sync::Arc::from(text.as_str())),
+        &analysis::modules::FsLoader,
+    );
+    if linked.has_errors() {
+        crate::render_linked_errors(&a.file, &linked);
+        let n = linked
             .diagnostics
             .iter()
+            .flatten()
             .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        let n = errors.len();
-        crate::render::human(&[crate::render::Checked {
-            path: a.file.display().to_string(),
-            text: text.clone(),
-            diagnostics: errors,
-        }]);
+            .count();
         eprintln!(
             "error: not running {}: it has {n} error{}",
             a.file.display(),
@@ -142,6 +269,7 @@ fn run_inner(a: &RunArgs) -> u8 {
         );
         return EXIT_FAILURE;
     }
+    let analysis = &linked.analysis;
     let program = analysis.source.program();
     let entry = match &a.entry {
         Some(e) => {
@@ -185,6 +313,9 @@ fn run_inner(a: &RunArgs) -> u8 {
         base_dir,
         max_depth: a.max_depth.max(1),
         check_nan: a.check_nan,
+        max_memory,
+        interrupt: Some(interrupt_flag()),
+        deadline: None,
     };
     let mut ex = exec::Executor::with_backend(&program, options, backend);
     let params = exec::args::entry_params(program.graph(&entry).expect("checked above"));
@@ -209,18 +340,40 @@ fn run_inner(a: &RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     }
+    if let Some(t) = timeout {
+        ex.set_deadline(Some(start + t));
+    }
     let start = Instant::now();
     let mut results = Vec::with_capacity(a.steps.max(1));
     for _ in 0..a.steps.max(1) {
         match ex.call(&entry, values.clone()) {
             Ok(v) => results.push(v),
-            Err(e) => {
-                render_error(&a.file, &text, &e);
-                return EXIT_FAILURE;
+            Err(mut e) => {
+                match e.kind {
+                    exec::ErrorKind::Interrupted => e.message = "interrupted (Ctrl-C)".into(),
+                    exec::ErrorKind::Timeout => {
+                        e.message = format!(
+                            "`{entry}` did not finish within {} (`--timeout`)",
+                            a.timeout.as_deref().unwrap_or("its time limit")
+                        )
+                    }
+                    _ => {}
+                }
+                render_error(&a.file, &linked, &e);
+                return if e.kind == exec::ErrorKind::Interrupted {
+                    EXIT_INTERRUPTED
+                } else {
+                    EXIT_FAILURE
+                };
             }
         }
     }
     let elapsed = start.elapsed();
+    if let (true, Some(stats)) = (a.verbose, &gpu_stats) {
+        for line in stats.report() {
+            eprintln!("{line}");
+        }
+    }
     if let Some(path) = &a.save_weights {
         if let Err(m) = save_weights(&mut ex, path) {
             eprintln!("error: {m}");
@@ -259,13 +412,17 @@ fn run_inner(a: &RunArgs) -> u8 {
 }
 
 /// Sets the weights named in a `.safetensors` file; every name must be a weight.
+/// Only regular files are read, and each tensor's shape is checked against its
+/// weight's before its data is read.
 fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let names =
-        tensor::safetensors::names(&bytes).map_err(|e| format!("{}: {}", path.display(), e.0))?;
+    let names = tensor::file::safetensors_names(path).map_err(|e| {
+        if e.0.starts_with(&path.display().to_string()) {
+            e.0
+        } else {
+            format!("{}: {}", path.display(), e.0)
+        }
+    })?;
     for name in names {
-        let t = tensor::safetensors::read(&bytes, &name)
-            .map_err(|e| format!("{}: {}", path.display(), e.0))?;
         let current = ex.weight_value(&name).map_err(|_| {
             format!(
                 "{}: `{name}` is not a weight of the program",
@@ -273,14 +430,17 @@ fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
             )
         })?;
         if let Some(c) = current.as_tensor() {
-            if c.tensor().shape() != t.shape() {
-                return Err(format!(
-                    "{}: `{name}` has shape {:?}, but the weight is declared {:?}",
-                    path.display(),
-                    t.shape(),
-                    c.tensor().shape()
-                ));
-            }
+            let declared = c.tensor().shape().to_vec();
+            let t = tensor::file::load_safetensors(path, &name, &mut |e| {
+                if e.shape != declared {
+                    return Err(format!(
+                        "`{name}` has shape {:?}, but the weight is declared {declared:?}",
+                        e.shape
+                    ));
+                }
+                Ok(())
+            })
+            .map_err(|e| format!("{}: {}", path.display(), e.0))?;
             let t = t.cast(c.tensor().dtype());
             ex.set_weight(&name, ex.tensor(t)).map_err(|e| e.message)?;
         }
@@ -297,8 +457,7 @@ fn save_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
         .collect();
     let items: Vec<(&str, &tensor::Tensor)> =
         tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    std::fs::write(path, tensor::safetensors::write(&items))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::files::write_atomic(path, &tensor::safetensors::write(&items))
 }
 
 fn arg_error(e: &exec::args::ArgError) -> u8 {
@@ -326,17 +485,28 @@ fn human_bytes(n: usize) -> String {
 }
 
 /// A run-time fault with a source snippet, the call stack as secondary labels.
-fn render_error(path: &Path, text: &str, e: &exec::RunError) {
+fn render_error(root: &Path, linked: &analysis::link::Linked, e: &exec::RunError) {
+    // Spans are in the linked program's virtual text: the file of the
+    // primary span is shown, with the call sites in it.
+    let module = e.span.map_or(0, |s| linked.locate(s).0);
+    let local = |r: ir::TextRange| {
+        let (m, r) = linked.locate(r);
+        (m == module).then_some(r)
+    };
     let range = |r: ir::TextRange| usize::from(r.start())..usize::from(r.end());
     let mut labels = Vec::new();
-    if let Some(span) = e.span {
+    if let Some(span) = e.span.and_then(local) {
         labels.push(Label::primary((), range(span)).with_message(e.kind.as_str()));
     }
     let mut notes = e.notes.clone();
     let mut shown: Vec<ir::TextRange> = Vec::new();
     for t in &e.trace {
-        match t.call_site {
-            Some(site) if Some(site) != e.span && !shown.contains(&site) && shown.len() < 4 => {
+        match t.call_site.and_then(local) {
+            Some(site)
+                if Some(site) != e.span.and_then(local)
+                    && !shown.contains(&site)
+                    && shown.len() < 4 =>
+            {
                 labels.push(
                     Label::secondary((), range(site))
                         .with_message(format!("in this call of `{}`", t.graph)),
@@ -363,7 +533,12 @@ fn render_error(path: &Path, text: &str, e: &exec::RunError) {
         .with_message(format!("run-time fault: {}", e.message))
         .with_labels(labels)
         .with_notes(notes);
-    let file = SimpleFile::new(path.display().to_string(), text);
+    let path = if module == 0 {
+        root.display().to_string()
+    } else {
+        linked.graph.modules[module].path.display().to_string()
+    };
+    let file = SimpleFile::new(path, &*linked.graph.modules[module].text);
     let writer = StandardStream::stderr(color());
     if term::emit_to_write_style(&mut writer.lock(), &term::Config::default(), &file, &d).is_err() {
         eprintln!("error: run-time fault: {}", e.message);

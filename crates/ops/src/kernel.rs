@@ -4,6 +4,13 @@ use tensor::{Buffer, DType, Tensor};
 
 use crate::{Attrs, OpError};
 
+/// Whether the run has been asked to stop (see [`crate::guard`]): kernels with
+/// long loops check it in their outer loop and return early.
+pub use crate::guard::should_stop;
+
+/// How many elements a loop handles between checks of [`should_stop`].
+pub const STOP_CHECK_EVERY: usize = 1 << 16;
+
 /// A kernel's argument: a tensor (scalars are rank-0 tensors) or a tuple.
 #[derive(Debug, Clone, Copy)]
 pub enum KArg<'a> {
@@ -125,7 +132,12 @@ pub fn for_each_broadcast(
 ) {
     let n: usize = out.iter().product();
     if a == out && b == out {
-        (0..n).for_each(|i| f(i, i, i));
+        for start in (0..n).step_by(STOP_CHECK_EVERY) {
+            if should_stop() {
+                return;
+            }
+            (start..n.min(start + STOP_CHECK_EVERY)).for_each(|i| f(i, i, i));
+        }
         return;
     }
     let sa = broadcast_strides(a, out);
@@ -134,6 +146,9 @@ pub fn for_each_broadcast(
     let mut index = vec![0usize; rank];
     let (mut ia, mut ib) = (0usize, 0usize);
     for o in 0..n {
+        if o % STOP_CHECK_EVERY == 0 && should_stop() {
+            return;
+        }
         f(o, ia, ib);
         // Odometer increment, keeping both input offsets in step.
         for d in (0..rank).rev() {
@@ -231,6 +246,53 @@ impl GemmScalar for f64 {
 /// cost nothing.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_into<T: GemmScalar>(
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[T],
+    a_row: isize,
+    a_col: isize,
+    b: &[T],
+    b_row: isize,
+    b_col: isize,
+    c: &mut [T],
+) {
+    let work = m.saturating_mul(n).saturating_mul(k);
+    // A large product runs in blocks of rows, checking between them whether
+    // the run has been stopped (each row of `c` is computed alike either way).
+    // Blocks of at least 256 rows (each block packs `b` again) and about 2^31
+    // multiply-adds: a fraction of a second apart, a few percent of the time.
+    const BLOCK_WORK: usize = 1 << 31;
+    if work > 2 * BLOCK_WORK && m > 512 {
+        let rows = (BLOCK_WORK / n.saturating_mul(k).max(1)).clamp(256, m);
+        let mut r = 0;
+        while r < m {
+            if should_stop() {
+                return;
+            }
+            let take = rows.min(m - r);
+            let a_off = (r as isize * a_row) as usize;
+            gemm_block(
+                take,
+                n,
+                k,
+                &a[a_off..],
+                a_row,
+                a_col,
+                b,
+                b_row,
+                b_col,
+                &mut c[r * n..],
+            );
+            r += take;
+        }
+        return;
+    }
+    gemm_block(m, n, k, a, a_row, a_col, b, b_row, b_col, c)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gemm_block<T: GemmScalar>(
     m: usize,
     n: usize,
     k: usize,

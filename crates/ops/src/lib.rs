@@ -11,6 +11,7 @@ pub mod composite;
 pub mod defs;
 pub mod eager;
 pub mod grad;
+pub mod guard;
 pub mod infer;
 pub mod kernel;
 pub mod mindspore;

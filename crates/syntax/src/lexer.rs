@@ -7,17 +7,23 @@ use crate::{SyntaxError, SyntaxKind, TextRange, TextSize};
 
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 enum RawToken {
-    #[regex(r"[ \t\u{feff}]+")]
+    // `[ \t\u{feff}]+` (scanned by a function, see `Comment`).
+    #[regex(r"[ \t\u{feff}]", whitespace)]
     Whitespace,
     // A line break is `\n`, `\r\n` or a lone `\r` (as in LSP 3.17).
     #[regex(r"\r\n|\r|\n")]
     Newline,
-    // A comment runs to the end of the line.
-    #[regex(r"#[^\r\n]*", allow_greedy = true)]
+    // A comment runs to the end of the line (`\r` or `\n`).
+    // (Scanned by a function, not a regex: the state machine logos generates
+    // for a regex over any characters recurses once per multi-byte character
+    // in unoptimised builds, and a long comment overflowed the stack.)
+    #[token("#", comment)]
     Comment,
     // Keywords are recognised from the identifier's text (see `SyntaxKind::from_keyword`),
     // so `graph.x` stays one dotted name.
-    #[regex(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")]
+    // `[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*`, scanned by a function
+    // (logos's state machine recursed once per dotted segment).
+    #[regex(r"[A-Za-z_]", ident)]
     Ident,
     #[regex(r"%[A-Za-z0-9_]+")]
     Temp,
@@ -26,10 +32,10 @@ enum RawToken {
     #[regex(r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?")]
     #[regex(r"[0-9]+[eE][+-]?[0-9]+")]
     Float,
-    #[regex(r#""([^"\\\r\n]|\\[^\r\n])*""#)]
-    String,
-    #[regex(r#""([^"\\\r\n]|\\[^\r\n])*\\?"#)]
-    UnterminatedString,
+    // `"([^"\\\r\n]|\\[^\r\n])*"`, or unterminated: up to the end of the line
+    // (a final lone `\` included). Scanned by a function, as comments are.
+    #[token("\"", string)]
+    Str(bool),
     #[token("(")]
     LParen,
     #[token(")")]
@@ -80,6 +86,68 @@ enum RawToken {
     Question,
 }
 
+/// The rest of a comment after its `#`: up to the line break (`\r` or `\n`)
+/// or the end of the file.
+fn comment(lex: &mut logos::Lexer<RawToken>) {
+    let rest = lex.remainder().as_bytes();
+    let len = rest
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .unwrap_or(rest.len());
+    lex.bump(len);
+}
+
+/// The rest of a run of blanks after its first one.
+fn whitespace(lex: &mut logos::Lexer<RawToken>) {
+    let rest = lex.remainder();
+    let len = rest
+        .char_indices()
+        .find(|&(_, c)| !matches!(c, ' ' | '\t' | '\u{feff}'))
+        .map_or(rest.len(), |(i, _)| i);
+    lex.bump(len);
+}
+
+/// The rest of a (dotted) name after its first character.
+fn ident(lex: &mut logos::Lexer<RawToken>) {
+    let b = lex.remainder().as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = b.iter().position(|&c| !word(c)).unwrap_or(b.len());
+    while i + 1 < b.len() && b[i] == b'.' && (b[i + 1].is_ascii_alphabetic() || b[i + 1] == b'_') {
+        i += 2;
+        while i < b.len() && word(b[i]) {
+            i += 1;
+        }
+    }
+    lex.bump(i);
+}
+
+/// The rest of a string literal after its opening `"`; whether it is closed.
+fn string(lex: &mut logos::Lexer<RawToken>) -> bool {
+    let rest = lex.remainder();
+    let bytes = rest.as_bytes();
+    let mut i = 0;
+    let closed = loop {
+        match bytes.get(i) {
+            None | Some(b'\r') | Some(b'\n') => break false,
+            Some(b'"') => {
+                i += 1;
+                break true;
+            }
+            Some(b'\\') => match rest[i + 1..].chars().next() {
+                Some(c) if c != '\r' && c != '\n' => i += 1 + c.len_utf8(),
+                // A backslash at the end of the line is part of the bad literal.
+                _ => {
+                    i += 1;
+                    break false;
+                }
+            },
+            Some(_) => i += rest[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    };
+    lex.bump(i);
+    closed
+}
+
 /// One lexed token: its kind and where it starts. Its end is the next token's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token {
@@ -106,11 +174,11 @@ pub fn tokenize(text: &str) -> (Vec<Token>, Vec<SyntaxError>) {
                 RawToken::Temp => SyntaxKind::TEMP,
                 RawToken::Int => SyntaxKind::INT,
                 RawToken::Float => SyntaxKind::FLOAT,
-                RawToken::String => {
+                RawToken::Str(true) => {
                     check_escapes(lexer.slice(), range.start(), &mut errors);
                     SyntaxKind::STRING
                 }
-                RawToken::UnterminatedString => {
+                RawToken::Str(false) => {
                     errors.push(SyntaxError::new(
                         "unterminated string: missing closing `\"` before the end of the line",
                         range,

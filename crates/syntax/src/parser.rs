@@ -152,6 +152,27 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// Whether the current token is the identifier `text` (a contextual keyword).
+    fn at_contextual(&self, text: &str) -> bool {
+        let i = self.nth_index(0);
+        i < self.tokens.len()
+            && self.tokens[i].kind == IDENT
+            && &self.text[self.token_range(i).start().into()..self.token_range(i).end().into()]
+                == text
+    }
+
+    /// Adds the current token as a token of kind `kind` (a contextual keyword).
+    fn bump_as(&mut self, kind: SyntaxKind) {
+        self.flush_trivia();
+        if self.pos < self.tokens.len() {
+            let range = self.token_range(self.pos);
+            self.builder
+                .token(kind, &self.text[range.start().into()..range.end().into()]);
+            self.last_significant_end = range.end();
+            self.pos += 1;
+        }
+    }
+
     /// After a binary operator or a comma a newline does not end the statement.
     fn bump_newlines(&mut self) {
         while self.pos < self.tokens.len() && self.tokens[self.pos].kind.is_trivia() {
@@ -283,8 +304,9 @@ fn source_file(p: &mut Parser) {
             EOF => break,
             NEWLINE | SEMI => p.bump(),
             GRAPH_KW | PARAM_KW => item(p),
+            IDENT if p.at_contextual("import") => item(p),
             _ => {
-                p.error_here("expected `graph` or `param` at the top level");
+                p.error_here("expected `graph`, `param` or `import` at the top level");
                 p.recover_until(&[GRAPH_KW, PARAM_KW]);
             }
         }
@@ -297,12 +319,29 @@ fn item(p: &mut Parser) {
     match p.current() {
         GRAPH_KW => graph(p),
         PARAM_KW => weight(p),
-        _ => p.error_here("expected `graph` or `param`"),
+        IDENT if p.at_contextual("import") => import(p),
+        _ => p.error_here("expected `graph`, `param` or `import`"),
     }
     if !p.at_any(&[NEWLINE, SEMI, EOF, GRAPH_KW, PARAM_KW]) {
         p.error_here("expected a new line after the item");
         p.recover_until(&[NEWLINE, GRAPH_KW, PARAM_KW]);
     }
+}
+
+/// `import "PATH"` or `import "PATH" as NAME` (spec §10).
+fn import(p: &mut Parser) {
+    p.start_node(IMPORT);
+    p.bump_as(IMPORT_KW);
+    if p.at(STRING) {
+        p.bump();
+    } else {
+        p.error_here("expected the path of a `.mir` file in double quotes");
+    }
+    if p.at(IDENT) && p.at_contextual("as") {
+        p.bump_as(AS_KW);
+        name(p, "a name after `as`");
+    }
+    p.finish_node();
 }
 
 fn name(p: &mut Parser, what: &str) -> bool {
@@ -646,6 +685,9 @@ fn expr_bp_inner(p: &mut Parser, min_precedence: u8) -> bool {
     if !unary(p) {
         return false;
     }
+    // Each operator of a chain (`a + b + c ...`) wraps the expression so far
+    // in one more node: a level of the tree like any other (`MAX_NESTING`).
+    let outer = p.depth;
     while let Some(precedence) = p.current().binary_precedence() {
         if precedence <= min_precedence {
             break;
@@ -653,12 +695,14 @@ fn expr_bp_inner(p: &mut Parser, min_precedence: u8) -> bool {
         p.start_node_at(checkpoint, BIN_EXPR);
         p.bump();
         p.bump_newlines();
+        p.depth += 1;
         if !expr_bp(p, precedence) {
             p.finish_node();
             break;
         }
         p.finish_node();
     }
+    p.depth = outer;
     true
 }
 
@@ -682,7 +726,23 @@ fn postfix(p: &mut Parser) -> bool {
     if !atom(p) {
         return false;
     }
+    // As for operator chains: `f(x)(y)[0]...` nests one level per call or index.
+    let outer = p.depth;
+    let chained = postfix_chain(p, checkpoint);
+    p.depth = outer;
+    chained
+}
+
+fn postfix_chain(p: &mut Parser, checkpoint: usize) -> bool {
     loop {
+        if matches!(p.current(), L_PAREN | L_BRACK) {
+            if p.depth >= MAX_NESTING {
+                // Reports the nesting and skips the rest of the line.
+                nested(p, |_| true);
+                return true;
+            }
+            p.depth += 1;
+        }
         match p.current() {
             L_PAREN => {
                 p.start_node_at(checkpoint, CALL_EXPR);

@@ -206,6 +206,75 @@ fn deep_nesting_is_reported_not_overflowed() {
     handle.join().expect("no stack overflow");
 }
 
+/// Long operator, call and index chains nest the tree one level per link, so
+/// they are bounded like parentheses: no overflow of a small stack (the
+/// language server's threads), in the parser or anything walking the tree.
+#[test]
+fn long_chains_are_bounded_like_nesting() {
+    let run = || {
+        for (link, ok_len) in [(" + 1", 200), ("(1)", 200), ("[0]", 200), (" * -1", 100)] {
+            for (n, fine) in [(ok_len, true), (100_000, false)] {
+                let text = format!(
+                    "graph main() {{\n  x = f{}\n  return x\n}}\n",
+                    link.repeat(n)
+                );
+                let parse = syntax::parse(&text);
+                assert_eq!(parse.syntax_node().to_string(), text);
+                let deep = parse
+                    .errors()
+                    .iter()
+                    .any(|e| e.message.contains("nested too deeply"));
+                assert_eq!(!deep, fine, "{link} x {n}: {:?}", parse.errors().first());
+                if fine {
+                    assert!(
+                        parse.errors().is_empty(),
+                        "{link} x {n}: {:?}",
+                        parse.errors()
+                    );
+                }
+            }
+        }
+    };
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(run)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// Long tokens (a comment, a string, an identifier, whitespace, a number) of
+/// any characters lex in constant stack: a hostile file cannot overflow a small
+/// stack in the lexer (found by fuzzing: a 36 KB comment line of multi-byte
+/// characters overflowed a 2 MiB stack in a debug build).
+#[test]
+fn long_tokens_lex_in_constant_stack() {
+    let n = 200_000;
+    let texts = [
+        format!("# {}\ngraph f() {{ return 1 }}\n", "é".repeat(n)),
+        format!("# {}\r\r\n", "a\r".repeat(n)),
+        format!("x = \"{}\"\n", "é".repeat(n)),
+        format!("x = \"{}\n", "\\é".repeat(n)),
+        format!("x = {}\n", "a.b".repeat(n)),
+        format!("x = {}\n", "\u{feff} \t".repeat(n)),
+        format!("x = {}\n", "9".repeat(n)),
+        format!("x = 1.{}e5\n", "9".repeat(n)),
+        format!("x = %{}\n", "a1_".repeat(n)),
+        "é".repeat(n),
+    ];
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            for text in &texts {
+                let parse = syntax::parse(text);
+                assert_eq!(parse.syntax_node().to_string(), *text);
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
 /// Issue 14, finding 5: a lone `\r` ends a line (and so a statement or a
 /// comment) as `\n` and `\r\n` do.
 #[test]

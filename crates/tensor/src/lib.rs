@@ -6,16 +6,22 @@
 //! wrap to their width. Kernels are then written once per storage kind, not
 //! once per dtype, while results keep MindSpore's dtypes.
 
+mod device;
 mod dtype;
+pub mod file;
+pub mod limits;
 pub mod npy;
 pub mod safetensors;
+mod wire;
 
+pub use device::DeviceData;
 pub use dtype::DType;
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 /// A dense row-major buffer of one storage kind.
-#[derive(Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Buffer {
     F32(Vec<f32>),
     F64(Vec<f64>),
@@ -55,14 +61,57 @@ impl Buffer {
             _ => Buffer::Bool(vec![false; len]),
         }
     }
+
+    /// `len` copies of `value` in `dtype`'s storage, or an error (never an
+    /// abort) when the memory cannot be had.
+    pub fn try_filled(dtype: DType, len: usize, value: f64) -> Result<Buffer, TensorError> {
+        fn filled<T: Clone>(len: usize, x: T) -> Result<Vec<T>, TensorError> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| {
+                TensorError(format!(
+                    "cannot allocate {} for {len} elements",
+                    limits::format_bytes(len.saturating_mul(std::mem::size_of::<T>()))
+                ))
+            })?;
+            v.resize(len, x);
+            Ok(v)
+        }
+        Ok(match dtype.storage() {
+            DType::F32 => Buffer::F32(filled(len, value as f32)?),
+            DType::F64 => Buffer::F64(filled(len, value)?),
+            DType::I64 => Buffer::I64(filled(len, value as i64)?),
+            _ => Buffer::Bool(filled(len, value != 0.0)?),
+        })
+    }
 }
 
-/// A tensor on the host. Rank 0 is a scalar tensor.
-#[derive(Clone, PartialEq)]
+/// A tensor: a dtype, a shape, and its elements on the host, on a device, or
+/// both. Rank 0 is a scalar tensor.
+///
+/// A device backend makes tensors whose data lives only on its device
+/// ([`Tensor::from_device`]); the host buffer is then copied back on first use
+/// ([`Tensor::buffer`]), so every CPU kernel and printer works on them
+/// unchanged. A backend may also attach a device copy to a host tensor
+/// ([`Tensor::device_data_or_insert`]), so a tensor used twice is uploaded once.
+/// Tensors are immutable, so the two copies never disagree.
+#[derive(Clone)]
 pub struct Tensor {
     dtype: DType,
     shape: Vec<usize>,
-    buffer: Buffer,
+    host: OnceLock<Buffer>,
+    device: OnceLock<Arc<dyn DeviceData>>,
+}
+
+impl PartialEq for Tensor {
+    fn eq(&self, other: &Tensor) -> bool {
+        self.dtype == other.dtype && self.shape == other.shape && self.buffer() == other.buffer()
+    }
+}
+
+fn host(buffer: Buffer) -> OnceLock<Buffer> {
+    let cell = OnceLock::new();
+    let _ = cell.set(buffer);
+    cell
 }
 
 /// An error building a tensor (element count or storage kind mismatch).
@@ -77,8 +126,40 @@ impl fmt::Display for TensorError {
 
 impl std::error::Error for TensorError {}
 
+/// The element count of `shape`; `usize::MAX` when it overflows (no buffer
+/// has that many elements, so such a shape never matches data).
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    checked_numel(shape).unwrap_or(usize::MAX)
+}
+
+/// The element count of `shape`, or `None` when it overflows `usize`.
+pub fn checked_numel(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
+/// Bytes a tensor of `dtype` and `shape` takes on the host (its storage
+/// kind's element size: `f16` is held as `f32`, `i8` as `i64`), or `None`
+/// when that overflows `usize`.
+pub fn storage_bytes(dtype: DType, shape: &[usize]) -> Option<usize> {
+    checked_numel(shape)?.checked_mul(dtype.storage().size_of())
+}
+
+/// Row-major strides (in elements) of `shape`, or `None` when they overflow.
+pub fn checked_strides(shape: &[usize]) -> Option<Vec<usize>> {
+    let mut strides = vec![0; shape.len()];
+    let mut stride = 1usize;
+    for i in (0..shape.len()).rev() {
+        strides[i] = stride;
+        stride = stride.checked_mul(shape[i])?;
+    }
+    Some(strides)
+}
+
+/// The error for a shape whose element count overflows.
+fn overflow(shape: &[usize]) -> TensorError {
+    TensorError(format!(
+        "shape {shape:?} has more elements than can be counted (the element count overflows)"
+    ))
 }
 
 impl Tensor {
@@ -93,20 +174,24 @@ impl Tensor {
                 buffer.storage()
             )));
         }
-        if buffer.len() != numel(&shape) {
+        let Some(n) = checked_numel(&shape) else {
+            return Err(overflow(&shape));
+        };
+        if buffer.len() != n {
             return Err(TensorError(format!(
                 "shape {shape:?} has {} elements but the data has {}",
                 numel(&shape),
                 buffer.len()
             )));
         }
-        let mut t = Tensor {
+        let mut buffer = buffer;
+        normalize(&mut buffer, dtype);
+        Ok(Tensor {
             dtype,
             shape,
-            buffer,
-        };
-        t.normalize();
-        Ok(t)
+            host: host(buffer),
+            device: OnceLock::new(),
+        })
     }
 
     pub fn zeros(dtype: DType, shape: Vec<usize>) -> Tensor {
@@ -114,8 +199,24 @@ impl Tensor {
         Tensor {
             dtype,
             shape,
-            buffer,
+            host: host(buffer),
+            device: OnceLock::new(),
         }
+    }
+
+    /// A tensor of `value`s (converted as [`Tensor::full`] does), or an error
+    /// when the element count overflows or the memory cannot be allocated:
+    /// never a panic or an abort.
+    pub fn try_full(dtype: DType, shape: Vec<usize>, value: f64) -> Result<Tensor, TensorError> {
+        let n = checked_numel(&shape).ok_or_else(|| overflow(&shape))?;
+        storage_bytes(dtype, &shape).ok_or_else(|| overflow(&shape))?;
+        let buffer = Buffer::try_filled(dtype, n, value)?;
+        Tensor::new(dtype, shape, buffer)
+    }
+
+    /// [`Tensor::try_full`] with zeros.
+    pub fn try_zeros(dtype: DType, shape: Vec<usize>) -> Result<Tensor, TensorError> {
+        Tensor::try_full(dtype, shape, 0.0)
     }
 
     pub fn full(dtype: DType, shape: Vec<usize>, value: f64) -> Tensor {
@@ -166,20 +267,83 @@ impl Tensor {
     }
 
     pub fn numel(&self) -> usize {
-        self.buffer.len()
+        numel(&self.shape)
     }
 
+    /// The elements on the host (copied from the device on first use).
+    ///
+    /// # Panics
+    /// If the device copy fails (the device is lost): the tensor's data then
+    /// exists nowhere.
     pub fn buffer(&self) -> &Buffer {
-        &self.buffer
+        self.host.get_or_init(|| self.download())
     }
 
-    pub fn into_buffer(self) -> Buffer {
-        self.buffer
+    pub fn into_buffer(mut self) -> Buffer {
+        match self.host.take() {
+            Some(b) => b,
+            None => self.download(),
+        }
+    }
+
+    fn download(&self) -> Buffer {
+        let data = self
+            .device
+            .get()
+            .expect("a tensor has its data on the host or on a device");
+        match data.download(self.dtype.storage(), self.numel()) {
+            Ok(b) if b.len() == self.numel() && b.storage() == self.dtype.storage() => b,
+            Ok(_) => panic!(
+                "a device returned a {} tensor of the wrong size",
+                self.dtype
+            ),
+            Err(e) => panic!("copying a tensor from the device failed: {e}"),
+        }
+    }
+
+    /// A tensor whose elements live on a device (already normalised to `dtype`:
+    /// rounded for `f16`/`bf16`, wrapped for narrow integers).
+    pub fn from_device(dtype: DType, shape: Vec<usize>, data: Arc<dyn DeviceData>) -> Tensor {
+        let device = OnceLock::new();
+        let _ = device.set(data);
+        Tensor {
+            dtype,
+            shape,
+            host: OnceLock::new(),
+            device,
+        }
+    }
+
+    /// The device copy, if there is one.
+    pub fn device_data(&self) -> Option<&Arc<dyn DeviceData>> {
+        self.device.get()
+    }
+
+    /// The device copy, made by `upload` (from the host buffer) if there is none yet.
+    pub fn device_data_or_insert<E>(
+        &self,
+        upload: impl FnOnce(&Buffer) -> Result<Arc<dyn DeviceData>, E>,
+    ) -> Result<&Arc<dyn DeviceData>, E> {
+        if let Some(d) = self.device.get() {
+            return Ok(d);
+        }
+        let made = upload(self.buffer())?;
+        Ok(self.device.get_or_init(|| made))
+    }
+
+    /// Whether the elements are on the host now (no copy needed to read them).
+    pub fn is_on_host(&self) -> bool {
+        self.host.get().is_some()
+    }
+
+    /// Bytes this tensor's buffer takes on the host.
+    pub fn storage_bytes(&self) -> usize {
+        self.numel().saturating_mul(self.dtype.storage().size_of())
     }
 
     /// The same data with another shape of the same element count.
     pub fn reshaped(mut self, shape: Vec<usize>) -> Result<Tensor, TensorError> {
-        if numel(&shape) != self.numel() {
+        if checked_numel(&shape) != Some(self.numel()) {
             return Err(TensorError(format!(
                 "cannot reshape {:?} ({} elements) to {:?}",
                 self.shape,
@@ -193,7 +357,7 @@ impl Tensor {
 
     /// Every element as `f64` (booleans as 0/1), row-major.
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        match &self.buffer {
+        match self.buffer() {
             Buffer::F32(v) => v.iter().map(|&x| x as f64).collect(),
             Buffer::F64(v) => v.clone(),
             Buffer::I64(v) => v.iter().map(|&x| x as f64).collect(),
@@ -207,21 +371,14 @@ impl Tensor {
         if dtype == self.dtype {
             return self.clone();
         }
-        let buffer = match (dtype.storage(), &self.buffer) {
+        let buffer = match (dtype.storage(), self.buffer()) {
             (DType::F32, Buffer::F32(v)) => Buffer::F32(v.clone()),
             (DType::F32, Buffer::F64(v)) => Buffer::F32(v.iter().map(|&x| x as f32).collect()),
             (DType::F32, Buffer::I64(v)) => Buffer::F32(v.iter().map(|&x| x as f32).collect()),
             (DType::F32, Buffer::Bool(v)) => {
                 Buffer::F32(v.iter().map(|&x| x as u8 as f32).collect())
             }
-            (DType::F64, b) => Buffer::F64(
-                Tensor {
-                    dtype: self.dtype,
-                    shape: vec![],
-                    buffer: b.clone(),
-                }
-                .to_f64_vec(),
-            ),
+            (DType::F64, _) => Buffer::F64(self.to_f64_vec()),
             (DType::I64, Buffer::F32(v)) => Buffer::I64(v.iter().map(|&x| x as i64).collect()),
             (DType::I64, Buffer::F64(v)) => Buffer::I64(v.iter().map(|&x| x as i64).collect()),
             (DType::I64, Buffer::I64(v)) => Buffer::I64(v.clone()),
@@ -233,22 +390,165 @@ impl Tensor {
         };
         Tensor::new(dtype, self.shape.clone(), buffer).expect("cast keeps the element count")
     }
+}
 
-    /// Rounds `f16`/`bf16` values and wraps narrow integers to their dtype.
-    fn normalize(&mut self) {
-        match (&mut self.buffer, self.dtype) {
-            (Buffer::F32(v), DType::F16) => v.iter_mut().for_each(|x| *x = dtype::round_f16(*x)),
-            (Buffer::F32(v), DType::BF16) => v.iter_mut().for_each(|x| *x = dtype::round_bf16(*x)),
-            (Buffer::I64(v), d) if d != DType::I64 => {
-                v.iter_mut().for_each(|x| *x = d.wrap_int(*x))
-            }
-            _ => {}
-        }
+/// Rounds `f16`/`bf16` values and wraps narrow integers to their dtype.
+fn normalize(buffer: &mut Buffer, dtype: DType) {
+    match (buffer, dtype) {
+        (Buffer::F32(v), DType::F16) => v.iter_mut().for_each(|x| *x = dtype::round_f16(*x)),
+        (Buffer::F32(v), DType::BF16) => v.iter_mut().for_each(|x| *x = dtype::round_bf16(*x)),
+        (Buffer::I64(v), d) if d != DType::I64 => v.iter_mut().for_each(|x| *x = d.wrap_int(*x)),
+        _ => {}
     }
 }
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}{:?} {:?}", self.dtype, self.shape, self.to_f64_vec())
+    }
+}
+
+#[cfg(test)]
+mod device_tests {
+    use super::*;
+    use std::any::Any;
+
+    /// A "device" that keeps a host buffer and counts downloads.
+    #[derive(Debug)]
+    struct Fake(Buffer, std::sync::atomic::AtomicUsize);
+
+    impl DeviceData for Fake {
+        fn download(&self, storage: DType, len: usize) -> Result<Buffer, String> {
+            assert_eq!((storage, len), (self.0.storage(), self.0.len()));
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(self.0.clone())
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn device_tensors_download_once_on_first_use() {
+        let fake = Arc::new(Fake(
+            Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]),
+            Default::default(),
+        ));
+        let t = Tensor::from_device(DType::F32, vec![2, 2], fake.clone());
+        assert!(!t.is_on_host());
+        assert_eq!(t.numel(), 4);
+        let r = t.clone().reshaped(vec![4]).unwrap();
+        assert!(r.device_data().is_some());
+        assert_eq!(t.to_f64_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(t.to_f64_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert!(t.is_on_host());
+        assert_eq!(fake.1.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(r.into_buffer(), Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]));
+    }
+
+    #[test]
+    fn host_tensors_upload_once() {
+        let t = Tensor::from_f32(vec![2], vec![1.0, 2.0]).unwrap();
+        let mut uploads = 0;
+        for _ in 0..3 {
+            t.device_data_or_insert(|b| {
+                uploads += 1;
+                Ok::<_, ()>(Arc::new(Fake(b.clone(), Default::default())) as Arc<dyn DeviceData>)
+            })
+            .unwrap();
+        }
+        assert_eq!(uploads, 1);
+        assert!(t.clone().device_data().is_some());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HUGE: usize = 1 << 62;
+
+    #[test]
+    fn element_counts_do_not_wrap() {
+        assert_eq!(checked_numel(&[2, 3]), Some(6));
+        assert_eq!(checked_numel(&[]), Some(1));
+        assert_eq!(checked_numel(&[HUGE, 4]), None);
+        assert_eq!(checked_numel(&[HUGE, 4, 0]), None);
+        assert_eq!(numel(&[HUGE, 4]), usize::MAX);
+        assert_eq!(storage_bytes(DType::F32, &[HUGE]), None);
+        assert_eq!(storage_bytes(DType::I8, &[3]), Some(24));
+        assert_eq!(checked_strides(&[2, 3, 4]), Some(vec![12, 4, 1]));
+        assert_eq!(checked_strides(&[HUGE, 4, 1]), None);
+    }
+
+    #[test]
+    fn overflowing_shapes_are_errors() {
+        // 2^62 * 4 wraps to 0 in usize: an empty buffer must not fit.
+        let e = Tensor::new(DType::F32, vec![HUGE, 4], Buffer::F32(vec![])).unwrap_err();
+        assert!(e.0.contains("overflows"), "{e}");
+        assert!(Tensor::try_zeros(DType::F32, vec![HUGE, 4]).is_err());
+        assert!(Tensor::try_zeros(DType::F32, vec![3037000500, 3037000500]).is_err());
+        assert!(Tensor::from_f32(vec![2], vec![1.0, 2.0])
+            .unwrap()
+            .reshaped(vec![HUGE, 4])
+            .is_err());
+        // Too much to allocate: an error, not an abort.
+        assert!(Tensor::try_zeros(DType::F64, vec![1 << 58]).is_err());
+        let t = Tensor::try_full(DType::I8, vec![2], 300.0).unwrap();
+        assert_eq!(t.to_f64_vec(), vec![44.0, 44.0]);
+    }
+
+    #[test]
+    fn hostile_npy_headers() {
+        let header = |descr: &str, shape: &str| {
+            let mut h =
+                format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+            h.push('\n');
+            let mut b = b"\x93NUMPY\x01\x00".to_vec();
+            b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+            b.extend_from_slice(h.as_bytes());
+            b
+        };
+        for shape in [
+            "(4611686018427387904, 4)",
+            "(3037000500, 3037000500)",
+            "(-1,)",
+            "(99999999999999999999999,)",
+        ] {
+            let e = npy::read(&header("<f4", shape)).unwrap_err();
+            assert!(!e.0.is_empty(), "{shape}");
+        }
+        // A header that claims a billion elements is refused before any data is read.
+        let e = npy::read(&header("<f4", "(1000000000,)")).unwrap_err();
+        assert!(e.0.contains("truncated"), "{e}");
+        // Version 2 header lengths are bounded.
+        let mut b = b"\x93NUMPY\x02\x00\xff\xff\xff\x7f".to_vec();
+        b.extend_from_slice(b"{}");
+        assert!(npy::read(&b).unwrap_err().0.contains("header"));
+    }
+
+    #[test]
+    fn hostile_safetensors_headers() {
+        assert!(safetensors::read(&u64::MAX.to_le_bytes(), "x").is_err());
+        let file = |json: &str, data: &[u8]| {
+            let mut b = (json.len() as u64).to_le_bytes().to_vec();
+            b.extend_from_slice(json.as_bytes());
+            b.extend_from_slice(data);
+            b
+        };
+        let cases = [
+            r#"{"x": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [1], "data_offsets": [18446744073709551615, 18446744073709551615]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [1000000], "data_offsets": [0, 4000000]}}"#,
+            r#"{"x": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}"#,
+            r#"[1, 2]"#,
+        ];
+        for json in cases {
+            assert!(
+                safetensors::read(&file(json, &[0; 4]), "x").is_err(),
+                "{json}"
+            );
+        }
     }
 }

@@ -1,6 +1,9 @@
 //! NumPy `.npy` files (format versions 1, 2 and 3), little-endian, C order.
 
-use crate::{Buffer, DType, Tensor, TensorError};
+use std::io::Read;
+
+use crate::wire::{read_elements, Wire};
+use crate::{checked_numel, Buffer, DType, Tensor, TensorError};
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
@@ -8,29 +11,63 @@ fn err(message: impl Into<String>) -> TensorError {
     TensorError(message.into())
 }
 
+/// What an `.npy` header says of its array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+/// The longest header read. NumPy itself refuses headers over 10,000 bytes
+/// unless told otherwise; a longer one is damage, not data.
+pub const MAX_HEADER: usize = 1 << 20;
+
 /// Reads a tensor from the bytes of an `.npy` file.
 pub fn read(bytes: &[u8]) -> Result<Tensor, TensorError> {
-    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+    read_from(&mut &bytes[..], bytes.len() as u64, &mut |_| Ok(()))
+}
+
+/// Reads an `.npy` file of `len` bytes from `r`. `check` sees the header
+/// before any data is read and may refuse it (a shape other than the one
+/// declared, more bytes than a budget allows): a file is never read further
+/// than its header says, and never beyond `len`.
+pub fn read_from(
+    r: &mut dyn Read,
+    len: u64,
+    check: &mut dyn FnMut(&Header) -> Result<(), String>,
+) -> Result<Tensor, TensorError> {
+    let mut pre = [0u8; 10];
+    if len < 10 || r.read_exact(&mut pre).is_err() || &pre[..6] != MAGIC {
         return Err(err("not an .npy file (bad magic bytes)"));
     }
-    let major = bytes[6];
+    let major = pre[6];
     let (header_len, offset) = match major {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        1 => (u16::from_le_bytes([pre[8], pre[9]]) as usize, 10usize),
         2 | 3 => {
-            if bytes.len() < 12 {
+            let mut ext = [0u8; 2];
+            if len < 12 || r.read_exact(&mut ext).is_err() {
                 return Err(err("truncated .npy header"));
             }
             (
-                u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+                u32::from_le_bytes([pre[8], pre[9], ext[0], ext[1]]) as usize,
                 12,
             )
         }
         v => return Err(err(format!("unsupported .npy format version {v}"))),
     };
-    let header = bytes
-        .get(offset..offset + header_len)
-        .ok_or_else(|| err("truncated .npy header"))?;
-    let header = std::str::from_utf8(header).map_err(|_| err("the .npy header is not text"))?;
+    if header_len > MAX_HEADER {
+        return Err(err(format!(
+            "the .npy header claims {header_len} bytes; a real one is far shorter (at most {MAX_HEADER})"
+        )));
+    }
+    let data_start = (offset + header_len) as u64;
+    if data_start > len {
+        return Err(err("truncated .npy header"));
+    }
+    let mut header = vec![0u8; header_len];
+    r.read_exact(&mut header)
+        .map_err(|_| err("truncated .npy header"))?;
+    let header = std::str::from_utf8(&header).map_err(|_| err("the .npy header is not text"))?;
     let descr = dict_value(header, "descr").ok_or_else(|| err("the .npy header has no 'descr'"))?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
     let fortran = dict_value(header, "fortran_order").unwrap_or("False");
@@ -42,64 +79,38 @@ pub fn read(bytes: &[u8]) -> Result<Tensor, TensorError> {
     let shape_text =
         dict_value(header, "shape").ok_or_else(|| err("the .npy header has no 'shape'"))?;
     let shape = parse_shape(shape_text)?;
-    let data = &bytes[offset + header_len..];
-    let n: usize = shape.iter().product();
-    let (dtype, width) = match descr {
-        "<f4" | "=f4" => (DType::F32, 4),
-        "<f8" | "=f8" => (DType::F64, 8),
-        "<f2" | "=f2" => (DType::F16, 2),
-        "<i8" | "=i8" => (DType::I64, 8),
-        "<i4" | "=i4" => (DType::I32, 4),
-        "<i2" | "=i2" => (DType::I16, 2),
-        "|i1" => (DType::I8, 1),
-        "|u1" => (DType::U8, 1),
-        "|b1" => (DType::Bool, 1),
+    let wire = match descr {
+        "<f4" | "=f4" => Wire::F32,
+        "<f8" | "=f8" => Wire::F64,
+        "<f2" | "=f2" => Wire::F16,
+        "<i8" | "=i8" => Wire::I64,
+        "<i4" | "=i4" => Wire::I32,
+        "<i2" | "=i2" => Wire::I16,
+        "|i1" => Wire::I8,
+        "|u1" => Wire::U8,
+        "|b1" => Wire::Bool,
         other => return Err(err(format!("unsupported .npy dtype '{other}' (use float32, float64, float16, int8/16/32/64, uint8 or bool, little-endian)"))),
     };
-    if data.len() < n * width {
+    let dtype = wire.dtype();
+    let too_big = || {
+        err(format!(
+            "the .npy header's shape {shape:?} has more elements than can be counted"
+        ))
+    };
+    let n = checked_numel(&shape).ok_or_else(too_big)?;
+    let need = n.checked_mul(wire.width()).ok_or_else(too_big)?;
+    check(&Header {
+        dtype,
+        shape: shape.clone(),
+    })
+    .map_err(TensorError)?;
+    let available = len - data_start;
+    if available < need as u64 {
         return Err(err(format!(
-            "the .npy data is truncated: shape {shape:?} needs {} bytes, found {}",
-            n * width,
-            data.len()
+            "the .npy data is truncated: shape {shape:?} needs {need} bytes, found {available}"
         )));
     }
-    let chunks = data[..n * width].chunks_exact(width);
-    let buffer = match dtype {
-        DType::F32 => Buffer::F32(
-            chunks
-                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-        ),
-        DType::F64 => Buffer::F64(
-            chunks
-                .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-        ),
-        DType::F16 => Buffer::F32(
-            chunks
-                .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        ),
-        DType::I64 => Buffer::I64(
-            chunks
-                .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-        ),
-        DType::I32 => Buffer::I64(
-            chunks
-                .map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64)
-                .collect(),
-        ),
-        DType::I16 => Buffer::I64(
-            chunks
-                .map(|c| i16::from_le_bytes([c[0], c[1]]) as i64)
-                .collect(),
-        ),
-        DType::I8 => Buffer::I64(chunks.map(|c| c[0] as i8 as i64).collect()),
-        DType::U8 => Buffer::I64(chunks.map(|c| c[0] as i64).collect()),
-        DType::Bool => Buffer::Bool(chunks.map(|c| c[0] != 0).collect()),
-        DType::BF16 => unreachable!("numpy has no bfloat16"),
-    };
+    let buffer = read_elements(r, wire, n)?;
     Tensor::new(dtype, shape, buffer)
 }
 
@@ -133,7 +144,7 @@ pub fn write(tensor: &Tensor) -> Vec<u8> {
     let total = MAGIC.len() + 4 + header.len() + 1;
     header.push_str(&" ".repeat((64 - total % 64) % 64));
     header.push('\n');
-    let mut out = Vec::with_capacity(total + tensor.numel() * 8);
+    let mut out = Vec::with_capacity(total + tensor.numel() * tensor.dtype().size_of());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());

@@ -1,47 +1,96 @@
 //! `.safetensors` files: an 8-byte header length, a JSON header, then raw data.
 
-use crate::npy::f16_to_f32;
-use crate::{Buffer, DType, Tensor, TensorError};
+use std::io::{Cursor, Read, Seek, SeekFrom};
+
+use crate::wire::{read_elements, Wire};
+use crate::{checked_numel, Buffer, DType, Tensor, TensorError};
 
 fn err(message: impl Into<String>) -> TensorError {
     TensorError(message.into())
 }
 
+/// The longest header read (the format's own limit is 100 MB).
+pub const MAX_HEADER: u64 = 100 << 20;
+
 /// The names of the tensors in a `.safetensors` file, sorted.
 pub fn names(bytes: &[u8]) -> Result<Vec<String>, TensorError> {
-    let (header, _) = header(bytes)?;
+    names_from(&mut Cursor::new(bytes), bytes.len() as u64)
+}
+
+/// [`names`] of a file of `len` bytes read from `r` (only its header is read).
+pub fn names_from(r: &mut dyn Read, len: u64) -> Result<Vec<String>, TensorError> {
+    let (header, _) = header(r, len)?;
+    Ok(header_names(&header))
+}
+
+fn header_names(header: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
     let mut names: Vec<String> = header
-        .as_object()
-        .unwrap()
         .keys()
         .filter(|k| *k != "__metadata__")
         .cloned()
         .collect();
     names.sort();
-    Ok(names)
+    names
 }
 
-fn header(bytes: &[u8]) -> Result<(serde_json::Value, &[u8]), TensorError> {
-    if bytes.len() < 8 {
+/// The JSON header and where the data starts.
+fn header(
+    r: &mut dyn Read,
+    len: u64,
+) -> Result<(serde_json::Map<String, serde_json::Value>, u64), TensorError> {
+    let mut pre = [0u8; 8];
+    if len < 8 || r.read_exact(&mut pre).is_err() {
         return Err(err("not a .safetensors file (too short)"));
     }
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let json = bytes
-        .get(8..8 + n)
-        .ok_or_else(|| err("truncated .safetensors header"))?;
-    let header: serde_json::Value =
-        serde_json::from_slice(json).map_err(|e| err(format!("bad .safetensors header: {e}")))?;
-    if !header.is_object() {
-        return Err(err("bad .safetensors header: not a JSON object"));
+    let n = u64::from_le_bytes(pre);
+    if n > MAX_HEADER {
+        return Err(err(format!(
+            "bad .safetensors header: it claims {n} bytes, more than the format allows ({MAX_HEADER})"
+        )));
     }
-    Ok((header, &bytes[8 + n..]))
+    if 8 + n > len {
+        return Err(err("truncated .safetensors header"));
+    }
+    let mut json = vec![0u8; n as usize];
+    r.read_exact(&mut json)
+        .map_err(|_| err("truncated .safetensors header"))?;
+    let header: serde_json::Value =
+        serde_json::from_slice(&json).map_err(|e| err(format!("bad .safetensors header: {e}")))?;
+    match header {
+        serde_json::Value::Object(map) => Ok((map, 8 + n)),
+        _ => Err(err("bad .safetensors header: not a JSON object")),
+    }
+}
+
+/// What a `.safetensors` header says of one tensor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub dtype: DType,
+    pub shape: Vec<usize>,
 }
 
 /// Reads the tensor called `name`.
 pub fn read(bytes: &[u8], name: &str) -> Result<Tensor, TensorError> {
-    let (header, data) = header(bytes)?;
+    read_from(
+        &mut Cursor::new(bytes),
+        bytes.len() as u64,
+        name,
+        &mut |_| Ok(()),
+    )
+}
+
+/// Reads the tensor called `name` from a file of `len` bytes. `check` sees
+/// the tensor's dtype and shape before its data is read and may refuse them;
+/// only the header and that tensor's bytes are read.
+pub fn read_from<R: Read + Seek>(
+    r: &mut R,
+    len: u64,
+    name: &str,
+    check: &mut dyn FnMut(&Entry) -> Result<(), String>,
+) -> Result<Tensor, TensorError> {
+    let (header, data_start) = header(r, len)?;
     let entry = header.get(name).ok_or_else(|| {
-        let available = names(bytes).unwrap_or_default().join(", ");
+        let available = header_names(&header).join(", ");
         err(format!(
             "no tensor '{name}' in the file (it has: {available})"
         ))
@@ -55,7 +104,7 @@ pub fn read(bytes: &[u8], name: &str) -> Result<Tensor, TensorError> {
         .iter()
         .map(|d| {
             d.as_u64()
-                .map(|d| d as usize)
+                .and_then(|d| usize::try_from(d).ok())
                 .ok_or_else(|| err("bad dimension"))
         })
         .collect::<Result<_, _>>()?;
@@ -63,67 +112,50 @@ pub fn read(bytes: &[u8], name: &str) -> Result<Tensor, TensorError> {
         .as_array()
         .ok_or_else(|| err("tensor entry without data_offsets"))?;
     let (start, end) = match offsets.as_slice() {
-        [a, b] => (
-            a.as_u64().unwrap_or(0) as usize,
-            b.as_u64().unwrap_or(0) as usize,
-        ),
+        [a, b] => match (a.as_u64(), b.as_u64()) {
+            (Some(a), Some(b)) if a <= b => (a, b),
+            _ => return Err(err("bad data_offsets")),
+        },
         _ => return Err(err("bad data_offsets")),
     };
-    let raw = data
-        .get(start..end)
-        .ok_or_else(|| err("tensor data lies outside the file"))?;
-    let (dt, width) = match dtype {
-        "F32" => (DType::F32, 4),
-        "F64" => (DType::F64, 8),
-        "F16" => (DType::F16, 2),
-        "BF16" => (DType::BF16, 2),
-        "I64" => (DType::I64, 8),
-        "I32" => (DType::I32, 4),
-        "I16" => (DType::I16, 2),
-        "I8" => (DType::I8, 1),
-        "U8" => (DType::U8, 1),
-        "BOOL" => (DType::Bool, 1),
+    let wire = match dtype {
+        "F32" => Wire::F32,
+        "F64" => Wire::F64,
+        "F16" => Wire::F16,
+        "BF16" => Wire::BF16,
+        "I64" => Wire::I64,
+        "I32" => Wire::I32,
+        "I16" => Wire::I16,
+        "I8" => Wire::I8,
+        "U8" => Wire::U8,
+        "BOOL" => Wire::Bool,
         other => return Err(err(format!("unsupported safetensors dtype {other}"))),
     };
-    let n: usize = shape.iter().product();
-    if raw.len() != n * width {
+    let dt = wire.dtype();
+    let n = checked_numel(&shape).ok_or_else(|| {
+        err(format!(
+            "tensor '{name}': shape {shape:?} has more elements than can be counted"
+        ))
+    })?;
+    let need = (n as u64).checked_mul(wire.width() as u64);
+    if need != Some(end - start) {
         return Err(err(format!(
             "tensor '{name}': shape {shape:?} needs {} bytes, has {}",
-            n * width,
-            raw.len()
+            need.map_or("too many".to_string(), |b| b.to_string()),
+            end - start
         )));
     }
-    let c = raw.chunks_exact(width);
-    let buffer = match dt {
-        DType::F32 => Buffer::F32(
-            c.map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-        ),
-        DType::F64 => Buffer::F64(
-            c.map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-        ),
-        DType::F16 => Buffer::F32(
-            c.map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-                .collect(),
-        ),
-        DType::BF16 => Buffer::F32(
-            c.map(|c| f32::from_bits((u16::from_le_bytes([c[0], c[1]]) as u32) << 16))
-                .collect(),
-        ),
-        DType::I64 => Buffer::I64(
-            c.map(|c| i64::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-        ),
-        DType::I32 => Buffer::I64(
-            c.map(|c| i32::from_le_bytes(c.try_into().unwrap()) as i64)
-                .collect(),
-        ),
-        DType::I16 => Buffer::I64(c.map(|c| i16::from_le_bytes([c[0], c[1]]) as i64).collect()),
-        DType::I8 => Buffer::I64(c.map(|c| c[0] as i8 as i64).collect()),
-        DType::U8 => Buffer::I64(c.map(|c| c[0] as i64).collect()),
-        DType::Bool => Buffer::Bool(c.map(|c| c[0] != 0).collect()),
-    };
+    if data_start.checked_add(end).is_none_or(|e| e > len) {
+        return Err(err("tensor data lies outside the file"));
+    }
+    check(&Entry {
+        dtype: dt,
+        shape: shape.clone(),
+    })
+    .map_err(TensorError)?;
+    r.seek(SeekFrom::Start(data_start + start))
+        .map_err(|e| err(format!("cannot read tensor '{name}': {e}")))?;
+    let buffer = read_elements(r, wire, n)?;
     Tensor::new(dt, shape, buffer)
 }
 

@@ -521,18 +521,13 @@ const GELU_A: f64 = 0.044715;
 /// `a^b` for integers of dtype `d`, wrapping; a negative exponent gives
 /// `1/a^|b|` truncated, and `0` to a negative power the conversion of
 /// infinity (see [`float_to_int`]).
+/// Integer `Pow` as MindSpore 2.10's CPU kernel computes it: in `f64`, then
+/// converted back (so a result beyond the dtype is its smallest value, not a
+/// wrapped one: `3 ** 100` in `i64` is -9223372036854775808, and results
+/// beyond 2^53 are rounded as `f64` rounds them; `2 ** -1` is 0, `0 ** -1` the
+/// smallest value).
 fn ipow(a: i64, b: i64, d: DType) -> i64 {
-    if b >= 0 {
-        a.wrapping_pow(b.min(u32::MAX as i64) as u32)
-    } else {
-        match a {
-            0 => float_to_int(f64::INFINITY, d),
-            1 => 1,
-            -1 if b % 2 == 0 => 1,
-            -1 => -1,
-            _ => 0,
-        }
-    }
+    float_to_int((a as f64).powf(b as f64), d)
 }
 
 // ---------------------------------------------------------------------------

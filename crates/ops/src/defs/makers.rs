@@ -15,7 +15,7 @@ use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef
 const SHAPE_DOC: &str =
     "The shape of the result: an int or a tuple of non-negative ints (`()` for rank 0).";
 
-fn shape_attr(call_op: &str, shape: Option<Vec<i64>>) -> Result<Vec<i64>, OpError> {
+fn shape_attr(call_op: &str, shape: Option<Vec<i64>>, dtype: DType) -> Result<Vec<i64>, OpError> {
     let shape = shape.unwrap_or_default();
     if let Some(&d) = shape.iter().find(|&&d| d < 0) {
         return Err(OpError::attr(
@@ -23,13 +23,22 @@ fn shape_attr(call_op: &str, shape: Option<Vec<i64>>) -> Result<Vec<i64>, OpErro
             format!("`{call_op}`: `shape` has the negative dimension {d}: {shape:?}"),
         ));
     }
+    if Shape::known(&shape).overflows(dtype) {
+        return Err(OpError::attr(
+            "shape",
+            format!(
+                "`{call_op}`: a {dtype} tensor of shape {shape:?} cannot exist: its element count or byte size overflows a 64-bit integer"
+            ),
+        ));
+    }
     Ok(shape)
 }
 
 fn infer_maker(call: &InferCall) -> Result<AbsVal, OpError> {
-    let shape = shape_attr(call.op.name, call.attrs.ints("shape"))?;
+    let dtype = call.attrs.dtype("dtype");
+    let shape = shape_attr(call.op.name, call.attrs.ints("shape"), dtype)?;
     Ok(AbsVal::Tensor {
-        dtype: call.attrs.dtype("dtype"),
+        dtype,
         shape: Shape::known(&shape),
     })
 }
@@ -42,11 +51,13 @@ fn fill_value(value: &AttrValue) -> f64 {
 }
 
 fn make(c: &KernelCall, value: f64) -> Result<KValue, OpError> {
-    let shape = shape_attr("Fill", c.attrs.ints("shape"))?;
-    let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
     let dtype = c.attrs.dtype("dtype");
-    // Through f64 and `cast`, so the value converts as `Cast` would.
-    let t = Tensor::full(DType::F64, shape, value).cast(dtype);
+    let shape = shape_attr("Fill", c.attrs.ints("shape"), dtype)?;
+    let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
+    // The value converts as `Cast` would (through f64); the buffer is made in
+    // the result's dtype directly, and failing to allocate it is an error.
+    let v = Tensor::scalar(DType::F64, value).cast(dtype).to_f64_vec()[0];
+    let t = Tensor::try_full(dtype, shape, v).map_err(|e| OpError::call(e.0))?;
     Ok(KValue::Tensor(t))
 }
 

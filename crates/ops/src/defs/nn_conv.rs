@@ -534,7 +534,7 @@ fn infer_pool(call: &InferCall) -> Result<AbsVal, OpError> {
 
 /// The geometry of one Conv2D call, in elements.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ConvGeom {
+pub struct ConvGeom {
     pub n: usize,
     pub c: usize,
     pub h: usize,
@@ -573,10 +573,22 @@ impl ConvGeom {
         let per_image = (self.kg() * self.ohw()).max(1);
         (LIMIT / per_image).clamp(1, self.n.max(1))
     }
+    /// Checks the working buffers of the forward and backward kernels
+    /// (im2col columns and a gathered gradient for one chunk of images,
+    /// `(kg + ocg)·chunk·oh·ow`, and a `ocg·kg` product) against the budget.
+    pub(crate) fn check_scratch(&self, op: &str, elem_size: usize) -> Result<(), OpError> {
+        let elements = (self.kg() + self.ocg())
+            .checked_mul(self.chunk())
+            .and_then(|n| n.checked_mul(self.oh))
+            .and_then(|n| n.checked_mul(self.ow))
+            .and_then(|n| n.checked_add(self.ocg().checked_mul(self.kg())?));
+        crate::guard::scratch(op, "working buffer (im2col)", elements, elem_size)
+    }
 }
 
-/// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w`.
-pub(crate) fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, OpError> {
+/// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w` (also used by
+/// the GPU backend, so both pad alike).
+pub fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, OpError> {
     let a = conv_attrs("Conv2D", attrs)?;
     if x.len() != 4 || w.len() != 4 {
         return Err(OpError::call(format!(
@@ -888,7 +900,7 @@ pub(crate) fn conv2d_backprop_input<T: Real>(dout: &[T], w: &[T], g: &ConvGeom) 
 
 /// The geometry of one pooling call.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PoolGeom {
+pub struct PoolGeom {
     pub planes: usize,
     pub h: usize,
     pub w: usize,
@@ -918,7 +930,7 @@ impl PoolGeom {
     }
 }
 
-pub(crate) fn pool_geom(op: &str, x: &[usize], attrs: &Attrs) -> Result<PoolGeom, OpError> {
+pub fn pool_geom(op: &str, x: &[usize], attrs: &Attrs) -> Result<PoolGeom, OpError> {
     let a = pool_attrs(op, attrs)?;
     if x.len() != 4 {
         return Err(OpError::input(
@@ -1084,6 +1096,7 @@ fn tensor_out(dtype: DType, shape: Vec<usize>, buffer: Buffer) -> Result<KValue,
 fn kernel_conv2d(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, w) = (c.tensor(0)?, c.tensor(1)?);
     let g = conv_geom(x.shape(), w.shape(), c.attrs)?;
+    g.check_scratch("Conv2D", x.dtype().size_of())?;
     let buffer = float_dispatch!("Conv2D", [x, w], |xv, wv| conv2d_forward(xv, wv, &g));
     tensor_out(x.dtype(), vec![g.n, g.oc, g.oh, g.ow], buffer)
 }
@@ -1093,6 +1106,7 @@ pub(crate) fn kernel_conv2d_backprop_input(c: &KernelCall) -> Result<KValue, OpE
     let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let g = conv_geom(like.shape(), w.shape(), c.attrs)?;
     check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
+    g.check_scratch("_Conv2DBackpropInput", dout.dtype().size_of())?;
     let buffer = float_dispatch!("_Conv2DBackpropInput", [dout, w], |dv, wv| {
         conv2d_backprop_input(dv, wv, &g)
     });
@@ -1104,6 +1118,7 @@ pub(crate) fn kernel_conv2d_backprop_filter(c: &KernelCall) -> Result<KValue, Op
     let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let g = conv_geom(x.shape(), like.shape(), c.attrs)?;
     check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
+    g.check_scratch("_Conv2DBackpropFilter", dout.dtype().size_of())?;
     let buffer = float_dispatch!("_Conv2DBackpropFilter", [dout, x], |dv, xv| {
         conv2d_backprop_filter(dv, xv, &g)
     });

@@ -328,6 +328,7 @@ fn infer_conv3d(call: &InferCall) -> Result<AbsVal, OpError> {
 fn kernel_conv3d(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, w) = (c.tensor(0)?, c.tensor(1)?);
     let g = geom3("Conv3D", x.shape(), w.shape(), c.attrs)?;
+    g.check_scratch("Conv3D", 8)?; // f64 at most
     let buffer = real_dispatch!("Conv3D", [x, w], |xv, wv| conv3d_forward(xv, wv, &g));
     tensor_out(x.dtype(), vec![g.n, g.oc, g.o[0], g.o[1], g.o[2]], buffer)
 }
@@ -337,6 +338,7 @@ fn kernel_conv3d_backprop_input(c: &KernelCall) -> Result<KValue, OpError> {
     let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let op = "_Conv3DBackpropInput";
     let g = geom3(op, like.shape(), w.shape(), c.attrs)?;
+    g.check_scratch(op, 8)?; // f64 at most
     check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
     let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv3d_backprop_input(dv, wv, &g));
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
@@ -347,6 +349,7 @@ fn kernel_conv3d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
     let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let op = "_Conv3DBackpropFilter";
     let g = geom3(op, x.shape(), like.shape(), c.attrs)?;
+    g.check_scratch(op, 8)?; // f64 at most
     check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
     let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv3d_backprop_filter(dv, xv, &g));
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
@@ -549,6 +552,7 @@ fn geom3_transpose(dout: &[usize], w: &[usize], attrs: &Attrs) -> Result<Geom3, 
 fn kernel_conv3d_transpose(c: &KernelCall) -> Result<KValue, OpError> {
     let (dout, w) = (c.tensor(0)?, c.tensor(1)?);
     let g = geom3_transpose(dout.shape(), w.shape(), c.attrs)?;
+    g.check_scratch("Conv3DTranspose", 8)?; // f64 at most
     let buffer = real_dispatch!("Conv3DTranspose", [dout, w], |dv, wv| {
         conv3d_backprop_input(dv, wv, &g)
     });
@@ -565,6 +569,7 @@ fn kernel_conv3d_transpose(c: &KernelCall) -> Result<KValue, OpError> {
 fn kernel_conv3d_transpose_filter(c: &KernelCall) -> Result<KValue, OpError> {
     let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let g = geom3_transpose(x.shape(), like.shape(), c.attrs)?;
+    g.check_scratch("_Conv3DTransposeFilter", 8)?; // f64 at most
     if dout.shape() != [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]] {
         return Err(OpError::input(
             0,
@@ -586,6 +591,7 @@ fn kernel_conv3d_transpose_filter(c: &KernelCall) -> Result<KValue, OpError> {
 fn kernel_conv3d_transpose_input(c: &KernelCall) -> Result<KValue, OpError> {
     let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
     let g = geom3_transpose(like.shape(), w.shape(), c.attrs)?;
+    g.check_scratch("_Conv3DTransposeInput", 8)?; // f64 at most
     if dout.shape() != [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]] {
         return Err(OpError::input(
             0,

@@ -43,6 +43,16 @@ impl Geom3 {
         let per_image = (self.kg() * self.ovol()).max(1);
         (LIMIT / per_image).clamp(1, self.n.max(1))
     }
+    /// Checks the working buffers of the kernels (im2col columns and a
+    /// gathered gradient for one chunk of images, and a `ocg·kg` product)
+    /// against the memory budget.
+    pub(crate) fn check_scratch(&self, op: &str, elem_size: usize) -> Result<(), crate::OpError> {
+        let elements = (self.kg() + self.ocg())
+            .checked_mul(self.chunk())
+            .and_then(|n| n.checked_mul(self.ovol()))
+            .and_then(|n| n.checked_add(self.ocg().checked_mul(self.kg())?));
+        crate::guard::scratch(op, "working buffer (im2col)", elements, elem_size)
+    }
 }
 
 /// The outputs `o` in `0..count` with `0 <= o*s + off < size`, as a range.

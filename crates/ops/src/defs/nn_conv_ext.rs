@@ -270,6 +270,7 @@ fn kernel_conv2d_backprop_input(c: &KernelCall, op: &str) -> Result<KValue, OpEr
     let sizes = shape_attr(op, c.attrs, "input_sizes")?;
     let g = conv_geom(&sizes, w.shape(), c.attrs)?;
     check_dout(op, dout, &[g.n, g.oc, g.oh, g.ow])?;
+    g.check_scratch(op, dout.dtype().size_of())?;
     let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv2d_backprop_input(dv, wv, &g));
     tensor_out(dout.dtype(), sizes, buffer)
 }
@@ -280,6 +281,7 @@ fn kernel_conv2d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
     let sizes = shape_attr(op, c.attrs, "filter_sizes")?;
     let g = conv_geom(x.shape(), &sizes, c.attrs)?;
     check_dout(op, dout, &[g.n, g.oc, g.oh, g.ow])?;
+    g.check_scratch(op, dout.dtype().size_of())?;
     let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv2d_backprop_filter(dv, xv, &g));
     tensor_out(dout.dtype(), sizes, buffer)
 }
