@@ -311,9 +311,11 @@ fn gradient(
         composites: Some(analysis::composite::instance_body),
         ..Default::default()
     };
-    std::panic::catch_unwind(|| autodiff::differentiate_with(program, &target, &meta, &options))
-        .map_err(|p| format!("autodiff panicked: {}", panic_text(&p)))?
-        .map_err(|e| e.0)
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        autodiff::differentiate_with(program, &target, &meta, &options)
+    }))
+    .map_err(|p| format!("autodiff panicked: {}", panic_text(&p)))?
+    .map_err(|e| e.0)
 }
 
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

@@ -555,13 +555,13 @@ impl<'c> Generator<'c> {
             .map(|(k, v)| Some((k.to_string(), ops::check_attr(op, k, v).ok()?)))
             .collect::<Option<_>>()?;
         let resolved = ops::resolve_attrs(op, &given);
-        let out = std::panic::catch_unwind(|| {
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             (op.infer)(&ops::InferCall {
                 op,
                 inputs: &abs,
                 attrs: &resolved,
             })
-        })
+        }))
         .ok()?
         .ok()?;
         let ty = float_ty(&out)?;
@@ -569,10 +569,11 @@ impl<'c> Generator<'c> {
             return None;
         }
         // The kernel runs on such values, to finite numbers.
-        let value =
-            std::panic::catch_unwind(|| ops::eager::call(op.name, &concrete, attrs.clone()))
-                .ok()?
-                .ok()?;
+        let value = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ops::eager::call(op.name, &concrete, attrs.clone())
+        }))
+        .ok()?
+        .ok()?;
         if !finite(&value) {
             return None;
         }

@@ -21,7 +21,7 @@ pub fn program(seed: u64, cands: &[Candidate]) -> Program {
 /// Checks the program of `seed`, counting into `counts`; a failure comes
 /// back with its program.
 pub fn run_one(seed: u64, cands: &[Candidate], counts: &mut Counts) -> Option<(Program, Failure)> {
-    let p = match std::panic::catch_unwind(|| program(seed, cands)) {
+    let p = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| program(seed, cands))) {
         Ok(p) => p,
         Err(_) => {
             // A panic while generating (in a shape rule the generator
@@ -31,18 +31,19 @@ pub fn run_one(seed: u64, cands: &[Candidate], counts: &mut Counts) -> Option<(P
         }
     };
     counts.programs += 1;
-    let outcome = std::panic::catch_unwind(|| check(&p)).unwrap_or_else(|e| {
-        let m = e
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default();
-        Outcome::Failed(Failure {
-            kind: Kind::Run,
-            order: 0,
-            message: format!("panic: {m}"),
-        })
-    });
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&p)))
+        .unwrap_or_else(|e| {
+            let m = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Outcome::Failed(Failure {
+                kind: Kind::Run,
+                order: 0,
+                message: format!("panic: {m}"),
+            })
+        });
     match outcome {
         Outcome::Passed { first, second } => {
             counts.checked += 1;

@@ -110,7 +110,9 @@ fn mindspore_differential() {
     let mut programs = Vec::new();
     let mut not_exported = Vec::new();
     for seed in SEEDS {
-        let Ok(p) = std::panic::catch_unwind(|| gradgen::program(seed, &cands)) else {
+        let Ok(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            gradgen::program(seed, &cands)
+        })) else {
             continue;
         };
         let text = p.text();
