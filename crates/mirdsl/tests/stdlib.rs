@@ -14,7 +14,7 @@
 //! - every library file checks on its own, without errors or warnings, and is
 //!   formatted; all of them together check too (no graph name twice);
 //! - each layer case's model (`stdlib/<case>.mir`, which names the library
-//!   files it uses in a `# lib:` line) is joined with the library
+//!   files it uses in a `# lib:` line) imports the library
 //!   ([`program_with_library`]); its `main` returns `(outputs, gradients)`,
 //!   compared with MindSpore's within the case's tolerance; a gradient
 //!   MindSpore does not give (recorded as null: it treats BatchNorm's running
@@ -46,34 +46,31 @@ fn case_dir() -> PathBuf {
 }
 
 /// Checks a program made of library files (paths under `lib/`, e.g.
-/// `"nn/dense.mir"`) and a model that uses their graphs: its IR, or the
-/// error diagnostics.
-///
-/// Until `import` lands, the library files' text is put before the model's
-/// (the library's graph names are distinct across files). With imports this
-/// becomes the model with `import "@std/<file>"` lines, checked as a workspace.
+/// `"nn/dense.mir"`) and a model that uses their graphs: the model with an
+/// `import "@std/<file>"` line per library file, linked as `mirdsl run` links
+/// it; its IR, or the error diagnostics.
 fn program_with_library(lib_files: &[&str], model_src: &str) -> Result<ir::Program, String> {
     let mut src = String::new();
     for file in lib_files {
-        let path = repo_root().join("lib").join(file);
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        src.push_str(&text);
-        src.push('\n');
+        src.push_str(&format!("import \"@std/{file}\"\n"));
     }
     src.push_str(model_src);
-    let a = analysis::analyze(&src);
-    let errors: Vec<String> = a
+    let linked = analysis::link::link(
+        &case_dir().join("model.mir"),
+        Some(std::sync::Arc::from(src.as_str())),
+        &analysis::modules::FsLoader,
+    );
+    if !linked.has_errors() {
+        return Ok(linked.analysis.source.program());
+    }
+    let errors: Vec<String> = linked
         .diagnostics
         .iter()
+        .flatten()
         .filter(|d| d.severity == analysis::Severity::Error)
         .map(|d| format!("{:?}: {}", d.code, d.message))
         .collect();
-    if errors.is_empty() {
-        Ok(a.source.program())
-    } else {
-        Err(format!("does not check:\n{}", errors.join("\n")))
-    }
+    Err(format!("does not check:\n{}", errors.join("\n")))
 }
 
 /// The library files a case's model names in its `# lib: a.mir b.mir` line.

@@ -113,8 +113,9 @@ local function run()
   local drow = find("graph mlp")
   check(def and def.range and def.range.start.line == drow, "definition goes to `graph mlp`")
 
-  -- Completion includes primitives.
-  local items = request("textDocument/completion", urow, ucol + #"logits = ")
+  -- Completion includes primitives: after `m` (of `mlp`), MatMul is offered
+  -- (with no prefix at all, the 200 best items are the names in scope first).
+  local items = request("textDocument/completion", urow, ucol + #"logits = m")
   items = items and (items.items or items) or {}
   local has_matmul = false
   for _, item in ipairs(items) do
