@@ -64,9 +64,9 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "whole-file check (parse, lower, infer every graph) throughput",
         check::run,
     ),
-        (
+    (
         "run",
-        "MLP training step and LeNet-5 forward+backward: ms/step, peak memory; GEMM vs NumPy; vs MindSpore",
+        "training steps (MLP, LeNet-5, Transformer layer, ResNet blocks): ms/step and peak memory next to JAX and MindSpore; GEMM vs NumPy",
         run::run,
     ),
     (

@@ -47,7 +47,6 @@ pub(crate) enum Bin {
     Div,
     Max,
     Min,
-    Pow,
     Gt,
     Ge,
     Lt,
@@ -75,7 +74,6 @@ pub(crate) enum EOp {
 pub(crate) struct InputLayout {
     pub outer: Vec<usize>,
     pub inner: usize,
-    pub bool: bool,
 }
 
 #[derive(Debug)]
@@ -104,13 +102,13 @@ pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
     strides
 }
 
+/// Outer dimensions, inner length, per input (outer strides, inner stride).
+pub(crate) type Collapsed = (Vec<usize>, usize, Vec<(Vec<usize>, usize)>);
+
 /// Collapses `out` and every input's strides into outer dimensions and one
 /// inner dimension: returns `(outer_dims, inner, per input (outer strides,
 /// inner stride))`.
-pub(crate) fn collapse(
-    out: &[usize],
-    strides: &[Vec<usize>],
-) -> (Vec<usize>, usize, Vec<(Vec<usize>, usize)>) {
+pub(crate) fn collapse(out: &[usize], strides: &[Vec<usize>]) -> Collapsed {
     // Drop dimensions of size 1.
     let keep: Vec<usize> = (0..out.len()).filter(|&d| out[d] != 1).collect();
     let mut dims: Vec<usize> = keep.iter().map(|&d| out[d]).collect();
@@ -208,7 +206,6 @@ fn bin(op: Bin, a: &[f32], b: &[f32], r: &mut [f32]) {
         Bin::Div => map!(|x, y| x / y),
         Bin::Max => map!(|x, y| if x > y { x } else { y }),
         Bin::Min => map!(|x, y| if x < y { x } else { y }),
-        Bin::Pow => map!(|x, y| x.powf(y)),
         Bin::Gt => map!(|x, y| t(x > y)),
         Bin::Ge => map!(|x, y| t(x >= y)),
         Bin::Lt => map!(|x, y| t(x < y)),

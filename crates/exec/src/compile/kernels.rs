@@ -9,6 +9,8 @@ use std::fmt::Debug;
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Src {
     F32(*const f32),
+    /// Never read by a kernel (shown in errors).
+    #[allow(dead_code)]
     F64(*const f64),
     I64(*const i64),
     Bool(*const bool),
@@ -82,27 +84,6 @@ pub(crate) fn par_ranges(n: usize, work: usize, f: impl Fn(usize, usize) + Sync)
         }
         f(0, chunk.min(n));
     });
-}
-
-/// Like [`par_ranges`], giving each range its index (for per-thread partial
-/// results) and returning how many ranges there were.
-pub(crate) fn par_parts(n: usize, work: usize, f: impl Fn(usize, usize, usize) + Sync) -> usize {
-    let threads = rayon::current_num_threads().min(n).max(1);
-    if threads <= 1 || work < PAR_WORK {
-        f(0, 0, n);
-        return 1;
-    }
-    let chunk = n.div_ceil(threads);
-    let parts = n.div_ceil(chunk);
-    rayon::scope(|s| {
-        for t in 1..parts {
-            let f = &f;
-            let (a, b) = (t * chunk, ((t + 1) * chunk).min(n));
-            s.spawn(move |_| f(t, a, b));
-        }
-        f(0, 0, chunk.min(n));
-    });
-    parts
 }
 
 /// The threads rayon runs kernels on.
@@ -199,7 +180,7 @@ impl FastKernel for Gemm {
         let osz = m * n;
         if self.accumulate {
             let c0 = ins[2].f32();
-            if c0 != c.get() as *const f32 {
+            if !std::ptr::eq(c0, c.get()) {
                 std::ptr::copy_nonoverlapping(c0, c.get(), osz * self.batches.len());
             }
         }

@@ -850,11 +850,9 @@ impl Lowering<'_> {
         let (outer_dims, inner, per) = collapse(&shape, &strides);
         let layouts = per[..inputs.len()]
             .iter()
-            .zip(&inputs)
-            .map(|((outer, inner), (r, _))| InputLayout {
+            .map(|(outer, inner)| InputLayout {
                 outer: outer.clone(),
                 inner: *inner,
-                bool: self.info(*r).dtype == DType::Bool,
             })
             .collect();
         let full_in = inputs
@@ -1096,6 +1094,7 @@ impl Lowering<'_> {
                 *scratch = planned.scratch[i];
             }
         }
+        let n_steps = steps.len();
         let writes_weights = steps
             .iter()
             .any(|s| matches!(&s.op, Op::Registry { writes, .. } if !writes.is_empty()));
@@ -1109,6 +1108,10 @@ impl Lowering<'_> {
             output,
             arena_len: planned.len,
             writes_weights,
+            profile: std::env::var_os("MIRDSL_PLAN_PROFILE")
+                .is_some_and(|v| !v.is_empty() && v != "0")
+                .then(|| vec![std::time::Duration::ZERO; n_steps]),
+            runs: 0,
             arena: Vec::new(),
             counted: None,
         }

@@ -67,12 +67,41 @@ pub(crate) struct Compiled {
     pub arena: Vec<f32>,
     /// The counter the arena's bytes are charged to while the plan holds it.
     pub counted: Option<Arc<MemCounter>>,
+    /// Time spent in each step over all runs (`MIRDSL_PLAN_PROFILE=1`),
+    /// printed when the plan is dropped.
+    pub profile: Option<Vec<std::time::Duration>>,
+    pub runs: usize,
 }
 
 impl Drop for Compiled {
     fn drop(&mut self) {
         if let Some(c) = &self.counted {
             c.free(self.arena.len() * 4);
+        }
+        if let Some(p) = &self.profile {
+            let total: f64 = p.iter().map(|d| d.as_secs_f64()).sum();
+            let runs = self.runs.max(1) as f64;
+            eprintln!(
+                "[plan] profile of `{}`: {} runs, {:.3} ms per run",
+                self.name,
+                self.runs,
+                total * 1e3 / runs
+            );
+            let mut order: Vec<usize> = (0..p.len()).collect();
+            order.sort_by(|&a, &b| p[b].cmp(&p[a]));
+            for i in order.into_iter().take(40) {
+                let what = match &self.steps[i].op {
+                    Op::LoadWeight { .. } => "weight".to_string(),
+                    Op::Registry { func, .. } => func.describe(),
+                    Op::Kernel { kernel, .. } => kernel.name(),
+                };
+                eprintln!(
+                    "  {:4} {:8.1} us {:5.1}%  {what}",
+                    i,
+                    p[i].as_secs_f64() * 1e6 / runs,
+                    100.0 * p[i].as_secs_f64() / total.max(1e-12)
+                );
+            }
         }
     }
 }
@@ -269,7 +298,9 @@ pub(crate) fn run(
     let mut srcs: Vec<Src> = Vec::new();
     let mut dsts: Vec<*mut f32> = Vec::new();
     let mut owned: Vec<(u32, Vec<f32>)> = Vec::new();
-    for step in &plan.steps {
+    plan.runs += 1;
+    for (k, step) in plan.steps.iter().enumerate() {
+        let started = plan.profile.as_ref().map(|_| std::time::Instant::now());
         match &step.op {
             Op::LoadWeight { weight, out } => {
                 let v = ex.weight(*weight)?;
@@ -345,6 +376,9 @@ pub(crate) fn run(
         }
         for &r in &step.free {
             st.vals[r as usize] = None;
+        }
+        if let (Some(t), Some(p)) = (started, plan.profile.as_mut()) {
+            p[k] += t.elapsed();
         }
     }
     let out = st.value(&plan.output)?;

@@ -132,11 +132,13 @@ impl SVal {
     }
 
     fn is_function(&self) -> bool {
-        match self {
-            SVal::Closure { .. } | SVal::Partial { .. } | SVal::Meta { .. } => true,
-            SVal::Const(Value::Func(_) | Value::Type(_)) => true,
-            _ => false,
-        }
+        matches!(
+            self,
+            SVal::Closure { .. }
+                | SVal::Partial { .. }
+                | SVal::Meta { .. }
+                | SVal::Const(Value::Func(_) | Value::Type(_))
+        )
     }
 
     /// The value, when nothing in it is a register.

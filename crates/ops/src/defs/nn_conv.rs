@@ -534,7 +534,7 @@ fn infer_pool(call: &InferCall) -> Result<AbsVal, OpError> {
 
 /// The geometry of one Conv2D call, in elements.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ConvGeom {
+pub struct ConvGeom {
     pub n: usize,
     pub c: usize,
     pub h: usize,
@@ -576,7 +576,7 @@ impl ConvGeom {
 }
 
 /// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w`.
-pub(crate) fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, OpError> {
+pub fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, OpError> {
     let a = conv_attrs("Conv2D", attrs)?;
     if x.len() != 4 || w.len() != 4 {
         return Err(OpError::call(format!(
@@ -888,7 +888,7 @@ pub(crate) fn conv2d_backprop_input<T: Real>(dout: &[T], w: &[T], g: &ConvGeom) 
 
 /// The geometry of one pooling call.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PoolGeom {
+pub struct PoolGeom {
     pub planes: usize,
     pub h: usize,
     pub w: usize,
@@ -904,7 +904,7 @@ pub(crate) struct PoolGeom {
 
 impl PoolGeom {
     /// The input rows and columns of output cell `(oy, ox)`, clipped to the image.
-    fn window(&self, oy: usize, ox: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+    pub fn window(&self, oy: usize, ox: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
         let clip = |o: usize, s: usize, k: usize, p: usize, size: usize| {
             let start = (o * s) as isize - p as isize;
             let lo = start.max(0) as usize;
@@ -918,7 +918,7 @@ impl PoolGeom {
     }
 }
 
-pub(crate) fn pool_geom(op: &str, x: &[usize], attrs: &Attrs) -> Result<PoolGeom, OpError> {
+pub fn pool_geom(op: &str, x: &[usize], attrs: &Attrs) -> Result<PoolGeom, OpError> {
     let a = pool_attrs(op, attrs)?;
     if x.len() != 4 {
         return Err(OpError::input(
