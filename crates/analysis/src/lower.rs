@@ -25,6 +25,10 @@ pub struct ItemIndex {
     /// Graph names (top-level and nested) whose bodies have side effects,
     /// sorted ([`crate::effects::effectful_graphs`]).
     pub effectful: Vec<String>,
+    /// Every name of `graphs` and `weights`, sorted, with whether it is a
+    /// weight: lookups by name are a binary search, not a scan (a file of
+    /// thousands of graphs looks names up for every reference).
+    sorted: Vec<(String, bool)>,
 }
 
 impl ItemIndex {
@@ -57,6 +61,10 @@ impl ItemIndex {
             crate::effects::effectful_graphs(file).into_iter().collect();
         effectful.sort();
         index.effectful = effectful;
+        index.sorted = (index.graphs.iter().map(|(n, _)| (n.clone(), false)))
+            .chain(index.weights.iter().map(|(n, _)| (n.clone(), true)))
+            .collect();
+        index.sorted.sort();
         (index, diagnostics)
     }
 
@@ -67,12 +75,21 @@ impl ItemIndex {
             .is_ok()
     }
 
+    /// Whether `name` is a graph (`Some(false)`) or a weight (`Some(true)`);
+    /// names are unique (`build` skips a duplicate).
+    fn kind(&self, name: &str) -> Option<bool> {
+        self.sorted
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|i| self.sorted[i].1)
+    }
+
     pub fn is_graph(&self, name: &str) -> bool {
-        self.graphs.iter().any(|(n, _)| n == name)
+        self.kind(name) == Some(false)
     }
 
     pub fn is_weight(&self, name: &str) -> bool {
-        self.weights.iter().any(|(n, _)| n == name)
+        self.kind(name) == Some(true)
     }
 }
 

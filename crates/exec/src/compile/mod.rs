@@ -31,6 +31,7 @@ mod fused;
 mod kernels;
 mod lower;
 mod memory;
+mod nn_kernels;
 mod ops_kernels;
 mod run;
 mod trace;
@@ -188,7 +189,17 @@ impl Executor {
             },
         };
         let snapshot = plan.writes_weights.then(|| self.weight_values.clone());
-        let result = run::run(self, &mut plan, args, &c.env);
+        // The plan runs on a thread of rayon's pool, so its kernels' parallel
+        // parts are spawned locally: the thread that spawned a part runs it
+        // itself when the other threads are busy, instead of waiting to be
+        // woken (which, on a loaded machine, costs more than the part).
+        let env = &c.env;
+        let result = if rayon::current_thread_index().is_some() {
+            run::run(self, &mut plan, args, env)
+        } else {
+            let (ex, plan) = (&mut *self, &mut plan);
+            rayon::scope(move |_| run::run(ex, plan, args, env))
+        };
         match result {
             Ok(v) => {
                 self.compiled.stats.runs += 1;

@@ -37,7 +37,7 @@ fn out1(n: &Node) -> Option<u32> {
     }
 }
 
-fn ints(p: &PrimFn, name: &str) -> Option<Vec<i64>> {
+pub(crate) fn ints(p: &PrimFn, name: &str) -> Option<Vec<i64>> {
     match p.attrs.get(name)? {
         AttrValue::Int(i) => Some(vec![*i]),
         AttrValue::Tuple(items) => items
@@ -142,7 +142,7 @@ pub(crate) fn select(
                 absorbs: vec![],
             })
         }
-        _ => None,
+        _ => super::nn_kernels::select(n, p, regs),
     }
 }
 
