@@ -252,6 +252,19 @@ fn lenet_training_steps() {
     assert_eq!(runs, 3);
 }
 
+/// At the benchmark's batch, where the convolution, pooling and elementwise
+/// kernels split their work over the threads.
+#[test]
+fn lenet_training_steps_at_the_bench_batch() {
+    let runs = compare(
+        model("lenet"),
+        "step",
+        vec![random(&[32, 1, 32, 32], DType::F32, 6), labels(32, 10)],
+        2,
+    );
+    assert_eq!(runs, 2);
+}
+
 #[test]
 fn transformer_training_steps() {
     let runs = compare(

@@ -86,6 +86,33 @@ pub(crate) fn par_ranges(n: usize, work: usize, f: impl Fn(usize, usize) + Sync)
     });
 }
 
+/// Like [`par_ranges`], in at most `max_parts` ranges, giving each its index
+/// (for per-thread scratch space and partial results); returns how many
+/// ranges there were.
+pub(crate) fn par_parts(
+    n: usize,
+    max_parts: usize,
+    work: usize,
+    f: impl Fn(usize, usize, usize) + Sync,
+) -> usize {
+    let threads = rayon::current_num_threads().min(max_parts).min(n).max(1);
+    if threads <= 1 || work < PAR_WORK {
+        f(0, 0, n);
+        return 1;
+    }
+    let chunk = n.div_ceil(threads);
+    let parts = n.div_ceil(chunk);
+    rayon::scope(|s| {
+        for t in 1..parts {
+            let f = &f;
+            let (a, b) = (t * chunk, ((t + 1) * chunk).min(n));
+            s.spawn(move |_| f(t, a, b));
+        }
+        f(0, 0, chunk.min(n));
+    });
+    parts
+}
+
 /// The threads rayon runs kernels on.
 pub(crate) fn threads() -> usize {
     rayon::current_num_threads().max(1)

@@ -27,6 +27,7 @@
 //! weights it wrote are restored and the call reruns in the interpreter, which
 //! reports the error with its full trace.
 
+mod conv_kernels;
 mod fused;
 mod kernels;
 mod lower;

@@ -142,7 +142,8 @@ pub(crate) fn select(
                 absorbs: vec![],
             })
         }
-        _ => super::nn_kernels::select(n, p, regs),
+        _ => super::nn_kernels::select(n, p, regs)
+            .or_else(|| super::conv_kernels::select(n, p, regs)),
     }
 }
 
