@@ -217,20 +217,21 @@ impl FastKernel for Gemm {
             }
             return Ok(());
         }
-        let one = |bi: usize, par: gemm::Parallelism| {
+        // Product `bi`, rows `r0..r1` and columns `c0..c1` of it.
+        let part = |bi: usize, (r0, r1): (usize, usize), (c0, c1): (usize, usize), par| {
             let (ao, bo) = self.batches[bi];
             gemm::gemm(
-                m,
-                n,
+                r1 - r0,
+                c1 - c0,
                 k,
-                c.get().add(bi * osz),
+                c.get().add(bi * osz + r0 * n + c0),
                 1,
                 n as isize,
                 self.accumulate,
-                a.get().add(ao),
+                a.get().add(ao).offset(r0 as isize * self.a_rs),
                 self.a_cs,
                 self.a_rs,
-                b.get().add(bo),
+                b.get().add(bo).offset(c0 as isize * self.b_cs),
                 self.b_cs,
                 self.b_rs,
                 1.0,
@@ -248,17 +249,34 @@ impl FastKernel for Gemm {
             // Many small products: whole products per thread.
             par_ranges(nb, work * nb, |s, e| {
                 for bi in s..e {
-                    one(bi, gemm::Parallelism::None);
+                    part(bi, (0, m), (0, n), gemm::Parallelism::None);
                 }
             });
-        } else {
-            let par = if work >= 64 * 64 * 64 && t > 1 {
-                gemm::Parallelism::Rayon(0)
-            } else {
-                gemm::Parallelism::None
-            };
+        } else if work >= 1 << 27 && t > 1 {
+            // Large products: the GEMM crate's own threading.
             for bi in 0..nb {
-                one(bi, par);
+                part(bi, (0, m), (0, n), gemm::Parallelism::Rayon(0));
+            }
+        } else {
+            // Mid-sized products: one block of rows (or columns) per thread,
+            // each a single-threaded GEMM. One join per product, and the
+            // thread that splits runs the other block itself when no thread
+            // is free to (the GEMM crate's threading waits for all of its
+            // threads, several times per product: on a busy machine that
+            // costs more than it gains).
+            let by_rows = m >= n;
+            let len = if by_rows { m } else { n };
+            // Blocks of whole 16-row (column) panels.
+            let panels = len.div_ceil(16);
+            for bi in 0..nb {
+                par_ranges(panels, work / 16, |p0, p1| {
+                    let span = ((p0 * 16).min(len), (p1 * 16).min(len));
+                    if by_rows {
+                        part(bi, span, (0, n), gemm::Parallelism::None);
+                    } else {
+                        part(bi, (0, m), span, gemm::Parallelism::None);
+                    }
+                });
             }
         }
         Ok(())
