@@ -524,15 +524,19 @@ fn exp_small_f32(t: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
-    // Round to nearest by the 1.5·2^23 trick (no `round` call).
+    // Round to nearest by the 1.5·2^23 trick (no `round` call): the sum's low
+    // mantissa bits are `k` itself, so no float-to-int conversion either
+    // (Rust's saturating `as` keeps the loop from vectorising).
     const MAGIC: f32 = 12_582_912.0;
-    let k = (t * LOG2E + MAGIC) - MAGIC;
+    let shifted = t * LOG2E + MAGIC;
+    let k = shifted - MAGIC;
+    let ki = shifted.to_bits().wrapping_sub(MAGIC.to_bits());
     let r = (t - k * LN2_HI) - k * LN2_LO;
     let q = 1.0 / 2.0
         + r * (1.0 / 6.0
             + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))));
     let er = 1.0 + (r + r * r * q);
-    er * f32::from_bits(((k as i32 + 127) as u32) << 23)
+    er * f32::from_bits(ki.wrapping_add(127) << 23)
 }
 
 /// `√(2/π)` as MindSpore's GeLU kernel spells it (to 10 digits; its f64
