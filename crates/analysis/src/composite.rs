@@ -88,11 +88,18 @@ pub fn instances_used<'a>(
 mod tests {
     use super::*;
 
-    /// Every composite's default instance lowers and checks without a
-    /// diagnostic, on float tensors.
+    /// Every composite's default instance lowers without a diagnostic (those
+    /// with required attributes lower with the values of their cases in
+    /// crates/exec/tests/composites.rs).
     #[test]
     fn every_composite_lowers_cleanly() {
         for (name, c) in ops::composite::composites() {
+            let required =
+                c.op.attrs()
+                    .any(|p| matches!(p.kind, ops::ParamKind::Attr { default: None, .. }));
+            if required {
+                continue;
+            }
             let prim = PrimRef::new(*name);
             let l = instance(&prim).unwrap_or_else(|| panic!("{name}: no instance"));
             assert!(

@@ -43,12 +43,7 @@ fn called_names(node: &SyntaxNode) -> Vec<String> {
 /// Every graph name of the file (top-level and nested) whose body has effects,
 /// solved to a fixpoint over calls.
 pub fn effectful_graphs(file: &ast::SourceFile) -> HashSet<String> {
-    let graphs: Vec<(String, Vec<String>)> = file
-        .syntax()
-        .descendants()
-        .filter_map(ast::Graph::cast)
-        .filter_map(|g| Some((g.name()?.text(), called_names(g.syntax()))))
-        .collect();
+    let graphs = graph_calls(file.syntax());
     let mut effectful: HashSet<String> = HashSet::new();
     loop {
         let before = effectful.len();
@@ -65,6 +60,16 @@ pub fn effectful_graphs(file: &ast::SourceFile) -> HashSet<String> {
             return effectful;
         }
     }
+}
+
+/// Each graph in `node` (the node itself, if a graph, and every nested one)
+/// with the names its body calls: what [`effectful_graphs`] solves over. The
+/// incremental database keeps this per top-level item.
+pub fn graph_calls(node: &SyntaxNode) -> Vec<(String, Vec<String>)> {
+    node.descendants()
+        .filter_map(ast::Graph::cast)
+        .filter_map(|g| Some((g.name()?.text(), called_names(g.syntax()))))
+        .collect()
 }
 
 /// Whether code `node` (a block, or a branch) itself calls something with

@@ -266,10 +266,28 @@ struct Engine<'a> {
     seen: HashSet<(TextRange, Code, String)>,
     node_values: HashMap<NodeId, Vec<AbsVal>>,
     other_values: HashMap<String, HashMap<NodeId, Vec<AbsVal>>>,
-    /// Calls in progress: the calling item and the call's range.
-    call_stack: Vec<(Arc<str>, TextRange, String)>,
+    /// Calls in progress: the calling item, the call's range, the callee, and
+    /// whether the call is the callee's own check (its declared parameter
+    /// types, no closure): what goes wrong in such a call is reported when the
+    /// callee is checked as an entry, not again at the call.
+    call_stack: Vec<(Arc<str>, TextRange, String, bool)>,
     fv_cache: HashMap<(Arc<str>, GraphId), Arc<Vec<NodeId>>>,
     depth: usize,
+}
+
+/// Whether calling `graph` with `args` is what checking it as an entry does:
+/// a top-level graph given its declared parameter types.
+fn is_own_check(lowered: &LoweredGraph, graph: GraphId, args: &[Val]) -> bool {
+    let body = &lowered.body;
+    graph == body.root()
+        && body.graph(graph).params.iter().zip(args).all(|(&p, a)| {
+            let declared = body
+                .node(p)
+                .annotation
+                .as_ref()
+                .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t));
+            a.as_ref().map(AbsVal::widen) == Some(declared.widen())
+        })
 }
 
 /// Deeper than this, a chain of graph calls is reported instead of followed.
@@ -299,13 +317,16 @@ impl Engine<'_> {
         let d = if *item == self.entry {
             d
         } else {
-            let Some((_, call, callee)) = self
+            let Some((_, call, callee, own)) = self
                 .call_stack
                 .iter()
-                .find(|(caller, _, _)| *caller == self.entry)
+                .find(|(caller, _, _, _)| *caller == self.entry)
             else {
                 return;
             };
+            if *own {
+                return;
+            }
             let message = format!(
                 "calling `{callee}` with these arguments fails: {}",
                 d.message
@@ -724,10 +745,11 @@ impl Engine<'_> {
                     }
                     call_args.push(value);
                 }
+                let own = env.is_empty() && is_own_check(&lowered, graph, &call_args);
                 let env_map: HashMap<NodeId, Val> =
                     env.into_iter().map(|(k, v)| (k, Some(v))).collect();
                 let span = self.span(frame, n, None);
-                self.call_stack.push((item.clone(), span, name));
+                self.call_stack.push((item.clone(), span, name, own));
                 let result =
                     self.call_graph(&g_item, graph, call_args, Arc::new(env_map), Some(span));
                 self.call_stack.pop();
@@ -983,13 +1005,40 @@ impl Engine<'_> {
             "Depend" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
             "UpdateState" => return Some(AbsVal::Monad),
             "StopGradient" | "Return" => return args.first().cloned().unwrap_or(Some(AbsVal::Any)),
+            "Equal" | "NotEqual" => {
+                // `==` on strings, `none` and dtypes (a composite's attributes:
+                // `if reduction == "sum"`) is decided here, as a constant.
+                if let Some(eq) = self.constant_equality(frame, n, &args) {
+                    let equal = p.name == "Equal";
+                    return Some(AbsVal::Scalar {
+                        dtype: DType::Bool,
+                        value: eq.map(|eq| ScalarConst::Bool(eq == equal)),
+                        weak: false,
+                    });
+                }
+            }
             _ => {}
         }
         // A composite primitive is a call of its instance graph.
-        if let (Some(key), Some(_)) = (
+        if let (Some(key), Some(instance)) = (
             ops::composite::instance_key(p),
             crate::composite::instance(p),
         ) {
+            // Attribute values its definition cannot take (`shape=3` where
+            // the body needs a tuple).
+            let error = instance
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == crate::Severity::Error);
+            if let Some(e) = error {
+                let span = self.span(frame, n, None);
+                let message = format!("`{}` cannot take these attributes: {}", p.name, e.message);
+                self.report(
+                    &item,
+                    Diagnostic::error(Code::BadAttributeValue, span, message),
+                );
+                return Some(AbsVal::Any);
+            }
             let f = self.intern(FuncVal::Graph {
                 item: Arc::from(key.as_str()),
                 graph: GraphId(0),
@@ -1104,6 +1153,56 @@ impl Engine<'_> {
                 Some(AbsVal::Any)
             }
         }
+    }
+
+    /// Whether the two operands of an `Equal` are equal, when one of them is
+    /// a string, `none` or a dtype, or both are known numbers: strings compare
+    /// by their text (exactly; `Some(None)` when a string is not known),
+    /// `none` equals only `none`, dtypes compare as dtypes, numbers by value,
+    /// and a number or a tensor is never a string, `none` or a dtype. `None`
+    /// when that is not decided here (tensors and unknown numbers compare
+    /// elementwise through the primitive).
+    fn constant_equality(&self, frame: &Frame, n: NodeId, args: &[Val]) -> Option<Option<bool>> {
+        #[derive(PartialEq)]
+        enum Operand<'a> {
+            /// A string, `None` when not known.
+            Str(Option<&'a str>),
+            None,
+            Type(&'a Ty),
+            /// A known number.
+            Number(f64),
+            /// An unknown number or a tensor.
+            Numeric,
+        }
+        use Operand as O;
+        let body = &frame.lowered.body;
+        // The argument nodes, when `n` calls the primitive directly.
+        let nodes = body
+            .called_prim(n)
+            .map(|_| &body.inputs(n)[1..])
+            .filter(|nodes| nodes.len() == args.len());
+        let operand = |i: usize| -> Option<Operand> {
+            match args.get(i)?.as_ref()? {
+                AbsVal::Str(s) => Some(O::Str(s.as_deref())),
+                AbsVal::None => Some(O::None),
+                AbsVal::Scalar { value: Some(v), .. } => Some(O::Number(v.as_f64())),
+                AbsVal::Scalar { .. } | AbsVal::Tensor { .. } => Some(O::Numeric),
+                _ => match &body.node(*nodes?.get(i)?).kind {
+                    NodeKind::Const(Value::Type(t)) => Some(O::Type(t)),
+                    _ => None,
+                },
+            }
+        };
+        if args.len() != 2 {
+            return None;
+        }
+        Some(match (operand(0)?, operand(1)?) {
+            (O::Number(x), O::Number(y)) => Some(x == y),
+            (O::Number(_) | O::Numeric, O::Number(_) | O::Numeric) => return None,
+            (O::Str(Some(x)), O::Str(Some(y))) => Some(x == y),
+            (O::Str(_), O::Str(_)) => None,
+            (a, b) => Some(a == b),
+        })
     }
 
     fn branch_mismatch(&mut self, frame: &Frame, n: NodeId, values: &[AbsVal]) {

@@ -384,7 +384,11 @@ impl Lowerer<'_> {
             ..Scope::default()
         });
         for param in graph.params() {
-            if param.default_value().is_some() {
+            // In a composite's instance, a parameter with an attribute type
+            // (`size: ints`) is a required attribute.
+            let required_attr =
+                self.constants.is_some() && ops::composite::is_attribute_param(&param);
+            if param.default_value().is_some() || required_attr {
                 self.attr_param(id, &param);
             } else {
                 self.param(id, &param);
@@ -471,7 +475,9 @@ impl Lowerer<'_> {
 
     fn pop_scope(&mut self) {
         let scope = self.scopes.pop().unwrap();
-        if !scope.warn_unused {
+        // An instance of a composite holds only the branches its attributes
+        // take: what the others use may go unused there.
+        if !scope.warn_unused || self.constants.is_some() {
             return;
         }
         let mut unused: Vec<(&String, &(Binding, TextRange))> = scope
@@ -983,6 +989,9 @@ impl Lowerer<'_> {
     }
 
     fn if_expr(&mut self, e: &ast::IfExpr) -> NodeId {
+        if let Some(taken) = e.condition().and_then(|c| self.static_condition(&c)) {
+            return self.static_if(e, taken);
+        }
         let range = e.range();
         let graph = self.current_graph();
         let cond_range = e.condition().map_or(range, |c| c.range());
@@ -1045,6 +1054,95 @@ impl Lowerer<'_> {
             then_value,
             else_value,
         });
+        call
+    }
+
+    /// In a composite's instance, the value of an `if` condition made of its
+    /// attributes and literals only (`reduction == "sum"`, `not equal_nan`,
+    /// `dtype == none`). The instance then holds only the branch taken (as
+    /// MindSpore's expanders choose a decomposition by the attributes), so the
+    /// other branch may use an attribute in a way that is valid only where it
+    /// is taken (`Cast(x, dtype)` when `dtype` is not `none`).
+    fn static_condition(&mut self, e: &ast::Expr) -> Option<bool> {
+        self.constants?;
+        match self.static_value(e)? {
+            AttrValue::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The constant value of an expression of attributes and literals, with
+    /// `==`, `!=`, `and`, `or` and `not`.
+    fn static_value(&mut self, e: &ast::Expr) -> Option<AttrValue> {
+        use syntax::SyntaxKind::*;
+        match e {
+            ast::Expr::Paren(p) => self.static_value(&p.expr()?),
+            ast::Expr::Bin(b) => {
+                let op = b.op_kind()?;
+                if !matches!(op, EQ2 | NEQ | AND_KW | OR_KW) {
+                    return None;
+                }
+                let x = self.static_value(&b.lhs()?)?;
+                let y = self.static_value(&b.rhs()?)?;
+                Some(AttrValue::Bool(match (op, x, y) {
+                    (EQ2, x, y) => constants_equal(&x, &y),
+                    (NEQ, x, y) => !constants_equal(&x, &y),
+                    (AND_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => x && y,
+                    (OR_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => x || y,
+                    _ => return None,
+                }))
+            }
+            ast::Expr::Prefix(p) if p.op_kind() == Some(NOT_KW) => {
+                match self.static_value(&p.operand()?)? {
+                    AttrValue::Bool(b) => Some(AttrValue::Bool(!b)),
+                    _ => None,
+                }
+            }
+            ast::Expr::NameRef(_) => self
+                .bound_constant(e)
+                .or_else(|| const_value(e, &|n| n.parse::<DType>().ok())),
+            _ => const_value(e, &|n| n.parse::<DType>().ok()),
+        }
+    }
+
+    /// An `if` whose condition is the constant `taken`: a call of the branch
+    /// taken, the other not lowered (see [`Lowerer::static_condition`]).
+    fn static_if(&mut self, e: &ast::IfExpr, taken: bool) -> NodeId {
+        let range = e.range();
+        let graph = self.current_graph();
+        let parent_name = self.body.graph(graph).name.clone();
+        let block = if taken {
+            e.then_block()
+        } else {
+            match e.else_branch() {
+                Some(ast::ElseBranch::Block(block)) => Some(block),
+                Some(ast::ElseBranch::If(inner)) => return self.if_expr(&inner),
+                None => {
+                    self.error(
+                        Code::MissingElse,
+                        range,
+                        "an `if` is an expression and needs an `else` branch",
+                    );
+                    return self.error_node(range);
+                }
+            }
+        };
+        let Some(block) = block else {
+            return self.error_node(range);
+        };
+        let (suffix, origin) = if taken {
+            ("then", GraphOrigin::Then)
+        } else {
+            ("else", GraphOrigin::Else)
+        };
+        let id = self
+            .body
+            .add_graph(format!("{parent_name}_{suffix}"), Some(graph), origin);
+        let value = self.branch(id, &block);
+        let g = self.body.add_const(Value::Graph(id), Some(value));
+        let call = self.body.add_apply(graph, vec![g], Some(range));
+        self.map.input_spans.insert(call, vec![range]);
+        self.order_effect(call);
         call
     }
 
@@ -1659,6 +1757,17 @@ fn binary_prim(op: syntax::SyntaxKind) -> &'static str {
         SLASH => "RealDiv",
         AT => "MatMul",
         _ => "Add",
+    }
+}
+
+/// Whether two constants are equal: numbers by value (`1 == 1.0`), others as
+/// they are (strings exactly).
+fn constants_equal(x: &AttrValue, y: &AttrValue) -> bool {
+    match (x, y) {
+        (AttrValue::Int(_) | AttrValue::Float(_), AttrValue::Int(_) | AttrValue::Float(_)) => {
+            x.as_f64() == y.as_f64()
+        }
+        _ => x == y,
     }
 }
 

@@ -131,7 +131,12 @@ impl Analysis {
         let Some(body) = world.body(item) else {
             return AV::Any;
         };
-        match &body.node(node).kind {
+        // A node a pass made after the analysis ran (the zeros pass rewrites
+        // as it asks): unknown.
+        let Some(n) = body.nodes.get(node.0 as usize) else {
+            return AV::Any;
+        };
+        match &n.kind {
             NodeKind::Param { .. } | NodeKind::Apply(_) => self
                 .vals
                 .get(&(item.clone(), node))

@@ -92,10 +92,9 @@ pub fn generate_valid(lines: usize, seed: u64) -> String {
     ];
     let mut out = String::new();
     let mut layer = 0usize;
-    // Lines written so far (counting them each time round was quadratic).
-    let mut written = 0;
-    while written + 30 < lines {
-        let before = out.len();
+    // Lines so far (counted as text is added: recounting is quadratic).
+    let (mut counted, mut line_count) = (0, 0);
+    while line_count + 30 < lines {
         let i = layer;
         out.push_str(&format!(
             "# Layer {i}.\nparam w{i}: f32[16, 16] = normal(std=0.1, seed={i})\n"
@@ -126,8 +125,9 @@ pub fn generate_valid(lines: usize, seed: u64) -> String {
         } else {
             out.push_str(&format!("  return layer{}(r)\n}}\n\n", i - 1));
         }
-        written += out[before..].matches('\n').count();
         layer += 1;
+        line_count += out[counted..].matches('\n').count();
+        counted = out.len();
     }
     out.push_str(&format!(
         "graph main(x: f32[8, 16]) {{\n  return layer{}(x)\n}}\n",

@@ -1,23 +1,40 @@
 //! The incremental database of the MindIR DSL, on salsa.
 //!
-//! Inputs are file texts. Every query below is memoised and re-executes only
-//! when something it read changed; values that come out equal stop the change
-//! from spreading ("early cut-off").
+//! The inputs are kept per top-level item. When a file changes, the writer
+//! ([`RootDb::apply_edits`], [`RootDb::set_text`]) reparses it incrementally,
+//! works out which items changed (unchanged items keep their green nodes, so
+//! this is a pointer comparison), and sets only those items' inputs; the
+//! file-wide inputs that item queries read (the item names, which items
+//! exist) are set only when they change. The queries below are memoised and
+//! re-execute only when something they read changed; values that come out
+//! equal stop the change from spreading ("early cut-off").
 //!
 //! ```text
-//! File.text ─► parse ─► items ─┬─► item_names ──────────────────┐
-//!                              └─► item_syntax(k) ─┬─► norm(k) ──┴─► lower(k) ─► infer(k) ─┐
-//!                                                  │            └─► weight(k) ─► weight_ty(k)
-//!                                                  └─► positions(k) ─────────────────────────┴─► item_diagnostics(k)
-//! file_diagnostics = syntax errors + duplicate items + every item_diagnostics(k)
+//! inputs (the writer sets them)          queries
+//! File.text, .parse, .items, .line_index ─────────────────────────────────────────┐
+//! File.names (item names, effects) ──────────────────┐                          │
+//! File.slots ─► ItemSlot(name).syntax ─► item_syntax(k) ─┬─► norm(k) ──┴─► lower(k) ─► infer(k) ─┐ │
+//!                                                     │            └─► weight(k) ─► weight_ty(k)│ │
+//!                                                     └─► positions(k) ────────────────────────┴─► item_diagnostics(k)
+//! file_diagnostics(file) = syntax errors + duplicate items + every item_diagnostics(k)  ◄───────────┘
 //! ```
 //!
-//! `k` is an [`ItemKey`]: a file and a top-level name. `item_syntax(k)`
-//! re-runs on every edit (it looks the item up), but returns the same green
-//! node for every item the edit did not touch, which stops the change there.
+//! `k` is an [`ItemKey`]: a file and a top-level name.
 //!
-//! Two choices make edits cheap:
+//! Four choices make an edit cost what it changes, not what the file holds:
 //!
+//! * **Inputs per item.** Each item's syntax is its own input; the inputs that
+//!   say which items exist and what they are called have `MEDIUM` durability
+//!   (they change rarely), as rust-analyzer keeps library files `HIGH`. (Item
+//!   inputs stay `LOW`: an input whose durability drops is not backdated by
+//!   salsa, so an item created `MEDIUM` would be lowered and inferred again,
+//!   with its callers, on its first edit, whitespace included.)
+//! * **Stamps.** Each item carries the generation at which something its
+//!   diagnostics depend on last changed: its syntax, an item it refers to
+//!   (transitively), the names ([`ItemInfo::stamp`]). The language server
+//!   keeps item diagnostics by stamp ([`file_diagnostics_memo`]) and asks
+//!   salsa only about the items whose stamps moved, instead of validating
+//!   every item after every edit.
 //! * **Positions are per item.** A graph is lowered from its own syntax
 //!   subtree, re-rooted, so every range in a [`LoweredGraph`] is relative to
 //!   the start of its item. Editing one graph moves the text of every graph
@@ -36,45 +53,54 @@
 //! other graphs can be told apart and mapped back to their own items.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use analysis::infer::{infer_entry, EntryResult, ProgramSource};
 use analysis::lower::{lower_graph, lower_weight, IfInfo};
 use analysis::{Code, Diagnostic, ItemIndex, LoweredGraph};
 use ir::{Ty, WeightDef};
-use salsa::Setter;
+use salsa::{Durability, Setter};
 use syntax::ast::{self, AstNode};
 use syntax::{
-    GreenNode, NodeOrToken, Parse, SyntaxKind, SyntaxNode, TextEdit, TextRange, TextSize,
+    GreenNode, LineIndex, NodeOrToken, Parse, SyntaxKind, SyntaxNode, TextEdit, TextRange, TextSize,
 };
 
 pub use salsa;
 
-/// A source file: its text and, when the text came from edits of the previous
-/// text, those edits (so the parse can be updated instead of redone).
+/// A source file. Every field is set by the writer; the queries read them.
 #[salsa::input(debug)]
 pub struct File {
     #[returns(ref)]
     pub text: Arc<str>,
     #[returns(ref)]
-    pub edit_hint: Option<Arc<EditHint>>,
+    pub parse: Parse,
+    /// The top-level items with their places (changes with every edit).
+    #[returns(ref)]
+    pub items: Arc<Items>,
+    #[returns(ref)]
+    pub line_index: Arc<LineIndex>,
+    /// The names of the top-level graphs and weights and which graphs have
+    /// effects: what lowering needs of the rest of the file (set only when
+    /// it changes).
+    #[returns(ref)]
+    pub names: Arc<ItemIndex>,
+    /// The input of each top-level name there has been (set only when a new
+    /// name appears).
+    #[returns(ref)]
+    pub slots: Arc<HashMap<String, ItemSlot>>,
 }
 
-/// The previous parse and the edits that lead from its text to the new one.
-pub struct EditHint {
-    pub old: Parse,
-    pub edits: Vec<TextEdit>,
-}
-
-impl std::fmt::Debug for EditHint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "EditHint({} edits)", self.edits.len())
-    }
+/// The syntax of the first top-level item of one name (`None` once there is
+/// no item of that name).
+#[salsa::input(debug)]
+pub struct ItemSlot {
+    #[returns(ref)]
+    pub syntax: Option<(ItemKind, Green)>,
 }
 
 /// A top-level item of a file, by name.
-#[salsa::interned(unsafe(no_lifetime), revisions = usize::MAX)]
+#[salsa::interned(debug, unsafe(no_lifetime), revisions = usize::MAX)]
 pub struct ItemKey {
     #[returns(copy)]
     pub file: File,
@@ -105,11 +131,43 @@ impl PartialEq for Green {
     }
 }
 
+impl Green {
+    fn same(&self, other: &rowan::GreenNodeData) -> bool {
+        std::ptr::eq(&*self.0, other)
+    }
+}
+
+/// The graphs an item defines (itself and nested ones) with the names each
+/// calls, and those that call a primitive with effects: what deciding which
+/// graphs have effects needs of the item.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ItemCalls {
+    pub graphs: Vec<(String, Vec<String>)>,
+    pub direct: Vec<String>,
+}
+
+impl ItemCalls {
+    fn of(node: &SyntaxNode) -> ItemCalls {
+        let graphs = analysis::effects::graph_calls(node);
+        let direct = graphs
+            .iter()
+            .filter(|(_, calls)| {
+                calls
+                    .iter()
+                    .any(|c| analysis::effects::is_effect_primitive(c))
+            })
+            .map(|(n, _)| n.clone())
+            .collect();
+        ItemCalls { graphs, direct }
+    }
+}
+
 /// One top-level item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemInfo {
     pub kind: ItemKind,
     pub name: String,
+    pub key: ItemKey,
     /// The whole item, in the file.
     pub range: TextRange,
     /// Its name, in the file.
@@ -117,6 +175,10 @@ pub struct ItemInfo {
     pub green: Green,
     /// Whether this is the first item with its name (later ones are errors).
     pub first: bool,
+    /// The generation of the file's items at which something this item's
+    /// diagnostics depend on last changed (its syntax, or an item it refers
+    /// to, transitively, or the names): equal stamps, equal diagnostics.
+    pub stamp: u64,
 }
 
 /// The top-level items of a file, in source order.
@@ -124,11 +186,16 @@ pub struct ItemInfo {
 pub struct Items {
     pub items: Vec<ItemInfo>,
     /// The first item of each name.
-    pub by_name: HashMap<String, usize>,
+    by_name: Arc<HashMap<String, usize>>,
     /// Duplicate top-level names.
     pub diagnostics: Vec<Diagnostic>,
-    /// The names of graphs and weights, without positions.
-    pub names: ItemIndex,
+    /// Every top-level item node, named or not.
+    nodes: Vec<Node>,
+    text_len: Option<TextSize>,
+    /// Counts updates (see [`ItemInfo::stamp`]).
+    generation: u64,
+    /// For each name, the items whose text refers to it.
+    referrers: Arc<HashMap<String, Vec<String>>>,
 }
 
 impl Items {
@@ -142,6 +209,48 @@ impl Items {
         self.items
             .get(i)
             .filter(|it| it.range.start() <= offset && offset <= it.range.end())
+    }
+
+    /// The names, kinds and effects lowering reads (ranges left out: they
+    /// change with every edit).
+    fn index(&self) -> ItemIndex {
+        let mut index = ItemIndex::default();
+        for it in self.items.iter().filter(|it| it.first) {
+            let entry = (it.name.clone(), TextRange::default());
+            match it.kind {
+                ItemKind::Graph => index.graphs.push(entry),
+                ItemKind::Weight => index.weights.push(entry),
+            }
+        }
+        let calls: Vec<&ItemCalls> = self.nodes.iter().map(|n| &*n.calls).collect();
+        let mut effectful: HashSet<String> = calls
+            .iter()
+            .flat_map(|c| c.direct.iter().cloned())
+            .collect();
+        if !effectful.is_empty() {
+            // Callers of graphs with effects have effects (by name, as
+            // `analysis::effects::effectful_graphs` decides).
+            let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+            for c in &calls {
+                for (name, called) in &c.graphs {
+                    for callee in called {
+                        callers.entry(callee.as_str()).or_default().push(name);
+                    }
+                }
+            }
+            let mut work: Vec<String> = effectful.iter().cloned().collect();
+            while let Some(name) = work.pop() {
+                for caller in callers.get(name.as_str()).into_iter().flatten() {
+                    if effectful.insert(caller.to_string()) {
+                        work.push(caller.to_string());
+                    }
+                }
+            }
+        }
+        let mut effectful: Vec<String> = effectful.into_iter().collect();
+        effectful.sort();
+        index.effectful = effectful;
+        index
     }
 }
 
@@ -200,10 +309,17 @@ impl PositionMap {
 }
 
 // ---------------------------------------------------------------------------
-// The database.
+// The database and its writer.
 
 /// What a query execution was, for tests and tracing.
 pub type EventLog = Arc<Mutex<Vec<String>>>;
+
+/// Queries executed and memoised values validated (see [`RootDb::with_work_counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkCounts {
+    pub executed: usize,
+    pub validated: usize,
+}
 
 #[salsa::db]
 #[derive(Clone)]
@@ -218,6 +334,18 @@ impl Default for RootDb {
     fn default() -> Self {
         RootDb::new()
     }
+}
+
+/// One top-level item node of a file, named or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Node {
+    green: Green,
+    /// Its index in [`Items::items`], if it has a name.
+    info: Option<usize>,
+    calls: Arc<ItemCalls>,
+    /// The names its text refers to (what its analysis may read of other
+    /// items; local names too, which does no harm).
+    refs: Arc<Vec<String>>,
 }
 
 impl RootDb {
@@ -238,113 +366,429 @@ impl RootDb {
         }
     }
 
-    pub fn new_file(&self, text: &str) -> File {
-        File::new(self, Arc::from(text), None)
+    /// A database that counts query executions and validations of memoised
+    /// values (`WillExecute`, `DidValidateMemoizedValue`): how much work an
+    /// edit does, for tests of scale.
+    pub fn with_work_counts(counts: Arc<Mutex<WorkCounts>>) -> RootDb {
+        RootDb {
+            storage: salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+                match event.kind {
+                    salsa::EventKind::WillExecute { .. } => counts.lock().unwrap().executed += 1,
+                    salsa::EventKind::DidValidateMemoizedValue { .. } => {
+                        counts.lock().unwrap().validated += 1
+                    }
+                    _ => {}
+                }
+            }))),
+        }
     }
 
-    /// Replaces a file's text.
+    /// A new file.
+    pub fn new_file(&mut self, text: &str) -> File {
+        let parse = syntax::parse(text);
+        let index = LineIndex::new(text);
+        let file = File::builder(
+            Arc::from(text),
+            parse.clone(),
+            Arc::default(),
+            Arc::new(index.clone()),
+            Arc::default(),
+            Arc::default(),
+        )
+        .names_durability(Durability::MEDIUM)
+        .slots_durability(Durability::MEDIUM)
+        .new(self);
+        self.update(file, Arc::from(text), parse, index);
+        file
+    }
+
+    /// Replaces a file's text (as one edit of the part that differs, so the
+    /// parse and the items outside it are kept).
     pub fn set_text(&mut self, file: File, text: &str) {
-        file.set_edit_hint(self).to(None);
-        file.set_text(self).to(Arc::from(text));
+        let edit = diff_edit(file.text(self), text);
+        if edit.delete.is_empty() && edit.insert.is_empty() {
+            return;
+        }
+        self.apply_edits(file, vec![edit]);
     }
 
     /// Applies edits in order (each in the coordinates of the text the previous
     /// ones left); the parse is updated incrementally where it can be.
     pub fn apply_edits(&mut self, file: File, edits: Vec<TextEdit>) {
-        let mut text = file.text(self).to_string();
-        for e in &edits {
-            e.apply(&mut text);
-        }
-        self.apply_edits_with_text(file, edits, Arc::from(text));
+        self.edit_file(file, edits, |_, _, e| e);
     }
 
-    /// [`RootDb::apply_edits`] when the caller already has the new text.
-    pub fn apply_edits_with_text(&mut self, file: File, edits: Vec<TextEdit>, text: Arc<str>) {
-        let old = parse(self, file).clone();
-        file.set_edit_hint(self)
-            .to(Some(Arc::new(EditHint { old, edits })));
-        file.set_text(self).to(text);
+    /// Applies changes in order: `to_edit` turns each into an edit, seeing the
+    /// text and line index the earlier ones left (for positions in lines).
+    pub fn edit_file<C>(
+        &mut self,
+        file: File,
+        changes: impl IntoIterator<Item = C>,
+        mut to_edit: impl FnMut(&str, &LineIndex, C) -> TextEdit,
+    ) {
+        let mut text = file.text(self).to_string();
+        let mut parse = file.parse(self).clone();
+        let mut index = (**file.line_index(self)).clone();
+        let mut changed = false;
+        for change in changes {
+            let e = to_edit(&text, &index, change);
+            let mut e = e;
+            let end = usize::from(e.delete.end()).min(text.len());
+            let start = usize::from(e.delete.start()).min(end);
+            if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+                continue;
+            }
+            e.delete = TextRange::new((start as u32).into(), (end as u32).into());
+            e.apply(&mut text);
+            parse = parse.reparse(&e);
+            index.apply(&text, &e);
+            changed = true;
+        }
+        if !changed {
+            return;
+        }
+        if cfg!(debug_assertions) && text.len() < 1 << 20 {
+            assert_eq!(parse.syntax_node().to_string(), text);
+            assert_eq!(index, LineIndex::new(&text));
+        }
+        self.update(file, Arc::from(text), parse, index);
     }
 
     pub fn key(&self, file: File, name: &str) -> ItemKey {
         ItemKey::new(self, file, name)
     }
+
+    fn generation_of(&self, file: File) -> u64 {
+        file.items(self).generation
+    }
+
+    /// Sets a file's inputs for a new text and parse: the item inputs only
+    /// where an item changed, the names only when they changed.
+    fn update(&mut self, file: File, text: Arc<str>, parse: Parse, line_index: LineIndex) {
+        let old: Arc<Items> = file.items(self).clone();
+        let root = parse.syntax_node();
+        let nodes: Vec<SyntaxNode> = root
+            .children()
+            .filter(|n| ast::Item::can_cast(n.kind()))
+            .collect();
+        let (n_old, n_new) = (old.nodes.len(), nodes.len());
+        let same = |j: usize, i: usize| old.nodes[j].green.same(nodes[i].green());
+        let mut pre = 0;
+        while pre < n_old.min(n_new) && same(pre, pre) {
+            pre += 1;
+        }
+        let mut suf = 0;
+        while suf < (n_old - pre).min(n_new - pre) && same(n_old - 1 - suf, n_new - 1 - suf) {
+            suf += 1;
+        }
+        let delta = i64::from(u32::from(root.text_range().len()))
+            - old.text_len.map_or(0, |l| i64::from(u32::from(l)));
+        let shift = |r: TextRange| {
+            let start = (i64::from(u32::from(r.start())) + delta) as u32;
+            TextRange::at(start.into(), r.len())
+        };
+        // The changed part: what was there, what is there now.
+        let fresh: Vec<(Node, Option<ItemInfo>)> = nodes[pre..n_new - suf]
+            .iter()
+            .map(|n| self.describe(file, n))
+            .collect();
+        let old_middle = &old.nodes[pre..n_old - suf];
+        fn named(info: Option<&ItemInfo>) -> Option<(ItemKind, &str)> {
+            info.map(|i| (i.kind, i.name.as_str()))
+        }
+        let structure_same = n_old == n_new
+            && old_middle
+                .iter()
+                .zip(&fresh)
+                .all(|(o, (_, f))| named(o.info.map(|i| &old.items[i])) == named(f.as_ref()));
+        let calls_same = structure_same
+            && old_middle
+                .iter()
+                .zip(&fresh)
+                .all(|(o, (f, _))| o.calls == f.calls);
+        let refs_same = structure_same
+            && old_middle
+                .iter()
+                .zip(&fresh)
+                .all(|(o, (f, _))| o.refs == f.refs);
+        let generation = old.generation + 1;
+        let mut items = Items {
+            items: Vec::with_capacity(old.items.len()),
+            nodes: Vec::with_capacity(n_new),
+            by_name: old.by_name.clone(),
+            diagnostics: Vec::new(),
+            text_len: Some(root.text_range().len()),
+            generation,
+            referrers: old.referrers.clone(),
+        };
+        let push = |items: &mut Items, mut node: Node, info: Option<ItemInfo>| {
+            node.info = info.map(|info| {
+                items.items.push(info);
+                items.items.len() - 1
+            });
+            items.nodes.push(node);
+        };
+        for node in &old.nodes[..pre] {
+            let info = node.info.map(|i| old.items[i].clone());
+            push(&mut items, node.clone(), info);
+        }
+        for (node, info) in fresh.iter().cloned() {
+            push(&mut items, node, info);
+        }
+        for node in &old.nodes[n_old - suf..] {
+            let info = node.info.map(|i| {
+                let mut info = old.items[i].clone();
+                info.range = shift(info.range);
+                info.name_range = shift(info.name_range);
+                info
+            });
+            push(&mut items, node.clone(), info);
+        }
+        // Which item of each name is the first (only where names changed).
+        let mut touched: HashSet<String> = HashSet::new();
+        if structure_same {
+            for info in fresh.iter().filter_map(|(_, info)| info.as_ref()) {
+                touched.insert(info.name.clone());
+            }
+            // The first-ness of the fresh items is the old one's.
+            for (k, o) in old_middle.iter().enumerate() {
+                if let (Some(oi), Some(ni)) = (o.info, items.nodes[pre + k].info) {
+                    items.items[ni].first = old.items[oi].first;
+                }
+            }
+        } else {
+            let mut by_name = HashMap::with_capacity(items.items.len());
+            for (i, info) in items.items.iter_mut().enumerate() {
+                info.first = !by_name.contains_key(&info.name);
+                if info.first {
+                    by_name.insert(info.name.clone(), i);
+                }
+            }
+            items.by_name = Arc::new(by_name);
+            for o in old_middle {
+                if let Some(i) = o.info {
+                    touched.insert(old.items[i].name.clone());
+                }
+            }
+            for info in fresh.iter().filter_map(|(_, info)| info.as_ref()) {
+                touched.insert(info.name.clone());
+            }
+        }
+        items.diagnostics = duplicates(&items);
+        // The item inputs: changed first items get their new syntax.
+        let mut slots = file.slots(self).clone();
+        let mut new_slots = false;
+        let mut to_set = Vec::new();
+        // The names whose item changed (their diagnostics and their
+        // referrers' may change).
+        let mut changed: Vec<String> = Vec::new();
+        for name in &touched {
+            let syntax = items.get(name).map(|i| (i.kind, i.green.clone()));
+            match slots.get(name) {
+                Some(slot) => {
+                    if slot.syntax(self) != &syntax {
+                        to_set.push((*slot, syntax));
+                        changed.push(name.clone());
+                    }
+                }
+                None => {
+                    let slot = ItemSlot::new(self, syntax);
+                    Arc::make_mut(&mut slots).insert(name.clone(), slot);
+                    new_slots = true;
+                    changed.push(name.clone());
+                }
+            }
+        }
+        for (slot, syntax) in to_set {
+            slot.set_syntax(self).to(syntax);
+        }
+        if new_slots {
+            file.set_slots(self)
+                .with_durability(Durability::MEDIUM)
+                .to(slots);
+        }
+        let mut names_changed = false;
+        if !calls_same {
+            let index = items.index();
+            if **file.names(self) != index {
+                names_changed = true;
+                file.set_names(self)
+                    .with_durability(Durability::MEDIUM)
+                    .to(Arc::new(index));
+            }
+        }
+        if !refs_same {
+            items.referrers = Arc::new(referrers(&items));
+        }
+        // Stamp the items whose diagnostics may have changed: those that
+        // changed and those that refer to them, transitively; all of them
+        // when the names changed (lowering reads them) or an item moved
+        // ahead of another of its name.
+        if names_changed || !structure_same {
+            for info in &mut items.items {
+                info.stamp = generation;
+            }
+        } else if !changed.is_empty() {
+            let mut dirty: HashSet<String> = changed.iter().cloned().collect();
+            let mut work = changed;
+            while let Some(name) = work.pop() {
+                for referrer in items.referrers.get(&name).into_iter().flatten() {
+                    if dirty.insert(referrer.clone()) {
+                        work.push(referrer.clone());
+                    }
+                }
+            }
+            for info in &mut items.items {
+                if dirty.contains(&info.name) {
+                    info.stamp = generation;
+                }
+            }
+        }
+        file.set_text(self).to(text);
+        file.set_parse(self).to(parse);
+        file.set_items(self).to(Arc::new(items));
+        file.set_line_index(self).to(Arc::new(line_index));
+    }
+
+    /// A top-level item node: its calls and references, and its name, kind
+    /// and ranges if it has a name.
+    fn describe(&self, file: File, node: &SyntaxNode) -> (Node, Option<ItemInfo>) {
+        let calls = Arc::new(ItemCalls::of(node));
+        let mut refs: Vec<String> = node
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| {
+                t.kind() == SyntaxKind::IDENT
+                    && t.parent().is_some_and(|p| p.kind() == SyntaxKind::NAME_REF)
+            })
+            .map(|t| t.text().to_string())
+            .collect();
+        refs.sort();
+        refs.dedup();
+        let green = Green(node.green().to_owned());
+        let info = ast::Item::cast(node.clone()).and_then(|item| {
+            let name = item.name()?;
+            let text = name.text();
+            if text.is_empty() {
+                return None;
+            }
+            Some(ItemInfo {
+                kind: match item {
+                    ast::Item::Graph(_) => ItemKind::Graph,
+                    ast::Item::Weight(_) => ItemKind::Weight,
+                },
+                key: ItemKey::new(self, file, text.as_str()),
+                name: text,
+                range: item.range(),
+                name_range: name.range(),
+                green: green.clone(),
+                first: true,
+                stamp: self.generation_of(file) + 1,
+            })
+        });
+        (
+            Node {
+                green,
+                info: None,
+                calls,
+                refs: Arc::new(refs),
+            },
+            info,
+        )
+    }
+}
+
+/// One edit turning `old` into `new`: the part between their common prefix
+/// and suffix (so a whole-text change keeps the parse of what it left alone).
+pub fn diff_edit(old: &str, new: &str) -> TextEdit {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let max = a.len().min(b.len()) - prefix;
+    let mut suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(max)
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !old.is_char_boundary(a.len() - suffix) || !new.is_char_boundary(b.len() - suffix) {
+        suffix -= 1;
+    }
+    TextEdit {
+        delete: TextRange::new(
+            TextSize::from(prefix as u32),
+            TextSize::from((a.len() - suffix) as u32),
+        ),
+        insert: new[prefix..b.len() - suffix].to_string(),
+    }
+}
+
+/// For each name, the named items whose text refers to it.
+fn referrers(items: &Items) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for node in &items.nodes {
+        let Some(i) = node.info else { continue };
+        for name in node.refs.iter() {
+            out.entry(name.clone())
+                .or_default()
+                .push(items.items[i].name.clone());
+        }
+    }
+    out
+}
+
+/// Errors for the second and later items of one name.
+fn duplicates(items: &Items) -> Vec<Diagnostic> {
+    items
+        .items
+        .iter()
+        .filter(|it| !it.first)
+        .filter_map(|it| {
+            let first = items.get(&it.name)?;
+            Some(
+                Diagnostic::error(
+                    Code::DuplicateItem,
+                    it.name_range,
+                    format!("`{}` is defined twice at the top level", it.name),
+                )
+                .with_related(first.name_range, "first defined here"),
+            )
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------
 // Queries.
 
-/// The file's syntax tree (updated in place from the edit hint when possible).
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn parse(db: &dyn salsa::Database, file: File) -> Parse {
-    let text = file.text(db);
-    if let Some(hint) = file.edit_hint(db) {
-        let mut parse = hint.old.clone();
-        for e in &hint.edits {
-            parse = parse.reparse(e);
-        }
-        if usize::from(parse.green().text_len()) == text.len() {
-            debug_assert_eq!(parse.syntax_node().to_string(), **text);
-            return parse;
-        }
-    }
-    syntax::parse(text)
+/// The file's syntax tree.
+pub fn parse(db: &dyn salsa::Database, file: File) -> &Parse {
+    file.parse(db)
 }
 
 /// The file's top-level items.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn items(db: &dyn salsa::Database, file: File) -> Items {
-    let parse = parse(db, file);
-    let tree = parse.tree();
-    let (mut names, diagnostics) = ItemIndex::build(&tree);
-    for (_, r) in names.graphs.iter_mut().chain(names.weights.iter_mut()) {
-        *r = TextRange::default();
-    }
-    let mut out = Items {
-        diagnostics,
-        names,
-        ..Items::default()
-    };
-    for item in tree.items() {
-        let Some(name) = item.name() else { continue };
-        let text = name.text();
-        if text.is_empty() {
-            continue;
-        }
-        let kind = match item {
-            ast::Item::Graph(_) => ItemKind::Graph,
-            ast::Item::Weight(_) => ItemKind::Weight,
-        };
-        let first = !out.by_name.contains_key(&text);
-        if first {
-            out.by_name.insert(text.clone(), out.items.len());
-        }
-        out.items.push(ItemInfo {
-            kind,
-            name: text,
-            range: item.range(),
-            name_range: name.range(),
-            green: Green(item.syntax().green().to_owned()),
-            first,
-        });
-    }
-    out
+pub fn items(db: &dyn salsa::Database, file: File) -> &Items {
+    file.items(db)
 }
 
 /// The names of the top-level graphs and weights (what lowering needs of the
 /// rest of the file), without positions: unchanged by edits inside bodies.
-#[salsa::tracked(returns(ref))]
-pub fn item_names(db: &dyn salsa::Database, file: File) -> ItemIndex {
-    items(db, file).names.clone()
+pub fn item_names(db: &dyn salsa::Database, file: File) -> &ItemIndex {
+    file.names(db)
+}
+
+/// The line index of a file's text.
+pub fn line_index(db: &dyn salsa::Database, file: File) -> &LineIndex {
+    file.line_index(db)
 }
 
 /// The syntax of the first item named `key`.
 #[salsa::tracked(returns(ref))]
 pub fn item_syntax(db: &dyn salsa::Database, key: ItemKey) -> Option<(ItemKind, Green)> {
-    let items = items(db, key.file(db));
-    items
-        .get(key.name(db))
-        .map(|it| (it.kind, it.green.clone()))
+    let slot = *key.file(db).slots(db).get(key.name(db))?;
+    slot.syntax(db).clone()
 }
 
 /// The item's tree with trivia normalised (see the crate docs).
@@ -799,23 +1243,36 @@ pub fn item_diagnostics(db: &dyn salsa::Database, key: ItemKey) -> Arc<ItemDiagn
     Arc::new(out)
 }
 
-/// A file's diagnostics: file-level ones with absolute ranges, and each
-/// item's (relative to the item). [`FileDiagnostics::to_vec`] flattens them
-/// into what `analysis::analyze` gives; [`FileDiagnostics::visit`] walks them
-/// in that order without copying.
+/// A file's diagnostics: file-level ones with absolute ranges, and the
+/// diagnostics of each item that has some (relative to the item).
+/// [`FileDiagnostics::to_vec`] flattens them, in position order, into what
+/// `mirdsl check` prints and the language server publishes;
+/// [`FileDiagnostics::visit`] walks them in that order without copying.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FileDiagnostics {
     /// Syntax errors, duplicate items, duplicate weights: absolute and sorted.
     pub file_level: Vec<Diagnostic>,
-    /// Each first item's name, start, name range, and diagnostics.
+    /// Each first item with diagnostics (or a failure): its name, start, name
+    /// range, and diagnostics; in source order.
     pub items: Vec<(String, TextSize, TextRange, Arc<ItemDiagnostics>)>,
+    /// The items (where the callees that related ranges point into start).
+    index: Arc<Items>,
+}
+
+/// Where each top-level item starts.
+pub struct Starts<'a>(&'a Items);
+
+impl Starts<'_> {
+    pub fn get(&self, name: &str) -> Option<TextSize> {
+        self.0.get(name).map(|i| i.range.start())
+    }
 }
 
 /// Maps the ranges of one diagnostic of a [`FileDiagnostics`] to the file.
 pub struct Placed<'a> {
     shift: TextSize,
     foreign: &'a [(u32, u32, String, TextRange)],
-    starts: &'a HashMap<&'a str, TextSize>,
+    starts: &'a Starts<'a>,
 }
 
 impl Placed<'_> {
@@ -826,7 +1283,7 @@ impl Placed<'_> {
     /// The `i`-th related range of the diagnostic.
     pub fn related(&self, i: usize, r: TextRange) -> TextRange {
         match self.foreign.iter().find(|f| f.1 as usize == i) {
-            Some((_, _, item, rel)) => self.starts.get(item.as_str()).map_or(*rel, |s| *rel + *s),
+            Some((_, _, item, rel)) => self.starts.get(item.as_str()).map_or(*rel, |s| *rel + s),
             None => r + self.shift,
         }
     }
@@ -861,20 +1318,12 @@ impl FileDiagnostics {
     }
 
     /// Where each item starts (for [`FileDiagnostics::place`]).
-    pub fn starts(&self) -> HashMap<&str, TextSize> {
-        self.items
-            .iter()
-            .map(|(n, s, _, _)| (n.as_str(), *s))
-            .collect()
+    pub fn starts(&self) -> Starts<'_> {
+        Starts(&self.index)
     }
 
     /// The map to the file of diagnostic `diag` of item `item`.
-    pub fn place<'a>(
-        &'a self,
-        starts: &'a HashMap<&'a str, TextSize>,
-        item: usize,
-        diag: usize,
-    ) -> Placed<'a> {
+    pub fn place<'a>(&'a self, starts: &'a Starts<'a>, item: usize, diag: usize) -> Placed<'a> {
         let (_, start, _, d) = &self.items[item];
         let lo = d.foreign.partition_point(|x| (x.0 as usize) < diag);
         let hi = d.foreign.partition_point(|x| (x.0 as usize) <= diag);
@@ -886,7 +1335,7 @@ impl FileDiagnostics {
     }
 
     /// The map of file-level diagnostics (already in the file).
-    pub fn place_file_level<'a>(&'a self, starts: &'a HashMap<&'a str, TextSize>) -> Placed<'a> {
+    pub fn place_file_level<'a>(&'a self, starts: &'a Starts<'a>) -> Placed<'a> {
         Placed {
             shift: TextSize::from(0),
             foreign: &[],
@@ -894,16 +1343,14 @@ impl FileDiagnostics {
         }
     }
 
-    /// Every diagnostic in position order, with a map of its ranges to the file.
+    /// Every diagnostic in position order, with a map of its ranges to the
+    /// file: file-level ones merged with the items' (which are in source
+    /// order, each sorted), by (start, end, code).
     pub fn visit(&self, mut f: impl FnMut(&Diagnostic, &Placed)) {
         let starts = self.starts();
-        let absolute = Placed {
-            shift: TextSize::from(0),
-            foreign: &[],
-            starts: &starts,
-        };
+        let absolute = self.place_file_level(&starts);
         let mut file_level = self.file_level.iter().peekable();
-        for (_, start, _, item) in &self.items {
+        for (index, (_, start, _, item)) in self.items.iter().enumerate() {
             for (i, d) in item.diagnostics.iter().enumerate() {
                 let key = (d.range.start() + *start, d.range.end() + *start, d.code);
                 while let Some(fd) =
@@ -911,16 +1358,7 @@ impl FileDiagnostics {
                 {
                     f(fd, &absolute);
                 }
-                let lo = item.foreign.partition_point(|x| (x.0 as usize) < i);
-                let hi = item.foreign.partition_point(|x| (x.0 as usize) <= i);
-                f(
-                    d,
-                    &Placed {
-                        shift: *start,
-                        foreign: &item.foreign[lo..hi],
-                        starts: &starts,
-                    },
-                );
+                f(d, &self.place(&starts, index, i));
             }
         }
         for fd in file_level {
@@ -946,28 +1384,115 @@ impl FileDiagnostics {
     }
 }
 
-/// Every diagnostic of a file.
-#[salsa::tracked(returns(ref))]
+/// Every diagnostic of a file (the database's own memo: re-executes after
+/// every edit and validates every item's; the server uses
+/// [`file_diagnostics_memo`], which fetches only the items that may have
+/// changed).
+#[salsa::tracked(returns(ref), no_eq)]
 pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Arc<FileDiagnostics> {
-    let parse = parse(db, file);
+    Arc::new(build_file_diagnostics(db, file, &mut |_, info| {
+        item_diagnostics(db, info.key).clone()
+    }))
+}
+
+/// Computes the diagnostics of the first items of a file on up to `threads`
+/// threads, each with its own handle (salsa shares what they compute), so
+/// that a whole-file pass after it finds them memoised: opening a big file,
+/// `mirdsl check`. A write cancels them as it cancels any query.
+pub fn prefetch_item_diagnostics(db: &RootDb, file: File, threads: usize) {
+    let keys: Vec<ItemKey> = file
+        .items(db)
+        .items
+        .iter()
+        .filter(|i| i.first)
+        .map(|i| i.key)
+        .collect();
+    if threads < 2 || keys.len() < 32 {
+        return;
+    }
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let handle = db.clone();
+            let keys = &keys;
+            let _ = std::thread::Builder::new()
+                // Inference follows call chains recursively.
+                .stack_size(64 << 20)
+                .spawn_scoped(scope, move || {
+                    // A panic here (a cancellation, a checker bug) is met
+                    // again, and handled, by the caller's own pass.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        for key in keys.iter().skip(t).step_by(threads) {
+                            item_diagnostics(&handle, *key);
+                        }
+                    }));
+                });
+        }
+    });
+}
+
+/// Items' diagnostics kept by stamp ([`ItemInfo::stamp`]) across edits,
+/// aligned with the items: a document's memo in the language server.
+#[derive(Default)]
+pub struct DiagnosticsMemo {
+    items: Vec<Option<(String, u64, Arc<ItemDiagnostics>)>>,
+}
+
+impl DiagnosticsMemo {
+    /// Whether nothing was computed through it yet.
+    pub fn is_new(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// What [`file_diagnostics`] gives, fetching from the database only the
+/// items whose stamps changed since `memo` saw them: an edit inside one graph
+/// asks salsa about that graph and those that refer to it, not about every
+/// item of the file.
+pub fn file_diagnostics_memo(
+    db: &dyn salsa::Database,
+    file: File,
+    memo: &Mutex<DiagnosticsMemo>,
+) -> FileDiagnostics {
+    // A query cancelled while the memo was held leaves it poisoned, but
+    // consistent (each entry is replaced whole).
+    let mut memo = memo
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    memo.items.resize(file.items(db).items.len(), None);
+    build_file_diagnostics(db, file, &mut |index, info| {
+        let slot = &mut memo.items[index];
+        match slot {
+            Some((name, stamp, d)) if *name == info.name && *stamp == info.stamp => d.clone(),
+            _ => {
+                let d = item_diagnostics(db, info.key).clone();
+                *slot = Some((info.name.clone(), info.stamp, d.clone()));
+                d
+            }
+        }
+    })
+}
+
+fn build_file_diagnostics(
+    db: &dyn salsa::Database,
+    file: File,
+    fetch: &mut dyn FnMut(usize, &ItemInfo) -> Arc<ItemDiagnostics>,
+) -> FileDiagnostics {
+    let parse = file.parse(db);
     let mut file_level: Vec<Diagnostic> = parse
         .errors()
         .iter()
         .map(|e| Diagnostic::error(Code::Syntax, e.range, e.message.clone()))
         .collect();
-    let items = items(db, file);
+    let items = file.items(db);
     file_level.extend(items.diagnostics.iter().cloned());
     let mut per_item = Vec::new();
-    for info in &items.items {
+    for (index, info) in items.items.iter().enumerate() {
         match (info.first, info.kind) {
             (true, _) => {
-                let key = ItemKey::new(db, file, info.name.as_str());
-                per_item.push((
-                    info.name.clone(),
-                    info.range.start(),
-                    info.name_range,
-                    item_diagnostics(db, key).clone(),
-                ));
+                let d = fetch(index, info);
+                if !d.diagnostics.is_empty() || d.failure.is_some() {
+                    per_item.push((info.name.clone(), info.range.start(), info.name_range, d));
+                }
             }
             (false, ItemKind::Graph) => {}
             (false, ItemKind::Weight) => {
@@ -983,14 +1508,9 @@ pub fn file_diagnostics(db: &dyn salsa::Database, file: File) -> Arc<FileDiagnos
     }
     file_level.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     file_level.dedup();
-    Arc::new(FileDiagnostics {
+    FileDiagnostics {
         file_level,
         items: per_item,
-    })
-}
-
-/// The line index of a file's text.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn line_index(db: &dyn salsa::Database, file: File) -> syntax::LineIndex {
-    syntax::LineIndex::new(file.text(db))
+        index: items.clone(),
+    }
 }

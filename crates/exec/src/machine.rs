@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ir::{
-    Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, TextRange,
+    Body, GraphId, GraphOrigin, MetaFn, NodeId, NodeKind, PrimRef, Program, ScalarConst, TextRange,
     Value as IrValue, WeightDef,
 };
 use ops::{AbsVal, KArg, KValue, KernelCall};
@@ -916,6 +916,19 @@ impl Executor {
         let lowered = analysis::composite::instance(prim).ok_or_else(|| {
             RunError::internal(format!("no definition of composite `{}`", prim.name))
         })?;
+        let error = lowered
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == analysis::Severity::Error);
+        if let Some(e) = error {
+            return Err(RunError::new(
+                ErrorKind::Type,
+                format!(
+                    "`{}` cannot take these attributes: {}",
+                    prim.name, e.message
+                ),
+            ));
+        }
         Ok(self.add_item(&key, lowered.body.clone(), 0))
     }
 
@@ -1067,6 +1080,14 @@ impl Executor {
                 expect_args(name, &args, 1)?;
                 return Ok(args.swap_remove(0));
             }
+            "Equal" | "NotEqual" => {
+                if let [a, b] = args.as_slice() {
+                    if let Some(eq) = constant_equality(a, b) {
+                        let v = ScalarConst::Bool(eq == (name == "Equal"));
+                        return Ok(Value::scalar(v, DType::Bool));
+                    }
+                }
+            }
             _ => {}
         }
         let Some(op) = p.op else {
@@ -1144,6 +1165,9 @@ impl Executor {
             match (a, tuples.get(i)) {
                 (Value::Tensor(t), _) => kargs.push(KArg::Tensor(t.tensor())),
                 (_, Some(Some(items))) => kargs.push(KArg::Tuple(items)),
+                // An absent optional input (`Dense`'s bias, a loss's weight):
+                // kernels read `none` as the empty tuple.
+                (Value::None, _) => kargs.push(KArg::Tuple(&[])),
                 _ => {
                     return Err(RunError::new(
                         ErrorKind::Type,
@@ -1348,4 +1372,22 @@ fn effect_writes(callee: &Value, inputs: &[Operand]) -> Result<Vec<u32>, RunErro
             )),
         })
         .collect()
+}
+
+/// Whether two operands of `Equal` are equal, when one of them is a string,
+/// `none` or a dtype (as inference decides it): strings compare by their text,
+/// `none` equals only `none`, dtypes compare as dtypes, and a tensor is never
+/// one of those. `None` for two tensors (the primitive compares them).
+fn constant_equality(a: &Value, b: &Value) -> Option<bool> {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => Some(x == y),
+        (Value::None, Value::None) => Some(true),
+        (Value::Type(x), Value::Type(y)) => Some(x == y),
+        (Value::Str(_) | Value::None | Value::Type(_), Value::Tensor(_))
+        | (Value::Tensor(_), Value::Str(_) | Value::None | Value::Type(_))
+        | (Value::Str(_), Value::None | Value::Type(_))
+        | (Value::None, Value::Str(_) | Value::Type(_))
+        | (Value::Type(_), Value::Str(_) | Value::None) => Some(false),
+        _ => None,
+    }
 }

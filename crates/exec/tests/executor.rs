@@ -647,3 +647,36 @@ fn gradient_of_a_generic_graph_uses_the_argument_types() {
     let out = run(src, "main", vec![f32s(&[3], &[1.0, 2.0, 3.0])]).unwrap();
     assert_eq!(data(&out), vec![2.0, 4.0, 6.0]);
 }
+
+#[test]
+fn an_absent_optional_input_reaches_the_kernel_as_none() {
+    // `none` as an argument value (not a literal in the call): a loss's
+    // weights, and `Dense`'s bias in the gradient graph, which passes it on.
+    let src = r#"
+graph bce(x, y, w) {
+  return BCEWithLogitsLoss(x, y, w, w, reduction="sum")
+}
+graph f(x: f32[2], w: f32[1, 2]) {
+  return ReduceSum(Dense(x, w, none))
+}
+graph main(x: f32[2], w: f32[1, 2]) {
+  return (bce(x, ZerosLike(x), none), grad(f, wrt=(0, 1))(x, w))
+}
+"#;
+    let out = run(
+        src,
+        "main",
+        vec![f32s(&[2], &[0.0, 0.0]), f32s(&[1, 2], &[3.0, 4.0])],
+    )
+    .unwrap();
+    // log(1 + e^0) twice; d/dx = w, d/dw = x.
+    fn flat(v: &Value) -> Vec<f64> {
+        match v {
+            Value::Tuple(items) => items.iter().flat_map(flat).collect(),
+            _ => data(v),
+        }
+    }
+    let got = flat(&out);
+    assert!((got[0] - 2.0 * 2f64.ln()).abs() < 1e-6, "{got:?}");
+    assert_eq!(got[1..], [3.0, 4.0, 0.0, 0.0]);
+}

@@ -4,7 +4,8 @@
 //! rewrites all horizontal space and indentation, keeps the author's line breaks
 //! (at most one blank line in a row, exactly one around top-level graphs), and
 //! never adds, drops or reorders a token, so comments always survive. Files with
-//! syntax errors are refused rather than guessed at.
+//! syntax errors are refused rather than guessed at. Lines end as the file's
+//! first line break does (`\n`, `\r\n` or `\r`), so a CRLF file stays CRLF.
 
 use syntax::{Parse, SyntaxError, SyntaxKind, SyntaxKind::*, SyntaxToken};
 
@@ -50,6 +51,12 @@ struct Formatter {
 impl Formatter {
     fn run(mut self, parse: &Parse) -> String {
         let root = parse.syntax_node();
+        // The file's own line ending: its first line break's.
+        let ending = root
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .find(|t| t.kind() == NEWLINE)
+            .map(|t| t.text().to_string());
         let mut token = root.first_token();
         while let Some(t) = token {
             match t.kind() {
@@ -62,7 +69,12 @@ impl Formatter {
         if !self.out.is_empty() {
             self.out.push('\n');
         }
-        self.out
+        // Written with `\n` (no token holds one: strings and comments end
+        // before a line break); then each becomes the file's ending.
+        match ending.as_deref() {
+            Some(e) if e != "\n" => self.out.replace('\n', e),
+            _ => self.out,
+        }
     }
 
     fn write(&mut self, t: &SyntaxToken) {

@@ -202,3 +202,22 @@ proptest! {
         check_invariants(name, &respaced);
     }
 }
+
+/// Issue 14, finding 5: a file keeps its own line ending (its first line
+/// break's), and a lone CR separates lines as LF does.
+#[test]
+fn keeps_the_files_line_ending() {
+    let lf = "graph f(x) {\n  # note\n  y = Exp(x)\n  return y\n}\n";
+    for nl in ["\n", "\r\n", "\r"] {
+        let input = format!("graph f( x ){{{nl}  # note{nl}y=Exp( x ){nl}  return y{nl}}}{nl}");
+        let formatted = fmt::format(&input).unwrap();
+        assert_eq!(formatted, lf.replace('\n', nl), "{nl:?}");
+        assert_eq!(fmt::format(&formatted).unwrap(), formatted, "{nl:?}");
+    }
+    // A file of mixed endings takes its first one throughout.
+    let mixed = "graph f(x) {\r\n  y = x\n  return y\r}\n";
+    assert_eq!(
+        fmt::format(mixed).unwrap(),
+        "graph f(x) {\r\n  y = x\r\n  return y\r\n}\r\n"
+    );
+}

@@ -367,6 +367,7 @@ fn cluster_kind(attrs: &Attrs, label: &str) -> ClusterKind {
         Some("else") => return ClusterKind::Else,
         Some("lambda") => return ClusterKind::Lambda,
         Some("graph") => return ClusterKind::Graph,
+        Some("scope") => return ClusterKind::Scope,
         _ => {}
     }
     let l = label.to_ascii_lowercase();

@@ -11,6 +11,11 @@
 //! - A free variable is a node at the top of the capturing cluster (`a ↑`), fed by
 //!   the captured value from outside, so edges cross cluster borders only there.
 //!
+//! - Bindings whose dotted names share a prefix (`layers._1.conv1.relu`,
+//!   `layers._1.conv1.conv2d`) are grouped in nested, collapsible scope clusters
+//!   (`layers._1` > `layers._1.conv1`), as are weights named under them: the
+//!   blocks of a model. A prefix only one node has makes no cluster.
+//!
 //! Node ids: `n<NodeId>` for a node in its own graph, `n<NodeId>.g<GraphId>` for a
 //! copy of it in graph `GraphId` (a capture, or a constant used in several graphs),
 //! `g<GraphId>.return` for outputs.
@@ -35,6 +40,16 @@ struct Builder<'a> {
     shown: HashMap<(NodeId, GraphId), usize>,
     /// Constants and weights already shown somewhere (a later graph gets a copy).
     placed_once: HashMap<NodeId, ()>,
+    /// Scope clusters by (graph, dotted prefix).
+    scopes: HashMap<(GraphId, String), usize>,
+    /// How many nodes of each graph have a name under each prefix.
+    prefix_counts: HashMap<(GraphId, String), usize>,
+}
+
+/// The dotted prefixes of a name, shortest first: `a.b.c` gives `a`, `a.b`.
+fn prefixes(name: &str) -> Vec<String> {
+    let parts: Vec<&str> = name.split('.').collect();
+    (1..parts.len()).map(|k| parts[..k].join(".")).collect()
 }
 
 /// The picture of one top-level graph with everything nested in it. `type_of`
@@ -53,9 +68,20 @@ pub fn from_body(body: &Body, type_of: &dyn Fn(NodeId) -> Option<String>) -> Gra
         clusters: HashMap::new(),
         shown: HashMap::new(),
         placed_once: HashMap::new(),
+        scopes: HashMap::new(),
+        prefix_counts: HashMap::new(),
     };
     if body.graphs.is_empty() {
         return b.m;
+    }
+    for g in body.graph_ids() {
+        for &n in &body.graph(g).nodes {
+            if let Some(name) = &body.node(n).name {
+                for p in prefixes(name) {
+                    *b.prefix_counts.entry((g, p)).or_default() += 1;
+                }
+            }
+        }
     }
     for g in body.graph_ids() {
         if g != root {
@@ -128,6 +154,36 @@ impl Builder<'_> {
         Some(c)
     }
 
+    /// The innermost scope cluster of graph `g` for a node named `name` (the
+    /// graph's own cluster when no prefix of the name groups several nodes).
+    fn scope_cluster(&mut self, g: GraphId, name: Option<&str>) -> Option<usize> {
+        let mut cluster = self.cluster_of(g);
+        let Some(name) = name else { return cluster };
+        for p in prefixes(name) {
+            if self
+                .prefix_counts
+                .get(&(g, p.clone()))
+                .copied()
+                .unwrap_or(0)
+                < 2
+            {
+                break;
+            }
+            cluster = Some(match self.scopes.get(&(g, p.clone())) {
+                Some(&c) => c,
+                None => {
+                    let id = format!("g{}.{p}", g.0);
+                    let c = self
+                        .m
+                        .add_cluster(id, p.clone(), ClusterKind::Scope, cluster);
+                    self.scopes.insert((g, p), c);
+                    c
+                }
+            });
+        }
+        cluster
+    }
+
     fn ty(&self, id: NodeId) -> Option<String> {
         (self.type_of)(id)
     }
@@ -198,9 +254,11 @@ impl Builder<'_> {
                     self.m.nodes[i].label = label.clone();
                     i
                 }
-                None => self
-                    .m
-                    .add_node(node_key(n), label.clone(), NodeKind::CNode, cluster),
+                None => {
+                    let scope = self.scope_cluster(g, body.node(n).name.as_deref());
+                    self.m
+                        .add_node(node_key(n), label.clone(), NodeKind::CNode, scope)
+                }
             };
             self.m.nodes[i].title = self.titled(label, n);
             self.m.nodes[i].span = body.node(n).span;
@@ -280,7 +338,8 @@ impl Builder<'_> {
             }
             (IrKind::Weight(name), _) => {
                 let key = self.copy_key(id, g);
-                let i = self.m.add_node(key, name.clone(), NodeKind::Param, cluster);
+                let scope = self.scope_cluster(g, Some(name));
+                let i = self.m.add_node(key, name.clone(), NodeKind::Param, scope);
                 self.m.nodes[i].title = self.titled(format!("weight {name}"), id);
                 i
             }

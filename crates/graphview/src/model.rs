@@ -43,6 +43,9 @@ pub enum ClusterKind {
     Else,
     /// `fn(x) => e`
     Lambda,
+    /// The bindings that share a dotted name prefix (`layers._1.conv1.*`): a
+    /// block of a model (a MindSpore cell, for imported models).
+    Scope,
 }
 
 impl ClusterKind {
@@ -52,6 +55,7 @@ impl ClusterKind {
             ClusterKind::Then => "then",
             ClusterKind::Else => "else",
             ClusterKind::Lambda => "lambda",
+            ClusterKind::Scope => "scope",
         }
     }
 }

@@ -77,10 +77,91 @@ impl CompletionItem {
     }
 }
 
-const META: &[&str] = &["grad", "value_and_grad", "vjp"];
+pub(crate) const META: &[&str] = &["grad", "value_and_grad", "vjp"];
+
+/// The rank of MindSpore primitives mirdsl does not support (offered last).
+const UNSUPPORTED: u8 = 5;
+
+/// At most this many items are offered; the list says it is incomplete
+/// beyond (the client asks again as the name grows).
+pub const MAX_ITEMS: usize = 200;
+
+/// The items offered at a cursor, best first.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CompletionList {
+    pub items: Vec<CompletionItem>,
+    /// More items match than are listed.
+    pub is_incomplete: bool,
+}
+
+/// How well a label matches what was typed: an exact-case prefix, a prefix
+/// in another case, a subsequence (`mmul` for `MatMul`); `None`: no match.
+fn match_quality(label: &str, typed: &str) -> Option<u8> {
+    if typed.is_empty() || label.starts_with(typed) {
+        return Some(0);
+    }
+    let lower = label.to_lowercase();
+    let typed_lower = typed.to_lowercase();
+    if lower.starts_with(&typed_lower) {
+        return Some(1);
+    }
+    let mut chars = lower.chars();
+    typed_lower
+        .chars()
+        .all(|c| chars.by_ref().any(|l| l == c))
+        .then_some(2)
+}
+
+pub(crate) fn completion_list(analysis: &Analysis, offset: TextSize) -> CompletionList {
+    let sema = Sema::new(analysis);
+    let (items, replace) = candidates(&sema, offset);
+    let typed = &analysis.text()[replace.unwrap_or_default()];
+    let mut ranked: Vec<(u8, CompletionItem)> = items
+        .into_iter()
+        .filter_map(|c| Some((match_quality(&c.label, typed)?, c)))
+        .collect();
+    // MindSpore primitives mirdsl does not support come last whatever;
+    // then better matches first, then nearer scopes (locals, attributes,
+    // items, primitives, keywords), then shorter names (when something was
+    // typed).
+    let len = |c: &CompletionItem| if typed.is_empty() { 0 } else { c.label.len() };
+    let last = |c: &CompletionItem| c.sort >= UNSUPPORTED;
+    ranked.sort_by(|(qa, a), (qb, b)| {
+        (last(a), qa, a.sort, len(a), &a.label).cmp(&(last(b), qb, b.sort, len(b), &b.label))
+    });
+    let is_incomplete = ranked.len() > MAX_ITEMS;
+    ranked.truncate(MAX_ITEMS);
+    // Details that need inference, for the items offered only.
+    let items = ranked
+        .into_iter()
+        .map(|(_, mut c)| {
+            match c.kind {
+                CompletionKind::Graph if c.detail.is_none() => {
+                    c.detail = graph_signature(&sema, &c.label);
+                }
+                CompletionKind::Weight if c.detail.is_none() => {
+                    if let Some(w) = db::weight(sema.analysis.db, sema.key(&c.label)) {
+                        c.detail = Some(w.0.ty.to_string());
+                    }
+                }
+                _ => {}
+            }
+            c
+        })
+        .collect();
+    CompletionList {
+        items,
+        is_incomplete,
+    }
+}
 
 pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<CompletionItem> {
-    let sema = Sema::new(analysis);
+    completion_list(analysis, offset).items
+}
+
+/// Every item that fits the place of the cursor (not yet matched against
+/// what was typed), and the range of the name being typed.
+fn candidates(sema: &Sema, offset: TextSize) -> (Vec<CompletionItem>, Option<TextRange>) {
     let root = &sema.root;
     // The identifier being typed, if any, ends at the cursor.
     let left = root.token_at_offset(offset).left_biased();
@@ -109,7 +190,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
             && t.text_range().end() >= offset
             && t.text_range().start() < offset
         {
-            return Vec::new();
+            return (Vec::new(), None);
         }
     }
     let anchor = left.as_ref().and_then(|t| t.parent());
@@ -140,7 +221,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
         });
         if in_type || after_colon {
             dtypes(&mut out, replace);
-            return finish(out);
+            return (out, Some(replace));
         }
     }
     // Top level: outside every graph.
@@ -158,7 +239,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
         if after_eq {
             initializers(&mut out, replace);
         }
-        return finish(out);
+        return (out, Some(replace));
     }
     if !in_graph {
         out.push(
@@ -171,7 +252,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
                 .snippet("param ${1:name}: ${2:f32[1]} = ${3:zeros}")
                 .detail("a weight"),
         );
-        return finish(out);
+        return (out, Some(replace));
     }
     // Inside a call's parentheses, at an argument's start: attribute names.
     let call_args = anchor.as_ref().and_then(|n| {
@@ -185,7 +266,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
     );
     if let (Some(args), true) = (&call_args, at_arg_start) {
         if let Some(call) = args.parent().and_then(ast::CallExpr::cast) {
-            attributes(&sema, &call, &mut out, replace);
+            attributes(sema, &call, &mut out, replace);
         }
     }
     // Expressions: names in scope, items, primitives, keywords.
@@ -196,7 +277,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
                 continue;
             }
             let mut item = CompletionItem::new(&name, kind, replace, 0);
-            if let Some(ty) = local_type(&sema, range) {
+            if let Some(ty) = local_type(sema, range) {
                 item = item.detail(ty);
             }
             out.push(item);
@@ -206,22 +287,12 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
         if !info.first || !seen.insert(info.name.clone()) {
             continue;
         }
-        match info.kind {
-            db::ItemKind::Graph => {
-                let mut item = CompletionItem::new(&info.name, CompletionKind::Graph, replace, 2);
-                if let Some(sig) = graph_signature(&sema, &info.name) {
-                    item = item.detail(sig);
-                }
-                out.push(item);
-            }
-            db::ItemKind::Weight => {
-                let mut item = CompletionItem::new(&info.name, CompletionKind::Weight, replace, 2);
-                if let Some(w) = db::weight(sema.analysis.db, sema.key(&info.name)) {
-                    item = item.detail(w.0.ty.to_string());
-                }
-                out.push(item);
-            }
-        }
+        // Their details need inference: filled in for the items offered.
+        let kind = match info.kind {
+            db::ItemKind::Graph => CompletionKind::Graph,
+            db::ItemKind::Weight => CompletionKind::Weight,
+        };
+        out.push(CompletionItem::new(&info.name, kind, replace, 2));
     }
     let followed_by_paren = left
         .as_ref()
@@ -259,7 +330,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
                 continue;
             }
             out.push(
-                CompletionItem::new(p.name, CompletionKind::Primitive, replace, 5)
+                CompletionItem::new(p.name, CompletionKind::Primitive, replace, UNSUPPORTED)
                     .detail(format!(
                         "not supported yet: MindSpore {} {}",
                         ops::mindspore::SERIES,
@@ -302,12 +373,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
         };
         out.push(item);
     }
-    finish(out)
-}
-
-fn finish(mut out: Vec<CompletionItem>) -> Vec<CompletionItem> {
-    out.sort_by(|a, b| (a.sort, &a.label).cmp(&(b.sort, &b.label)));
-    out
+    (out, Some(replace))
 }
 
 fn prev_non_trivia(t: &SyntaxToken) -> Option<SyntaxToken> {

@@ -32,7 +32,7 @@ impl Fixture {
             }
             None => (fixture.clone(), TextRange::empty(0.into())),
         };
-        let db = RootDb::new();
+        let mut db = RootDb::new();
         let file = db.new_file(&text);
         Fixture {
             db,

@@ -45,7 +45,7 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
                     values_text(&g, &g.values(*node))
                 );
                 if let Some((ty, _)) = &g.lowered.body.node(*node).annotation {
-                    md.push_str(&format!("\n\ndeclared `{ty}`"));
+                    md.push_str(&format!("\n\ndeclared {}", code_span(&ty.to_string())));
                 }
                 md
             }
@@ -67,9 +67,10 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
                     })
                     .collect();
                 format!(
-                    "```mindir\ngraph {}({})\n```\n\nnested in `{item}`",
+                    "```mindir\ngraph {}({})\n```\n\nnested in {}",
                     nested.name,
-                    params.join(", ")
+                    params.join(", "),
+                    code_span(item)
                 )
             }
             Target::Graph(gname) => graph_hover(&sema, gname)?,
@@ -154,7 +155,28 @@ fn call_result(sema: &Sema, callee: TextRange) -> Option<String> {
     if vals.is_empty() {
         return None;
     }
-    Some(format!("call result: `{}`", values_text(&g, &vals)))
+    Some(format!(
+        "call result: {}",
+        code_span(&values_text(&g, &vals))
+    ))
+}
+
+/// `text` as a markdown code span: fenced by more backticks than any run in
+/// it, so that it renders as one span whatever it holds.
+pub(crate) fn code_span(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 pub(crate) fn values_text(g: &GraphSema, vals: &[AbsVal]) -> String {
@@ -206,26 +228,25 @@ fn graph_hover(sema: &Sema, name: &str) -> Option<String> {
     Some(md)
 }
 
-/// The comment lines right above an item.
+/// The comment lines right above an item (lines end at LF, CRLF or CR).
 pub(crate) fn doc_comment(sema: &Sema, name: &str) -> Option<String> {
+    use syntax::{ColumnUnit, LineCol};
     let info = sema.items.get(name)?;
     let text = sema.analysis.text();
-    let before = &text[..usize::from(info.range.start())];
+    let index = db::line_index(sema.analysis.db, sema.analysis.file);
+    let mut line = index
+        .line_col(text, info.range.start(), ColumnUnit::Utf8)
+        .line;
     let mut lines: Vec<&str> = Vec::new();
     // Walk back line by line over comment-only lines directly above.
-    let mut rest = before.strip_suffix('\n').unwrap_or(before);
-    loop {
-        let start = rest.rfind('\n').map_or(0, |i| i + 1);
-        let line = rest[start..].trim();
-        if let Some(c) = line.strip_prefix('#') {
-            lines.push(c.trim());
-        } else {
-            break;
+    while line > 0 {
+        line -= 1;
+        let at = |col| usize::from(index.offset(text, LineCol { line, col }, ColumnUnit::Utf8));
+        let this = text[at(0)..at(u32::MAX)].trim();
+        match this.strip_prefix('#') {
+            Some(c) => lines.push(c.trim()),
+            None => break,
         }
-        if start == 0 {
-            break;
-        }
-        rest = &rest[..start - 1];
     }
     if lines.is_empty() {
         return None;

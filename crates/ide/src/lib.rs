@@ -15,6 +15,7 @@ mod inlay;
 mod nav;
 mod sema;
 mod signature;
+mod structure;
 mod symbols;
 mod tokens;
 
@@ -30,12 +31,13 @@ use syntax::{TextRange, TextSize};
 
 pub use actions::{CodeAction, CodeActionKind, CodeLens};
 pub use analysis::{Code, Diagnostic, Severity};
-pub use completion::{CompletionItem, CompletionKind};
+pub use completion::{CompletionItem, CompletionKind, CompletionList, MAX_ITEMS};
 pub use folding::{Fold, FoldKind};
 pub use hover::HoverResult;
 pub use inlay::{InlayHint, InlayKind};
 pub use nav::{Highlight, NavTarget};
 pub use signature::SignatureHelp;
+pub use structure::{CallItem, Calls};
 pub use symbols::{Symbol, SymbolKind, WorkspaceSymbol};
 pub use tokens::{SemanticToken, TokenKind, TokenModifier, TOKEN_KINDS, TOKEN_MODIFIERS};
 
@@ -102,8 +104,15 @@ impl<'a> Analysis<'a> {
         nav::rename(self, offset, new_name)
     }
 
+    /// The items offered at `offset`, best first, matching the name being
+    /// typed (at most [`MAX_ITEMS`]).
     pub fn completions(&self, offset: TextSize) -> Vec<CompletionItem> {
         completion::completions(self, offset)
+    }
+
+    /// [`Analysis::completions`], and whether more items match than are listed.
+    pub fn completion_list(&self, offset: TextSize) -> CompletionList {
+        completion::completion_list(self, offset)
     }
 
     pub fn signature_help(&self, offset: TextSize) -> Option<SignatureHelp> {
@@ -136,6 +145,36 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// The edits that format the top-level items `range` touches.
+    pub fn format_range(&self, range: TextRange) -> Result<Vec<Edit>, String> {
+        structure::format_range(self, range)
+    }
+
+    /// The ranges around `offset` for expanding a selection, innermost first.
+    pub fn selection_ranges(&self, offset: TextSize) -> Vec<TextRange> {
+        structure::selection_ranges(self, offset)
+    }
+
+    /// The top-level graph named or used at `offset`.
+    pub fn prepare_call_hierarchy(&self, offset: TextSize) -> Option<CallItem> {
+        structure::prepare_call_hierarchy(self, offset)
+    }
+
+    /// The graphs that use graph `name`.
+    pub fn incoming_calls(&self, name: &str) -> Vec<Calls> {
+        structure::incoming_calls(self, name)
+    }
+
+    /// The graphs that graph `name` uses.
+    pub fn outgoing_calls(&self, name: &str) -> Vec<Calls> {
+        structure::outgoing_calls(self, name)
+    }
+
+    /// The occurrences of the local name at `offset`, to edit together.
+    pub fn linked_editing_ranges(&self, offset: TextSize) -> Option<Vec<TextRange>> {
+        structure::linked_editing_ranges(self, offset)
+    }
+
     pub fn code_actions(&self, range: TextRange) -> Vec<CodeAction> {
         actions::code_actions(self, range)
     }
@@ -143,6 +182,27 @@ impl<'a> Analysis<'a> {
     pub fn code_lenses(&self) -> Vec<CodeLens> {
         actions::code_lenses(self)
     }
+}
+
+/// The diagnostics of a text, as `mirdsl check` prints them and the language
+/// server publishes them: one pipeline (the database's), in position order;
+/// and the graphs whose analysis panicked (checker bugs).
+pub fn check_text(text: &str) -> (Vec<Diagnostic>, Vec<db::Failure>) {
+    let mut db = db::RootDb::new();
+    let file = db.new_file(text);
+    // The items' analyses in parallel (salsa shares the results).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    db::prefetch_item_diagnostics(&db, file, threads);
+    let ds = db::file_diagnostics(&db, file);
+    (ds.to_vec(), ds.failures())
+}
+
+/// What is said of a graph whose analysis panicked.
+pub fn failure_message(f: &db::Failure) -> String {
+    format!(
+        "internal error: checking `{}` failed ({}); this is a bug in mirdsl",
+        f.item, f.message
+    )
 }
 
 /// Symbols of every file whose name matches `query` (a case-insensitive subsequence).

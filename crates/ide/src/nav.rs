@@ -99,15 +99,40 @@ pub(crate) fn prepare_rename(
     offset: TextSize,
 ) -> Result<(TextRange, String), String> {
     let sema = Sema::new(analysis);
-    let name = sema
-        .name_at(offset)
-        .ok_or_else(|| "no name to rename here".to_string())?;
+    let Some(name) = sema.name_at(offset) else {
+        if let Some(t) = sema.token_at(offset) {
+            if t.kind().is_keyword() {
+                return Err(format!("`{}` is a keyword; it cannot be renamed", t.text()));
+            }
+            if t.text().parse::<ir::DType>().is_ok() {
+                return Err(format!("`{}` is a dtype; it cannot be renamed", t.text()));
+            }
+        }
+        return Err("no name to rename here".to_string());
+    };
     match &name.target {
         Target::Prim(p) => Err(format!("`{p}` is a primitive; it cannot be renamed")),
-        Target::Meta(m) => Err(format!("`{m}` is built in; it cannot be renamed")),
+        Target::Meta(m) => Err(format!("`{m}` is a metafunction; it cannot be renamed")),
         Target::DType(d) => Err(format!("`{d}` is a dtype; it cannot be renamed")),
         _ => Ok((name.range, analysis.text()[name.range].to_string())),
     }
+}
+
+/// Why a name cannot be bound by the user without hiding something built
+/// in: graphs, weights and locals are looked up before primitives (internal
+/// ones too), metafunctions and dtypes, so such a name would rebind them at
+/// every use.
+pub(crate) fn hides_a_built_in(name: &str) -> Option<String> {
+    let what = if crate::completion::META.contains(&name) {
+        "a metafunction"
+    } else if ops::lookup(name).is_some() {
+        "a primitive"
+    } else if name.parse::<ir::DType>().is_ok() {
+        "a dtype"
+    } else {
+        return None;
+    };
+    Some(format!("`{name}` is {what}; the new name would hide it"))
 }
 
 pub(crate) fn rename(
@@ -122,6 +147,9 @@ pub(crate) fn rename(
         } else {
             format!("`{new_name}` is not a valid name")
         });
+    }
+    if let Some(why) = hides_a_built_in(new_name) {
+        return Err(why);
     }
     let sema = Sema::new(analysis);
     let name = sema.name_at(offset).unwrap();
@@ -144,11 +172,7 @@ pub(crate) fn rename(
         }
         _ => {}
     }
-    if ops::lookup(new_name).is_some_and(|o| o.category != ops::Category::Internal) {
-        return Err(format!(
-            "`{new_name}` is a primitive; the new name would hide it"
-        ));
-    }
+
     Ok(sema
         .occurrences(&name.target)
         .into_iter()

@@ -173,14 +173,16 @@ pub fn describe(result: Option<&EntryResult>, v: &AbsVal) -> String {
     }
 }
 
+/// A function value in words, without markup (it is shown in code blocks
+/// and code spans).
 fn describe_func(result: &EntryResult, f: &FuncVal) -> String {
     match f {
-        FuncVal::Prim(p) => format!("primitive `{}`", p.name),
+        FuncVal::Prim(p) => format!("primitive {}", p.name),
         FuncVal::Graph { item, graph, env } => {
             let what = if graph.0 == 0 {
-                format!("graph `{item}`")
+                format!("graph {item}")
             } else {
-                format!("a graph nested in `{item}`")
+                format!("a graph nested in {item}")
             };
             if env.is_empty() {
                 what
@@ -189,14 +191,14 @@ fn describe_func(result: &EntryResult, f: &FuncVal) -> String {
             }
         }
         FuncVal::Partial { .. } => "partial application".into(),
-        FuncVal::MetaOp(m) => format!("metafunction `{}`", m.name()),
+        FuncVal::MetaOp(m) => format!("metafunction {}", m.name()),
         FuncVal::Meta { meta, f } => {
             let inner = result
                 .funcs
                 .get(*f as usize)
                 .map(|g| describe_func(result, g))
                 .unwrap_or_default();
-            format!("`{}` of {inner}", meta.name())
+            format!("{} of {inner}", meta.name())
         }
         FuncVal::Backprop { .. } => "backpropagator".into(),
         FuncVal::Union(_) => "one of several functions".into(),

@@ -95,7 +95,11 @@ pub fn export_program(
     if program.graph(&entry).is_none() {
         return Err(ExportError::NoEntry(entry));
     }
-    let mut ex = Exporter::new(analysis, &program, &entry, opts)?;
+    // Gradients are written as the graphs they denote.
+    let expanded = crate::export_grad::expand(analysis, &entry)?;
+    let expanded = crate::export_lower::lower(&expanded)?;
+    let program = expanded.source.program();
+    let mut ex = Exporter::new(&expanded, &program, &entry, opts)?;
     ex.run()
 }
 
@@ -1330,6 +1334,14 @@ fn old_style_attrs(
             float_attr("sens", 1.0),
         ],
         "SoftmaxCrossEntropyWithLogits" => Vec::new(),
+        // As MindSpore's constructor adds them: a fusion group and a mark
+        // that keeps the collective from being optimised away.
+        "AllReduce" => {
+            let mut attrs = generic_old_style_attrs(def, mapping, attr)?;
+            attrs.push(int_attr("fusion", 0));
+            attrs.push(bool_attr("no_eliminate", true));
+            attrs
+        }
         _ => generic_old_style_attrs(def, mapping, attr)?,
     })
 }

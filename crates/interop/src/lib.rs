@@ -14,6 +14,8 @@
 //! [`ms_ops`] holds MindSpore's encodings of dtypes.
 
 pub mod export;
+mod export_grad;
+mod export_lower;
 pub mod ir_text;
 pub mod mindir;
 pub mod model;

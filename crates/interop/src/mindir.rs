@@ -395,7 +395,8 @@ pub fn to_module(m: &ModelProto) -> Result<Module, ImportError> {
                         .collect(),
                 },
             };
-            let name = n.name().split(':').nth(1).unwrap_or(n.name()).to_string();
+            let local = n.name().split(':').nth(1).unwrap_or(n.name());
+            let name = scoped_name(n.domain(), local, &callee);
             nodes.push(Node { name, callee, args });
         }
         let output = match g.output.first() {
@@ -547,6 +548,45 @@ pub fn describe(m: &ModelProto) -> String {
         }
     }
     out
+}
+
+/// A node's name hint with the cells it belongs to: MindSpore records each
+/// node's scope (`Default/layers-SequentialCell/1-BasicBlock/conv1-Conv2d/
+/// Conv2D-op0`) in `domain`, so the binding becomes `layers.1.conv1.conv2d`
+/// (digits get an underscore when printed), which editors group by cell.
+fn scoped_name(domain: &str, local: &str, callee: &Callee) -> String {
+    let mut segments: Vec<&str> = domain.split('/').collect();
+    if segments.first() != Some(&"Default") || segments.len() < 3 {
+        return local.to_string();
+    }
+    segments.remove(0);
+    let op = segments.pop().unwrap_or_default();
+    let cells: Vec<&str> = segments
+        .iter()
+        .map(|s| s.split('-').next().unwrap_or(s))
+        .filter(|s| !s.is_empty())
+        .collect();
+    if cells.is_empty() {
+        return local.to_string();
+    }
+    let generated = local.is_empty()
+        || ["CNode", "ValueNode", "Parameter", "equiv", "output"]
+            .iter()
+            .any(|g| local.starts_with(g));
+    let leaf = if generated {
+        match callee {
+            Callee::Prim { name, .. } => name
+                .trim_start_matches("PrimFunc_")
+                .split('-')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+            Callee::Value(_) => op.split('-').next().unwrap_or("call").to_ascii_lowercase(),
+        }
+    } else {
+        local.to_string()
+    };
+    format!("{}.{leaf}", cells.join("."))
 }
 
 #[cfg(test)]

@@ -1309,12 +1309,18 @@ impl<'m> Translator<'m> {
                     };
                     args.push(e.text().to_string());
                 }
-                let callee = self.resolved_operand(g, &callee)?;
-                Ok(Expr::Text(format!(
-                    "{}({})",
-                    callee.text(),
-                    args.join(", ")
-                )))
+                let callee_text = self.resolved_operand(g, &callee)?;
+                let call = format!("{}({})", callee_text.text(), args.join(", "));
+                // A backpropagator of `J`: MindSpore's returns the free
+                // variables' environment first, the DSL's `vjp` does not.
+                if let Some(n) = self.j_backprop_arity(c) {
+                    let items: Vec<String> = (0..n).map(|i| format!("r[{i}]")).collect();
+                    return Ok(Expr::Text(format!(
+                        "(fn(r) => (none, {}))({call})",
+                        items.join(", ")
+                    )));
+                }
+                Ok(Expr::Text(call))
             }
             Callee::Prim { name, attrs } => self.prim_expr(g, name, &node.name, attrs, &node.args),
         }
@@ -1388,12 +1394,15 @@ impl<'m> Translator<'m> {
                 ));
             }
             "J" => {
-                return Err(
-                    "`J` (MindSpore's gradient transformation) cannot be written in the DSL: its \
-                     backpropagator also returns the free-variable environment; import a dump \
-                     taken after automatic differentiation (an `execute` stage)"
-                        .into(),
-                )
+                // MindSpore's `J` is the DSL's `vjp` (its backpropagator's
+                // extra environment output is added where it is called).
+                let [f] = args else {
+                    return Err("`J` takes one function".into());
+                };
+                if !matches!(self.resolve(f), Resolved::Graph(_)) {
+                    return Err("`J` of a computed function value".into());
+                }
+                return Ok(Expr::Text(format!("vjp({})", self.operand(g, f)?.text())));
             }
             "resolve" => {
                 return Err(

@@ -235,4 +235,39 @@ impl Translator<'_> {
             }
         }
     }
+
+    /// When `callee` is the backpropagator `J(f)(args)[1]`: the number of
+    /// `f`'s parameters (the gradients it returns after the environment).
+    pub(super) fn j_backprop_arity(&self, callee: &Ref) -> Option<usize> {
+        let Resolved::Node(h, k) = self.resolve(callee) else {
+            return None;
+        };
+        let get = &self.m.graphs[h].nodes[k];
+        if !matches!(self.prim_name(h, k), Some("TupleGetItem" | "tuple_getitem")) {
+            return None;
+        }
+        let [t, i] = get.args.as_slice() else {
+            return None;
+        };
+        if !matches!(self.resolve(i), Resolved::Const(Const::Int(1, _))) {
+            return None;
+        }
+        let Resolved::Node(h2, k2) = self.resolve(t) else {
+            return None;
+        };
+        let Callee::Value(jc) = &self.m.graphs[h2].nodes[k2].callee else {
+            return None;
+        };
+        let Resolved::Node(h3, k3) = self.resolve(jc) else {
+            return None;
+        };
+        if self.prim_name(h3, k3) != Some("J") {
+            return None;
+        }
+        let f = self.m.graphs[h3].nodes[k3].args.first()?;
+        match self.resolve(f) {
+            Resolved::Graph(fg) => Some(self.m.graphs[fg].params.len()),
+            _ => None,
+        }
+    }
 }

@@ -153,7 +153,7 @@ fn every_ir_dump() {
         test_f.01_type_inference.ir: imports, checks
         test_if.01_type_inference.ir: imports, checks
         test_if.34_execute.ir: imports, checks
-        test_if_grad.01_type_inference.ir: error naming `J`
+        test_if_grad.01_type_inference.ir: imports, checks
         test_if_grad.34_execute.ir: imports, checks
     "#]]
     .assert_eq(&report);
@@ -167,6 +167,7 @@ fn ir_dump_snapshots() {
         "hof.34_execute.ir",
         "test_if.34_execute.ir",
         "test_if_grad.34_execute.ir",
+        "test_if_grad.01_type_inference.ir",
     ] {
         let Some(result) = import_ir(name) else {
             return;
@@ -177,6 +178,25 @@ fn ir_dump_snapshots() {
             name.replace(".ir", ".mir")
         )]
         .assert_eq(&text);
+    }
+}
+
+/// A dump taken before differentiation, with MindSpore's `J`, imports as the
+/// DSL's `vjp` and computes the same gradient as the dump taken after it.
+#[test]
+fn j_dump_runs_to_the_differentiated_dump() {
+    let (Some(Ok(before)), Some(Ok(after))) = (
+        import_ir("test_if_grad.01_type_inference.ir"),
+        import_ir("test_if_grad.34_execute.ir"),
+    ) else {
+        return;
+    };
+    let dir = temp_dir("j_dump_runs");
+    for (x, y) in [([1.0, 2.0], [3.0, -1.0]), ([-1.0, -2.0], [3.0, -1.0])] {
+        let args = [f32_tensor(&x), f32_tensor(&y)];
+        let a = run(&before.text, &dir, "main", &args);
+        let b = run(&after.text, &dir, "main", &args);
+        close(&a, &b).unwrap_or_else(|e| panic!("x={x:?} y={y:?}: {e}"));
     }
 }
 

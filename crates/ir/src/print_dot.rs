@@ -295,9 +295,8 @@ impl DotPrinter<'_> {
                 ));
             }
         }
-        for &n in &graph.nodes {
-            self.cnode(n, &indent);
-        }
+        let nodes = graph.nodes.clone();
+        self.scoped_cnodes(&gid, &nodes, &indent);
         // The Return node.
         let ret = self.ret_id(g);
         let ret_label = match graph.output {
@@ -325,6 +324,76 @@ impl DotPrinter<'_> {
             self.cluster(child, depth + 1);
         }
         let _ = writeln!(self.out, "{indent}}}");
+    }
+
+    /// A graph's CNodes, those whose dotted names share a prefix (a block of
+    /// a model: `layers._1.conv1.*`) in nested `class="scope"` clusters.
+    fn scoped_cnodes(&mut self, gid: &str, nodes: &[NodeId], indent: &str) {
+        let mut counts: std::collections::HashMap<String, usize> = Default::default();
+        for &n in nodes {
+            for p in name_prefixes(self.body.node(n).name.as_deref()) {
+                *counts.entry(p).or_default() += 1;
+            }
+        }
+        // Each node's scope: its longest prefix that groups several nodes.
+        let scope_of = |n: NodeId| -> String {
+            name_prefixes(self.body.node(n).name.as_deref())
+                .into_iter()
+                .take_while(|p| counts.get(p).copied().unwrap_or(0) >= 2)
+                .last()
+                .unwrap_or_default()
+        };
+        let scopes: Vec<(NodeId, String)> = nodes.iter().map(|&n| (n, scope_of(n))).collect();
+        self.emit_scope(gid, "", &scopes, &counts, indent);
+    }
+
+    fn emit_scope(
+        &mut self,
+        gid: &str,
+        scope: &str,
+        scopes: &[(NodeId, String)],
+        counts: &std::collections::HashMap<String, usize>,
+        indent: &str,
+    ) {
+        let mut children: Vec<String> = Vec::new();
+        for (n, s) in scopes {
+            if s == scope {
+                self.cnode(*n, indent);
+                continue;
+            }
+            // The child scope of `scope` on the way to `s`.
+            let inside = scope.is_empty() || s.starts_with(&format!("{scope}."));
+            if !inside {
+                continue;
+            }
+            let child = name_prefixes(Some(s.as_str()))
+                .into_iter()
+                .chain(std::iter::once(s.clone()))
+                .find(|p| {
+                    p.len() > scope.len()
+                        && counts.get(p).copied().unwrap_or(0) >= 2
+                        && (scope.is_empty() || p.starts_with(&format!("{scope}.")))
+                })
+                .unwrap_or_else(|| s.clone());
+            if !children.contains(&child) {
+                children.push(child);
+            }
+        }
+        for child in children {
+            let id = format!("{gid}/{child}");
+            let _ = writeln!(
+                self.out,
+                "{indent}  subgraph {} {{",
+                quote(&format!("cluster_{id}"))
+            );
+            let _ = writeln!(self.out, "{indent}    id={}", quote(&id));
+            let _ = writeln!(self.out, "{indent}    class=\"scope\"");
+            let _ = writeln!(self.out, "{indent}    label={}", quote(&child));
+            let _ = writeln!(self.out, "{indent}    style=dashed");
+            let inner = format!("{indent}  ");
+            self.emit_scope(gid, &child, scopes, counts, &inner);
+            let _ = writeln!(self.out, "{indent}  }}");
+        }
     }
 
     fn cnode(&mut self, n: NodeId, indent: &str) {
@@ -491,6 +560,15 @@ fn html(s: &str) -> String {
         }
     }
     out
+}
+
+/// The dotted prefixes of a binding's name, shortest first (`a.b.c`: `a`, `a.b`).
+fn name_prefixes(name: Option<&str>) -> Vec<String> {
+    let Some(name) = name else {
+        return Vec::new();
+    };
+    let parts: Vec<&str> = name.split('.').collect();
+    (1..parts.len()).map(|k| parts[..k].join(".")).collect()
 }
 
 #[cfg(test)]

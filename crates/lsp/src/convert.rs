@@ -1,8 +1,8 @@
 //! Offsets ↔ LSP positions in the negotiated encoding, and ide data → LSP types.
 
+use crate::lsp;
 use db::File;
 use syntax::{ColumnUnit, LineCol, LineIndex, TextRange, TextSize};
-use tower_lsp_server::ls_types as lsp;
 
 /// A database snapshot with one document, for one request.
 pub struct Snap {

@@ -1,19 +1,17 @@
-//! Custom requests for the editors: `mirdsl/graph`, `mirdsl/ir`, `mirdsl/run`.
+//! Custom requests for the editors: `mirdsl/graph`, `mirdsl/ir` (and
+//! `mirdsl/run`, in `runner`); the `mirdsl.showGraph` and
+//! `mirdsl.showGradient` commands for other clients.
 
-use std::collections::HashMap;
 use std::fmt::Write;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use analysis::LoweredGraph;
 use db::FileMapper;
 use ir::{GraphId, NodeId, NodeKind, Value};
 use serde_json::{json, Value as Json};
 use syntax::TextRange;
-use tower_lsp_server::jsonrpc::{Error, Result};
 
 use crate::convert::Snap;
-use crate::server::{failed, uri_param, Backend};
+use crate::server::{failed, Result, RpcError, Shared};
 
 /// The hook for drawing a graph's DOT text as SVG: `graphview` lays it out in
 /// pure Rust (node ids stay the DOT ids, so `nodes` maps them to ranges); `None`
@@ -27,7 +25,7 @@ fn str_param(params: &Json, key: &str) -> Result<String> {
         .get(key)
         .and_then(Json::as_str)
         .map(str::to_string)
-        .ok_or_else(|| Error::invalid_params(format!("missing `{key}`")))
+        .ok_or_else(|| RpcError::invalid_params(format!("missing `{key}`")))
 }
 
 fn dot_escape(s: &str) -> String {
@@ -202,190 +200,136 @@ fn lowered_graph(snap: &Snap, name: &str) -> Result<std::sync::Arc<LoweredGraph>
     }
 }
 
-impl Backend {
-    /// `mirdsl/graph` `{uri, graph}` → `{graph, dot, svg, nodes: {id: range}}`.
-    pub async fn graph_request(&self, params: Json) -> Result<Json> {
-        let uri = uri_param(&params)?;
-        let name = str_param(&params, "graph")?;
-        self.with_snapshot(&uri, move |s| {
+/// `mirdsl/graph` `{uri, graph}` → `{graph, dot, svg, nodes: {id: range}}`.
+pub fn graph(s: &Snap, params: Json) -> Result<Json> {
+    let name = str_param(&params, "graph")?;
+    let lowered = lowered_graph(s, &name)?;
+    let key = s.db.key(s.file, &name);
+    let inferred = db::inferred(&s.db, key);
+    let describe = |n: NodeId| -> Option<String> {
+        let vals = inferred.as_ref()?.result.node_values.get(&n)?;
+        let parts: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+        (!parts.is_empty()).then(|| parts.join(" | "))
+    };
+    let (dot, ranges) = graph_dot(&lowered, &describe);
+    let mut mapper = FileMapper::new(&s.db, s.file, &name);
+    if let Some(inf) = &inferred {
+        mapper = mapper.with_segments(&inf.segments);
+    }
+    let nodes: serde_json::Map<String, Json> = ranges
+        .into_iter()
+        .map(|(id, r)| {
+            let range = s.range(mapper.range(r));
+            (id, serde_json::to_value(range).unwrap_or(Json::Null))
+        })
+        .collect();
+    let svg = render_svg(&dot);
+    Ok(json!({ "graph": name, "dot": dot, "svg": svg, "nodes": nodes }))
+}
+
+/// `mirdsl/ir` `{uri, graph, kind: "ir" | "gradient"}` → `{text}`.
+pub fn ir(s: &Snap, params: Json) -> Result<Json> {
+    let name = str_param(&params, "graph")?;
+    let kind = params
+        .get("kind")
+        .and_then(Json::as_str)
+        .unwrap_or("ir")
+        .to_string();
+    let arity = |p: &str| ops::lookup(p).map(|o| o.input_count());
+    match kind.as_str() {
+        "ir" => {
             let lowered = lowered_graph(s, &name)?;
-            let key = s.db.key(s.file, &name);
-            let inferred = db::inferred(&s.db, key);
-            let describe = |n: NodeId| -> Option<String> {
-                let vals = inferred.as_ref()?.result.node_values.get(&n)?;
-                let parts: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
-                (!parts.is_empty()).then(|| parts.join(" | "))
-            };
-            let (dot, ranges) = graph_dot(&lowered, &describe);
-            let mut mapper = FileMapper::new(&s.db, s.file, &name);
-            if let Some(inf) = &inferred {
-                mapper = mapper.with_segments(&inf.segments);
-            }
-            let nodes: serde_json::Map<String, Json> = ranges
-                .into_iter()
-                .map(|(id, r)| {
-                    let range = s.range(mapper.range(r));
-                    (id, serde_json::to_value(range).unwrap_or(Json::Null))
-                })
-                .collect();
-            let svg = render_svg(&dot);
-            Ok(json!({ "graph": name, "dot": dot, "svg": svg, "nodes": nodes }))
-        })
-        .await
-    }
-
-    /// `mirdsl/ir` `{uri, graph, kind: "ir" | "gradient"}` → `{text}`.
-    pub async fn ir_request(&self, params: Json) -> Result<Json> {
-        let uri = uri_param(&params)?;
-        let name = str_param(&params, "graph")?;
-        let kind = params
-            .get("kind")
-            .and_then(Json::as_str)
-            .unwrap_or("ir")
-            .to_string();
-        self.with_snapshot(&uri, move |s| {
-            let arity = |p: &str| ops::lookup(p).map(|o| o.input_count());
-            match kind.as_str() {
-                "ir" => {
-                    let lowered = lowered_graph(s, &name)?;
-                    let text = ir::print::print_body_with(&lowered.body, &arity);
-                    Ok(json!({ "graph": name, "kind": kind, "text": text }))
-                }
-                "gradient" => {
-                    let analysis = analysis::analyze(s.text());
-                    if let Some(d) = analysis
-                        .diagnostics
-                        .iter()
-                        .find(|d| d.severity == analysis::Severity::Error)
-                    {
-                        return Err(failed(format!(
-                            "the document has errors; fix them to see the gradient (first: {})",
-                            d.message
-                        )));
-                    }
-                    let program = analysis.source.program();
-                    if program.graph(&name).is_none() {
-                        return Err(failed(format!("no graph `{name}` in the document")));
-                    }
-                    let target = autodiff::GradTarget {
-                        item: name.clone(),
-                        graph: GraphId(0),
-                    };
-                    let options = autodiff::Options {
-                        composites: Some(analysis::composite::instance_body),
-                        ..Default::default()
-                    };
-                    let text = autodiff::gradient_program_text(
-                        &program,
-                        &target,
-                        &ir::MetaFn::Grad { wrt: None },
-                        &options,
-                    )
-                    .map_err(|e| failed(format!("cannot differentiate `{name}`: {e}")))?;
-                    Ok(json!({ "graph": name, "kind": kind, "text": text }))
-                }
-                other => Err(Error::invalid_params(format!(
-                    "`kind` is \"ir\" or \"gradient\", not {other:?}"
-                ))),
-            }
-        })
-        .await
-    }
-
-    /// `mirdsl/run` `{uri, graph, args?: {name: value}, dims?: {sym: n}, timeoutMs?}`
-    /// → `{graph, result}` with the result as `mirdsl run --format json` prints it.
-    pub async fn run_request(&self, params: Json) -> Result<Json> {
-        let uri = uri_param(&params)?;
-        let name = str_param(&params, "graph")?;
-        let timeout = params
-            .get("timeoutMs")
-            .and_then(Json::as_u64)
-            .unwrap_or(10_000);
-        let mut given: Vec<(String, String)> = Vec::new();
-        if let Some(args) = params.get("args").and_then(Json::as_object) {
-            for (k, v) in args {
-                let text = match v {
-                    Json::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                given.push((k.clone(), text));
-            }
+            let text = ir::print::print_body_with(&lowered.body, &arity);
+            Ok(json!({ "graph": name, "kind": kind, "text": text }))
         }
-        let mut dims: HashMap<String, usize> = HashMap::new();
-        if let Some(d) = params.get("dims").and_then(Json::as_object) {
-            for (k, v) in d {
-                let n = v.as_u64().ok_or_else(|| {
-                    Error::invalid_params(format!("dimension `{k}` is not a size"))
-                })?;
-                dims.insert(k.clone(), n as usize);
-            }
+        "gradient" => {
+            let text = gradient_text(s, &name)?;
+            Ok(json!({ "graph": name, "kind": kind, "text": text }))
         }
-        let base_dir = uri
-            .as_str()
-            .strip_prefix("file://")
-            .map(std::path::PathBuf::from)
-            .and_then(|p| p.parent().map(|d| d.to_path_buf()))
-            .unwrap_or_else(|| std::path::PathBuf::from("."));
-        let text = self
-            .with_snapshot(&uri, |s| Ok(s.text().to_string()))
-            .await?;
-        if self.running.swap(true, Ordering::SeqCst) {
-            return Err(failed("another run is still in progress"));
-        }
-        let running = self.running.clone();
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let graph = name.clone();
-        // The executor cannot be interrupted: a run past its time limit is
-        // answered with an error and finishes in the background (one at a time).
-        std::thread::spawn(move || {
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run_graph(&text, &graph, &given, &dims, base_dir)
-            }))
-            .unwrap_or_else(|_| Err("the executor panicked".to_string()));
-            running.store(false, Ordering::SeqCst);
-            let _ = tx.send(result);
-        });
-        match tokio::time::timeout(Duration::from_millis(timeout), rx).await {
-            Ok(Ok(Ok(value))) => Ok(json!({ "graph": name, "result": value })),
-            Ok(Ok(Err(message))) => Err(failed(message)),
-            Ok(Err(_)) => Err(failed("the run ended without a result")),
-            Err(_) => Err(failed(format!(
-                "`{name}` did not finish within {timeout} ms"
-            ))),
-        }
+        other => Err(RpcError::invalid_params(format!(
+            "`kind` is \"ir\" or \"gradient\", not {other:?}"
+        ))),
     }
 }
 
-fn run_graph(
-    text: &str,
-    name: &str,
-    given: &[(String, String)],
-    dims: &HashMap<String, usize>,
-    base_dir: std::path::PathBuf,
-) -> std::result::Result<Json, String> {
-    let analysis = analysis::analyze(text);
-    if let Some(d) = analysis
-        .diagnostics
+/// The gradient program of a graph, as DSL text.
+fn gradient_text(s: &Snap, name: &str) -> Result<String> {
+    if let Some(d) = db::file_diagnostics(&s.db, s.file)
+        .to_vec()
         .iter()
         .find(|d| d.severity == analysis::Severity::Error)
     {
-        return Err(format!(
-            "the document has errors; fix them to run it (first: {})",
+        return Err(failed(format!(
+            "the document has errors; fix them to see the gradient (first: {})",
             d.message
-        ));
+        )));
     }
+    // Not the database's: the whole-file program (the snapshot is not
+    // needed past this point).
+    let analysis = analysis::analyze(s.text());
     let program = analysis.source.program();
-    let body = program
-        .graph(name)
-        .ok_or_else(|| format!("no graph `{name}` in the document"))?
-        .clone();
-    let options = exec::ExecOptions {
-        base_dir,
+    if program.graph(name).is_none() {
+        return Err(failed(format!("no graph `{name}` in the document")));
+    }
+    let target = autodiff::GradTarget {
+        item: name.to_string(),
+        graph: GraphId(0),
+    };
+    let options = autodiff::Options {
+        composites: Some(analysis::composite::instance_body),
         ..Default::default()
     };
-    let mut ex = exec::Executor::new(&program, options);
-    let params = exec::args::entry_params(&body);
-    let args = exec::args::build_args(&ex, &params, given, dims).map_err(|e| e.message)?;
-    let value = ex.call(name, args).map_err(|e| e.message)?;
-    Ok(exec::output::to_json(&value))
+    autodiff::gradient_program_text(&program, &target, &ir::MetaFn::Grad { wrt: None }, &options)
+        .map_err(|e| failed(format!("cannot differentiate `{name}`: {e}")))
+}
+
+/// `mirdsl/debug/wait` `{uri, ms}`: waits (for tests of cancellation), as
+/// a long query would: salsa's cancellation ends it.
+pub fn wait(s: &Snap, params: Json) -> Result<Json> {
+    use db::salsa::Database;
+    let ms = params.get("ms").and_then(Json::as_u64).unwrap_or(1000);
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    while std::time::Instant::now() < end {
+        s.db.unwind_if_revision_cancelled();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    Ok(json!({ "waited": ms }))
+}
+
+/// The `mirdsl.showGraph` and `mirdsl.showGradient` commands for clients
+/// without views of their own: the SVG drawing or the gradient text is
+/// written to a temporary file and shown (`window/showDocument`, when the
+/// client can), and returned.
+pub fn show(s: &Snap, shared: &Shared, params: Json, gradient: bool, show: bool) -> Result<Json> {
+    let name = str_param(&params, "graph")?;
+    let (text, extension, external) = if gradient {
+        (gradient_text(s, &name)?, "mir", false)
+    } else {
+        let g = graph(s, params)?;
+        match g["svg"].as_str() {
+            Some(svg) => (svg.to_string(), "svg", true),
+            None => (
+                g["dot"].as_str().unwrap_or_default().to_string(),
+                "dot",
+                false,
+            ),
+        }
+    };
+    let dir = std::env::temp_dir().join(format!("mirdsl-lsp-{}", std::process::id()));
+    let what = if gradient { "gradient" } else { "graph" };
+    let path = dir.join(format!("{name}.{what}.{extension}"));
+    let written = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&path, &text));
+    let uri = match written {
+        Ok(()) => Some(format!("file://{}", path.display())),
+        Err(_) => None,
+    };
+    if let (true, Some(uri)) = (show, &uri) {
+        let id = format!("mirdsl-{}", shared.next_id());
+        shared.outbox.request(
+            &id,
+            "window/showDocument",
+            &json!({"uri": uri, "external": external, "takeFocus": true}),
+        );
+    }
+    Ok(json!({ "graph": name, "kind": what, "text": text, "uri": uri }))
 }

@@ -1,64 +1,83 @@
-//! The MindIR DSL language server (`mirdsl lsp`), on tower-lsp-server.
+//! The MindIR DSL language server (`mirdsl lsp`).
 //!
-//! * State: a salsa database ([`db::RootDb`]) with one input per open
-//!   document. Notifications (`didOpen`/`didChange`/`didClose`) change it at
-//!   once, in arrival order, so every later request sees them.
-//! * Requests run on a snapshot (a clone of the database handle) in a blocking
-//!   thread. A newer edit cancels analysis in flight: salsa unwinds the
-//!   snapshot's query with `salsa::Cancelled`, answered as `ContentModified`.
-//!   Any other panic is caught, logged, and answered with an internal error.
-//! * After every change of a document its diagnostics are published with the
-//!   document's version (also when they did not change).
+//! Its own transport and main loop, in the manner of rust-analyzer's
+//! `lsp-server` (see `docs/lsp.md` for why not tower-lsp):
+//!
+//! * [`transport`]: `Content-Length` frames in and out (read by the main loop,
+//!   written by whichever thread answers). Any frame that is not
+//!   a valid message is answered with the JSON-RPC error it calls for, and
+//!   the server goes on. Unknown requests get `MethodNotFound`; `exit`
+//!   without `shutdown` ends the server with status 1.
+//! * [`server`]: one thread owns the salsa database ([`db::RootDb`]) and the
+//!   open documents and takes messages in order; requests run on snapshots
+//!   in one bounded [`pool`] of worker threads; a newer edit or
+//!   `$/cancelRequest` cancels them (salsa unwinds their queries).
 //! * Positions use the encoding negotiated at `initialize`: UTF-8 when the
-//!   client offers it, else UTF-16.
-//! * Custom requests for the editors: `mirdsl/graph` (DOT text, SVG hook,
-//!   node ranges), `mirdsl/ir` (IR or gradient text), `mirdsl/run` (run a
-//!   graph with the `exec` crate, with a time limit).
+//!   client offers it, else UTF-32, else UTF-16.
+//! * Custom requests for the editors: `mirdsl/graph` (DOT text, SVG, node
+//!   ranges), `mirdsl/ir` (IR or gradient text), `mirdsl/run` (run a graph
+//!   with the `exec` crate, in a child process that a cancellation kills).
+//! * `workspace/executeCommand` carries out the code lenses' commands
+//!   (`mirdsl.run`, `mirdsl.showGraph`, `mirdsl.showGradient`) for clients
+//!   that do not (editors that do list them in `initializationOptions.clientCommands`).
 
 mod convert;
 mod custom;
-mod outbox;
+mod handlers;
+mod pool;
 mod publish;
+mod runner;
 mod server;
+pub mod transport;
 
 pub use custom::{graph_dot, render_svg};
-pub use outbox::Outbox;
-pub use server::Backend;
+pub use ls_types as lsp;
+pub use runner::run_worker;
 
-use tower_lsp_server::{ClientSocket, LspService, Server};
+use std::path::PathBuf;
 
-/// The server's service, for running it over any transport (tests use pipes).
-pub fn service(outbox: Outbox) -> (LspService<Backend>, ClientSocket) {
-    LspService::build(move |client| Backend::new(client, outbox.clone()))
-        .custom_method("mirdsl/graph", Backend::graph_request)
-        .custom_method("mirdsl/ir", Backend::ir_request)
-        .custom_method("mirdsl/run", Backend::run_request)
-        .custom_method("mirdsl/debug/panic", Backend::panic_request)
-        .finish()
-}
-
-/// Serves over any byte streams until `exit`.
-pub async fn serve<I, O>(input: I, output: O)
-where
-    I: tokio::io::AsyncRead + Unpin,
-    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (outbox, frames, writer) = outbox::channel(output);
-    let (service, socket) = service(outbox.clone());
-    Server::new(input, frames, socket)
-        .concurrency_level(64)
-        .serve(service)
-        .await;
-    // Send what is queued (the answer to `shutdown`), then stop.
-    outbox.close();
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
+/// How the server runs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A program that runs `mirdsl/run` jobs as `PROGRAM lsp --run-worker`
+    /// (a child process per run, killed when the run is cancelled or takes
+    /// too long). `None`: runs go to a thread, which cannot be stopped.
+    pub run_worker: Option<PathBuf>,
+    /// Worker threads (default: the cores, between 2 and 4).
+    pub threads: Option<usize>,
 }
 
 /// The stack of the server's threads (analysis recursion follows call chains).
 pub const STACK_SIZE: usize = 64 << 20;
 
-/// `mirdsl lsp`: serves over stdin/stdout until `exit`.
-pub fn run_stdio() -> std::io::Result<()> {
+/// Serves over any byte streams until `exit` (or the end of the input);
+/// returns the exit status: 0 after `shutdown` then `exit`, else 1.
+pub fn serve(
+    input: impl std::io::Read + Send + 'static,
+    output: impl std::io::Write + Send + 'static,
+    options: Options,
+) -> i32 {
+    let outbox = transport::outbox(output);
+    let mut server = server::Server::new(outbox.clone(), &options);
+    // The main loop reads the input itself (a reader thread would be one
+    // more thread wake-up between a keystroke and its diagnostics). The end
+    // of the input without `exit` is an exit without `shutdown`.
+    let mut code = 1;
+    transport::read_messages(input, |incoming| match server.handle(incoming) {
+        Some(c) => {
+            code = c;
+            false
+        }
+        None => true,
+    });
+    server.stop();
+    // What was sent (the answer to `shutdown`) is out; let go of the output.
+    outbox.close();
+    code
+}
+
+/// `mirdsl lsp`: serves over stdin/stdout until `exit`; returns the exit status.
+pub fn run_stdio() -> i32 {
     // Panics in a request or in one graph's analysis are caught and reported;
     // print one line for them rather than a backtrace (which costs
     // milliseconds a panic when RUST_BACKTRACE is set).
@@ -67,17 +86,9 @@ pub fn run_stdio() -> std::io::Result<()> {
             eprintln!("mirdsl lsp: caught panic: {info}");
         }));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        // Inference follows chains of graph calls recursively (200 deep at
-        // most): blocking threads get a big stack.
-        .thread_stack_size(STACK_SIZE)
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        serve(tokio::io::stdin(), tokio::io::stdout()).await;
-    });
-    // Requests still running (a long `mirdsl/run`) do not hold up the exit.
-    runtime.shutdown_background();
-    Ok(())
+    let options = Options {
+        run_worker: std::env::current_exe().ok(),
+        threads: None,
+    };
+    serve(std::io::stdin(), std::io::stdout(), options)
 }

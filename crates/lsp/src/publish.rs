@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use crate::lsp;
 use db::ItemDiagnostics;
 use syntax::ColumnUnit;
-use tower_lsp_server::ls_types as lsp;
 
 use crate::convert::{self, Snap};
 
@@ -32,13 +32,27 @@ struct DocCache {
     items: HashMap<String, Cached>,
 }
 
-/// The serialised diagnostics of each item of each document.
+/// The serialised diagnostics of each item of each document, and each
+/// document's memo of item diagnostics (by stamp: see [`db::DiagnosticsMemo`]).
 #[derive(Default)]
-pub struct DiagnosticsCache(Mutex<HashMap<String, DocCache>>);
+pub struct DiagnosticsCache(
+    Mutex<HashMap<String, DocCache>>,
+    Mutex<HashMap<String, Arc<Mutex<db::DiagnosticsMemo>>>>,
+);
 
 impl DiagnosticsCache {
     pub fn forget(&self, uri: &str) {
         self.0.lock().unwrap().remove(uri);
+        self.1.lock().unwrap().remove(uri);
+    }
+
+    fn memo(&self, uri: &str) -> Arc<Mutex<db::DiagnosticsMemo>> {
+        self.1
+            .lock()
+            .unwrap()
+            .entry(uri.to_string())
+            .or_default()
+            .clone()
     }
 }
 
@@ -63,6 +77,20 @@ fn push_json(out: &mut Vec<u8>, first: &mut bool, json: &[u8]) {
 
 /// The whole `publishDiagnostics` message for the snapshot's document.
 pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
+    let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
+    out.extend_from_slice(
+        br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
+    );
+    serde_json::to_writer(&mut out, snap.uri.as_str()).unwrap();
+    out.extend_from_slice(br#","diagnostics":"#);
+    array(snap, cache, &mut out);
+    let _ = write!(out, r#","version":{version}}}}}"#);
+    out
+}
+
+/// The document's diagnostics as a JSON array (what is published, and what
+/// a pull request is answered with), appended to `out`.
+pub fn array(snap: &Snap, cache: &DiagnosticsCache, out: &mut Vec<u8>) {
     let uri = snap.uri.as_str().to_string();
     let mut previous = cache.0.lock().unwrap().remove(&uri).unwrap_or_default();
     if previous.unit != Some(snap.unit) {
@@ -72,18 +100,20 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
         unit: Some(snap.unit),
         items: HashMap::with_capacity(previous.items.len()),
     };
-    let ds = snap.analysis().file_diagnostics();
+    let memo = cache.memo(&uri);
+    let new = memo.lock().is_ok_and(|m| m.is_new());
+    if new {
+        // The first time (opening): the items' analyses in parallel.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        db::prefetch_item_diagnostics(&snap.db, snap.file, threads);
+    }
+    let ds = db::file_diagnostics_memo(&snap.db, snap.file, &memo);
     let starts = ds.starts();
     let file_placed = ds.place_file_level(&starts);
     let key = |d: &ide::Diagnostic, shift: syntax::TextSize| {
         (d.range.start() + shift, d.range.end() + shift, d.code)
     };
-    let mut out: Vec<u8> = Vec::with_capacity(1 << 16);
-    out.extend_from_slice(
-        br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
-    );
-    serde_json::to_writer(&mut out, &uri).unwrap();
-    out.extend_from_slice(br#","diagnostics":["#);
+    out.push(b'[');
     let mut first = true;
     let mut file_level = ds.file_level.iter().peekable();
     for (index, (name, start, _, item)) in ds.items.iter().enumerate() {
@@ -93,7 +123,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
         let last = item.diagnostics.last().unwrap();
         while let Some(fd) = file_level.next_if(|fd| key(fd, 0.into()) <= key(head, *start)) {
             push(
-                &mut out,
+                out,
                 &mut first,
                 &convert::placed_diagnostic(snap, fd, &file_placed),
             );
@@ -106,14 +136,14 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
             for (i, d) in item.diagnostics.iter().enumerate() {
                 while let Some(fd) = file_level.next_if(|fd| key(fd, 0.into()) <= key(d, *start)) {
                     push(
-                        &mut out,
+                        out,
                         &mut first,
                         &convert::placed_diagnostic(snap, fd, &file_placed),
                     );
                 }
                 let placed = ds.place(&starts, index, i);
                 push(
-                    &mut out,
+                    out,
                     &mut first,
                     &convert::placed_diagnostic(snap, d, &placed),
                 );
@@ -124,7 +154,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
         let mut foreign: Vec<(String, lsp::Position)> = Vec::new();
         for (_, _, other, _) in &item.foreign {
             if !foreign.iter().any(|(n, _)| n == other) {
-                let p = starts.get(other.as_str()).map(|o| snap.position(*o));
+                let p = starts.get(other.as_str()).map(|o| snap.position(o));
                 foreign.push((other.clone(), p.unwrap_or_default()));
             }
         }
@@ -150,7 +180,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
                 Arc::from(fragment)
             }
         };
-        push_json(&mut out, &mut first, &json);
+        push_json(out, &mut first, &json);
         next.items.insert(
             name.clone(),
             Cached {
@@ -164,7 +194,7 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
     }
     for fd in file_level {
         push(
-            &mut out,
+            out,
             &mut first,
             &convert::placed_diagnostic(snap, fd, &file_placed),
         );
@@ -176,15 +206,11 @@ pub fn message(snap: &Snap, version: i32, cache: &DiagnosticsCache) -> Vec<u8> {
             severity: Some(lsp::DiagnosticSeverity::WARNING),
             code: Some(lsp::NumberOrString::String("internal".into())),
             source: Some("mirdsl".into()),
-            message: format!(
-                "internal error: checking `{}` failed ({}); this is a bug in mirdsl",
-                f.item, f.message
-            ),
+            message: ide::failure_message(&f),
             ..Default::default()
         };
-        push(&mut out, &mut first, &d);
+        push(out, &mut first, &d);
     }
-    let _ = write!(out, r#"],"version":{version}}}}}"#);
+    out.push(b']');
     cache.0.lock().unwrap().insert(uri, next);
-    out
 }

@@ -1,56 +1,67 @@
-//! The `LanguageServer` implementation.
+//! The main loop: one thread owns the database and the open documents and
+//! takes messages in arrival order; requests run on the [`Pool`].
+//!
+//! * Notifications that change documents (`didOpen`, `didChange`, `didClose`)
+//!   are applied at once, in order, so every later request sees them. A
+//!   `didChange` whose version is not newer than the document's is refused
+//!   (logged) rather than applied.
+//! * A request runs on a snapshot taken when it arrives. A newer edit cancels
+//!   it (salsa unwinds its queries): `ContentModified`. `$/cancelRequest`
+//!   cancels it too (salsa's local cancellation): `RequestCancelled`. A panic
+//!   is logged and answered with an internal error. Every request is answered
+//!   exactly once.
+//! * Diagnostics: pushed (`publishDiagnostics` with the version) after each
+//!   change, unless the client pulls them (`textDocument/diagnostic`, when it
+//!   says it can); both come from the same serialiser.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use db::salsa::{self, CancellationToken, Database};
 use db::{File, RootDb};
-use serde_json::Value as Json;
-use syntax::{ColumnUnit, LineIndex, TextEdit as SyntaxEdit, TextRange};
-use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
-use tower_lsp_server::ls_types as lsp;
-use tower_lsp_server::{Client, LanguageServer};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use syntax::{ColumnUnit, TextRange};
 
 use crate::convert::{self, Snap};
-use crate::outbox::Outbox;
-use crate::publish::{self, DiagnosticsCache};
+use crate::handlers;
+use crate::pool::{Pool, Task};
+use crate::publish::DiagnosticsCache;
+use crate::runner::Runner;
+use crate::transport::{code, Incoming, Message, Outbox, RequestId};
+use crate::{lsp, Options};
 
-pub(crate) struct Doc {
-    pub uri: lsp::Uri,
-    pub file: File,
-    pub version: i32,
+/// A request's failure: a JSON-RPC error code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
 }
 
-pub(crate) struct State {
-    pub db: RootDb,
-    pub docs: HashMap<String, Doc>,
-    pub unit: ColumnUnit,
-}
+pub type Result<T> = std::result::Result<T, RpcError>;
 
-/// The server: shared state, and the client to talk back to.
-pub struct Backend {
-    pub(crate) client: Client,
-    pub(crate) state: Arc<Mutex<State>>,
-    /// Serialises publishing, so a stale version is never sent after a newer one.
-    published: Arc<tokio::sync::Mutex<HashMap<String, i32>>>,
-    /// Set while a `mirdsl/run` is executing.
-    pub(crate) running: Arc<AtomicBool>,
-    /// Where pre-serialised messages (diagnostics) go.
-    outbox: Outbox,
-    cache: Arc<DiagnosticsCache>,
-}
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
 
-/// The LSP "request failed" code.
-pub(crate) fn failed(message: impl Into<String>) -> Error {
-    Error {
-        code: ErrorCode::ServerError(-32803),
-        message: message.into().into(),
-        data: None,
+    pub fn invalid_params(message: impl Into<String>) -> RpcError {
+        RpcError::new(code::INVALID_PARAMS, message)
     }
 }
 
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+/// The LSP "request failed" error (a request that cannot be done as asked).
+pub fn failed(message: impl Into<String>) -> RpcError {
+    RpcError::new(code::REQUEST_FAILED, message)
+}
+
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -60,149 +71,864 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-impl Backend {
-    pub fn new(client: Client, outbox: Outbox) -> Backend {
-        Backend {
-            client,
-            state: Arc::new(Mutex::new(State {
-                db: RootDb::new(),
-                docs: HashMap::new(),
-                unit: ColumnUnit::Utf16,
-            })),
-            published: Arc::new(tokio::sync::Mutex::new(HashMap::new())),
-            running: Arc::new(AtomicBool::new(false)),
-            outbox,
-            cache: Arc::new(DiagnosticsCache::default()),
+struct Doc {
+    uri: lsp::Uri,
+    file: File,
+    version: i32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Uninitialized,
+    Running,
+    ShuttingDown,
+}
+
+/// A request in flight.
+pub(crate) struct Pending {
+    token: Option<CancellationToken>,
+    pub cancelled: bool,
+}
+
+/// What the main loop shares with the tasks.
+pub(crate) struct Shared {
+    pub outbox: Outbox,
+    pending: Mutex<HashMap<RequestId, Pending>>,
+    /// The version of each open document (diagnostics of another are dropped).
+    versions: Mutex<HashMap<String, i32>>,
+    pub diagnostics: DiagnosticsCache,
+    /// The last semantic tokens sent for each document, for deltas.
+    pub tokens: Mutex<HashMap<String, (String, Vec<u32>)>>,
+    pub counter: AtomicU64,
+    pub runner: Runner,
+}
+
+impl Shared {
+    /// Answers a request (unless it was answered already): the result, or
+    /// `RequestCancelled` if it was cancelled meanwhile.
+    pub fn finish<T: Serialize>(&self, id: &RequestId, result: Result<T>) {
+        let Some(pending) = self.pending.lock().unwrap().remove(id) else {
+            return;
+        };
+        match result {
+            _ if pending.cancelled => {
+                self.outbox
+                    .respond_error(Some(id.clone()), code::REQUEST_CANCELLED, "cancelled")
+            }
+            Ok(r) => self.outbox.respond(id, &r),
+            Err(e) => self
+                .outbox
+                .respond_error(Some(id.clone()), e.code, &e.message),
         }
     }
 
-    pub(crate) fn snapshot(&self, uri: &lsp::Uri) -> Result<Snap> {
-        let st = self.state.lock().unwrap();
-        let doc = st
-            .docs
-            .get(uri.as_str())
-            .ok_or_else(|| Error::invalid_params(format!("`{}` is not open", uri.as_str())))?;
-        Ok(Snap {
-            db: st.db.clone(),
-            file: doc.file,
-            uri: doc.uri.clone(),
-            unit: st.unit,
-        })
+    pub fn is_cancelled(&self, id: &RequestId) -> bool {
+        self.pending
+            .lock()
+            .unwrap()
+            .get(id)
+            .is_none_or(|p| p.cancelled)
     }
 
-    /// Runs `f` on a snapshot in a blocking thread: cancellation by a newer
-    /// edit answers `ContentModified`; a panic is logged and answered with an
-    /// internal error.
-    pub(crate) async fn with_snapshot<T, F>(&self, uri: &lsp::Uri, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Snap) -> Result<T> + Send + 'static,
-    {
-        let snap = self.snapshot(uri)?;
-        let joined = tokio::task::spawn_blocking(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| f(&snap)));
-            drop(snap);
-            result
-        })
-        .await;
-        match joined {
-            Ok(Ok(result)) => result,
-            Ok(Err(payload)) if payload.is::<salsa::Cancelled>() => Err(Error::content_modified()),
-            Ok(Err(payload)) => {
+    pub fn next_id(&self) -> u64 {
+        self.counter.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Runs `f`, turning salsa's cancellation into `ContentModified` (a newer
+/// edit) or `RequestCancelled` (`$/cancelRequest`), and any other panic into
+/// an internal error (logged).
+pub(crate) fn guarded<T>(outbox: &Outbox, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => match payload.downcast_ref::<salsa::Cancelled>() {
+            Some(salsa::Cancelled::Local) => {
+                Err(RpcError::new(code::REQUEST_CANCELLED, "cancelled"))
+            }
+            Some(_) => Err(RpcError::new(
+                code::CONTENT_MODIFIED,
+                "the document changed; ask again",
+            )),
+            None => {
                 let message = panic_message(&*payload);
-                self.client
-                    .log_message(
-                        lsp::MessageType::ERROR,
-                        format!("mirdsl: a request panicked: {message}"),
-                    )
-                    .await;
-                Err(Error {
-                    code: ErrorCode::InternalError,
-                    message: format!("internal error: {message}").into(),
-                    data: None,
+                outbox.log(1, &format!("mirdsl: a request panicked: {message}"));
+                Err(RpcError::new(
+                    code::INTERNAL_ERROR,
+                    format!("internal error: {message}"),
+                ))
+            }
+        },
+    }
+}
+
+pub(crate) struct Server {
+    shared: Arc<Shared>,
+    pool: Pool,
+    db: RootDb,
+    docs: HashMap<String, Doc>,
+    /// Every file opened so far (reused when a document is opened again).
+    files: HashMap<String, File>,
+    unit: ColumnUnit,
+    phase: Phase,
+    /// The client pulls diagnostics (`textDocument/diagnostic`).
+    pull: bool,
+    /// Commands the client carries out itself (its code lenses' commands).
+    client_commands: HashSet<String>,
+    show_document: bool,
+}
+
+/// The commands the server carries out (`workspace/executeCommand`), which
+/// are also its code lenses' commands.
+pub const COMMANDS: &[&str] = &["mirdsl.run", "mirdsl.showGraph", "mirdsl.showGradient"];
+
+impl Server {
+    pub fn new(outbox: Outbox, options: &Options) -> Server {
+        let threads = options.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .clamp(2, 4)
+        });
+        Server {
+            shared: Arc::new(Shared {
+                runner: Runner::new(options.run_worker.clone(), outbox.clone()),
+                outbox,
+                pending: Mutex::new(HashMap::new()),
+                versions: Mutex::new(HashMap::new()),
+                diagnostics: DiagnosticsCache::default(),
+                tokens: Mutex::new(HashMap::new()),
+                counter: AtomicU64::new(1),
+            }),
+            pool: Pool::new(threads, crate::STACK_SIZE),
+            db: RootDb::new(),
+            docs: HashMap::new(),
+            files: HashMap::new(),
+            unit: ColumnUnit::Utf16,
+            phase: Phase::Uninitialized,
+            pull: false,
+            client_commands: HashSet::new(),
+            show_document: false,
+        }
+    }
+
+    /// Handles one incoming frame; `Some(code)` ends the server with that exit code.
+    pub fn handle(&mut self, incoming: Incoming) -> Option<i32> {
+        let outbox = self.shared.outbox.clone();
+        match incoming {
+            Incoming::Invalid { id, code, message } => {
+                outbox.respond_error(id, code, &message);
+                None
+            }
+            Incoming::Message(Message::Response { .. }) => None,
+            Incoming::Message(Message::Notification { method, params }) => {
+                if method == "exit" {
+                    return Some(if self.phase == Phase::ShuttingDown {
+                        0
+                    } else {
+                        1
+                    });
+                }
+                if self.phase == Phase::Running {
+                    self.notification(&method, params);
+                }
+                None
+            }
+            Incoming::Message(Message::Request { id, method, params }) => {
+                match (self.phase, method.as_str()) {
+                    (Phase::Uninitialized, "initialize") => self.initialize(id, params),
+                    (Phase::Uninitialized, _) => outbox.respond_error(
+                        Some(id),
+                        code::SERVER_NOT_INITIALIZED,
+                        "the server is not initialized yet",
+                    ),
+                    (Phase::ShuttingDown, _) => outbox.respond_error(
+                        Some(id),
+                        code::INVALID_REQUEST,
+                        "the server is shutting down",
+                    ),
+                    (Phase::Running, "initialize") => outbox.respond_error(
+                        Some(id),
+                        code::INVALID_REQUEST,
+                        "the server is initialized already",
+                    ),
+                    (Phase::Running, "shutdown") => {
+                        self.phase = Phase::ShuttingDown;
+                        self.shared.runner.cancel_all();
+                        outbox.respond(&id, &Json::Null);
+                    }
+                    (Phase::Running, _) => self.request(id, &method, params),
+                }
+                None
+            }
+        }
+    }
+
+    /// Stops the workers and the runs.
+    pub fn stop(&self) {
+        self.pool.close();
+        self.shared.runner.cancel_all();
+    }
+
+    fn initialize(&mut self, id: RequestId, params: Json) {
+        let params: lsp::InitializeParams = match serde_json::from_value(params) {
+            Ok(p) => p,
+            Err(e) => {
+                self.shared.outbox.respond_error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("bad `initialize` params: {e}"),
+                );
+                return;
+            }
+        };
+        self.unit = column_unit(&params);
+        let options = params.initialization_options.clone().unwrap_or_default();
+        let can_pull = params
+            .capabilities
+            .text_document
+            .as_ref()
+            .is_some_and(|t| t.diagnostic.is_some());
+        self.pull = match options.get("diagnostics").and_then(Json::as_str) {
+            Some("push") => false,
+            Some("pull") => true,
+            _ => can_pull,
+        };
+        self.client_commands = options
+            .get("clientCommands")
+            .and_then(Json::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| c.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.show_document = params
+            .capabilities
+            .window
+            .as_ref()
+            .and_then(|w| w.show_document.as_ref())
+            .is_some_and(|s| s.support);
+        let commands: Vec<String> = COMMANDS
+            .iter()
+            .filter(|c| !self.client_commands.contains(**c))
+            .map(|c| c.to_string())
+            .collect();
+        let result = lsp::InitializeResult {
+            capabilities: capabilities(self.unit, self.pull, commands),
+            server_info: Some(lsp::ServerInfo {
+                name: "mirdsl".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        };
+        self.phase = Phase::Running;
+        self.shared.outbox.respond(&id, &result);
+    }
+
+    fn notification(&mut self, method: &str, params: Json) {
+        use lsp::notification::{
+            DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification,
+        };
+        match method {
+            DidOpenTextDocument::METHOD => {
+                if let Some(p) = self.params::<lsp::DidOpenTextDocumentParams>(method, params) {
+                    self.did_open(p);
+                }
+            }
+            DidChangeTextDocument::METHOD => {
+                if let Some(p) = self.params::<lsp::DidChangeTextDocumentParams>(method, params) {
+                    self.did_change(p);
+                }
+            }
+            DidCloseTextDocument::METHOD => {
+                if let Some(p) = self.params::<lsp::DidCloseTextDocumentParams>(method, params) {
+                    self.did_close(p);
+                }
+            }
+            "$/cancelRequest" => {
+                if let Some(id) = params.get("id").cloned() {
+                    self.cancel(&RequestId(id));
+                }
+            }
+            // Nothing to do for the rest (`initialized`, `didSave`, `$/setTrace`, ...).
+            _ => {}
+        }
+    }
+
+    fn params<P: DeserializeOwned>(&self, method: &str, params: Json) -> Option<P> {
+        match serde_json::from_value(params) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                self.shared.outbox.log(
+                    1,
+                    &format!("mirdsl: ignored `{method}` with bad params: {e}"),
+                );
+                None
+            }
+        }
+    }
+
+    fn cancel(&self, id: &RequestId) {
+        if let Some(p) = self.shared.pending.lock().unwrap().get_mut(id) {
+            p.cancelled = true;
+            if let Some(t) = &p.token {
+                t.cancel();
+            }
+        }
+        self.shared.runner.cancel(id);
+    }
+
+    /// Before every write: queued tasks let go of their snapshots.
+    fn before_write(&mut self) {
+        self.pool.invalidate();
+    }
+
+    fn did_open(&mut self, p: lsp::DidOpenTextDocumentParams) {
+        let doc = p.text_document;
+        let key = doc.uri.as_str().to_string();
+        self.before_write();
+        let file = match self.files.get(&key) {
+            Some(&file) => {
+                self.db.set_text(file, &doc.text);
+                file
+            }
+            None => {
+                let file = self.db.new_file(&doc.text);
+                self.files.insert(key.clone(), file);
+                file
+            }
+        };
+        self.shared.tokens.lock().unwrap().remove(&key);
+        self.docs.insert(
+            key.clone(),
+            Doc {
+                uri: doc.uri,
+                file,
+                version: doc.version,
+            },
+        );
+        self.changed(&key);
+    }
+
+    fn did_change(&mut self, p: lsp::DidChangeTextDocumentParams) {
+        let key = p.text_document.uri.as_str().to_string();
+        let Some(doc) = self.docs.get(&key) else {
+            return;
+        };
+        let version = p.text_document.version;
+        if version <= doc.version {
+            self.shared.outbox.log(
+                2,
+                &format!(
+                    "mirdsl: ignored a change of {key} to version {version}: it has version {} already (versions only increase)",
+                    doc.version
+                ),
+            );
+            return;
+        }
+        let (file, unit) = (doc.file, self.unit);
+        self.before_write();
+        self.db.edit_file(
+            file,
+            p.content_changes,
+            |text, index, change| match change.range {
+                Some(range) => {
+                    let start = convert::offset(text, index, range.start, unit);
+                    let end = convert::offset(text, index, range.end, unit);
+                    syntax::TextEdit {
+                        delete: TextRange::new(start.min(end), start.max(end)),
+                        insert: change.text,
+                    }
+                }
+                None => db::diff_edit(text, &change.text),
+            },
+        );
+        if let Some(doc) = self.docs.get_mut(&key) {
+            doc.version = version;
+        }
+        self.changed(&key);
+    }
+
+    fn did_close(&mut self, p: lsp::DidCloseTextDocumentParams) {
+        let key = p.text_document.uri.as_str().to_string();
+        let Some(doc) = self.docs.remove(&key) else {
+            return;
+        };
+        self.shared.tokens.lock().unwrap().remove(&key);
+        self.shared.diagnostics.forget(&key);
+        // Let go of the text and what was computed from it.
+        self.before_write();
+        self.db.set_text(doc.file, "");
+        let mut versions = self.shared.versions.lock().unwrap();
+        versions.remove(&key);
+        if !self.pull {
+            self.shared.outbox.notify(
+                "textDocument/publishDiagnostics",
+                &lsp::PublishDiagnosticsParams {
+                    uri: doc.uri,
+                    diagnostics: Vec::new(),
+                    version: None,
+                },
+            );
+        }
+    }
+
+    /// After a document changed: its version is current, its diagnostics are
+    /// computed and pushed (unless the client pulls them).
+    fn changed(&mut self, key: &str) {
+        let doc = &self.docs[key];
+        let version = doc.version;
+        self.shared
+            .versions
+            .lock()
+            .unwrap()
+            .insert(key.to_string(), version);
+        if self.pull {
+            return;
+        }
+        let (file, doc_uri, unit) = (doc.file, doc.uri.clone(), self.unit);
+        let shared = self.shared.clone();
+        let uri = key.to_string();
+        self.pool.submit(Task {
+            diagnostics_of: Some(key.to_string()),
+            snapshot: Some(self.db.clone()),
+            work: Box::new(move |db| {
+                let Some(db) = db else { return };
+                let snap = Snap {
+                    db,
+                    file,
+                    uri: doc_uri,
+                    unit,
+                };
+                let message = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    crate::publish::message(&snap, version, &shared.diagnostics)
+                }));
+                drop(snap);
+                match message {
+                    Ok(body) => {
+                        // Under the lock: a newer version's diagnostics are
+                        // never overtaken by these.
+                        let versions = shared.versions.lock().unwrap();
+                        if versions.get(&uri) == Some(&version) {
+                            shared.outbox.send_message(body);
+                        }
+                    }
+                    Err(payload) if payload.is::<salsa::Cancelled>() => {}
+                    Err(payload) => shared.outbox.log(
+                        1,
+                        &format!(
+                            "mirdsl: computing diagnostics panicked: {}",
+                            panic_message(&*payload)
+                        ),
+                    ),
+                }
+            }),
+        });
+    }
+
+    /// Registers a request as in flight (with the token that cancels its
+    /// snapshot's queries).
+    fn pend(&self, id: &RequestId, token: Option<CancellationToken>) {
+        self.shared.pending.lock().unwrap().insert(
+            id.clone(),
+            Pending {
+                token,
+                cancelled: false,
+            },
+        );
+    }
+
+    /// Runs a request about one document on the pool.
+    fn on_document<P, R>(
+        &mut self,
+        id: RequestId,
+        params: P,
+        uri: &lsp::Uri,
+        f: impl FnOnce(&Snap, &Shared, P) -> Result<R> + Send + 'static,
+    ) where
+        P: Send + 'static,
+        R: Serialize + 'static,
+    {
+        let Some(doc) = self.docs.get(uri.as_str()) else {
+            self.shared.outbox.respond_error(
+                Some(id),
+                code::INVALID_PARAMS,
+                &format!("`{}` is not open", uri.as_str()),
+            );
+            return;
+        };
+        let (file, doc_uri, unit) = (doc.file, doc.uri.clone(), self.unit);
+        // The token of the handle the task will use.
+        let snapshot = self.db.clone();
+        self.pend(&id, Some(snapshot.cancellation_token()));
+        let shared = self.shared.clone();
+        self.pool.submit(Task {
+            diagnostics_of: None,
+            snapshot: Some(snapshot),
+            work: Box::new(move |db| {
+                let result = match db {
+                    None => Err(RpcError::new(
+                        code::CONTENT_MODIFIED,
+                        "the document changed; ask again",
+                    )),
+                    Some(_) if shared.is_cancelled(&id) => {
+                        Err(RpcError::new(code::REQUEST_CANCELLED, "cancelled"))
+                    }
+                    Some(db) => {
+                        let snap = Snap {
+                            db,
+                            file,
+                            uri: doc_uri,
+                            unit,
+                        };
+                        let r = guarded(&shared.outbox, || f(&snap, &shared, params));
+                        drop(snap);
+                        r
+                    }
+                };
+                shared.finish(&id, result);
+            }),
+        });
+    }
+
+    /// Runs a request about every open document on the pool.
+    fn on_workspace<R>(
+        &mut self,
+        id: RequestId,
+        f: impl FnOnce(&[(Snap, i32)], &Shared, &RequestId) -> Result<R> + Send + 'static,
+    ) where
+        R: Serialize + 'static,
+    {
+        let docs: Vec<(File, lsp::Uri, i32)> = {
+            let mut docs: Vec<&Doc> = self.docs.values().collect();
+            docs.sort_by(|a, b| a.uri.as_str().cmp(b.uri.as_str()));
+            docs.into_iter()
+                .map(|d| (d.file, d.uri.clone(), d.version))
+                .collect()
+        };
+        let unit = self.unit;
+        let db = self.db.clone();
+        self.pend(&id, Some(db.cancellation_token()));
+        let shared = self.shared.clone();
+        self.pool.submit(Task {
+            diagnostics_of: None,
+            snapshot: Some(db),
+            work: Box::new(move |db| {
+                let result = match db {
+                    None => Err(RpcError::new(
+                        code::CONTENT_MODIFIED,
+                        "a document changed; ask again",
+                    )),
+                    Some(_) if shared.is_cancelled(&id) => {
+                        Err(RpcError::new(code::REQUEST_CANCELLED, "cancelled"))
+                    }
+                    Some(db) => {
+                        // A handle per document (`$/cancelRequest` is checked
+                        // between documents; a newer edit cancels them all).
+                        let snaps: Vec<(Snap, i32)> = docs
+                            .into_iter()
+                            .map(|(file, uri, version)| {
+                                let db = db.clone();
+                                (
+                                    Snap {
+                                        db,
+                                        file,
+                                        uri,
+                                        unit,
+                                    },
+                                    version,
+                                )
+                            })
+                            .collect();
+                        drop(db);
+                        let r = guarded(&shared.outbox, || f(&snaps, &shared, &id));
+                        drop(snaps);
+                        r
+                    }
+                };
+                shared.finish(&id, result);
+            }),
+        });
+    }
+
+    fn request(&mut self, id: RequestId, method: &str, params: Json) {
+        use lsp::request::*;
+        macro_rules! document {
+            ($req:ty, $handler:path, |$p:ident| $uri:expr) => {{
+                match serde_json::from_value::<<$req as Request>::Params>(params) {
+                    Ok($p) => {
+                        let uri = $uri.clone();
+                        self.on_document(id, $p, &uri, |s, shared, p| $handler(s, shared, p))
+                    }
+                    Err(e) => self.shared.outbox.respond_error(
+                        Some(id),
+                        code::INVALID_PARAMS,
+                        &format!("bad params for `{method}`: {e}"),
+                    ),
+                }
+            }};
+        }
+        match method {
+            HoverRequest::METHOD => document!(HoverRequest, handlers::hover, |p| p
+                .text_document_position_params
+                .text_document
+                .uri),
+            GotoDefinition::METHOD => {
+                document!(GotoDefinition, handlers::goto_definition, |p| p
+                    .text_document_position_params
+                    .text_document
+                    .uri)
+            }
+            References::METHOD => {
+                document!(References, handlers::references, |p| p
+                    .text_document_position
+                    .text_document
+                    .uri)
+            }
+            DocumentHighlightRequest::METHOD => {
+                document!(
+                    DocumentHighlightRequest,
+                    handlers::document_highlight,
+                    |p| p.text_document_position_params.text_document.uri
+                )
+            }
+            PrepareRenameRequest::METHOD => {
+                document!(PrepareRenameRequest, handlers::prepare_rename, |p| p
+                    .text_document
+                    .uri)
+            }
+            Rename::METHOD => document!(Rename, handlers::rename, |p| p
+                .text_document_position
+                .text_document
+                .uri),
+            Completion::METHOD => document!(Completion, handlers::completion, |p| p
+                .text_document_position
+                .text_document
+                .uri),
+            SignatureHelpRequest::METHOD => {
+                document!(SignatureHelpRequest, handlers::signature_help, |p| p
+                    .text_document_position_params
+                    .text_document
+                    .uri)
+            }
+            DocumentSymbolRequest::METHOD => {
+                document!(DocumentSymbolRequest, handlers::document_symbol, |p| p
+                    .text_document
+                    .uri)
+            }
+            SemanticTokensFullRequest::METHOD => {
+                document!(
+                    SemanticTokensFullRequest,
+                    handlers::semantic_tokens_full,
+                    |p| p.text_document.uri
+                )
+            }
+            SemanticTokensFullDeltaRequest::METHOD => {
+                document!(
+                    SemanticTokensFullDeltaRequest,
+                    handlers::semantic_tokens_delta,
+                    |p| p.text_document.uri
+                )
+            }
+            SemanticTokensRangeRequest::METHOD => {
+                document!(
+                    SemanticTokensRangeRequest,
+                    handlers::semantic_tokens_range,
+                    |p| p.text_document.uri
+                )
+            }
+            InlayHintRequest::METHOD => document!(InlayHintRequest, handlers::inlay_hint, |p| p
+                .text_document
+                .uri),
+            FoldingRangeRequest::METHOD => {
+                document!(FoldingRangeRequest, handlers::folding_range, |p| p
+                    .text_document
+                    .uri)
+            }
+            Formatting::METHOD => {
+                document!(Formatting, handlers::formatting, |p| p.text_document.uri)
+            }
+            RangeFormatting::METHOD => {
+                document!(RangeFormatting, handlers::range_formatting, |p| p
+                    .text_document
+                    .uri)
+            }
+            CodeActionRequest::METHOD => {
+                document!(CodeActionRequest, handlers::code_action, |p| p
+                    .text_document
+                    .uri)
+            }
+            CodeLensRequest::METHOD => document!(CodeLensRequest, handlers::code_lens, |p| p
+                .text_document
+                .uri),
+            SelectionRangeRequest::METHOD => {
+                document!(SelectionRangeRequest, handlers::selection_range, |p| p
+                    .text_document
+                    .uri)
+            }
+            CallHierarchyPrepare::METHOD => {
+                document!(
+                    CallHierarchyPrepare,
+                    handlers::prepare_call_hierarchy,
+                    |p| p.text_document_position_params.text_document.uri
+                )
+            }
+            CallHierarchyIncomingCalls::METHOD => {
+                document!(CallHierarchyIncomingCalls, handlers::incoming_calls, |p| p
+                    .item
+                    .uri)
+            }
+            CallHierarchyOutgoingCalls::METHOD => {
+                document!(CallHierarchyOutgoingCalls, handlers::outgoing_calls, |p| p
+                    .item
+                    .uri)
+            }
+            LinkedEditingRange::METHOD => {
+                document!(LinkedEditingRange, handlers::linked_editing_range, |p| p
+                    .text_document_position_params
+                    .text_document
+                    .uri)
+            }
+            DocumentDiagnosticRequest::METHOD => {
+                document!(
+                    DocumentDiagnosticRequest,
+                    handlers::document_diagnostic,
+                    |p| p.text_document.uri
+                )
+            }
+            WorkspaceDiagnosticRequest::METHOD => {
+                match serde_json::from_value::<lsp::WorkspaceDiagnosticParams>(params) {
+                    Ok(p) => self.on_workspace(id, move |snaps, shared, id| {
+                        handlers::workspace_diagnostic(snaps, shared, id, p)
+                    }),
+                    Err(e) => self.shared.outbox.respond_error(
+                        Some(id),
+                        code::INVALID_PARAMS,
+                        &format!("bad params for `{method}`: {e}"),
+                    ),
+                }
+            }
+            WorkspaceSymbolRequest::METHOD => {
+                match serde_json::from_value::<lsp::WorkspaceSymbolParams>(params) {
+                    Ok(p) => self
+                        .on_workspace(id, move |snaps, _, _| handlers::workspace_symbol(snaps, p)),
+                    Err(e) => self.shared.outbox.respond_error(
+                        Some(id),
+                        code::INVALID_PARAMS,
+                        &format!("bad params for `{method}`: {e}"),
+                    ),
+                }
+            }
+            ExecuteCommand::METHOD => self.execute_command(id, params),
+            "mirdsl/graph" => self.custom(id, params, crate::custom::graph),
+            "mirdsl/ir" => self.custom(id, params, crate::custom::ir),
+            "mirdsl/run" => self.run(id, params, false),
+            "mirdsl/debug/panic" => self.custom(id, params, |_, _| -> Result<Json> {
+                panic!("deliberate panic for testing")
+            }),
+            "mirdsl/debug/wait" => self.custom(id, params, crate::custom::wait),
+            _ => self.shared.outbox.respond_error(
+                Some(id),
+                code::METHOD_NOT_FOUND,
+                &format!("unknown method `{method}`"),
+            ),
+        }
+    }
+
+    /// A custom request `{uri, ...}` about one document.
+    fn custom(&mut self, id: RequestId, params: Json, f: fn(&Snap, Json) -> Result<Json>) {
+        match uri_param(&params) {
+            Ok(uri) => self.on_document(id, params, &uri, move |s, _, p| f(s, p)),
+            Err(e) => self
+                .shared
+                .outbox
+                .respond_error(Some(id), e.code, &e.message),
+        }
+    }
+
+    /// `mirdsl/run` (and the `mirdsl.run` command): the document's text goes
+    /// to the runner; the run is answered by it.
+    fn run(&mut self, id: RequestId, params: Json, command: bool) {
+        let job = uri_param(&params).and_then(|uri| {
+            let doc = self.docs.get(uri.as_str()).ok_or_else(|| {
+                RpcError::invalid_params(format!("`{}` is not open", uri.as_str()))
+            })?;
+            let text = doc.file.text(&self.db).to_string();
+            crate::runner::Job::new(&uri, text, &params)
+        });
+        match job {
+            Ok(job) => {
+                self.pend(&id, None);
+                self.shared
+                    .runner
+                    .submit(id, job, self.shared.clone(), command);
+            }
+            Err(e) => self
+                .shared
+                .outbox
+                .respond_error(Some(id), e.code, &e.message),
+        }
+    }
+
+    fn execute_command(&mut self, id: RequestId, params: Json) {
+        let p: lsp::ExecuteCommandParams = match serde_json::from_value(params) {
+            Ok(p) => p,
+            Err(e) => {
+                self.shared.outbox.respond_error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    &format!("bad params for `workspace/executeCommand`: {e}"),
+                );
+                return;
+            }
+        };
+        let (uri, graph) = match p.arguments.as_slice() {
+            [Json::String(uri), Json::String(graph), ..] => (uri.clone(), graph.clone()),
+            _ => {
+                self.shared.outbox.respond_error(
+                    Some(id),
+                    code::INVALID_PARAMS,
+                    "the arguments are [document URI, graph name]",
+                );
+                return;
+            }
+        };
+        let extra = p.arguments.get(2).cloned().unwrap_or(json!({}));
+        let show = self.show_document;
+        match p.command.as_str() {
+            "mirdsl.run" => {
+                let mut params = json!({"uri": uri, "graph": graph});
+                if let Json::Object(m) = extra {
+                    params.as_object_mut().unwrap().extend(m);
+                }
+                self.run(id, params, true)
+            }
+            "mirdsl.showGraph" | "mirdsl.showGradient" => {
+                let gradient = p.command == "mirdsl.showGradient";
+                let params = json!({"uri": uri, "graph": graph, "kind": "gradient"});
+                let parsed: lsp::Uri = match uri.parse() {
+                    Ok(u) => u,
+                    Err(_) => {
+                        self.shared.outbox.respond_error(
+                            Some(id),
+                            code::INVALID_PARAMS,
+                            &format!("bad uri `{uri}`"),
+                        );
+                        return;
+                    }
+                };
+                self.on_document(id, params, &parsed, move |s, shared, p| {
+                    crate::custom::show(s, shared, p, gradient, show)
                 })
             }
-            Err(e) => Err(Error {
-                code: ErrorCode::InternalError,
-                message: format!("internal error: {e}").into(),
-                data: None,
-            }),
+            other => self.shared.outbox.respond_error(
+                Some(id),
+                code::INVALID_PARAMS,
+                &format!(
+                    "unknown command `{other}` (the commands are {})",
+                    COMMANDS.join(", ")
+                ),
+            ),
         }
-    }
-
-    /// Computes and publishes the diagnostics of `uri` at `version`, unless a
-    /// newer version supersedes it first.
-    fn schedule_diagnostics(&self, uri: lsp::Uri) {
-        // The snapshot and its version under one lock: an edit between them
-        // would wait for this snapshot while holding the lock.
-        let (snap, version) = {
-            let st = self.state.lock().unwrap();
-            let Some(doc) = st.docs.get(uri.as_str()) else {
-                return;
-            };
-            let snap = Snap {
-                db: st.db.clone(),
-                file: doc.file,
-                uri: doc.uri.clone(),
-                unit: st.unit,
-            };
-            (snap, doc.version)
-        };
-        // The snapshot goes straight to a blocking thread: a database handle
-        // must never wait in an async task queue, or an edit (which waits for
-        // every other handle to go) could wait on a task that cannot run.
-        let cache = self.cache.clone();
-        let computing = tokio::task::spawn_blocking(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                publish::message(&snap, version, &cache)
-            }));
-            drop(snap);
-            result
-        });
-        let client = self.client.clone();
-        let state = self.state.clone();
-        let published = self.published.clone();
-        let outbox = self.outbox.clone();
-        tokio::spawn(async move {
-            let message = match computing.await {
-                Ok(Ok(message)) => message,
-                Ok(Err(payload)) if payload.is::<salsa::Cancelled>() => return,
-                Ok(Err(payload)) => {
-                    client
-                        .log_message(
-                            lsp::MessageType::ERROR,
-                            format!(
-                                "mirdsl: computing diagnostics panicked: {}",
-                                panic_message(&*payload)
-                            ),
-                        )
-                        .await;
-                    return;
-                }
-                Err(_) => return,
-            };
-            let mut last = published.lock().await;
-            let current = state
-                .lock()
-                .unwrap()
-                .docs
-                .get(uri.as_str())
-                .map(|d| d.version);
-            if current != Some(version) {
-                return;
-            }
-            last.insert(uri.as_str().to_string(), version);
-            outbox.send_message(&message);
-        });
-    }
-
-    /// `mirdsl/debug/panic`: panics inside a request (to test that the server survives).
-    pub async fn panic_request(&self, params: Json) -> Result<Json> {
-        let uri = uri_param(&params)?;
-        self.with_snapshot(&uri, |_| -> Result<Json> {
-            panic!("deliberate panic for testing")
-        })
-        .await
     }
 }
 
@@ -210,11 +936,12 @@ pub(crate) fn uri_param(params: &Json) -> Result<lsp::Uri> {
     let s = params
         .get("uri")
         .and_then(Json::as_str)
-        .ok_or_else(|| Error::invalid_params("missing `uri`"))?;
+        .ok_or_else(|| RpcError::invalid_params("missing `uri`"))?;
     s.parse()
-        .map_err(|_| Error::invalid_params(format!("bad uri `{s}`")))
+        .map_err(|_| RpcError::invalid_params(format!("bad uri `{s}`")))
 }
 
+/// UTF-8 if the client offers it, else UTF-32 if it offers that, else UTF-16.
 fn column_unit(params: &lsp::InitializeParams) -> ColumnUnit {
     let offered = params
         .capabilities
@@ -223,547 +950,88 @@ fn column_unit(params: &lsp::InitializeParams) -> ColumnUnit {
         .and_then(|g| g.position_encodings.as_ref());
     match offered {
         Some(list) if list.contains(&lsp::PositionEncodingKind::UTF8) => ColumnUnit::Utf8,
+        Some(list) if list.contains(&lsp::PositionEncodingKind::UTF32) => ColumnUnit::Char,
         _ => ColumnUnit::Utf16,
     }
 }
 
-impl LanguageServer for Backend {
-    async fn initialize(&self, params: lsp::InitializeParams) -> Result<lsp::InitializeResult> {
-        let unit = column_unit(&params);
-        self.state.lock().unwrap().unit = unit;
-        let encoding = match unit {
-            ColumnUnit::Utf8 => lsp::PositionEncodingKind::UTF8,
-            _ => lsp::PositionEncodingKind::UTF16,
-        };
-        let capabilities = lsp::ServerCapabilities {
-            position_encoding: Some(encoding),
-            text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
-                lsp::TextDocumentSyncOptions {
-                    open_close: Some(true),
-                    change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
-                    ..Default::default()
-                },
-            )),
-            hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
-            completion_provider: Some(lsp::CompletionOptions {
-                trigger_characters: Some(vec!["(".into(), ",".into(), ":".into(), ".".into()]),
+fn capabilities(unit: ColumnUnit, pull: bool, commands: Vec<String>) -> lsp::ServerCapabilities {
+    let encoding = match unit {
+        ColumnUnit::Utf8 => lsp::PositionEncodingKind::UTF8,
+        ColumnUnit::Char => lsp::PositionEncodingKind::UTF32,
+        ColumnUnit::Utf16 => lsp::PositionEncodingKind::UTF16,
+    };
+    lsp::ServerCapabilities {
+        position_encoding: Some(encoding),
+        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+            lsp::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
                 ..Default::default()
-            }),
-            signature_help_provider: Some(lsp::SignatureHelpOptions {
-                trigger_characters: Some(vec!["(".into(), ",".into()]),
-                retrigger_characters: Some(vec!["=".into()]),
-                ..Default::default()
-            }),
-            definition_provider: Some(lsp::OneOf::Left(true)),
-            references_provider: Some(lsp::OneOf::Left(true)),
-            document_highlight_provider: Some(lsp::OneOf::Left(true)),
-            rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
-                prepare_provider: Some(true),
-                work_done_progress_options: Default::default(),
-            })),
-            document_symbol_provider: Some(lsp::OneOf::Left(true)),
-            workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
-            semantic_tokens_provider: Some(
-                lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
-                    lsp::SemanticTokensOptions {
-                        legend: convert::legend(),
-                        range: Some(true),
-                        full: Some(lsp::SemanticTokensFullOptions::Bool(true)),
-                        ..Default::default()
-                    },
-                ),
-            ),
-            folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
-            document_formatting_provider: Some(lsp::OneOf::Left(true)),
-            code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
-                lsp::CodeActionOptions {
-                    code_action_kinds: Some(vec![
-                        lsp::CodeActionKind::QUICKFIX,
-                        lsp::CodeActionKind::REFACTOR_REWRITE,
-                    ]),
-                    ..Default::default()
-                },
-            )),
-            code_lens_provider: Some(lsp::CodeLensOptions {
-                resolve_provider: Some(false),
-            }),
-            inlay_hint_provider: Some(lsp::OneOf::Left(true)),
+            },
+        )),
+        hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+        completion_provider: Some(lsp::CompletionOptions {
+            trigger_characters: Some(vec!["(".into(), ",".into(), ":".into(), ".".into()]),
             ..Default::default()
-        };
-        Ok(lsp::InitializeResult {
-            capabilities,
-            server_info: Some(lsp::ServerInfo {
-                name: "mirdsl".into(),
-                version: Some(env!("CARGO_PKG_VERSION").into()),
-            }),
-            offset_encoding: None,
-        })
-    }
-
-    async fn shutdown(&self) -> Result<()> {
-        Ok(())
-    }
-
-    async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
-        let doc = params.text_document;
-        {
-            let mut st = self.state.lock().unwrap();
-            let key = doc.uri.as_str().to_string();
-            let file = match st.docs.get(&key) {
-                Some(d) => {
-                    let file = d.file;
-                    st.db.set_text(file, &doc.text);
-                    file
-                }
-                None => st.db.new_file(&doc.text),
-            };
-            st.docs.insert(
-                key,
-                Doc {
-                    uri: doc.uri.clone(),
-                    file,
-                    version: doc.version,
+        }),
+        signature_help_provider: Some(lsp::SignatureHelpOptions {
+            trigger_characters: Some(vec!["(".into(), ",".into()]),
+            retrigger_characters: Some(vec!["=".into()]),
+            ..Default::default()
+        }),
+        definition_provider: Some(lsp::OneOf::Left(true)),
+        references_provider: Some(lsp::OneOf::Left(true)),
+        document_highlight_provider: Some(lsp::OneOf::Left(true)),
+        rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        document_symbol_provider: Some(lsp::OneOf::Left(true)),
+        workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
+        semantic_tokens_provider: Some(
+            lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
+                lsp::SemanticTokensOptions {
+                    legend: convert::legend(),
+                    range: Some(true),
+                    full: Some(lsp::SemanticTokensFullOptions::Delta { delta: Some(true) }),
+                    ..Default::default()
                 },
-            );
-        }
-        self.schedule_diagnostics(doc.uri);
-    }
-
-    async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
-        let uri = params.text_document.uri;
-        {
-            let mut st = self.state.lock().unwrap();
-            let unit = st.unit;
-            let Some(doc) = st.docs.get(uri.as_str()) else {
-                return;
-            };
-            let file = doc.file;
-            let mut text = file.text(&st.db).to_string();
-            let mut index: Option<LineIndex> = Some(db::line_index(&st.db, file).clone());
-            let mut edits = Vec::new();
-            let mut full: Option<String> = None;
-            for change in params.content_changes {
-                match change.range {
-                    Some(range) => {
-                        let idx = index.get_or_insert_with(|| LineIndex::new(&text));
-                        let start = convert::offset(&text, idx, range.start, unit);
-                        let end = convert::offset(&text, idx, range.end, unit);
-                        let edit = SyntaxEdit {
-                            delete: TextRange::new(start.min(end), start.max(end)),
-                            insert: change.text,
-                        };
-                        edit.apply(&mut text);
-                        index = None;
-                        edits.push(edit);
-                    }
-                    None => {
-                        text = change.text;
-                        index = None;
-                        edits.clear();
-                        full = Some(text.clone());
-                    }
-                }
-            }
-            match full {
-                // A full replacement, possibly followed by edits: set the final text.
-                Some(_) => st.db.set_text(file, &text),
-                None if !edits.is_empty() => {
-                    st.db
-                        .apply_edits_with_text(file, edits, std::sync::Arc::from(text))
-                }
-                None => {}
-            }
-            if let Some(doc) = st.docs.get_mut(uri.as_str()) {
-                doc.version = params.text_document.version;
-            }
-        }
-        self.schedule_diagnostics(uri);
-    }
-
-    async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
-        let uri = params.text_document.uri;
-        self.state.lock().unwrap().docs.remove(uri.as_str());
-        self.cache.forget(uri.as_str());
-        let _guard = self.published.lock().await;
-        self.client.publish_diagnostics(uri, Vec::new(), None).await;
-    }
-
-    async fn hover(&self, params: lsp::HoverParams) -> Result<Option<lsp::Hover>> {
-        let pos = params.text_document_position_params;
-        self.with_snapshot(&pos.text_document.uri, move |s| {
-            let offset = s.offset(pos.position);
-            Ok(s.analysis().hover(offset).map(|h| lsp::Hover {
-                contents: lsp::HoverContents::Markup(lsp::MarkupContent {
-                    kind: lsp::MarkupKind::Markdown,
-                    value: h.markdown,
-                }),
-                range: Some(s.range(h.range)),
-            }))
-        })
-        .await
-    }
-
-    async fn goto_definition(
-        &self,
-        params: lsp::GotoDefinitionParams,
-    ) -> Result<Option<lsp::GotoDefinitionResponse>> {
-        let pos = params.text_document_position_params;
-        self.with_snapshot(&pos.text_document.uri, move |s| {
-            let offset = s.offset(pos.position);
-            Ok(s.analysis()
-                .goto_definition(offset)
-                .map(|nav| lsp::GotoDefinitionResponse::Scalar(s.location(nav.focus_range))))
-        })
-        .await
-    }
-
-    async fn references(&self, params: lsp::ReferenceParams) -> Result<Option<Vec<lsp::Location>>> {
-        let pos = params.text_document_position;
-        let include = params.context.include_declaration;
-        self.with_snapshot(&pos.text_document.uri, move |s| {
-            let offset = s.offset(pos.position);
-            let refs = s.analysis().references(offset, include);
-            Ok(Some(refs.into_iter().map(|r| s.location(r)).collect()))
-        })
-        .await
-    }
-
-    async fn document_highlight(
-        &self,
-        params: lsp::DocumentHighlightParams,
-    ) -> Result<Option<Vec<lsp::DocumentHighlight>>> {
-        let pos = params.text_document_position_params;
-        self.with_snapshot(&pos.text_document.uri, move |s| {
-            let offset = s.offset(pos.position);
-            let hs = s.analysis().highlight(offset);
-            Ok(Some(
-                hs.into_iter()
-                    .map(|h| lsp::DocumentHighlight {
-                        range: s.range(h.range),
-                        kind: Some(if h.is_def {
-                            lsp::DocumentHighlightKind::WRITE
-                        } else {
-                            lsp::DocumentHighlightKind::READ
-                        }),
-                    })
-                    .collect(),
-            ))
-        })
-        .await
-    }
-
-    async fn prepare_rename(
-        &self,
-        params: lsp::TextDocumentPositionParams,
-    ) -> Result<Option<lsp::PrepareRenameResponse>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            let offset = s.offset(params.position);
-            match s.analysis().prepare_rename(offset) {
-                Ok((range, text)) => Ok(Some(lsp::PrepareRenameResponse::RangeWithPlaceholder {
-                    range: s.range(range),
-                    placeholder: text,
-                })),
-                Err(message) => Err(failed(message)),
-            }
-        })
-        .await
-    }
-
-    async fn rename(&self, params: lsp::RenameParams) -> Result<Option<lsp::WorkspaceEdit>> {
-        let pos = params.text_document_position;
-        let new_name = params.new_name;
-        self.with_snapshot(&pos.text_document.uri, move |s| {
-            let offset = s.offset(pos.position);
-            match s.analysis().rename(offset, &new_name) {
-                Ok(edits) => {
-                    let mut changes = HashMap::new();
-                    changes.insert(s.uri.clone(), edits.iter().map(|e| s.edit(e)).collect());
-                    Ok(Some(lsp::WorkspaceEdit {
-                        changes: Some(changes),
-                        ..Default::default()
-                    }))
-                }
-                Err(message) => Err(failed(message)),
-            }
-        })
-        .await
-    }
-
-    async fn completion(
-        &self,
-        params: lsp::CompletionParams,
-    ) -> Result<Option<lsp::CompletionResponse>> {
-        let pos = params.text_document_position;
-        self.with_snapshot(&pos.text_document.uri, move |s| {
-            let offset = s.offset(pos.position);
-            let items: Vec<lsp::CompletionItem> = s
-                .analysis()
-                .completions(offset)
-                .iter()
-                .map(|c| convert::completion(s, c))
-                .collect();
-            Ok(Some(lsp::CompletionResponse::Array(items)))
-        })
-        .await
-    }
-
-    async fn signature_help(
-        &self,
-        params: lsp::SignatureHelpParams,
-    ) -> Result<Option<lsp::SignatureHelp>> {
-        let pos = params.text_document_position_params;
-        self.with_snapshot(&pos.text_document.uri, move |s| {
-            let offset = s.offset(pos.position);
-            Ok(s.analysis().signature_help(offset).map(|h| {
-                let label_utf16 = |byte: usize| h.label[..byte].encode_utf16().count() as u32;
-                let parameters = h
-                    .parameters
-                    .iter()
-                    .map(|(r, doc)| lsp::ParameterInformation {
-                        label: lsp::ParameterLabel::LabelOffsets([
-                            label_utf16(r.start),
-                            label_utf16(r.end),
-                        ]),
-                        documentation: doc.clone().map(lsp::Documentation::String),
-                    })
-                    .collect();
-                lsp::SignatureHelp {
-                    signatures: vec![lsp::SignatureInformation {
-                        label: h.label.clone(),
-                        documentation: h.documentation.clone().map(|d| {
-                            lsp::Documentation::MarkupContent(lsp::MarkupContent {
-                                kind: lsp::MarkupKind::Markdown,
-                                value: d,
-                            })
-                        }),
-                        parameters: Some(parameters),
-                        active_parameter: h.active_parameter.map(|a| a as u32),
-                    }],
-                    active_signature: Some(0),
-                    active_parameter: h.active_parameter.map(|a| a as u32),
-                }
-            }))
-        })
-        .await
-    }
-
-    async fn document_symbol(
-        &self,
-        params: lsp::DocumentSymbolParams,
-    ) -> Result<Option<lsp::DocumentSymbolResponse>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            let symbols = s.analysis().document_symbols();
-            Ok(Some(lsp::DocumentSymbolResponse::Nested(
-                symbols
-                    .iter()
-                    .map(|x| convert::document_symbol(s, x))
-                    .collect(),
-            )))
-        })
-        .await
-    }
-
-    #[allow(deprecated)]
-    async fn symbol(
-        &self,
-        params: lsp::WorkspaceSymbolParams,
-    ) -> Result<Option<lsp::WorkspaceSymbolResponse>> {
-        let (db, docs, unit) = {
-            let st = self.state.lock().unwrap();
-            let docs: Vec<(lsp::Uri, File)> =
-                st.docs.values().map(|d| (d.uri.clone(), d.file)).collect();
-            (st.db.clone(), docs, st.unit)
-        };
-        let query = params.query;
-        let joined = tokio::task::spawn_blocking(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                let files: Vec<File> = docs.iter().map(|(_, f)| *f).collect();
-                let found = ide::workspace_symbols(&db, &files, &query);
-                found
-                    .into_iter()
-                    .filter_map(|sym| {
-                        let (uri, file) = docs.iter().find(|(_, f)| *f == sym.file)?;
-                        let snap = Snap {
-                            db: db.clone(),
-                            file: *file,
-                            uri: uri.clone(),
-                            unit,
-                        };
-                        Some(lsp::SymbolInformation {
-                            name: sym.name.clone(),
-                            kind: convert::symbol_kind(sym.kind),
-                            tags: None,
-                            deprecated: None,
-                            location: snap.location(sym.range),
-                            container_name: sym.container.clone(),
-                        })
-                    })
-                    .collect::<Vec<_>>()
-            }));
-            drop(db);
-            result
-        })
-        .await;
-        match joined {
-            Ok(Ok(list)) => Ok(Some(lsp::WorkspaceSymbolResponse::Flat(list))),
-            Ok(Err(p)) if p.is::<salsa::Cancelled>() => Err(Error::content_modified()),
-            _ => Err(Error::internal_error()),
-        }
-    }
-
-    async fn semantic_tokens_full(
-        &self,
-        params: lsp::SemanticTokensParams,
-    ) -> Result<Option<lsp::SemanticTokensResult>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            let tokens = s.analysis().semantic_tokens(None);
-            Ok(Some(lsp::SemanticTokensResult::Tokens(
-                lsp::SemanticTokens {
-                    result_id: None,
-                    data: convert::semantic_tokens(s, &tokens),
-                },
-            )))
-        })
-        .await
-    }
-
-    async fn semantic_tokens_range(
-        &self,
-        params: lsp::SemanticTokensRangeParams,
-    ) -> Result<Option<lsp::SemanticTokensRangeResult>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            let range = s.text_range(params.range);
-            let tokens = s.analysis().semantic_tokens(Some(range));
-            Ok(Some(lsp::SemanticTokensRangeResult::Tokens(
-                lsp::SemanticTokens {
-                    result_id: None,
-                    data: convert::semantic_tokens(s, &tokens),
-                },
-            )))
-        })
-        .await
-    }
-
-    async fn inlay_hint(
-        &self,
-        params: lsp::InlayHintParams,
-    ) -> Result<Option<Vec<lsp::InlayHint>>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            let range = s.text_range(params.range);
-            let hints = s.analysis().inlay_hints(Some(range));
-            Ok(Some(
-                hints
-                    .into_iter()
-                    .map(|h| lsp::InlayHint {
-                        position: s.position(h.offset),
-                        label: lsp::InlayHintLabel::String(h.label),
-                        kind: Some(lsp::InlayHintKind::TYPE),
-                        text_edits: None,
-                        tooltip: None,
-                        padding_left: None,
-                        padding_right: None,
-                        data: None,
-                    })
-                    .collect(),
-            ))
-        })
-        .await
-    }
-
-    async fn folding_range(
-        &self,
-        params: lsp::FoldingRangeParams,
-    ) -> Result<Option<Vec<lsp::FoldingRange>>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            Ok(Some(
-                s.analysis()
-                    .folding_ranges()
-                    .into_iter()
-                    .map(|f| lsp::FoldingRange {
-                        start_line: f.start_line,
-                        end_line: f.end_line,
-                        kind: Some(match f.kind {
-                            ide::FoldKind::Comment => lsp::FoldingRangeKind::Comment,
-                            ide::FoldKind::Region => lsp::FoldingRangeKind::Region,
-                        }),
-                        ..Default::default()
-                    })
-                    .collect(),
-            ))
-        })
-        .await
-    }
-
-    async fn formatting(
-        &self,
-        params: lsp::DocumentFormattingParams,
-    ) -> Result<Option<Vec<lsp::TextEdit>>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            match s.analysis().format() {
-                Ok(edits) => Ok(Some(edits.iter().map(|e| s.edit(e)).collect())),
-                Err(message) => Err(failed(message)),
-            }
-        })
-        .await
-    }
-
-    async fn code_action(
-        &self,
-        params: lsp::CodeActionParams,
-    ) -> Result<Option<lsp::CodeActionResponse>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            let range = s.text_range(params.range);
-            let actions = s.analysis().code_actions(range);
-            Ok(Some(
-                actions
-                    .into_iter()
-                    .map(|a| {
-                        let mut changes = HashMap::new();
-                        changes.insert(s.uri.clone(), a.edits.iter().map(|e| s.edit(e)).collect());
-                        lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-                            title: a.title,
-                            kind: Some(match a.kind {
-                                ide::CodeActionKind::QuickFix => lsp::CodeActionKind::QUICKFIX,
-                                ide::CodeActionKind::RefactorRewrite => {
-                                    lsp::CodeActionKind::REFACTOR_REWRITE
-                                }
-                            }),
-                            diagnostics: a.diagnostic.map(|d| vec![convert::diagnostic(s, &d)]),
-                            edit: Some(lsp::WorkspaceEdit {
-                                changes: Some(changes),
-                                ..Default::default()
-                            }),
-                            is_preferred: a.is_preferred.then_some(true),
-                            ..Default::default()
-                        })
-                    })
-                    .collect(),
-            ))
-        })
-        .await
-    }
-
-    async fn code_lens(&self, params: lsp::CodeLensParams) -> Result<Option<Vec<lsp::CodeLens>>> {
-        self.with_snapshot(&params.text_document.uri, move |s| {
-            Ok(Some(
-                s.analysis()
-                    .code_lenses()
-                    .into_iter()
-                    .map(|l| lsp::CodeLens {
-                        range: s.range(l.range),
-                        command: Some(lsp::Command {
-                            title: l.title,
-                            command: l.command,
-                            arguments: Some(vec![
-                                Json::String(s.uri.as_str().to_string()),
-                                Json::String(l.graph),
-                            ]),
-                        }),
-                        data: None,
-                    })
-                    .collect(),
-            ))
-        })
-        .await
+            ),
+        ),
+        folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
+        document_formatting_provider: Some(lsp::OneOf::Left(true)),
+        document_range_formatting_provider: Some(lsp::OneOf::Left(true)),
+        code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
+            lsp::CodeActionOptions {
+                code_action_kinds: Some(vec![
+                    lsp::CodeActionKind::QUICKFIX,
+                    lsp::CodeActionKind::REFACTOR_REWRITE,
+                ]),
+                ..Default::default()
+            },
+        )),
+        code_lens_provider: Some(lsp::CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
+        inlay_hint_provider: Some(lsp::OneOf::Left(true)),
+        selection_range_provider: Some(lsp::SelectionRangeProviderCapability::Simple(true)),
+        call_hierarchy_provider: Some(lsp::CallHierarchyServerCapability::Simple(true)),
+        linked_editing_range_provider: Some(lsp::LinkedEditingRangeServerCapabilities::Simple(
+            true,
+        )),
+        execute_command_provider: Some(lsp::ExecuteCommandOptions {
+            commands,
+            work_done_progress_options: Default::default(),
+        }),
+        diagnostic_provider: pull.then(|| {
+            lsp::DiagnosticServerCapabilities::Options(lsp::DiagnosticOptions {
+                identifier: Some("mirdsl".into()),
+                inter_file_dependencies: false,
+                workspace_diagnostics: true,
+                work_done_progress_options: Default::default(),
+            })
+        }),
+        ..Default::default()
     }
 }

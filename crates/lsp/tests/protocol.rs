@@ -198,3 +198,171 @@ fn gradient_request_answers_text_or_a_clear_error() {
         c.shutdown().await;
     });
 }
+
+/// `$/cancelRequest` stops a request in flight (salsa's local cancellation
+/// unwinds its queries): it is answered `RequestCancelled` at once, and only
+/// once. A newer edit answers one `ContentModified`.
+#[test]
+fn cancel_request_and_newer_edits_end_requests_in_flight() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let uri = "file:///work/wait.mir";
+        c.open(uri, "graph f(x: f32[3]) {\n  return x\n}\n").await;
+        c.diagnostics(uri, 1).await;
+        let id = c
+            .send_request("mirdsl/debug/wait", json!({"uri": uri, "ms": 20000}))
+            .await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let started = std::time::Instant::now();
+        c.notify("$/cancelRequest", json!({"id": id})).await;
+        let r = c.response(id).await;
+        assert_eq!(r["error"]["code"], -32800, "{r}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Cancelling again (or an unknown id) answers nothing more.
+        c.notify("$/cancelRequest", json!({"id": id})).await;
+        c.notify("$/cancelRequest", json!({"id": 9999})).await;
+        let id = c
+            .send_request("mirdsl/debug/wait", json!({"uri": uri, "ms": 20000}))
+            .await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        c.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": 2},
+                "contentChanges": [{"range": {"start": {"line": 1, "character": 9}, "end": {"line": 1, "character": 10}}, "text": "x * 2.0"}]
+            }),
+        )
+        .await;
+        let r = c.response(id).await;
+        assert_eq!(r["error"]["code"], -32801, "{r}");
+        c.diagnostics(uri, 2).await;
+        // Nothing else answered either request.
+        let more: Vec<&Json> = c.pending.iter().filter(|m| m.get("id").is_some()).collect();
+        assert!(more.is_empty(), "{more:?}");
+        c.shutdown().await;
+    });
+}
+
+/// Issue 14, finding 8: code lenses work in any client. The server carries
+/// out their commands (`workspace/executeCommand`): a run is answered (and
+/// shown), a gradient or a graph is written to a file the client is asked to
+/// show. A client that carries them out itself says so and the server does
+/// not offer them.
+#[test]
+fn code_lens_commands_are_carried_out_by_the_server() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        let r = c
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": null, "capabilities": {"window": {"showDocument": {"support": true}}}}),
+            )
+            .await;
+        assert_eq!(
+            r["result"]["capabilities"]["executeCommandProvider"]["commands"],
+            json!(["mirdsl.run", "mirdsl.showGraph", "mirdsl.showGradient"])
+        );
+        c.notify("initialized", json!({})).await;
+        let uri = "file:///work/lens.mir";
+        c.open(uri, "graph sq(x: f32[3]) {\n  return ReduceSum(x * x)\n}\n")
+            .await;
+        let lenses = c
+            .request("textDocument/codeLens", json!({"textDocument": {"uri": uri}}))
+            .await;
+        let commands: Vec<Json> = lenses["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["command"].clone())
+            .collect();
+        assert_eq!(commands.len(), 3);
+        // Each lens's command, as the client would send it.
+        let run = commands.iter().find(|c| c["command"] == "mirdsl.run").unwrap();
+        let mut arguments = run["arguments"].as_array().unwrap().clone();
+        arguments.push(json!({"args": {"x": "[1.0, 2.0, 3.0]"}}));
+        let r = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mirdsl.run", "arguments": arguments}),
+            )
+            .await;
+        assert_eq!(r["result"]["result"]["data"], json!([14.0]), "{r}");
+        let shown = c
+            .notification("window/showMessage", |p| p["message"].as_str().is_some())
+            .await;
+        assert!(shown["message"].as_str().unwrap().contains("sq"), "{shown}");
+        let gradient = commands
+            .iter()
+            .find(|c| c["command"] == "mirdsl.showGradient")
+            .unwrap();
+        let r = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mirdsl.showGradient", "arguments": gradient["arguments"]}),
+            )
+            .await;
+        let text = r["result"]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("graph"), "{r}");
+        let path = r["result"]["uri"].as_str().unwrap().strip_prefix("file://").unwrap().to_string();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        let asked = c.notification("window/showDocument", |_| true).await;
+        assert_eq!(asked["uri"], r["result"]["uri"]);
+        let graph = commands.iter().find(|c| c["command"] == "mirdsl.showGraph").unwrap();
+        let r = c
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "mirdsl.showGraph", "arguments": graph["arguments"]}),
+            )
+            .await;
+        assert!(r["result"]["text"].as_str().unwrap().starts_with("<svg"), "{r}");
+        let r = c
+            .request("workspace/executeCommand", json!({"command": "mirdsl.nope", "arguments": [uri, "sq"]}))
+            .await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        c.shutdown().await;
+        // A client with commands of its own.
+        let mut c = Client::start();
+        let r = c
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": null, "capabilities": {},
+                       "initializationOptions": {"clientCommands": ["mirdsl.run", "mirdsl.showGraph", "mirdsl.showGradient"]}}),
+            )
+            .await;
+        assert_eq!(r["result"]["capabilities"]["executeCommandProvider"]["commands"], json!([]));
+        c.shutdown().await;
+    });
+}
+
+/// A client that pulls diagnostics is not pushed any; one that does not is.
+#[test]
+fn diagnostics_are_pulled_or_pushed_as_the_client_can() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        let r = c
+            .request(
+                "initialize",
+                json!({"processId": null, "rootUri": null, "capabilities": {"textDocument": {"diagnostic": {}}}}),
+            )
+            .await;
+        assert_eq!(r["result"]["capabilities"]["diagnosticProvider"]["workspaceDiagnostics"], true);
+        c.notify("initialized", json!({})).await;
+        let uri = "file:///work/pull.mir";
+        c.open(uri, "graph f(x) {\n  return Bogus(x)\n}\n").await;
+        let d = c
+            .request("textDocument/diagnostic", json!({"textDocument": {"uri": uri}}))
+            .await;
+        assert_eq!(d["result"]["items"][0]["code"], "E0140", "{d}");
+        let pushed = c.next_within(std::time::Duration::from_millis(300)).await;
+        assert!(pushed.is_none(), "{pushed:?}");
+        c.shutdown().await;
+        let mut c = Client::start();
+        let r = c.initialize(None).await;
+        assert!(r["result"]["capabilities"]["diagnosticProvider"].is_null());
+        c.open(uri, "graph f(x) {\n  return Bogus(x)\n}\n").await;
+        let d = c.diagnostics(uri, 1).await;
+        assert_eq!(d["diagnostics"][0]["code"], "E0140", "{d}");
+        c.shutdown().await;
+    });
+}

@@ -16,7 +16,8 @@
 //!
 //! JSON may continue over the following lines. Filters shorten big answers:
 //! `|labels` (completion items), `|tokens` (decoded semantic tokens), `|count`,
-//! `|quiet` (only whether it succeeded), `|nodocs` (without documentation). Positions print as `L:C`, ranges as `L:C-L:C`.
+//! `|quiet` (only whether it succeeded), `|nodocs` (without documentation),
+//! `|summary` (semantic tokens: the result id and the data's length or the edits). Positions print as `L:C`, ranges as `L:C-L:C`.
 
 mod harness;
 
@@ -126,6 +127,32 @@ impl Runner {
         }
         match name {
             "count" => format!("{} items", result.as_array().map_or(0, Vec::len)),
+            // Semantic tokens in short: the result id, and the data's length
+            // or the edits (start, deleted, inserted numbers).
+            "summary" => {
+                let len = |v: &Json| v.as_array().map_or(0, Vec::len);
+                match result.get("edits") {
+                    Some(edits) => format!(
+                        "resultId {} edits {:?}",
+                        result["resultId"],
+                        edits
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|e| (
+                                e["start"].as_u64().unwrap(),
+                                e["deleteCount"].as_u64().unwrap(),
+                                len(&e["data"])
+                            ))
+                            .collect::<Vec<_>>()
+                    ),
+                    None => format!(
+                        "resultId {} data of {}",
+                        result["resultId"],
+                        len(&result["data"])
+                    ),
+                }
+            }
             "quiet" => "ok".to_string(),
             "nodocs" => {
                 fn strip(v: &Json) -> Json {
@@ -362,4 +389,5 @@ transcripts!(
     features,
     custom,
     robustness,
+    protocol_pieces,
 );

@@ -33,6 +33,10 @@ enum Command {
         /// Accepted for clients that pass it (VS Code's); stdio is the only transport.
         #[arg(long)]
         stdio: bool,
+        /// Run one `mirdsl/run` job (JSON on stdin, result on stdout): the
+        /// server's child process for runs it can stop.
+        #[arg(long, hide = true)]
+        run_worker: bool,
     },
     /// Format `.mir` files in place (directories are searched for `.mir` files).
     Fmt {
@@ -119,13 +123,14 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Lsp { stdio: _ } => match lsp::run_stdio() {
-            Ok(()) => EXIT_OK,
-            Err(e) => {
-                eprintln!("error: the language server failed: {e}");
-                EXIT_FAILURE
-            }
-        },
+        // 0 after `shutdown` and `exit`; 1 for `exit` without `shutdown`.
+        Command::Lsp {
+            stdio: _,
+            run_worker: false,
+        } => lsp::run_stdio() as u8,
+        Command::Lsp {
+            run_worker: true, ..
+        } => lsp::run_worker() as u8,
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
         Command::Check { paths, format } => check_command(&paths, format),
@@ -245,16 +250,23 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
         Err(code) => return code,
     };
     let mut checked = Vec::new();
+    let mut internal = 0;
     for file in files {
         let text = match read(&file) {
             Ok(text) => text,
             Err(c) => return c,
         };
-        let analysis = analysis::analyze(&text);
+        // The language server's pipeline (the incremental database), so
+        // that CI and the editor say the same thing.
+        let (diagnostics, failures) = ide::check_text(&text);
+        for f in &failures {
+            eprintln!("error: {}: {}", file.display(), ide::failure_message(f));
+            internal += 1;
+        }
         checked.push(render::Checked {
             path: file.display().to_string(),
             text,
-            diagnostics: analysis.diagnostics,
+            diagnostics,
         });
     }
     let errors = checked
@@ -286,7 +298,7 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
             serde_json::to_string_pretty(&render::sarif(&checked)).unwrap()
         ),
     }
-    if errors > 0 {
+    if errors + internal > 0 {
         EXIT_FAILURE
     } else {
         EXIT_OK

@@ -3,12 +3,19 @@
 //! [`SOURCE_PATH`] (namespace [`NAMESPACE`]), the way MindSpore's expanders
 //! define them.
 //!
-//! Each `graph` there is one primitive: parameters without a default are its
-//! inputs, parameters with a default (`alpha: f32 = 0.01`) its attributes, and
-//! the `#` lines above it its documentation. So the file is the one place such
+//! Each `graph` there is one primitive: parameters with a default
+//! (`alpha: f32 = 0.01`) or an attribute type (`size: ints`, a required
+//! attribute) are its attributes, the others its inputs, and the `#` lines
+//! above it its documentation. Attribute types are the scalar dtypes (`f32`,
+//! `i64`, `bool`) and `float`, `int`, `str`, `dtype`, `ints` (an int or a
+//! tuple of ints), `floats` and `number`. So the file is the one place such
 //! an op is defined: its schema comes from the signature, and its shape rule,
 //! gradient and kernel from the body (the analysis infers, differentiates and
-//! runs the body specialised on the call's attributes: an *instance*).
+//! runs the body specialised on the call's attributes: an *instance*). In an
+//! instance, an `if` on attributes alone (`if reduction == "sum"`,
+//! `if dtype == none`) keeps only the branch taken. A string attribute takes
+//! the strings its body compares it with and its default (any case, as every
+//! string attribute), or any string when the body compares it with none.
 //!
 //! A composite is an [`OpDef`] like any primitive (binding, docs, completion
 //! and import see no difference); [`composite`] tells the ones that need their
@@ -96,16 +103,33 @@ fn doc_comment(node: &syntax::SyntaxNode) -> String {
     lines.join(" ")
 }
 
+/// Whether a parameter of a definition is an attribute: it has a default, or
+/// an attribute type (`size: ints`, a required attribute).
+pub fn is_attribute_param(param: &ast::Param) -> bool {
+    param.default_value().is_some() || attr_kind(param).is_some()
+}
+
 /// An attribute's type and default, from its annotation and default value.
-fn attr_kind(param: &ast::Param) -> Option<(AttrType, AttrDefault)> {
+fn attr_kind(param: &ast::Param) -> Option<(AttrType, Option<AttrDefault>)> {
     let annotation = param.ty().map(|t| t.syntax().text().to_string());
-    let value = param.default_value()?;
+    let declared = match annotation.as_deref() {
+        Some("f16" | "bf16" | "f32" | "f64" | "float") => Some(AttrType::Float),
+        Some("i8" | "i16" | "i32" | "i64" | "u8" | "int") => Some(AttrType::Int),
+        Some("bool") => Some(AttrType::Bool),
+        Some("str") => Some(AttrType::Str(&[])),
+        Some("dtype") => Some(AttrType::DType),
+        Some("ints") => Some(AttrType::Ints),
+        Some("floats") => Some(AttrType::Floats),
+        Some("number") => Some(AttrType::Number),
+        _ => None,
+    };
+    let Some(value) = param.default_value() else {
+        // A required attribute: its type says it is one.
+        return declared.map(|ty| (ty, None));
+    };
     let constant = const_of(&value)?;
-    let ty = match (annotation.as_deref(), &constant) {
-        (Some("f16" | "bf16" | "f32" | "f64"), _) => AttrType::Float,
-        (Some("i8" | "i16" | "i32" | "i64" | "u8"), _) => AttrType::Int,
-        (Some("bool"), _) => AttrType::Bool,
-        (Some("str"), _) => AttrType::Str(&[]),
+    let ty = match (declared, &constant) {
+        (Some(ty), _) => ty,
         (_, AttrValue::Float(_)) => AttrType::Float,
         (_, AttrValue::Int(_)) => AttrType::Int,
         (_, AttrValue::Bool(_)) => AttrType::Bool,
@@ -127,7 +151,7 @@ fn attr_kind(param: &ast::Param) -> Option<(AttrType, AttrDefault)> {
         AttrValue::None => AttrDefault::None,
         AttrValue::DType(d) => AttrDefault::DType(d),
     };
-    Some((ty, default))
+    Some((ty, Some(default)))
 }
 
 /// A literal constant: numbers (with a sign), booleans, strings, `none` and
@@ -164,7 +188,23 @@ fn definition(graph: &ast::Graph) -> Option<&'static OpDef> {
     for p in graph.params() {
         let pname: &'static str = Box::leak(p.name()?.text().into_boxed_str());
         params.push(match attr_kind(&p) {
-            Some((ty, default)) => ParamDef::attr(pname, ty, Some(default), ""),
+            Some((AttrType::Str(_), default)) => {
+                // The strings the body tells apart, and the default: the
+                // values the attribute takes (matched in any case).
+                let mut allowed = compared_strings(graph, pname);
+                if let Some(AttrDefault::Str(d)) = default {
+                    if !allowed.iter().any(|a| a.eq_ignore_ascii_case(d)) {
+                        allowed.push(d.to_string());
+                    }
+                }
+                let allowed: Vec<&'static str> = allowed
+                    .into_iter()
+                    .map(|a| &*Box::leak(a.into_boxed_str()))
+                    .collect();
+                let ty = AttrType::Str(Box::leak(allowed.into_boxed_slice()));
+                ParamDef::attr(pname, ty, default, "")
+            }
+            Some((ty, default)) => ParamDef::attr(pname, ty, default, ""),
             None => ParamDef::input(pname, ""),
         });
     }
@@ -180,6 +220,37 @@ fn definition(graph: &ast::Graph) -> Option<&'static OpDef> {
         grad: None,
         kernel: None,
     })))
+}
+
+/// The string literals a definition compares attribute `name` with
+/// (`reduction == "sum"`), in the order they appear.
+fn compared_strings(graph: &ast::Graph, name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for node in graph.syntax().descendants() {
+        let Some(b) = ast::BinExpr::cast(node) else {
+            continue;
+        };
+        if !matches!(
+            b.op_kind(),
+            Some(syntax::SyntaxKind::EQ2 | syntax::SyntaxKind::NEQ)
+        ) {
+            continue;
+        }
+        let (Some(l), Some(r)) = (b.lhs(), b.rhs()) else {
+            continue;
+        };
+        for (a, c) in [(&l, &r), (&r, &l)] {
+            let (ast::Expr::NameRef(n), ast::Expr::Literal(lit)) = (a, c) else {
+                continue;
+            };
+            if let (true, Some(ast::LiteralKind::Str(s))) = (n.text() == name, lit.kind()) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The name of `prim`'s instance: the composite's body specialised on the

@@ -51,6 +51,8 @@ pub enum Category {
     Backward,
     /// Defined by a DSL decomposition (see [`composite`]).
     Composite,
+    /// Collective communication (`AllReduce`): the identity in one process.
+    Communication,
 }
 
 /// The type an attribute's value must have.

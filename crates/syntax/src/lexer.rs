@@ -7,14 +7,13 @@ use crate::{SyntaxError, SyntaxKind, TextRange, TextSize};
 
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 enum RawToken {
-    #[regex(r"[ \t\r\u{feff}]+")]
+    #[regex(r"[ \t\u{feff}]+")]
     Whitespace,
-    #[regex(r"\r?\n")]
+    // A line break is `\n`, `\r\n` or a lone `\r` (as in LSP 3.17).
+    #[regex(r"\r\n|\r|\n")]
     Newline,
-    // A comment runs to the end of the line. A lone `\r` is not a line break (it is
-    // whitespace, as in the tree-sitter grammar), so the comment runs through it;
-    // the `\r` of a `\r\n` (and any `\r`s just before it or the end) is left out.
-    #[regex(r"#([^\r\n]|\r+[^\r\n])*", allow_greedy = true)]
+    // A comment runs to the end of the line.
+    #[regex(r"#[^\r\n]*", allow_greedy = true)]
     Comment,
     // Keywords are recognised from the identifier's text (see `SyntaxKind::from_keyword`),
     // so `graph.x` stays one dotted name.

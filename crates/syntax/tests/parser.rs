@@ -205,3 +205,27 @@ fn deep_nesting_is_reported_not_overflowed() {
         .unwrap();
     handle.join().expect("no stack overflow");
 }
+
+/// Issue 14, finding 5: a lone `\r` ends a line (and so a statement or a
+/// comment) as `\n` and `\r\n` do.
+#[test]
+fn cr_lf_and_crlf_end_lines() {
+    use syntax::SyntaxKind::*;
+    let kinds = |text: &str| -> Vec<syntax::SyntaxKind> {
+        syntax::tokenize(text).0.iter().map(|t| t.kind).collect()
+    };
+    for nl in ["\n", "\r\n", "\r"] {
+        assert_eq!(
+            kinds(&format!("a{nl}# note{nl}b")),
+            [IDENT, NEWLINE, COMMENT, NEWLINE, IDENT],
+            "{nl:?}"
+        );
+        let text = format!("graph f(x: f32[3]) {{{nl}  y = Exp(x){nl}  return y{nl}}}{nl}");
+        let parse = syntax::parse(&text);
+        assert!(parse.errors().is_empty(), "{nl:?}: {:?}", parse.errors());
+        assert_well_formed(&parse, &text);
+    }
+    // Two statements on lines split by a lone CR are two statements.
+    let parse = syntax::parse("graph f(x: f32[3]) {\r  y = x\r  return y\r}\r");
+    assert!(parse.errors().is_empty(), "{:?}", parse.errors());
+}

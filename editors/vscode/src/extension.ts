@@ -56,7 +56,12 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       { scheme: 'untitled', language: 'mindir' },
     ],
     outputChannel: log,
-    initializationOptions: { inlayHints: { enabled: config().get<boolean>('inlayHints.enabled', true) } },
+    initializationOptions: {
+      inlayHints: { enabled: config().get<boolean>('inlayHints.enabled', true) },
+      // The code lenses' commands are this extension's (with its views): the
+      // server then does not offer them as its own (workspace/executeCommand).
+      clientCommands: ['mirdsl.run', 'mirdsl.showGraph', 'mirdsl.showGradient'],
+    },
     synchronize: { configurationSection: 'mirdsl' },
     middleware: {
       provideInlayHints: (document, range, token, next) =>

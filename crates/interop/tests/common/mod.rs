@@ -102,6 +102,33 @@ pub fn run(text: &str, base: &Path, entry: &str, inputs: &[Tensor]) -> Json {
     }
 }
 
+/// `entry` run `steps` times on one executor (weights updated by one run are
+/// seen by the next), one result per run.
+pub fn run_steps(
+    text: &str,
+    base: &Path,
+    entry: &str,
+    inputs: &[Tensor],
+    steps: usize,
+) -> Vec<Json> {
+    let a = assert_checks("the program", text);
+    let program = a.source.program();
+    let options = exec::ExecOptions {
+        base_dir: base.to_path_buf(),
+        ..Default::default()
+    };
+    let mut ex = exec::Executor::new(&program, options);
+    (0..steps)
+        .map(|_| {
+            let args = inputs.iter().map(|t| ex.tensor(t.clone())).collect();
+            match ex.call(entry, args) {
+                Ok(v) => exec::output::to_json(&v),
+                Err(e) => panic!("running {entry} failed: {}", e.message),
+            }
+        })
+        .collect()
+}
+
 /// Whether two results (`mirdsl run --format json` shapes) agree closely.
 pub fn close(a: &Json, b: &Json) -> Result<(), String> {
     match (a, b) {

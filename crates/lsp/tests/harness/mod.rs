@@ -1,44 +1,51 @@
-//! An in-process LSP client over in-memory pipes: sends framed JSON-RPC to the
-//! server and reads what it sends back. Used by the transcript tests (which
+//! An in-process LSP client over a socket pair: sends framed JSON-RPC to the
+//! server (running in a thread) and reads what it sends back. Used by the transcript tests (which
 //! replay `tests/transcripts/*.txt`) and by the protocol tests in Rust.
 
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use serde_json::{json, Value as Json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub struct Client {
-    to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    to_server: UnixStream,
     from_server: mpsc::UnboundedReceiver<Json>,
     /// Notifications (and server requests) received while waiting for something else.
     pub pending: VecDeque<Json>,
     next_id: i64,
-    pub server: tokio::task::JoinHandle<()>,
+    /// The server's thread; its result is the exit status.
+    pub server: Option<std::thread::JoinHandle<i32>>,
 }
 
 const WAIT: Duration = Duration::from_secs(60);
 
 impl Client {
-    /// Starts a server in this runtime.
+    /// Starts a server (in a thread of this process, over a socket pair).
     pub fn start() -> Client {
-        let (client_end, server_end) = tokio::io::duplex(1 << 22);
-        let (server_read, server_write) = tokio::io::split(server_end);
-        let server = tokio::spawn(async move {
-            lsp::serve(server_read, server_write).await;
-        });
-        let (client_read, to_server) = tokio::io::split(client_end);
+        Client::start_with(lsp::Options::default())
+    }
+
+    pub fn start_with(options: lsp::Options) -> Client {
+        let (client_end, server_end) = UnixStream::pair().unwrap();
+        let server_out = server_end.try_clone().unwrap();
+        let server = std::thread::Builder::new()
+            .name("test-server".into())
+            .spawn(move || lsp::serve(server_end, server_out, options))
+            .unwrap();
+        let client_read = client_end.try_clone().unwrap();
         let (tx, from_server) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
+        std::thread::spawn(move || {
             let mut reader = BufReader::new(client_read);
             loop {
                 let mut length = None;
                 loop {
                     let mut line = String::new();
-                    if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
                         return;
                     }
                     let line = line.trim_end();
@@ -51,7 +58,7 @@ impl Client {
                 }
                 let Some(length) = length else { return };
                 let mut body = vec![0u8; length];
-                if reader.read_exact(&mut body).await.is_err() {
+                if reader.read_exact(&mut body).is_err() {
                     return;
                 }
                 let message: Json =
@@ -62,19 +69,30 @@ impl Client {
             }
         });
         Client {
-            to_server,
+            to_server: client_end,
             from_server,
             pending: VecDeque::new(),
             next_id: 1,
-            server,
+            server: Some(server),
         }
+    }
+
+    /// Sends bytes as they are (for malformed frames).
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.to_server.write_all(bytes).unwrap();
+        self.to_server.flush().unwrap();
+    }
+
+    /// Sends a body in one frame, whatever it holds.
+    pub async fn send_body(&mut self, body: &[u8]) {
+        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        frame.extend_from_slice(body);
+        self.send_bytes(&frame).await;
     }
 
     pub async fn send_raw(&mut self, message: &Json) {
         let body = serde_json::to_string(message).unwrap();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.to_server.write_all(frame.as_bytes()).await.unwrap();
-        self.to_server.flush().await.unwrap();
+        self.send_body(body.as_bytes()).await;
     }
 
     pub async fn notify(&mut self, method: &str, params: Json) {
@@ -190,10 +208,34 @@ impl Client {
         .await;
     }
 
+    /// The next message from the server, if one comes within `wait`.
+    pub async fn next_within(&mut self, wait: Duration) -> Option<Json> {
+        if let Some(m) = self.pending.pop_front() {
+            return Some(m);
+        }
+        tokio::time::timeout(wait, self.from_server.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Waits for the server to end; its exit status.
+    pub async fn exit_status(&mut self) -> i32 {
+        let server = self.server.take().expect("the server was started");
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(server.join().unwrap_or(101));
+        });
+        tokio::time::timeout(WAIT, rx)
+            .await
+            .expect("the server did not end")
+            .unwrap()
+    }
+
     pub async fn shutdown(mut self) {
         let r = self.request("shutdown", Json::Null).await;
         assert_eq!(r["result"], Json::Null, "{r}");
         self.notify("exit", Json::Null).await;
-        let _ = tokio::time::timeout(WAIT, self.server).await;
+        assert_eq!(self.exit_status().await, 0);
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod activations;
 pub mod backward;
+pub mod comm;
 pub mod elementwise;
 pub mod elementwise_ext;
 pub mod elementwise_ext_clamp;
@@ -91,6 +92,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         makers::OPS,
         state::OPS,
         backward::OPS,
+        comm::OPS,
         internal::OPS,
         internal_nn::OPS,
     ]
@@ -140,6 +142,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(backward::samples());
+    all.extend(comm::samples());
     all.extend(internal_nn::samples());
     all
 }

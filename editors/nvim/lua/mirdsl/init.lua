@@ -324,7 +324,11 @@ function M.start(bufnr)
     cmd = cfg.cmd,
     root_dir = root,
     settings = cfg.settings,
-    init_options = { inlayHints = { enabled = cfg.inlay_hints } },
+    -- The code lenses' commands are the plugin's (vim.lsp.commands below).
+    init_options = {
+      inlayHints = { enabled = cfg.inlay_hints },
+      clientCommands = { "mirdsl.run", "mirdsl.showGraph", "mirdsl.showGradient" },
+    },
     on_attach = function(client, b)
       if cfg.inlay_hints and client:supports_method("textDocument/inlayHint") then
         vim.lsp.inlay_hint.enable(true, { bufnr = b })

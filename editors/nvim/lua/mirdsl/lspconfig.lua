@@ -9,7 +9,8 @@
 --   vim.lsp.config('mirdsl', require('mirdsl.lspconfig').config)
 --   vim.lsp.enable('mirdsl')
 --
--- (The :Mir* commands and code lens commands come with require('mirdsl').setup().)
+-- (The :Mir* commands come with require('mirdsl').setup(); without it, the code
+-- lenses' commands are carried out by the server, through workspace/executeCommand.)
 
 local M = {}
 

@@ -1,0 +1,157 @@
+//! Before export: applications of `grad`, `value_and_grad` and `vjp` become
+//! calls of the gradient graphs automatic differentiation makes, since a
+//! `.mindir` holds graphs after differentiation (as MindSpore's own exporter
+//! writes them). The result is checked again, so the exporter sees inferred
+//! types for the new graphs too.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use analysis::{FileAnalysis, FileSource, LoweredGraph, SourceMap};
+use ir::{Body, GraphId, NodeId, NodeKind, Program, Value};
+
+use crate::export::ExportError;
+
+/// A metafunction applied to a function: the node, and what it differentiates.
+struct MetaApply {
+    item: String,
+    node: NodeId,
+    meta: ir::MetaFn,
+    target: autodiff::GradTarget,
+}
+
+/// The first metafunction application in the graphs `entry` uses.
+fn find(program: &Program, entry: &str) -> Option<MetaApply> {
+    let mut order = vec![entry.to_string()];
+    let mut i = 0;
+    while i < order.len() {
+        let body = program.graph(&order[i])?;
+        for (k, node) in body.nodes.iter().enumerate() {
+            if let NodeKind::Const(Value::Global(name)) = &node.kind {
+                if !order.contains(name) {
+                    order.push(name.clone());
+                }
+            }
+            let NodeKind::Apply(inputs) = &node.kind else {
+                continue;
+            };
+            let [m, f] = inputs.as_slice() else { continue };
+            let NodeKind::Const(Value::Meta(meta)) = &body.node(*m).kind else {
+                continue;
+            };
+            let target = match &body.node(*f).kind {
+                NodeKind::Const(Value::Global(g)) => autodiff::GradTarget {
+                    item: g.clone(),
+                    graph: GraphId(0),
+                },
+                NodeKind::Const(Value::Graph(g)) => autodiff::GradTarget {
+                    item: order[i].clone(),
+                    graph: *g,
+                },
+                _ => continue,
+            };
+            return Some(MetaApply {
+                item: order[i].clone(),
+                node: NodeId(k as u32),
+                meta: meta.clone(),
+                target,
+            });
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `analysis` with every metafunction application `entry` reaches replaced by
+/// the gradient graph it denotes; the original when there is none.
+pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, ExportError> {
+    let mut program = analysis.source.program();
+    let mut changed: Vec<String> = Vec::new();
+    let mut generated: Vec<String> = Vec::new();
+    for _round in 0..256 {
+        let Some(app) = find(&program, entry) else {
+            break;
+        };
+        let options = autodiff::Options {
+            composites: Some(analysis::composite::instance_body),
+            ..Default::default()
+        };
+        let result = autodiff::differentiate_with(&program, &app.target, &app.meta, &options)
+            .map_err(|e| {
+                ExportError::Unsupported(format!(
+                    "`{}` of `{}`: {e}",
+                    app.meta.name(),
+                    app.target.item
+                ))
+            })?;
+        for (name, body) in result.graphs {
+            generated.push(name.clone());
+            program.graphs.push((name, body));
+        }
+        let slot = program
+            .graphs
+            .iter_mut()
+            .find(|(n, _)| *n == app.item)
+            .expect("the item found");
+        let mut body: Body = (*slot.1).clone();
+        retarget(&mut body, app.node, &result.entry);
+        slot.1 = Arc::new(body);
+        if !changed.contains(&app.item) {
+            changed.push(app.item.clone());
+        }
+    }
+    if changed.is_empty() {
+        return Ok(analysis.clone());
+    }
+    let mut source = FileSource {
+        graphs: HashMap::new(),
+        weights: analysis.source.weights.clone(),
+        order: Vec::new(),
+    };
+    for (name, body) in &program.graphs {
+        let original = analysis.source.graphs.get(name);
+        let lowered = LoweredGraph {
+            name: name.clone(),
+            body: body.clone(),
+            source_map: original.map_or_else(SourceMap::default, |g| g.source_map.clone()),
+            diagnostics: Vec::new(),
+        };
+        source.order.push(name.clone());
+        source.graphs.insert(name.clone(), Arc::new(lowered));
+    }
+    let order = analysis::infer::callees_first(&source, &source.order);
+    let entries = analysis::infer::infer_all(&source, &order);
+    let errors: Vec<analysis::Diagnostic> = entries
+        .values()
+        .flat_map(|e| e.diagnostics.iter())
+        .filter(|d| d.severity == analysis::Severity::Error)
+        .cloned()
+        .collect();
+    if let Some(d) = errors.first() {
+        return Err(ExportError::Unsupported(format!(
+            "the differentiated program does not check: {}",
+            d.message
+        )));
+    }
+    Ok(FileAnalysis {
+        parse: analysis.parse.clone(),
+        source,
+        entries,
+        diagnostics: Vec::new(),
+    })
+}
+
+/// Node `n` (a metafunction applied to a function) becomes the gradient
+/// graph `entry` as a value.
+fn retarget(body: &mut Body, n: NodeId, entry: &str) {
+    // The metafunction's own constant is no longer used by anything.
+    if let Some(&m) = body.inputs(n).first() {
+        body.node_mut(m).kind = NodeKind::Const(Value::None);
+    }
+    if let Some(g) = body.node(n).graph {
+        body.graph_mut(g).nodes.retain(|&m| m != n);
+    }
+    let node = body.node_mut(n);
+    node.kind = NodeKind::Const(Value::Global(entry.to_string()));
+    node.graph = None;
+}

@@ -1,0 +1,209 @@
+//! Before export: the registry's internal gradient helpers (`_SumToShapeOf`,
+//! `_BroadcastToShapeOf`, ...) are written with MindSpore primitives, using
+//! the shapes inference knows, as MindSpore's own bprops do when they compute
+//! reduction axes from static shapes. A helper whose shapes are not known
+//! statically is left, and export then names it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use analysis::{FileAnalysis, LoweredGraph};
+use ir::{AbsVal, AttrValue, Body, Dim, GraphId, NodeId, PrimRef};
+
+use crate::export::ExportError;
+
+fn ints(v: &[i64]) -> AttrValue {
+    AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
+}
+
+/// The one ranked shape a node has in every specialisation (dimensions may be
+/// symbolic: `B`).
+fn ranked(values: &[AbsVal]) -> Option<Vec<Dim>> {
+    let mut out: Option<Vec<Dim>> = None;
+    for v in values {
+        let dims = match v {
+            AbsVal::Tensor { shape, .. } => shape.dims()?.to_vec(),
+            AbsVal::Scalar { .. } => Vec::new(),
+            _ => return None,
+        };
+        match &out {
+            Some(o) if o.len() != dims.len() => return None,
+            Some(o) => {
+                // Differing sizes across specialisations are unknown here.
+                let joined = o
+                    .iter()
+                    .zip(&dims)
+                    .map(|(a, b)| if a == b { a.clone() } else { Dim::Unknown })
+                    .collect();
+                out = Some(joined);
+            }
+            None => out = Some(dims),
+        }
+    }
+    out
+}
+
+/// Writes the nodes replacing one helper call; returns the result node.
+struct Emit<'b> {
+    body: &'b mut Body,
+    graph: GraphId,
+}
+
+impl Emit<'_> {
+    fn prim(&mut self, name: &str, attrs: Vec<(&str, AttrValue)>, args: &[NodeId]) -> NodeId {
+        let mut p = PrimRef::new(name);
+        p.attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        self.body.add_prim_call(self.graph, p, args, None)
+    }
+}
+
+/// `_SumToShapeOf(g, like)`: `g` summed over the axes `like` was broadcast
+/// along: the leading ones, then those where `like` has size 1.
+fn sum_to_shape(e: &mut Emit, g: NodeId, gs: &[Dim], like: &[Dim]) -> Option<NodeId> {
+    let lead = gs.len().checked_sub(like.len())?;
+    let mut out = g;
+    if lead > 0 {
+        let axes: Vec<i64> = (0..lead as i64).collect();
+        out = e.prim(
+            "ReduceSum",
+            vec![("axis", ints(&axes)), ("keep_dims", AttrValue::Bool(false))],
+            &[out],
+        );
+    }
+    let mut axes = Vec::new();
+    for (i, d) in like.iter().enumerate() {
+        match (d, &gs[lead + i]) {
+            (Dim::Known(1), Dim::Known(1)) => {}
+            (Dim::Known(1), _) => axes.push(i as i64),
+            (a, b) if a == b => {}
+            (Dim::Known(_), Dim::Known(_)) => return None,
+            // A size that may or may not be 1: not decidable statically.
+            _ => return None,
+        }
+    }
+    if !axes.is_empty() {
+        out = e.prim(
+            "ReduceSum",
+            vec![("axis", ints(&axes)), ("keep_dims", AttrValue::Bool(true))],
+            &[out],
+        );
+    }
+    Some(out)
+}
+
+/// `_BroadcastToShapeOf(grad, like, axis, keep_dims, mean)`: the reduction's
+/// gradient put back on `like`'s shape (the reduced axes restored, then
+/// broadcast by adding `like`'s zeros, which works for symbolic sizes too).
+fn broadcast_like(e: &mut Emit, grad: NodeId, like: NodeId, rank: usize, p: &PrimRef) -> NodeId {
+    let r = rank as i64;
+    let mut axes: Vec<i64> = match p.attr("axis").and_then(AttrValue::as_ints) {
+        Some(a) if !a.is_empty() => a.iter().map(|&x| if x < 0 { x + r } else { x }).collect(),
+        _ => (0..r).collect(),
+    };
+    axes.sort();
+    axes.dedup();
+    let keep = p
+        .attr("keep_dims")
+        .and_then(AttrValue::as_bool)
+        .unwrap_or(false);
+    let mut out = grad;
+    if !keep {
+        for &a in &axes {
+            out = e.prim("ExpandDims", vec![("axis", AttrValue::Int(a))], &[out]);
+        }
+    }
+    let zeros = e.prim("ZerosLike", Vec::new(), &[like]);
+    out = e.prim("Add", Vec::new(), &[zeros, out]);
+    if p.attr("mean").and_then(AttrValue::as_bool).unwrap_or(false) {
+        let ones = e.prim("OnesLike", Vec::new(), &[like]);
+        let count = e.prim(
+            "ReduceSum",
+            vec![("axis", ints(&axes)), ("keep_dims", AttrValue::Bool(true))],
+            &[ones],
+        );
+        out = e.prim("RealDiv", Vec::new(), &[out, count]);
+    }
+    out
+}
+
+/// `analysis` with the internal helpers of the graphs it holds written with
+/// MindSpore primitives where shapes allow, checked again.
+pub fn lower(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportError> {
+    let mut program = analysis.source.program();
+    let mut changed = false;
+    for (item, body) in program.graphs.iter_mut() {
+        let mut b: Body = (**body).clone();
+        let mut replace: HashMap<NodeId, NodeId> = HashMap::new();
+        for g in b.graph_ids().collect::<Vec<_>>() {
+            let nodes = std::mem::take(&mut b.graph_mut(g).nodes);
+            for n in nodes {
+                let lowered = b.called_prim(n).cloned().and_then(|p| {
+                    let args: Vec<NodeId> = b.inputs(n)[1..].to_vec();
+                    let shape = |k: usize| ranked(&analysis.values_of(item, args[k]));
+                    let mut e = Emit {
+                        body: &mut b,
+                        graph: g,
+                    };
+                    match p.name.as_str() {
+                        "_SumToShapeOf" => {
+                            let (gs, ls) = (shape(0)?, shape(1)?);
+                            sum_to_shape(&mut e, args[0], &gs, &ls)
+                        }
+                        "_BroadcastToShapeOf" => {
+                            let ls = shape(1)?;
+                            Some(broadcast_like(&mut e, args[0], args[1], ls.len(), &p))
+                        }
+                        "_ReshapeLike" => {
+                            let ls: Option<Vec<i64>> = shape(1)?.iter().map(Dim::known).collect();
+                            Some(e.prim("Reshape", vec![("shape", ints(&ls?))], &[args[0]]))
+                        }
+                        _ => None,
+                    }
+                });
+                match lowered {
+                    Some(out) => {
+                        replace.insert(n, out);
+                        changed = true;
+                    }
+                    None => b.graph_mut(g).nodes.push(n),
+                }
+            }
+        }
+        autodiff::builder::replace_uses(&mut b, &replace);
+        *body = Arc::new(b);
+    }
+    if !changed {
+        return Ok(analysis.clone());
+    }
+    let mut source = analysis.source.clone();
+    for (name, body) in &program.graphs {
+        let old = &source.graphs[name];
+        source.graphs.insert(
+            name.clone(),
+            Arc::new(LoweredGraph {
+                name: name.clone(),
+                body: body.clone(),
+                source_map: old.source_map.clone(),
+                diagnostics: Vec::new(),
+            }),
+        );
+    }
+    let order = analysis::infer::callees_first(&source, &source.order);
+    let entries = analysis::infer::infer_all(&source, &order);
+    if let Some(d) = entries
+        .values()
+        .flat_map(|e| e.diagnostics.iter())
+        .find(|d| d.severity == analysis::Severity::Error)
+    {
+        return Err(ExportError::Unsupported(format!(
+            "writing gradient helpers with MindSpore primitives broke the program: {}",
+            d.message
+        )));
+    }
+    Ok(FileAnalysis {
+        parse: analysis.parse.clone(),
+        source,
+        entries,
+        diagnostics: Vec::new(),
+    })
+}
