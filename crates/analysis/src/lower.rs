@@ -61,11 +61,32 @@ impl ItemIndex {
             crate::effects::effectful_graphs(file).into_iter().collect();
         effectful.sort();
         index.effectful = effectful;
-        index.sorted = (index.graphs.iter().map(|(n, _)| (n.clone(), false)))
-            .chain(index.weights.iter().map(|(n, _)| (n.clone(), true)))
+        (index.finish(), diagnostics)
+    }
+
+    /// An index of these graphs and weights (unique names), and the graphs
+    /// with effects (sorted).
+    pub fn new(
+        graphs: Vec<(String, TextRange)>,
+        weights: Vec<(String, TextRange)>,
+        effectful: Vec<String>,
+    ) -> ItemIndex {
+        ItemIndex {
+            graphs,
+            weights,
+            effectful,
+            sorted: Vec::new(),
+        }
+        .finish()
+    }
+
+    /// Builds the sorted lookup table from `graphs` and `weights`.
+    fn finish(mut self) -> ItemIndex {
+        self.sorted = (self.graphs.iter().map(|(n, _)| (n.clone(), false)))
+            .chain(self.weights.iter().map(|(n, _)| (n.clone(), true)))
             .collect();
-        index.sorted.sort();
-        (index, diagnostics)
+        self.sorted.sort();
+        self
     }
 
     /// Whether graph `name` has side effects (spec §11).
