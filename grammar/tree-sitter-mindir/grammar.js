@@ -88,7 +88,14 @@ module.exports = grammar({
     // ----------------------------------------------------------------------------------
     // Items
 
-    _item: $ => choice($.param_definition, $.graph_definition),
+    _item: $ => choice($.import_declaration, $.param_definition, $.graph_definition),
+
+    // `import "PATH"` or `import "PATH" as NAME` (spec §10).
+    import_declaration: $ => seq(
+      'import',
+      field('path', $.string),
+      optional(seq('as', field('alias', $.identifier))),
+    ),
 
     param_definition: $ => seq(
       'param',

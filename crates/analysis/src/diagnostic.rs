@@ -107,6 +107,9 @@ codes! {
     DuplicateName = "E0101", Error, "a name bound twice in one scope";
     UsedBeforeBound = "E0102", Error, "a name used before the statement that binds it";
     DuplicateItem = "E0103", Error, "two top-level items with one name";
+    ImportNotFound = "E0104", Error, "an import of a file that is missing or cannot be read";
+    ImportCycle = "E0105", Error, "files that import each other in a cycle";
+    ImportClash = "E0106", Error, "an import that makes two items with one name visible";
     MissingReturn = "E0110", Error, "a graph without `return`";
     MisplacedReturn = "E0111", Error, "`return` that is not the last statement, or is repeated";
     UselessExpression = "E0112", Error, "an expression statement whose value is never used";

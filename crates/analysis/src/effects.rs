@@ -43,6 +43,12 @@ fn called_names(node: &SyntaxNode) -> Vec<String> {
 /// Every graph name of the file (top-level and nested) whose body has effects,
 /// solved to a fixpoint over calls.
 pub fn effectful_graphs(file: &ast::SourceFile) -> HashSet<String> {
+    effectful_graphs_with(file, &HashSet::new())
+}
+
+/// [`effectful_graphs`] where the graphs named `seeds` (imported ones) have
+/// effects too; the result holds the file's own graphs only.
+pub fn effectful_graphs_with(file: &ast::SourceFile, seeds: &HashSet<String>) -> HashSet<String> {
     let graphs = graph_calls(file.syntax());
     let mut effectful: HashSet<String> = HashSet::new();
     loop {
@@ -51,7 +57,7 @@ pub fn effectful_graphs(file: &ast::SourceFile) -> HashSet<String> {
             if !effectful.contains(name)
                 && calls
                     .iter()
-                    .any(|c| is_effect_primitive(c) || effectful.contains(c))
+                    .any(|c| is_effect_primitive(c) || effectful.contains(c) || seeds.contains(c))
             {
                 effectful.insert(name.clone());
             }

@@ -5,7 +5,9 @@ pub mod composite;
 pub mod diagnostic;
 pub mod effects;
 pub mod infer;
+pub mod link;
 pub mod lower;
+pub mod modules;
 
 pub use diagnostic::{Code, Diagnostic, Fix, Severity};
 pub use lower::{Def, ItemIndex, LoweredGraph, SourceMap};

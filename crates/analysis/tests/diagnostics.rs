@@ -40,10 +40,19 @@ fn expectations(text: &str) -> Vec<Expected> {
     out
 }
 
-fn actual(text: &str) -> Vec<Expected> {
+/// The diagnostics of the fixture at `path` (with the files it imports).
+fn diagnostics(path: &Path, text: &str) -> Vec<analysis::Diagnostic> {
+    let linked = analysis::link::link(
+        path,
+        Some(std::sync::Arc::from(text)),
+        &analysis::modules::FsLoader,
+    );
+    linked.diagnostics[0].clone()
+}
+
+fn actual(path: &Path, text: &str) -> Vec<Expected> {
     let index = LineIndex::new(text);
-    let mut out: Vec<Expected> = analysis::analyze(text)
-        .diagnostics
+    let mut out: Vec<Expected> = diagnostics(path, text)
         .iter()
         .map(|d| {
             let s = index.line_col(text, d.range.start(), ColumnUnit::Char);
@@ -67,6 +76,7 @@ fn fixtures() -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
         .collect();
     files.sort();
     files
@@ -78,10 +88,9 @@ fn fixtures_report_exactly_their_marked_diagnostics() {
     for path in fixtures() {
         let text = std::fs::read_to_string(&path).unwrap();
         let expected = expectations(&text);
-        let got = actual(&text);
+        let got = actual(&path, &text);
         if expected != got {
-            let messages: Vec<String> = analysis::analyze(&text)
-                .diagnostics
+            let messages: Vec<String> = diagnostics(&path, &text)
                 .iter()
                 .map(|d| format!("{} {}", d.code.as_str(), d.message))
                 .collect();

@@ -9,6 +9,7 @@
 
 mod check;
 mod gen;
+mod gpu_run;
 mod lsp;
 mod parse;
 mod run;
@@ -32,6 +33,8 @@ pub struct Options {
     pub runs: usize,
     /// Different edits for the incremental measurements.
     pub edits: usize,
+    /// `bench run`'s device: `cpu`, or `gpu` for the GPU backend next to PyTorch.
+    pub device: String,
 }
 
 impl Default for Options {
@@ -41,6 +44,7 @@ impl Default for Options {
             seed: 1,
             runs: 15,
             edits: 200,
+            device: "cpu".into(),
         }
     }
 }
@@ -66,7 +70,7 @@ const BENCHES: &[(&str, &str, Bench)] = &[
     ),
     (
         "run",
-        "training steps (MLP, LeNet-5, Transformer layer, ResNet blocks): ms/step and peak memory next to JAX and MindSpore; GEMM vs NumPy",
+        "training steps (MLP, LeNet-5, Transformer layer, ResNet blocks): ms/step and peak memory next to JAX and MindSpore; GEMM vs NumPy (`--device gpu`: the GPU backend next to PyTorch)",
         run::run,
     ),
     (
@@ -82,7 +86,7 @@ fn print_generated(options: &Options) {
 
 fn usage() -> String {
     let mut out = String::from(
-        "usage: bench BENCH [--lines N] [--runs N] [--edits N] [--seed S]\n\nbenchmarks:\n",
+        "usage: bench BENCH [--lines N] [--runs N] [--edits N] [--seed S] [--device cpu|gpu]\n\nbenchmarks:\n",
     );
     for (name, about, _) in BENCHES {
         out.push_str(&format!("  {name:<8} {about}\n"));
@@ -114,6 +118,10 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--runs" => options.runs = (number()? as usize).max(1),
             "--edits" => options.edits = (number()? as usize).max(1),
             "--seed" => options.seed = number()?,
+            "--device" => match value.as_str() {
+                "cpu" | "gpu" => options.device = value.clone(),
+                _ => return Err(format!("`--device` must be cpu or gpu, not `{value}`")),
+            },
             _ => return Err(format!("unknown option `{flag}`")),
         }
     }
@@ -146,6 +154,10 @@ fn main() -> ExitCode {
     if cfg!(debug_assertions) {
         eprintln!("warning: a debug build; run with `--release` for real figures\n");
     }
-    bench(&options);
+    if name == "run" && options.device == "gpu" {
+        gpu_run::run(&options);
+    } else {
+        bench(&options);
+    }
     ExitCode::SUCCESS
 }

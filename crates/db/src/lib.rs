@@ -57,7 +57,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use analysis::infer::{infer_entry, EntryResult, ProgramSource};
-use analysis::lower::{lower_graph, lower_weight, IfInfo};
+use analysis::link::ImportDecl;
+use analysis::lower::{lower_graph, lower_weight};
 use analysis::{Code, Diagnostic, ItemIndex, LoweredGraph};
 use ir::{Ty, WeightDef};
 use salsa::{Durability, Setter};
@@ -67,6 +68,10 @@ use syntax::{
 };
 
 pub use salsa;
+
+mod workspace;
+pub use analysis::link::{map_diagnostic, shift_lowered};
+pub use workspace::{closure, namespace, scope, visible_names, FileScope, Namespace};
 
 /// A source file. Every field is set by the writer; the queries read them.
 #[salsa::input(debug)]
@@ -89,6 +94,17 @@ pub struct File {
     /// name appears).
     #[returns(ref)]
     pub slots: Arc<HashMap<String, ItemSlot>>,
+    /// Where the file is (`None`: a text without a file; its imports are
+    /// relative to the working folder).
+    #[returns(ref)]
+    pub path: Option<Arc<std::path::Path>>,
+    /// The file's `import` items (set only when they change).
+    #[returns(ref)]
+    pub imports: Arc<Vec<ImportDecl>>,
+    /// The file each import names, or why none (set by the writer, which
+    /// reads files: [`RootDb::open`]).
+    #[returns(ref)]
+    pub resolved: Arc<Vec<Result<File, String>>>,
 }
 
 /// The syntax of the first top-level item of one name (`None` once there is
@@ -324,6 +340,8 @@ pub struct WorkCounts {
 #[derive(Clone)]
 pub struct RootDb {
     storage: salsa::Storage<Self>,
+    /// The files of the workspace by path, and what reads them.
+    workspace: Arc<Mutex<workspace::Files>>,
 }
 
 #[salsa::db]
@@ -351,6 +369,7 @@ impl RootDb {
     pub fn new() -> RootDb {
         RootDb {
             storage: salsa::Storage::new(None),
+            workspace: Arc::default(),
         }
     }
 
@@ -362,6 +381,7 @@ impl RootDb {
                     log.lock().unwrap().push(format!("{database_key:?}"));
                 }
             }))),
+            workspace: Arc::default(),
         }
     }
 
@@ -379,11 +399,21 @@ impl RootDb {
                     _ => {}
                 }
             }))),
+            workspace: Arc::default(),
         }
     }
 
     /// A new file.
     pub fn new_file(&mut self, text: &str) -> File {
+        self.new_file_with_path(None, text)
+    }
+
+    /// A new file at `path` (its imports are relative to its folder).
+    pub(crate) fn new_file_with_path(
+        &mut self,
+        path: Option<&std::path::Path>,
+        text: &str,
+    ) -> File {
         let parse = syntax::parse(text);
         let index = LineIndex::new(text);
         let file = File::builder(
@@ -393,9 +423,15 @@ impl RootDb {
             Arc::new(index.clone()),
             Arc::default(),
             Arc::default(),
+            path.map(Arc::from),
+            Arc::default(),
+            Arc::default(),
         )
         .names_durability(Durability::MEDIUM)
         .slots_durability(Durability::MEDIUM)
+        .path_durability(Durability::HIGH)
+        .imports_durability(Durability::MEDIUM)
+        .resolved_durability(Durability::MEDIUM)
         .new(self);
         self.update(file, Arc::from(text), parse, index);
         file
@@ -643,10 +679,20 @@ impl RootDb {
                 }
             }
         }
+        let decls = analysis::link::import_decls(&parse.tree());
+        let imports_changed = **file.imports(self) != decls;
+        if imports_changed {
+            file.set_imports(self)
+                .with_durability(Durability::MEDIUM)
+                .to(Arc::new(decls));
+        }
         file.set_text(self).to(text);
         file.set_parse(self).to(parse);
         file.set_items(self).to(Arc::new(items));
         file.set_line_index(self).to(Arc::new(line_index));
+        if imports_changed {
+            self.resolve_imports(file);
+        }
     }
 
     /// A top-level item node: its calls and references, and its name, kind
@@ -864,7 +910,7 @@ pub fn lower(db: &dyn salsa::Database, key: ItemKey) -> Fallible<Option<Arc<Lowe
     if *kind != ItemKind::Graph {
         return Ok(None);
     }
-    let names = item_names(db, key.file(db));
+    let names = visible_names(db, key.file(db));
     let Some(graph) = ast::Graph::cast(SyntaxNode::new_root(green.0.clone())) else {
         return Ok(None);
     };
@@ -931,16 +977,46 @@ struct DbSource<'a> {
     segments: RefCell<Vec<(String, u32, u32)>>,
 }
 
+impl DbSource<'_> {
+    /// The item a global name of the program names (`docs/language.md`
+    /// §10: the entry's file sees its imports by the names it writes).
+    fn key(&self, name: &str) -> ItemKey {
+        if !self.file.imports(self.db).is_empty() {
+            if let Some(key) = namespace(self.db, self.file).resolve.get(name) {
+                return *key;
+            }
+        }
+        ItemKey::new(self.db, self.file, name)
+    }
+
+    /// A graph's lowering in the program's global names.
+    fn lowered_global(&self, key: ItemKey) -> Option<Arc<LoweredGraph>> {
+        let g = lowered(self.db, key)?;
+        if self.file.imports(self.db).is_empty() && key.file(self.db) == self.file {
+            return Some(g);
+        }
+        let ns = namespace(self.db, self.file);
+        match ns.renames.get(&key.file(self.db)) {
+            Some(map) if !map.is_empty() => {
+                Some(Arc::new(analysis::link::rename_lowered(&g, &|n| {
+                    map.get(n).cloned()
+                })))
+            }
+            _ => Some(g),
+        }
+    }
+}
+
 impl ProgramSource for DbSource<'_> {
     fn graph(&self, name: &str) -> Option<Arc<LoweredGraph>> {
-        let key = ItemKey::new(self.db, self.file, name);
+        let key = self.key(name);
         if name == self.entry {
-            return lowered(self.db, key);
+            return self.lowered_global(key);
         }
         if let Some(g) = self.moved.borrow().get(name) {
             return g.clone();
         }
-        let moved = lowered(self.db, key).map(|g| {
+        let moved = self.lowered_global(key).map(|g| {
             let len = g
                 .body
                 .graph(g.body.root())
@@ -958,71 +1034,8 @@ impl ProgramSource for DbSource<'_> {
     }
 
     fn weight(&self, name: &str) -> Option<Ty> {
-        weight_ty(self.db, ItemKey::new(self.db, self.file, name)).clone()
+        weight_ty(self.db, self.key(name)).clone()
     }
-}
-
-/// A copy of a lowered graph with every range moved by `delta`.
-pub fn shift_lowered(g: &LoweredGraph, delta: TextSize) -> LoweredGraph {
-    let s = |r: &mut TextRange| *r += delta;
-    let mut body = (*g.body).clone();
-    for graph in &mut body.graphs {
-        graph.span.iter_mut().for_each(s);
-        graph.name_span.iter_mut().for_each(s);
-        if let Some((_, r)) = &mut graph.ret_annotation {
-            s(r);
-        }
-    }
-    for node in &mut body.nodes {
-        node.span.iter_mut().for_each(s);
-        if let Some((_, r)) = &mut node.annotation {
-            s(r);
-        }
-    }
-    let mut map = g.source_map.clone();
-    map.input_spans.values_mut().flatten().for_each(s);
-    map.attr_spans
-        .values_mut()
-        .flatten()
-        .for_each(|(_, r)| s(r));
-    map.defs.iter_mut().for_each(|(r, _)| s(r));
-    map.refs.iter_mut().for_each(|(r, _)| s(r));
-    for IfInfo {
-        cond,
-        then_value,
-        else_value,
-        ..
-    } in &mut map.ifs
-    {
-        s(cond);
-        s(then_value);
-        s(else_value);
-    }
-    map.annotations.iter_mut().for_each(|(_, _, r)| s(r));
-    let diagnostics = g
-        .diagnostics
-        .iter()
-        .map(|d| map_diagnostic(d, &|r| r + delta))
-        .collect();
-    LoweredGraph {
-        name: g.name.clone(),
-        body: Arc::new(body),
-        source_map: map,
-        diagnostics,
-    }
-}
-
-/// A diagnostic with every range mapped.
-pub fn map_diagnostic(d: &Diagnostic, f: &dyn Fn(TextRange) -> TextRange) -> Diagnostic {
-    let mut d = d.clone();
-    d.range = f(d.range);
-    for (r, _) in &mut d.related {
-        *r = f(*r);
-    }
-    for fix in &mut d.fixes {
-        fix.range = f(fix.range);
-    }
-    d
 }
 
 /// Maps the ranges of one item's lowering or inference to the file.
@@ -1162,6 +1175,15 @@ pub fn item_diagnostics(db: &dyn salsa::Database, key: ItemKey) -> Arc<ItemDiagn
             None => (None, TextRange::default()),
         }
     };
+    // Items of other files (imported) that ranges may point into.
+    let has_imports = !file.imports(db).is_empty();
+    let elsewhere = |name: &str| {
+        has_imports
+            && namespace(db, file)
+                .resolve
+                .get(name)
+                .is_some_and(|k| k.file(db) != file)
+    };
     let add = |d: &Diagnostic, segments: &[(String, u32, u32)], out: &mut ItemDiagnostics| {
         let index = out.diagnostics.len() as u32;
         let mut d = d.clone();
@@ -1169,12 +1191,16 @@ pub fn item_diagnostics(db: &dyn salsa::Database, key: ItemKey) -> Arc<ItemDiagn
         for fix in &mut d.fixes {
             fix.range = map(segments, fix.range).1;
         }
-        for (i, (r, _)) in d.related.iter_mut().enumerate() {
-            match map(segments, *r) {
-                (None, rel) => *r = rel,
+        // Related ranges in other files are left out (a diagnostic's
+        // related ranges are in its own file).
+        let related = std::mem::take(&mut d.related);
+        for (r, note) in related {
+            match map(segments, r) {
+                (None, rel) => d.related.push((rel, note)),
+                (Some(item), _) if elsewhere(&item) => {}
                 (Some(item), rel) => {
-                    out.foreign.push((index, i as u32, item, rel));
-                    *r = TextRange::default();
+                    out.foreign.push((index, d.related.len() as u32, item, rel));
+                    d.related.push((TextRange::default(), note));
                 }
             }
         }
@@ -1434,6 +1460,9 @@ pub fn prefetch_item_diagnostics(db: &RootDb, file: File, threads: usize) {
 #[derive(Default)]
 pub struct DiagnosticsMemo {
     items: Vec<Option<(String, u64, Arc<ItemDiagnostics>)>>,
+    /// The generations of the files this one imports, summed, when the
+    /// items were computed: an edit in an imported file may change them.
+    deps: u64,
 }
 
 impl DiagnosticsMemo {
@@ -1457,6 +1486,11 @@ pub fn file_diagnostics_memo(
     let mut memo = memo
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let deps = workspace::imports_generation(db, file);
+    if deps != memo.deps {
+        memo.items.clear();
+        memo.deps = deps;
+    }
     memo.items.resize(file.items(db).items.len(), None);
     build_file_diagnostics(db, file, &mut |index, info| {
         let slot = &mut memo.items[index];
@@ -1484,6 +1518,9 @@ fn build_file_diagnostics(
         .collect();
     let items = file.items(db);
     file_level.extend(items.diagnostics.iter().cloned());
+    if !file.imports(db).is_empty() {
+        file_level.extend(scope(db, file).scope.diagnostics.iter().cloned());
+    }
     let mut per_item = Vec::new();
     for (index, info) in items.items.iter().enumerate() {
         match (info.first, info.kind) {

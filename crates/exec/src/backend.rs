@@ -4,8 +4,9 @@
 //! primitive's shape rule has accepted the inputs: it never sees structural
 //! primitives (tuples, `Switch`, `Partial`, ...), which the executor runs itself.
 //! The CPU backend runs the registry's kernels (`ops::OpDef::kernel`). A device
-//! backend implements the same trait; values then keep their host tensors as
-//! the executor's interchange form, and a backend may cache device copies.
+//! backend implements the same trait; values stay `tensor::Tensor`s, whose
+//! data may live on the device only (`Tensor::from_device`) and is copied to
+//! the host when something reads it there.
 
 use ops::{KValue, KernelCall, OpDef, OpError};
 
@@ -62,12 +63,13 @@ impl Backend for CpuBackend {
     }
 }
 
-/// The backend for `device`, or why there is none.
+/// The backend for `device`, or why there is none. The CUDA backend lives in
+/// the `gpu` crate, above this one (`gpu::select`); this crate alone has none.
 pub fn backend_for(device: Device) -> Result<Box<dyn Backend>, String> {
     match device {
         Device::Cpu => Ok(Box::new(CpuBackend)),
         Device::Gpu => Err(
-            "this build of mirdsl has no GPU backend; run on the CPU with `--device cpu` (the default)"
+            "the exec crate has no GPU backend (the `gpu` crate provides it); run on the CPU with `--device cpu`"
                 .into(),
         ),
     }

@@ -62,10 +62,11 @@ impl MemCounter {
 
 /// Bytes a tensor's host buffer takes (its storage kind's element size).
 pub fn storage_bytes(t: &Tensor) -> usize {
-    let elem = match t.buffer() {
-        Buffer::F32(_) => 4,
-        Buffer::F64(_) | Buffer::I64(_) => 8,
-        Buffer::Bool(_) => 1,
+    // From the dtype, so a tensor on a device is not copied back to count it.
+    let elem = match t.dtype().storage() {
+        DType::F32 => 4,
+        DType::F64 | DType::I64 => 8,
+        _ => 1,
     };
     t.numel() * elem
 }

@@ -294,6 +294,21 @@ fn candidates(sema: &Sema, offset: TextSize) -> (Vec<CompletionItem>, Option<Tex
         };
         out.push(CompletionItem::new(&info.name, kind, replace, 2));
     }
+    // Items that imports make visible (`dense`, `nn.dense`).
+    let (db, file) = (sema.analysis.db, sema.analysis.file);
+    if !file.imports(db).is_empty() {
+        for v in db::scope(db, file).scope.items.iter() {
+            if v.import.is_none() || !seen.insert(v.name.clone()) {
+                continue;
+            }
+            let kind = if v.is_graph {
+                CompletionKind::Graph
+            } else {
+                CompletionKind::Weight
+            };
+            out.push(CompletionItem::new(&v.name, kind, replace, 2));
+        }
+    }
     let followed_by_paren = left
         .as_ref()
         .and_then(|t| t.next_token())

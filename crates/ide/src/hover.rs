@@ -73,8 +73,10 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
                     code_span(item)
                 )
             }
-            Target::Graph(gname) => graph_hover(&sema, gname)?,
-            Target::Weight(w) => weight_hover(&sema, w)?,
+            Target::Graph(gname) => {
+                graph_hover(&sema, gname).or_else(|| imported_hover(analysis, gname))?
+            }
+            Target::Weight(w) => weight_hover(&sema, w).or_else(|| imported_hover(analysis, w))?,
             Target::Prim(p) => {
                 let mut md = prim_hover(p)?;
                 if let Some(call) = call_result(&sema, name.range) {
@@ -217,6 +219,21 @@ pub(crate) fn graph_signature(sema: &Sema, name: &str) -> Option<String> {
         },
     };
     Some(format!("graph {name}({}){ret}", params.join(", ")))
+}
+
+/// The hover of an imported item: its own, in its file, and where it is.
+fn imported_hover(analysis: &Analysis, name: &str) -> Option<String> {
+    let nav = crate::nav::imported_item(analysis, name)?;
+    let file = nav.file?;
+    let there = Analysis::new(analysis.db, file);
+    let md = there.hover(nav.focus_range.start())?.markdown;
+    let from = file
+        .path(analysis.db)
+        .as_deref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Some(format!("{md}\n\nfrom `{from}`"))
 }
 
 fn graph_hover(sema: &Sema, name: &str) -> Option<String> {

@@ -35,7 +35,7 @@ pub use completion::{CompletionItem, CompletionKind, CompletionList, MAX_ITEMS};
 pub use folding::{Fold, FoldKind};
 pub use hover::HoverResult;
 pub use inlay::{InlayHint, InlayKind};
-pub use nav::{Highlight, NavTarget};
+pub use nav::{FileOccurrence, Highlight, NavTarget};
 pub use signature::SignatureHelp;
 pub use structure::{CallItem, Calls};
 pub use symbols::{Symbol, SymbolKind, WorkspaceSymbol};
@@ -89,6 +89,35 @@ impl<'a> Analysis<'a> {
 
     pub fn references(&self, offset: TextSize, include_declaration: bool) -> Vec<TextRange> {
         nav::references(self, offset, include_declaration)
+    }
+
+    /// References to the top-level item at `offset` in the files of
+    /// `files` that import it and in its own file (`None`: not an item).
+    pub fn references_across(
+        &self,
+        offset: TextSize,
+        include_declaration: bool,
+        files: &[File],
+    ) -> Option<Vec<(File, TextRange)>> {
+        let found = nav::item_occurrences(self, offset, files)?;
+        Some(
+            found
+                .into_iter()
+                .filter(|o| include_declaration || !o.is_def)
+                .map(|o| (o.file, o.range))
+                .collect(),
+        )
+    }
+
+    /// Renames the top-level item at `offset` in every file that sees it
+    /// (`None`: not an item).
+    pub fn rename_across(
+        &self,
+        offset: TextSize,
+        new_name: &str,
+        files: &[File],
+    ) -> Option<Result<Vec<(File, Edit)>, String>> {
+        nav::rename_across(self, offset, new_name, files)
     }
 
     pub fn highlight(&self, offset: TextSize) -> Vec<Highlight> {
@@ -198,6 +227,50 @@ pub fn check_text(text: &str) -> (Vec<Diagnostic>, Vec<db::Failure>) {
 }
 
 /// What is said of a graph whose analysis panicked.
+/// One file checked by [`check_paths`].
+#[derive(Debug, Clone)]
+pub struct CheckedFile {
+    pub path: std::path::PathBuf,
+    pub text: String,
+    pub diagnostics: Vec<Diagnostic>,
+    pub failures: Vec<db::Failure>,
+}
+
+/// Checks files as one workspace (`mirdsl check FILE/DIR...`): each of
+/// `paths` (read from disk), then each file they import that has errors.
+pub fn check_paths(paths: &[std::path::PathBuf]) -> Vec<CheckedFile> {
+    let mut db = db::RootDb::new();
+    let files: Vec<File> = paths.iter().map(|p| db.open(p, None)).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut out = Vec::new();
+    let check = |file: File, path: std::path::PathBuf| {
+        db::prefetch_item_diagnostics(&db, file, threads);
+        let ds = db::file_diagnostics(&db, file);
+        CheckedFile {
+            path,
+            text: file.text(&db).to_string(),
+            diagnostics: ds.to_vec(),
+            failures: ds.failures(),
+        }
+    };
+    for (path, file) in paths.iter().zip(&files) {
+        out.push(check(*file, path.clone()));
+    }
+    let mut imported: Vec<(std::path::PathBuf, File)> = db
+        .files()
+        .into_iter()
+        .filter(|(_, f)| !files.contains(f))
+        .collect();
+    imported.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file) in imported {
+        let c = check(file, path);
+        if c.diagnostics.iter().any(|d| d.severity == Severity::Error) || !c.failures.is_empty() {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn failure_message(f: &db::Failure) -> String {
     format!(
         "internal error: checking `{}` failed ({}); this is a bug in mirdsl",

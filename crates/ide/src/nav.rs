@@ -8,6 +8,8 @@ use crate::{is_valid_name, Analysis, Edit};
 /// Where a definition is: its name, and the whole construct.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NavTarget {
+    /// The file of the definition, when it is another (an imported item).
+    pub file: Option<db::File>,
     pub focus_range: TextRange,
     pub full_range: TextRange,
 }
@@ -20,6 +22,9 @@ pub struct Highlight {
 }
 
 pub(crate) fn goto_definition(analysis: &Analysis, offset: TextSize) -> Option<NavTarget> {
+    if let Some(nav) = import_at(analysis, offset) {
+        return Some(nav);
+    }
     let sema = Sema::new(analysis);
     let name = sema.name_at(offset)?;
     match &name.target {
@@ -36,19 +41,58 @@ pub(crate) fn goto_definition(analysis: &Analysis, offset: TextSize) -> Option<N
                 _ => statement_range(&sema, focus).unwrap_or(focus),
             };
             Some(NavTarget {
+                file: None,
                 focus_range: focus,
                 full_range: full,
             })
         }
-        Target::Graph(n) | Target::Weight(n) => {
-            let info = sema.items.get(n)?;
-            Some(NavTarget {
+        Target::Graph(n) | Target::Weight(n) => match sema.items.get(n) {
+            Some(info) => Some(NavTarget {
+                file: None,
                 focus_range: info.name_range,
                 full_range: info.range,
-            })
-        }
+            }),
+            None => imported_item(analysis, n),
+        },
         Target::Prim(_) | Target::Meta(_) | Target::DType(_) => None,
     }
+}
+
+/// The definition of an item an import makes visible as `name`.
+pub(crate) fn imported_item(analysis: &Analysis, name: &str) -> Option<NavTarget> {
+    let (db, file) = (analysis.db, analysis.file);
+    if file.imports(db).is_empty() {
+        return None;
+    }
+    let fs = db::scope(db, file);
+    let v = fs
+        .scope
+        .items
+        .iter()
+        .find(|v| v.name == name && v.import.is_some())?;
+    let (target, item) = fs.item(v);
+    let info = db::items(db, target).get(item)?;
+    Some(NavTarget {
+        file: Some(target),
+        focus_range: info.name_range,
+        full_range: info.range,
+    })
+}
+
+/// The file an `import` line at `offset` names (its start).
+fn import_at(analysis: &Analysis, offset: TextSize) -> Option<NavTarget> {
+    let (db, file) = (analysis.db, analysis.file);
+    let decls = file.imports(db);
+    let k = decls
+        .iter()
+        .position(|d| d.range.contains_inclusive(offset))?;
+    let target = file.resolved(db).get(k)?.clone().ok()?;
+    let start = TextRange::empty(TextSize::from(0));
+    Some(NavTarget {
+        file: Some(target),
+        focus_range: start,
+        full_range: start,
+    })
 }
 
 /// The statement or parameter that defines the name at `focus`.
@@ -181,4 +225,131 @@ pub(crate) fn rename(
             new_text: new_name.to_string(),
         })
         .collect())
+}
+
+/// An occurrence of a top-level item in some file of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileOccurrence {
+    pub file: db::File,
+    pub range: TextRange,
+    pub is_def: bool,
+    /// The name it is written as there (`dense`, `nn.dense`).
+    pub name: String,
+    /// The item's own name.
+    pub item: String,
+}
+
+/// Every occurrence, in `files` and the file defining it, of the top-level
+/// item at `offset` (`None` when the name there is not a top-level item).
+pub(crate) fn item_occurrences(
+    analysis: &Analysis,
+    offset: TextSize,
+    files: &[db::File],
+) -> Option<Vec<FileOccurrence>> {
+    let db = analysis.db;
+    let sema = Sema::new(analysis);
+    let name = sema.name_at(offset)?;
+    let (n, is_graph) = match &name.target {
+        Target::Graph(n) => (n.clone(), true),
+        Target::Weight(n) => (n.clone(), false),
+        _ => return None,
+    };
+    let (def_file, item) = if sema.items.get(&n).is_some() {
+        (analysis.file, n)
+    } else {
+        let nav = imported_item(analysis, &n)?;
+        let file = nav.file?;
+        let item = db::items(db, file)
+            .items
+            .iter()
+            .find(|i| i.name_range == nav.focus_range)?
+            .name
+            .clone();
+        (file, item)
+    };
+    let target = |name: &str| {
+        if is_graph {
+            Target::Graph(name.to_string())
+        } else {
+            Target::Weight(name.to_string())
+        }
+    };
+    let mut out = Vec::new();
+    let there = Analysis::new(db, def_file);
+    for o in Sema::new(&there).occurrences(&target(&item)) {
+        out.push(FileOccurrence {
+            file: def_file,
+            range: o.range,
+            is_def: o.is_def,
+            name: item.clone(),
+            item: item.clone(),
+        });
+    }
+    let mut seen = vec![def_file];
+    for &f in files.iter().chain([&analysis.file]) {
+        if seen.contains(&f) || f.imports(db).is_empty() {
+            continue;
+        }
+        seen.push(f);
+        let fs = db::scope(db, f);
+        for v in fs.scope.items.iter().filter(|v| v.import.is_some()) {
+            if fs.item(v) != (def_file, item.as_str()) {
+                continue;
+            }
+            let a = Analysis::new(db, f);
+            for o in Sema::new(&a).occurrences(&target(&v.name)) {
+                if !o.is_def {
+                    out.push(FileOccurrence {
+                        file: f,
+                        range: o.range,
+                        is_def: false,
+                        name: v.name.clone(),
+                        item: item.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Renames the top-level item at `offset` in every file of `files` that
+/// sees it (an alias's prefix is kept: `nn.dense` → `nn.dense2`).
+pub(crate) fn rename_across(
+    analysis: &Analysis,
+    offset: TextSize,
+    new_name: &str,
+    files: &[db::File],
+) -> Option<Result<Vec<(db::File, Edit)>, String>> {
+    let occurrences = item_occurrences(analysis, offset, files)?;
+    let check = || -> Result<(), String> {
+        if !is_valid_name(new_name) {
+            return Err(format!("`{new_name}` is not a valid name"));
+        }
+        if let Some(why) = hides_a_built_in(new_name) {
+            return Err(why);
+        }
+        if let Some(def) = occurrences.iter().find(|o| o.is_def) {
+            if db::items(analysis.db, def.file).get(new_name).is_some() {
+                return Err(format!("`{new_name}` is already defined at the top level"));
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = check() {
+        return Some(Err(e));
+    }
+    Some(Ok(occurrences
+        .into_iter()
+        .map(|o| {
+            let prefix = &o.name[..o.name.len() - o.item.len()];
+            (
+                o.file,
+                Edit {
+                    range: o.range,
+                    new_text: format!("{prefix}{new_name}"),
+                },
+            )
+        })
+        .collect()))
 }

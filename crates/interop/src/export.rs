@@ -77,7 +77,16 @@ pub fn export(text: &str, opts: &ExportOptions) -> Result<Vec<u8>, ExportError> 
                 .collect(),
         ));
     }
-    Ok(export_program(&analysis, opts)?.encode_to_vec())
+    export_analysis(&analysis, opts)
+}
+
+/// Writes the entry graph of a checked program (one file's, or several
+/// files linked: `analysis::link`) as `.mindir` bytes.
+pub fn export_analysis(
+    analysis: &FileAnalysis,
+    opts: &ExportOptions,
+) -> Result<Vec<u8>, ExportError> {
+    Ok(export_program(analysis, opts)?.encode_to_vec())
 }
 
 /// A checked program's entry graph as a `ModelProto`.

@@ -19,7 +19,7 @@ use crate::proto::{
 };
 use crate::{ImportError, Imported, WeightOptions};
 
-pub use crate::export::{export, export_program, ExportError, ExportOptions};
+pub use crate::export::{export, export_analysis, export_program, ExportError, ExportOptions};
 
 /// Decodes a `.mindir` file.
 pub fn decode(bytes: &[u8]) -> Result<ModelProto, ImportError> {

@@ -42,6 +42,17 @@ impl Snap {
         TextRange::new(a.min(b), a.max(b))
     }
 
+    /// The same snapshot on another file (`None`: it has no path, so no URI).
+    pub fn other(&self, file: File) -> Option<Snap> {
+        let uri = path_uri(file.path(&self.db).as_deref()?)?;
+        Some(Snap {
+            db: self.db.clone(),
+            file,
+            uri,
+            unit: self.unit,
+        })
+    }
+
     pub fn location(&self, r: TextRange) -> lsp::Location {
         lsp::Location::new(self.uri.clone(), self.range(r))
     }
@@ -230,4 +241,50 @@ pub fn legend() -> lsp::SemanticTokensLegend {
             .map(|m| lsp::SemanticTokenModifier::new(m))
             .collect(),
     }
+}
+
+/// The path of a `file:` URI.
+pub fn uri_path(uri: &lsp::Uri) -> Option<std::path::PathBuf> {
+    let rest = uri.as_str().strip_prefix("file://")?;
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+            if let Ok(b) = u8::from_str_radix(hex, 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let path = String::from_utf8(out).ok()?;
+    // `file:///c:/...` on Windows.
+    let path = match path.as_bytes() {
+        [b'/', _, b':', ..] if cfg!(windows) => path[1..].to_string(),
+        _ => path,
+    };
+    Some(std::path::PathBuf::from(path))
+}
+
+/// The `file:` URI of a path.
+pub fn path_uri(path: &std::path::Path) -> Option<lsp::Uri> {
+    let text = path.to_str()?;
+    let mut out = String::from("file://");
+    if !text.starts_with('/') {
+        out.push('/');
+    }
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' | b':' => {
+                out.push(b as char)
+            }
+            b'\\' => out.push('/'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out.parse().ok()
 }

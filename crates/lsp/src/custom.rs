@@ -266,7 +266,16 @@ fn gradient_text(s: &Snap, name: &str) -> Result<String> {
     }
     // Not the database's: the whole-file program (the snapshot is not
     // needed past this point).
-    let analysis = analysis::analyze(s.text());
+    let path = s
+        .file
+        .path(&s.db)
+        .as_deref()
+        .map(std::path::Path::to_path_buf);
+    let analysis = crate::runner::program_analysis(path.as_deref(), s.text()).map_err(|m| {
+        failed(format!(
+            "the program has errors; fix them to see the gradient (first: {m})"
+        ))
+    })?;
     let program = analysis.source.program();
     if program.graph(name).is_none() {
         return Err(failed(format!("no graph `{name}` in the document")));

@@ -26,9 +26,18 @@ pub fn goto_definition(
     p: lsp::GotoDefinitionParams,
 ) -> Result<Option<lsp::GotoDefinitionResponse>> {
     let offset = s.offset(p.text_document_position_params.position);
-    Ok(s.analysis()
-        .goto_definition(offset)
-        .map(|nav| lsp::GotoDefinitionResponse::Scalar(s.location(nav.focus_range))))
+    let Some(nav) = s.analysis().goto_definition(offset) else {
+        return Ok(None);
+    };
+    Ok(match nav.file {
+        // An imported item: in the file that defines it.
+        Some(file) if file != s.file => s
+            .other(file)
+            .map(|o| lsp::GotoDefinitionResponse::Scalar(o.location(nav.focus_range))),
+        _ => Some(lsp::GotoDefinitionResponse::Scalar(
+            s.location(nav.focus_range),
+        )),
+    })
 }
 
 pub fn references(
@@ -37,6 +46,27 @@ pub fn references(
     p: lsp::ReferenceParams,
 ) -> Result<Option<Vec<lsp::Location>>> {
     let offset = s.offset(p.text_document_position.position);
+    // A top-level item: in every file of the workspace that sees it.
+    if s.file.path(&s.db).is_some() {
+        let files: Vec<db::File> = s.db.files().into_iter().map(|(_, f)| f).collect();
+        let across = s
+            .analysis()
+            .references_across(offset, p.context.include_declaration, &files);
+        if let Some(found) = across {
+            return Ok(Some(
+                found
+                    .into_iter()
+                    .filter_map(|(file, r)| {
+                        if file == s.file {
+                            Some(s.location(r))
+                        } else {
+                            s.other(file).map(|o| o.location(r))
+                        }
+                    })
+                    .collect(),
+            ));
+        }
+    }
     let refs = s
         .analysis()
         .references(offset, p.context.include_declaration);
@@ -82,6 +112,29 @@ pub fn prepare_rename(
 
 pub fn rename(s: &Snap, _: &Shared, p: lsp::RenameParams) -> Result<Option<lsp::WorkspaceEdit>> {
     let offset = s.offset(p.text_document_position.position);
+    if s.file.path(&s.db).is_some() {
+        let files: Vec<db::File> = s.db.files().into_iter().map(|(_, f)| f).collect();
+        match s.analysis().rename_across(offset, &p.new_name, &files) {
+            Some(Ok(edits)) => {
+                let mut changes: HashMap<lsp::Uri, Vec<lsp::TextEdit>> = HashMap::new();
+                for (file, e) in edits {
+                    let (uri, edit) = if file == s.file {
+                        (s.uri.clone(), s.edit(&e))
+                    } else {
+                        let Some(o) = s.other(file) else { continue };
+                        (o.uri.clone(), o.edit(&e))
+                    };
+                    changes.entry(uri).or_default().push(edit);
+                }
+                return Ok(Some(lsp::WorkspaceEdit {
+                    changes: Some(changes),
+                    ..Default::default()
+                }));
+            }
+            Some(Err(message)) => return Err(failed(message)),
+            None => {}
+        }
+    }
     match s.analysis().rename(offset, &p.new_name) {
         Ok(edits) => {
             let mut changes = HashMap::new();

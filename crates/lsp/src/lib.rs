@@ -16,7 +16,8 @@
 //!   client offers it, else UTF-32, else UTF-16.
 //! * Custom requests for the editors: `mirdsl/graph` (DOT text, SVG, node
 //!   ranges), `mirdsl/ir` (IR or gradient text), `mirdsl/run` (run a graph
-//!   with the `exec` crate, in a child process that a cancellation kills).
+//!   with the `exec` crate on the CPU or, with `device: "gpu" | "auto"`, the
+//!   `gpu` crate's CUDA backend, in a child process that a cancellation kills).
 //! * `workspace/executeCommand` carries out the code lenses' commands
 //!   (`mirdsl.run`, `mirdsl.showGraph`, `mirdsl.showGradient`) for clients
 //!   that do not (editors that do list them in `initializationOptions.clientCommands`).

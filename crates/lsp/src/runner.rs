@@ -35,12 +35,23 @@ pub struct Job {
     pub args: Vec<(String, String)>,
     pub dims: HashMap<String, usize>,
     pub base_dir: PathBuf,
+    /// `cpu`, `gpu` or `auto`, as `mirdsl run --device`.
+    #[serde(default = "cpu")]
+    pub device: String,
+    /// The document's file, when it has one (its imports are read from disk).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
     #[serde(skip)]
     pub timeout: Duration,
 }
 
+fn cpu() -> String {
+    "cpu".into()
+}
+
 impl Job {
-    /// From `mirdsl/run`'s params `{uri, graph, args?: {name: value}, dims?: {sym: n}, timeoutMs?}`.
+    /// From `mirdsl/run`'s params `{uri, graph, args?: {name: value}, dims?: {sym: n},
+    /// device?: "cpu" | "gpu" | "auto", timeoutMs?}`.
     pub fn new(uri: &lsp::Uri, text: String, params: &Json) -> Result<Job> {
         let graph = params
             .get("graph")
@@ -70,6 +81,16 @@ impl Job {
                 dims.insert(k.clone(), n as usize);
             }
         }
+        let device = params
+            .get("device")
+            .and_then(Json::as_str)
+            .unwrap_or("cpu")
+            .to_string();
+        if gpu::DeviceChoice::parse(&device).is_none() {
+            return Err(RpcError::invalid_params(format!(
+                "`device` must be \"cpu\", \"gpu\" or \"auto\", not \"{device}\""
+            )));
+        }
         let base_dir = uri
             .as_str()
             .strip_prefix("file://")
@@ -82,6 +103,8 @@ impl Job {
             args,
             dims,
             base_dir,
+            device,
+            path: crate::convert::uri_path(uri),
             timeout: Duration::from_millis(timeout),
         })
     }
@@ -368,17 +391,8 @@ pub fn run_job(job: &Job) -> std::result::Result<Json, String> {
 }
 
 fn run_graph(job: &Job) -> std::result::Result<Json, String> {
-    let analysis = analysis::analyze(&job.text);
-    if let Some(d) = analysis
-        .diagnostics
-        .iter()
-        .find(|d| d.severity == analysis::Severity::Error)
-    {
-        return Err(format!(
-            "the document has errors; fix them to run it (first: {})",
-            d.message
-        ));
-    }
+    let analysis = program_analysis(job.path.as_deref(), &job.text)
+        .map_err(|m| format!("the document has errors; fix them to run it (first: {m})"))?;
     let name = job.graph.as_str();
     let program = analysis.source.program();
     let body = program
@@ -389,7 +403,9 @@ fn run_graph(job: &Job) -> std::result::Result<Json, String> {
         base_dir: job.base_dir.clone(),
         ..Default::default()
     };
-    let mut ex = exec::Executor::new(&program, options);
+    let choice = gpu::DeviceChoice::parse(&job.device).unwrap_or(gpu::DeviceChoice::Cpu);
+    let backend = gpu::select(choice)?.backend;
+    let mut ex = exec::Executor::with_backend(&program, options, backend);
     let params = exec::args::entry_params(&body);
     let args = exec::args::build_args(&ex, &params, &job.args, &job.dims).map_err(|e| e.message)?;
     let value = ex.call(name, args).map_err(|e| e.message)?;
@@ -423,4 +439,42 @@ pub fn run_worker() -> i32 {
     };
     println!("{out}");
     0
+}
+
+/// The program of a document: the file alone, or, when it imports others,
+/// linked with them (read from disk); or the first error.
+pub fn program_analysis(
+    path: Option<&std::path::Path>,
+    text: &str,
+) -> std::result::Result<analysis::FileAnalysis, String> {
+    let has_imports = syntax::parse(text).tree().imports().next().is_some();
+    match path {
+        Some(path) if has_imports => {
+            let linked = analysis::link::link(
+                path,
+                Some(std::sync::Arc::from(text)),
+                &analysis::modules::FsLoader,
+            );
+            let first = linked
+                .diagnostics
+                .iter()
+                .flatten()
+                .find(|d| d.severity == analysis::Severity::Error);
+            match first {
+                Some(d) => Err(d.message.clone()),
+                None => Ok(linked.analysis),
+            }
+        }
+        _ => {
+            let analysis = analysis::analyze(text);
+            match analysis
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == analysis::Severity::Error)
+            {
+                Some(d) => Err(d.message.clone()),
+                None => Ok(analysis),
+            }
+        }
+    }
 }

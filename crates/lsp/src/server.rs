@@ -175,6 +175,38 @@ pub(crate) struct Server {
     /// Commands the client carries out itself (its code lenses' commands).
     client_commands: HashSet<String>,
     show_document: bool,
+    /// The workspace folders (their `.mir` files join the database).
+    folders: Vec<std::path::PathBuf>,
+}
+
+/// At most this many files of the workspace folders are read at start.
+const MAX_WORKSPACE_FILES: usize = 5000;
+
+/// The `.mir` files below `dir` (hidden folders, `target` and
+/// `node_modules` left out), sorted.
+fn collect_mir_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>, depth: usize) {
+    if depth > 16 || out.len() >= MAX_WORKSPACE_FILES {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<std::path::PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                collect_mir_files(&path, out, depth + 1);
+            }
+        } else if name.ends_with(".mir") {
+            out.push(path);
+        }
+    }
 }
 
 /// The commands the server carries out (`workspace/executeCommand`), which
@@ -207,6 +239,7 @@ impl Server {
             pull: false,
             client_commands: HashSet::new(),
             show_document: false,
+            folders: Vec::new(),
         }
     }
 
@@ -281,12 +314,36 @@ impl Server {
             }
         };
         self.unit = column_unit(&params);
+        #[allow(deprecated)]
+        let mut folders: Vec<std::path::PathBuf> = params
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|f| convert::uri_path(&f.uri))
+            .collect();
+        #[allow(deprecated)]
+        if folders.is_empty() {
+            folders.extend(params.root_uri.as_ref().and_then(convert::uri_path));
+        }
+        self.folders = folders;
+
         let options = params.initialization_options.clone().unwrap_or_default();
-        let can_pull = params
+        // A client that pulls diagnostics pulls them when the server asks
+        // it to (a file's diagnostics change when a file it imports does):
+        // one that cannot be asked gets them pushed.
+        let can_refresh = params
             .capabilities
-            .text_document
+            .workspace
             .as_ref()
-            .is_some_and(|t| t.diagnostic.is_some());
+            .and_then(|w| w.diagnostics.as_ref())
+            .and_then(|d| d.refresh_support)
+            .unwrap_or(false);
+        let can_pull = can_refresh
+            && params
+                .capabilities
+                .text_document
+                .as_ref()
+                .is_some_and(|t| t.diagnostic.is_some());
         self.pull = match options.get("diagnostics").and_then(Json::as_str) {
             Some("push") => false,
             Some("pull") => true,
@@ -344,6 +401,12 @@ impl Server {
                     self.did_close(p);
                 }
             }
+            "initialized" => self.initialized(),
+            "workspace/didChangeWatchedFiles" => {
+                if let Some(p) = self.params::<lsp::DidChangeWatchedFilesParams>(method, params) {
+                    self.did_change_watched_files(p);
+                }
+            }
             "$/cancelRequest" => {
                 if let Some(id) = params.get("id").cloned() {
                     self.cancel(&RequestId(id));
@@ -377,6 +440,27 @@ impl Server {
         self.shared.runner.cancel(id);
     }
 
+    /// After `initialized`: the `.mir` files of the workspace folders join
+    /// the database (workspace symbols cover them, and files that import
+    /// them find them).
+    fn initialized(&mut self) {
+        self.before_write();
+        let mut files = Vec::new();
+        for folder in self.folders.clone() {
+            collect_mir_files(&folder, &mut files, 0);
+        }
+        files.truncate(MAX_WORKSPACE_FILES);
+        for path in files {
+            if self.db.file_at(&path).is_none() {
+                self.db.open(&path, None);
+            }
+        }
+        // No file watcher is registered with the client: a `**/*.mir`
+        // watcher registered this way disturbed VS Code (its "Revert File"
+        // no longer reverted, in the end-to-end test); clients that watch
+        // files send `workspace/didChangeWatchedFiles` on their own.
+    }
+
     /// Before every write: queued tasks let go of their snapshots.
     fn before_write(&mut self) {
         self.pool.invalidate();
@@ -392,7 +476,12 @@ impl Server {
                 file
             }
             None => {
-                let file = self.db.new_file(&doc.text);
+                // A file with a path joins the workspace (its imports are
+                // read from disk, and files that import it find it).
+                let file = match convert::uri_path(&doc.uri) {
+                    Some(path) => self.db.open(&path, Some(&doc.text)),
+                    None => self.db.new_file(&doc.text),
+                };
                 self.files.insert(key.clone(), file);
                 file
             }
@@ -448,6 +537,44 @@ impl Server {
         self.changed(&key);
     }
 
+    /// Files changed on disk: those not open in the editor are read again,
+    /// imports are resolved again (files may have appeared or gone), and
+    /// the open files that import them are checked again.
+    fn did_change_watched_files(&mut self, p: lsp::DidChangeWatchedFilesParams) {
+        self.before_write();
+        for event in &p.changes {
+            if self.docs.contains_key(event.uri.as_str()) {
+                continue;
+            }
+            if let Some(path) = convert::uri_path(&event.uri) {
+                if event.typ == lsp::FileChangeType::DELETED {
+                    self.db.forget(&path);
+                    self.files.remove(event.uri.as_str());
+                } else {
+                    self.db.reload(&path);
+                }
+            }
+        }
+        self.db.resolve_all_imports();
+        // Every open file that imports something: an import may now find
+        // (or miss) a file, or read a file that changed.
+        let keys: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(_, d)| !d.file.imports(&self.db).is_empty())
+            .map(|(k, _)| k.clone())
+            .collect();
+        if self.pull {
+            if !keys.is_empty() {
+                self.refresh_diagnostics();
+            }
+        } else {
+            for k in keys {
+                self.publish(&k);
+            }
+        }
+    }
+
     fn did_close(&mut self, p: lsp::DidCloseTextDocumentParams) {
         let key = p.text_document.uri.as_str().to_string();
         let Some(doc) = self.docs.remove(&key) else {
@@ -455,9 +582,14 @@ impl Server {
         };
         self.shared.tokens.lock().unwrap().remove(&key);
         self.shared.diagnostics.forget(&key);
-        // Let go of the text and what was computed from it.
+        // Let go of the text and what was computed from it; a file on disk
+        // goes back to its text there (files that import it read it).
         self.before_write();
-        self.db.set_text(doc.file, "");
+        let on_disk = convert::uri_path(&doc.uri).and_then(|p| self.db.reload(&p));
+        if on_disk.is_none() {
+            self.db.set_text(doc.file, "");
+        }
+        self.publish_dependents(&[doc.file], None);
         let mut versions = self.shared.versions.lock().unwrap();
         versions.remove(&key);
         if !self.pull {
@@ -482,9 +614,56 @@ impl Server {
             .lock()
             .unwrap()
             .insert(key.to_string(), version);
+        let file = doc.file;
+        if !self.pull {
+            self.publish(key);
+        }
+        // The open files that import this one, directly or not.
+        self.publish_dependents(&[file], Some(key));
+    }
+
+    /// Pushes the diagnostics of the open documents other than `except`
+    /// that import one of `files` (directly or not).
+    fn publish_dependents(&mut self, files: &[File], except: Option<&str>) {
+        let mut keys: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(k, d)| {
+                Some(k.as_str()) != except
+                    && !d.file.imports(&self.db).is_empty()
+                    && db::closure(&self.db, d.file)
+                        .iter()
+                        .skip(1)
+                        .any(|f| files.contains(f))
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.sort();
         if self.pull {
+            // The client pulls: ask it to pull again.
+            if !keys.is_empty() {
+                self.refresh_diagnostics();
+            }
             return;
         }
+        for k in keys {
+            self.publish(&k);
+        }
+    }
+
+    /// `workspace/diagnostic/refresh`: a client that pulls diagnostics pulls
+    /// them again (those of files whose imports changed).
+    fn refresh_diagnostics(&mut self) {
+        let id = format!("mirdsl/refresh/{}", self.shared.next_id());
+        self.shared
+            .outbox
+            .request(&id, "workspace/diagnostic/refresh", &Json::Null);
+    }
+
+    /// Computes and pushes a document's diagnostics (for its version).
+    fn publish(&mut self, key: &str) {
+        let doc = &self.docs[key];
+        let version = doc.version;
         let (file, doc_uri, unit) = (doc.file, doc.uri.clone(), self.unit);
         let shared = self.shared.clone();
         let uri = key.to_string();
@@ -591,9 +770,13 @@ impl Server {
     }
 
     /// Runs a request about every open document on the pool.
+    /// Runs `f` on the open documents (and, with `all_files`, on every
+    /// other file of the workspace: the `.mir` files of its folders and the
+    /// files they import, with version 0).
     fn on_workspace<R>(
         &mut self,
         id: RequestId,
+        all_files: bool,
         f: impl FnOnce(&[(Snap, i32)], &Shared, &RequestId) -> Result<R> + Send + 'static,
     ) where
         R: Serialize + 'static,
@@ -601,9 +784,22 @@ impl Server {
         let docs: Vec<(File, lsp::Uri, i32)> = {
             let mut docs: Vec<&Doc> = self.docs.values().collect();
             docs.sort_by(|a, b| a.uri.as_str().cmp(b.uri.as_str()));
-            docs.into_iter()
+            let mut out: Vec<(File, lsp::Uri, i32)> = docs
+                .into_iter()
                 .map(|d| (d.file, d.uri.clone(), d.version))
-                .collect()
+                .collect();
+            if all_files {
+                let open: HashSet<File> = out.iter().map(|d| d.0).collect();
+                for (path, file) in self.db.files() {
+                    if open.contains(&file) {
+                        continue;
+                    }
+                    if let Some(uri) = convert::path_uri(&path) {
+                        out.push((file, uri, 0));
+                    }
+                }
+            }
+            out
         };
         let unit = self.unit;
         let db = self.db.clone();
@@ -797,7 +993,7 @@ impl Server {
             }
             WorkspaceDiagnosticRequest::METHOD => {
                 match serde_json::from_value::<lsp::WorkspaceDiagnosticParams>(params) {
-                    Ok(p) => self.on_workspace(id, move |snaps, shared, id| {
+                    Ok(p) => self.on_workspace(id, false, move |snaps, shared, id| {
                         handlers::workspace_diagnostic(snaps, shared, id, p)
                     }),
                     Err(e) => self.shared.outbox.respond_error(
@@ -809,8 +1005,9 @@ impl Server {
             }
             WorkspaceSymbolRequest::METHOD => {
                 match serde_json::from_value::<lsp::WorkspaceSymbolParams>(params) {
-                    Ok(p) => self
-                        .on_workspace(id, move |snaps, _, _| handlers::workspace_symbol(snaps, p)),
+                    Ok(p) => self.on_workspace(id, true, move |snaps, _, _| {
+                        handlers::workspace_symbol(snaps, p)
+                    }),
                     Err(e) => self.shared.outbox.respond_error(
                         Some(id),
                         code::INVALID_PARAMS,

@@ -172,6 +172,50 @@ fn run_request_uses_the_executor() {
 }
 
 #[test]
+fn run_request_takes_a_device() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let uri = "file:///work/device.mir";
+        c.open(uri, "graph add(x: f32[3]) {\n  return x * 2.0 + 1.0\n}\n")
+            .await;
+        let want = json!({"dtype": "f32", "shape": [3], "data": [3.0, 5.0, 7.0]});
+        let args = json!({"x": "[1.0, 2.0, 3.0]"});
+        // `auto` runs wherever it can; the result is the same.
+        let r = c
+            .request(
+                "mirdsl/run",
+                json!({"uri": uri, "graph": "add", "args": args, "device": "auto"}),
+            )
+            .await;
+        assert_eq!(r["result"]["result"], want, "{r}");
+        // `gpu` without a GPU is an error naming what is missing.
+        let r = c
+            .request(
+                "mirdsl/run",
+                json!({"uri": uri, "graph": "add", "args": args, "device": "gpu"}),
+            )
+            .await;
+        if gpu::probe::all().is_ok() {
+            assert_eq!(r["result"]["result"], want, "{r}");
+        } else {
+            let m = r["error"]["message"].as_str().unwrap_or_default();
+            assert!(m.contains("--device gpu: "), "{r}");
+        }
+        // An unknown device is a bad request.
+        let r = c
+            .request(
+                "mirdsl/run",
+                json!({"uri": uri, "graph": "add", "args": args, "device": "tpu"}),
+            )
+            .await;
+        let m = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(m.contains("`device` must be"), "{r}");
+        c.shutdown().await;
+    });
+}
+
+#[test]
 fn gradient_request_answers_text_or_a_clear_error() {
     runtime().block_on(async {
         let mut c = Client::start();
@@ -343,7 +387,7 @@ fn diagnostics_are_pulled_or_pushed_as_the_client_can() {
         let r = c
             .request(
                 "initialize",
-                json!({"processId": null, "rootUri": null, "capabilities": {"textDocument": {"diagnostic": {}}}}),
+                json!({"processId": null, "rootUri": null, "capabilities": {"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": true}}}}),
             )
             .await;
         assert_eq!(r["result"]["capabilities"]["diagnosticProvider"]["workspaceDiagnostics"], true);

@@ -120,8 +120,9 @@ pub fn import_command(args: &ImportArgs) -> u8 {
 }
 
 pub fn export_command(args: &ExportArgs) -> u8 {
-    let text = match crate::read(&args.file) {
-        Ok(t) => t,
+    // The file with everything it imports, as one self-contained model.
+    let linked = match crate::link_clean(&args.file, "to export it") {
+        Ok(l) => l,
         Err(c) => return c,
     };
     let base = args
@@ -133,7 +134,7 @@ pub fn export_command(args: &ExportArgs) -> u8 {
         entry: args.entry.clone(),
         base_dir: base,
     };
-    match interop::mindir::export(&text, &opts) {
+    match interop::mindir::export_analysis(&linked.analysis, &opts) {
         Ok(bytes) => {
             if let Err(e) = std::fs::write(&args.output, bytes) {
                 eprintln!("error: cannot write {}: {e}", args.output.display());
@@ -144,7 +145,7 @@ pub fn export_command(args: &ExportArgs) -> u8 {
         Err(interop::mindir::ExportError::Check(diagnostics)) => {
             crate::render::human(&[crate::render::Checked {
                 path: args.file.display().to_string(),
-                text,
+                text: linked.graph.modules[0].text.to_string(),
                 diagnostics,
             }]);
             eprintln!(
@@ -206,22 +207,29 @@ pub fn dot_command(args: &DotArgs) -> u8 {
             Err(c) => return c,
         }
     };
-    let analysis = analysis::analyze(&text);
-    if !analysis.parse.errors().is_empty() {
-        let errors: Vec<_> = analysis
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        crate::render::human(&[crate::render::Checked {
-            path: args.file.display().to_string(),
-            text,
-            diagnostics: errors,
-        }]);
+    // A `.mir` file is read with the files it imports (a model file's text
+    // imports nothing).
+    let root = if is_model(&args.file) {
+        args.file.with_extension("mir")
+    } else {
+        args.file.clone()
+    };
+    let linked = analysis::link::link(
+        &root,
+        Some(std::sync::Arc::from(text)),
+        &analysis::modules::FsLoader,
+    );
+    let unparsed = linked
+        .graph
+        .modules
+        .iter()
+        .any(|m| !m.parse.errors().is_empty());
+    if unparsed {
+        crate::render_linked_errors(&args.file, &linked);
         eprintln!("error: {} does not parse", args.file.display());
         return EXIT_FAILURE;
     }
+    let analysis = &linked.analysis;
     let mut program = analysis.source.program();
     if let Some(name) = &args.entry {
         if program.graph(name).is_none() {
@@ -230,7 +238,7 @@ pub fn dot_command(args: &DotArgs) -> u8 {
         }
         program = with_callees(&program, name);
     }
-    let types = node_types(&analysis);
+    let types = node_types(analysis);
     let dot = ir::print_dot::print_program(&program, &types);
     if args.svg {
         match graphview::dot_to_svg(&dot) {

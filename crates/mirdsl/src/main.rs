@@ -251,22 +251,18 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
     };
     let mut checked = Vec::new();
     let mut internal = 0;
-    for file in files {
-        let text = match read(&file) {
-            Ok(text) => text,
-            Err(c) => return c,
-        };
-        // The language server's pipeline (the incremental database), so
-        // that CI and the editor say the same thing.
-        let (diagnostics, failures) = ide::check_text(&text);
-        for f in &failures {
-            eprintln!("error: {}: {}", file.display(), ide::failure_message(f));
+    // The language server's pipeline (the incremental database, as one
+    // workspace: files follow their imports), so that CI and the editor say
+    // the same thing.
+    for c in ide::check_paths(&files) {
+        for f in &c.failures {
+            eprintln!("error: {}: {}", c.path.display(), ide::failure_message(f));
             internal += 1;
         }
         checked.push(render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics,
+            path: c.path.display().to_string(),
+            text: c.text,
+            diagnostics: c.diagnostics,
         });
     }
     let errors = checked
@@ -350,22 +346,64 @@ pub(crate) fn analyze_clean(
     file: &Path,
     purpose: &str,
 ) -> Result<(String, analysis::FileAnalysis), u8> {
+    let linked = link_clean(file, purpose)?;
+    Ok((linked.graph.modules[0].text.to_string(), linked.analysis))
+}
+
+/// Reads `file` with every file it imports and links them into one program
+/// (`docs/language.md` §10); on errors in any of them, prints them and says
+/// what could not be done.
+pub(crate) fn link_clean(file: &Path, purpose: &str) -> Result<analysis::link::Linked, u8> {
     let text = read(file)?;
-    let analysis = analysis::analyze(&text);
-    if analysis.has_errors() {
-        let errors: Vec<_> = analysis
+    let linked = analysis::link::link(
+        file,
+        Some(std::sync::Arc::from(text)),
+        &analysis::modules::FsLoader,
+    );
+    if linked.has_errors() {
+        render_linked_errors(file, &linked);
+        let n = linked
             .diagnostics
             .iter()
+            .flatten()
             .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        render::human(&[render::Checked {
-            path: file.display().to_string(),
-            text,
-            diagnostics: errors,
-        }]);
-        eprintln!("error: {} has errors; fix them {purpose}", file.display());
+            .count();
+        eprintln!(
+            "error: {} has {n} error{}; fix {} {purpose}",
+            file.display(),
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" }
+        );
         return Err(EXIT_FAILURE);
     }
-    Ok((text, analysis))
+    Ok(linked)
+}
+
+/// Prints the errors of every file of a linked program (the root by the
+/// path it was given, the others by their own).
+pub(crate) fn render_linked_errors(root: &Path, linked: &analysis::link::Linked) {
+    let checked: Vec<render::Checked> = linked
+        .graph
+        .modules
+        .iter()
+        .zip(&linked.diagnostics)
+        .enumerate()
+        .filter_map(|(m, (module, ds))| {
+            let errors: Vec<_> = ds
+                .iter()
+                .filter(|d| d.severity == analysis::Severity::Error)
+                .cloned()
+                .collect();
+            (!errors.is_empty()).then(|| render::Checked {
+                path: if m == 0 {
+                    root.display().to_string()
+                } else {
+                    module.path.display().to_string()
+                },
+                text: module.text.to_string(),
+                diagnostics: errors,
+            })
+        })
+        .collect();
+    render::human(&checked);
 }

@@ -27,9 +27,14 @@ pub struct RunArgs {
     /// The size of a symbolic dimension, for `zeros`/`ones`/`random`.
     #[arg(long = "dim", value_name = "SYM=N")]
     pub dims: Vec<String>,
-    /// Where primitives run.
+    /// Where primitives run: `auto` is the GPU when a CUDA driver and device
+    /// are present, else the CPU.
     #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
     pub device: DeviceArg,
+    /// Print the device chosen and, on the GPU, which primitives ran there and
+    /// which fell back to the CPU (to stderr).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// How to print the result.
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub format: RunFormat,
@@ -62,6 +67,17 @@ pub struct RunArgs {
 pub enum DeviceArg {
     Cpu,
     Gpu,
+    Auto,
+}
+
+impl DeviceArg {
+    pub fn choice(self) -> gpu::DeviceChoice {
+        match self {
+            DeviceArg::Cpu => gpu::DeviceChoice::Cpu,
+            DeviceArg::Gpu => gpu::DeviceChoice::Gpu,
+            DeviceArg::Auto => gpu::DeviceChoice::Auto,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -110,31 +126,30 @@ fn run_inner(a: &RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let device = match a.device {
-        DeviceArg::Cpu => exec::Device::Cpu,
-        DeviceArg::Gpu => exec::Device::Gpu,
-    };
-    let backend = match exec::backend_for(device) {
-        Ok(b) => b,
+    let selected = match gpu::select(a.device.choice()) {
+        Ok(s) => s,
         Err(m) => {
             eprintln!("error: {m}");
             return EXIT_FAILURE;
         }
     };
-    let analysis = analysis::analyze(&text);
-    if analysis.has_errors() {
-        let errors: Vec<_> = analysis
+    if a.verbose {
+        eprintln!("{}", selected.note);
+    }
+    let (backend, gpu_stats) = (selected.backend, selected.stats);
+    let linked = analysis::link::link(
+        &a.file,
+        Some(std::sync::Arc::from(text.as_str())),
+        &analysis::modules::FsLoader,
+    );
+    if linked.has_errors() {
+        crate::render_linked_errors(&a.file, &linked);
+        let n = linked
             .diagnostics
             .iter()
+            .flatten()
             .filter(|d| d.severity == analysis::Severity::Error)
-            .cloned()
-            .collect();
-        let n = errors.len();
-        crate::render::human(&[crate::render::Checked {
-            path: a.file.display().to_string(),
-            text: text.clone(),
-            diagnostics: errors,
-        }]);
+            .count();
         eprintln!(
             "error: not running {}: it has {n} error{}",
             a.file.display(),
@@ -142,6 +157,7 @@ fn run_inner(a: &RunArgs) -> u8 {
         );
         return EXIT_FAILURE;
     }
+    let analysis = &linked.analysis;
     let program = analysis.source.program();
     let entry = match &a.entry {
         Some(e) => {
@@ -215,12 +231,17 @@ fn run_inner(a: &RunArgs) -> u8 {
         match ex.call(&entry, values.clone()) {
             Ok(v) => results.push(v),
             Err(e) => {
-                render_error(&a.file, &text, &e);
+                render_error(&a.file, &linked, &e);
                 return EXIT_FAILURE;
             }
         }
     }
     let elapsed = start.elapsed();
+    if let (true, Some(stats)) = (a.verbose, &gpu_stats) {
+        for line in stats.report() {
+            eprintln!("{line}");
+        }
+    }
     if let Some(path) = &a.save_weights {
         if let Err(m) = save_weights(&mut ex, path) {
             eprintln!("error: {m}");
@@ -326,17 +347,28 @@ fn human_bytes(n: usize) -> String {
 }
 
 /// A run-time fault with a source snippet, the call stack as secondary labels.
-fn render_error(path: &Path, text: &str, e: &exec::RunError) {
+fn render_error(root: &Path, linked: &analysis::link::Linked, e: &exec::RunError) {
+    // Spans are in the linked program's virtual text: the file of the
+    // primary span is shown, with the call sites in it.
+    let module = e.span.map_or(0, |s| linked.locate(s).0);
+    let local = |r: ir::TextRange| {
+        let (m, r) = linked.locate(r);
+        (m == module).then_some(r)
+    };
     let range = |r: ir::TextRange| usize::from(r.start())..usize::from(r.end());
     let mut labels = Vec::new();
-    if let Some(span) = e.span {
+    if let Some(span) = e.span.and_then(local) {
         labels.push(Label::primary((), range(span)).with_message(e.kind.as_str()));
     }
     let mut notes = e.notes.clone();
     let mut shown: Vec<ir::TextRange> = Vec::new();
     for t in &e.trace {
-        match t.call_site {
-            Some(site) if Some(site) != e.span && !shown.contains(&site) && shown.len() < 4 => {
+        match t.call_site.and_then(local) {
+            Some(site)
+                if Some(site) != e.span.and_then(local)
+                    && !shown.contains(&site)
+                    && shown.len() < 4 =>
+            {
                 labels.push(
                     Label::secondary((), range(site))
                         .with_message(format!("in this call of `{}`", t.graph)),
@@ -363,7 +395,12 @@ fn render_error(path: &Path, text: &str, e: &exec::RunError) {
         .with_message(format!("run-time fault: {}", e.message))
         .with_labels(labels)
         .with_notes(notes);
-    let file = SimpleFile::new(path.display().to_string(), text);
+    let path = if module == 0 {
+        root.display().to_string()
+    } else {
+        linked.graph.modules[module].path.display().to_string()
+    };
+    let file = SimpleFile::new(path, &*linked.graph.modules[module].text);
     let writer = StandardStream::stderr(color());
     if term::emit_to_write_style(&mut writer.lock(), &term::Config::default(), &file, &d).is_err() {
         eprintln!("error: run-time fault: {}", e.message);

@@ -119,7 +119,10 @@ fn serve(files: &[PathBuf]) -> Vec<Vec<Key>> {
     send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {
-        let uri = format!("file:///parity/{i}.mir");
+        // The file's own URI: the server reads the files it imports from
+        // beside it, as `mirdsl check` does.
+        let _ = i;
+        let uri = format!("file://{}", std::fs::canonicalize(f).unwrap().display());
         let text = std::fs::read_to_string(f).unwrap();
         let lines: Vec<&str> = text.split('\n').collect();
         let column = |line: u64, col: u64| -> u64 {

@@ -84,3 +84,52 @@ fn neovim_end_to_end() {
         out.status
     );
 }
+
+/// A workspace of several files (`testdata/multifile`): go to definition
+/// opens the library file, hover and the graph view cross files, and the
+/// model's diagnostics follow an edit of the library.
+#[test]
+fn neovim_multifile_workspace() {
+    let nvim = match find_nvim() {
+        Ok(n) => n,
+        Err(reason) => {
+            println!("skipped: {reason}");
+            return;
+        }
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("editors/nvim/test/multifile.lua");
+    let home = std::env::temp_dir().join(format!("mirdsl-nvim-multi-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    let dir = home.join("ws");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["model.mir", "layers.mir", "losses.mir"] {
+        std::fs::copy(root.join("testdata/multifile").join(f), dir.join(f)).unwrap();
+    }
+    let mut cmd = Command::new(&nvim);
+    cmd.arg("--headless")
+        .arg("--clean")
+        .arg(dir.join("model.mir"))
+        .arg("-c")
+        .arg(format!("luafile {}", script.display()))
+        .env("MIRDSL", env!("CARGO_BIN_EXE_mirdsl"))
+        .env("HOME", &home);
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        cmd.env(var, home.join(var.to_lowercase()));
+    }
+    let out = cmd.output().expect("cannot run nvim");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(
+        out.status.success() && stdout.contains("ok: all checks passed"),
+        "Neovim multi-file test failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}

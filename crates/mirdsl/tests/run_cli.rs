@@ -272,15 +272,109 @@ fn check_errors_stop_the_run() {
     assert!(stdout(&o).is_empty());
 }
 
+/// Whether this machine can run the GPU backend (the CLI tests below assert
+/// the no-driver behaviour only where there is none).
+fn gpu_present() -> bool {
+    gpu::probe::all().is_ok()
+}
+
 #[test]
-fn gpu_without_a_gpu_backend_is_an_error() {
+fn gpu_without_a_driver_is_an_error_naming_what_is_missing() {
+    if gpu_present() {
+        eprintln!("skipped: this machine has a usable GPU");
+        return;
+    }
     let dir = setup("gpu", PROGRAM);
     let o = run(
         &dir,
         &["--entry", "last", "--arg", "n=1", "--device", "gpu"],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("no GPU backend"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("error: --device gpu: "), "{err}");
+    let named = ["libcuda.so", "no usable GPU", "libnvrtc.so", "libcublas.so"];
+    assert!(named.iter().any(|n| err.contains(n)), "{err}");
+    assert!(stdout(&o).is_empty());
+}
+
+#[test]
+fn device_auto_falls_back_to_the_cpu_and_says_why() {
+    let dir = setup("auto", PROGRAM);
+    let o = run(
+        &dir,
+        &[
+            "--entry",
+            "last",
+            "--arg",
+            "n=1",
+            "--device",
+            "auto",
+            "--verbose",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cpu = run(&dir, &["--entry", "last", "--arg", "n=1"]);
+    assert_eq!(stdout(&o), stdout(&cpu));
+    let err = stderr(&o);
+    if gpu_present() {
+        assert!(err.contains("device: gpu"), "{err}");
+    } else {
+        assert!(err.contains("device: cpu (--device auto: "), "{err}");
+    }
+}
+
+#[test]
+fn gpu_results_match_the_cpu_where_there_is_a_gpu() {
+    if !gpu_present() {
+        eprintln!("skipped: no usable GPU ({:?})", gpu::probe::all().err());
+        return;
+    }
+    let dir = setup("gpu-run", PROGRAM);
+    let args = [
+        "--entry",
+        "loss",
+        "--arg",
+        "x=[[1.5, -2, 3], [0.5, 1, -1]]",
+        "--arg",
+        "labels=[1, 0]",
+        "--format",
+        "json",
+    ];
+    let cpu = run(&dir, &args);
+    let mut with_gpu = args.to_vec();
+    with_gpu.extend(["--device", "gpu", "--verbose"]);
+    let o = run(&dir, &with_gpu);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let value = |o: &Output| -> f64 {
+        let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+        v["value"]
+            .as_f64()
+            .or_else(|| v["data"][0].as_f64())
+            .unwrap()
+    };
+    assert!(
+        (value(&cpu) - value(&o)).abs() < 1e-5,
+        "{} vs {}",
+        stdout(&cpu),
+        stdout(&o)
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("device: gpu") && err.contains("gpu: on the GPU: "),
+        "{err}"
+    );
+    assert!(err.contains("MatMul x1"), "{err}");
+}
+
+#[test]
+fn verbose_names_the_device() {
+    let dir = setup("verbose", PROGRAM);
+    let o = run(
+        &dir,
+        &["--entry", "last", "--arg", "n=1", "--device", "cpu", "-v"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("device: cpu"), "{}", stderr(&o));
 }
 
 #[test]

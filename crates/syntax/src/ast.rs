@@ -98,6 +98,10 @@ ast_node!(
     /// `param NAME: TYPE = INIT`, a weight.
     Weight = WEIGHT
 );
+ast_node!(
+    /// `import "PATH"` or `import "PATH" as NAME` (spec §10).
+    Import = IMPORT
+);
 ast_node!(ParamList = PARAM_LIST);
 ast_node!(Param = PARAM);
 ast_node!(RetType = RET_TYPE);
@@ -196,6 +200,47 @@ impl SourceFile {
     }
     pub fn weights(&self) -> impl Iterator<Item = Weight> {
         children(&self.0)
+    }
+}
+
+impl SourceFile {
+    /// The file's `import` items, in source order.
+    pub fn imports(&self) -> AstChildren<Import> {
+        children(&self.0)
+    }
+}
+
+impl Import {
+    /// The string token of the path, quotes included.
+    pub fn path_token(&self) -> Option<SyntaxToken> {
+        token(&self.0, STRING)
+    }
+
+    /// The path, unquoted and unescaped.
+    pub fn path(&self) -> Option<String> {
+        let t = self.path_token()?;
+        let text = t.text();
+        let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+        let mut out = String::with_capacity(inner.len());
+        let mut chars = inner.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some(c) => out.push(c),
+                    None => {}
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        Some(out)
+    }
+
+    /// The name after `as`, if any.
+    pub fn alias(&self) -> Option<Name> {
+        child(&self.0)
     }
 }
 

@@ -152,6 +152,27 @@ impl<'t> Parser<'t> {
         }
     }
 
+    /// Whether the current token is the identifier `text` (a contextual keyword).
+    fn at_contextual(&self, text: &str) -> bool {
+        let i = self.nth_index(0);
+        i < self.tokens.len()
+            && self.tokens[i].kind == IDENT
+            && &self.text[self.token_range(i).start().into()..self.token_range(i).end().into()]
+                == text
+    }
+
+    /// Adds the current token as a token of kind `kind` (a contextual keyword).
+    fn bump_as(&mut self, kind: SyntaxKind) {
+        self.flush_trivia();
+        if self.pos < self.tokens.len() {
+            let range = self.token_range(self.pos);
+            self.builder
+                .token(kind, &self.text[range.start().into()..range.end().into()]);
+            self.last_significant_end = range.end();
+            self.pos += 1;
+        }
+    }
+
     /// After a binary operator or a comma a newline does not end the statement.
     fn bump_newlines(&mut self) {
         while self.pos < self.tokens.len() && self.tokens[self.pos].kind.is_trivia() {
@@ -283,8 +304,9 @@ fn source_file(p: &mut Parser) {
             EOF => break,
             NEWLINE | SEMI => p.bump(),
             GRAPH_KW | PARAM_KW => item(p),
+            IDENT if p.at_contextual("import") => item(p),
             _ => {
-                p.error_here("expected `graph` or `param` at the top level");
+                p.error_here("expected `graph`, `param` or `import` at the top level");
                 p.recover_until(&[GRAPH_KW, PARAM_KW]);
             }
         }
@@ -297,12 +319,29 @@ fn item(p: &mut Parser) {
     match p.current() {
         GRAPH_KW => graph(p),
         PARAM_KW => weight(p),
-        _ => p.error_here("expected `graph` or `param`"),
+        IDENT if p.at_contextual("import") => import(p),
+        _ => p.error_here("expected `graph`, `param` or `import`"),
     }
     if !p.at_any(&[NEWLINE, SEMI, EOF, GRAPH_KW, PARAM_KW]) {
         p.error_here("expected a new line after the item");
         p.recover_until(&[NEWLINE, GRAPH_KW, PARAM_KW]);
     }
+}
+
+/// `import "PATH"` or `import "PATH" as NAME` (spec §10).
+fn import(p: &mut Parser) {
+    p.start_node(IMPORT);
+    p.bump_as(IMPORT_KW);
+    if p.at(STRING) {
+        p.bump();
+    } else {
+        p.error_here("expected the path of a `.mir` file in double quotes");
+    }
+    if p.at(IDENT) && p.at_contextual("as") {
+        p.bump_as(AS_KW);
+        name(p, "a name after `as`");
+    }
+    p.finish_node();
 }
 
 fn name(p: &mut Parser, what: &str) -> bool {

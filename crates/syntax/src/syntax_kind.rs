@@ -29,6 +29,10 @@ pub enum SyntaxKind {
     AND_KW,
     OR_KW,
     NOT_KW,
+    /// `import` (a keyword only where an item starts: the lexer keeps it an identifier).
+    IMPORT_KW,
+    /// `as`, after an import's path (contextual too).
+    AS_KW,
     // Punctuation.
     L_PAREN,
     R_PAREN,
@@ -90,6 +94,8 @@ pub enum SyntaxKind {
     PREFIX_EXPR,
     IF_EXPR,
     LAMBDA_EXPR,
+    /// `import "PATH"` or `import "PATH" as NAME` (spec §10).
+    IMPORT,
     /// Input the parser could not make sense of; parsing resumed after it.
     ERROR,
     #[doc(hidden)]
@@ -104,7 +110,7 @@ impl SyntaxKind {
     }
 
     pub fn is_keyword(self) -> bool {
-        (GRAPH_KW as u16..=NOT_KW as u16).contains(&(self as u16))
+        (GRAPH_KW as u16..=AS_KW as u16).contains(&(self as u16))
     }
 
     pub fn is_token(self) -> bool {
@@ -165,6 +171,8 @@ impl SyntaxKind {
             AND_KW => "`and`",
             OR_KW => "`or`",
             NOT_KW => "`not`",
+            IMPORT_KW => "`import`",
+            AS_KW => "`as`",
             L_PAREN => "`(`",
             R_PAREN => "`)`",
             L_BRACK => "`[`",

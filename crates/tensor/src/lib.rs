@@ -6,16 +6,19 @@
 //! wrap to their width. Kernels are then written once per storage kind, not
 //! once per dtype, while results keep MindSpore's dtypes.
 
+mod device;
 mod dtype;
 pub mod npy;
 pub mod safetensors;
 
+pub use device::DeviceData;
 pub use dtype::DType;
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 /// A dense row-major buffer of one storage kind.
-#[derive(Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Buffer {
     F32(Vec<f32>),
     F64(Vec<f64>),
@@ -57,12 +60,33 @@ impl Buffer {
     }
 }
 
-/// A tensor on the host. Rank 0 is a scalar tensor.
-#[derive(Clone, PartialEq)]
+/// A tensor: a dtype, a shape, and its elements on the host, on a device, or
+/// both. Rank 0 is a scalar tensor.
+///
+/// A device backend makes tensors whose data lives only on its device
+/// ([`Tensor::from_device`]); the host buffer is then copied back on first use
+/// ([`Tensor::buffer`]), so every CPU kernel and printer works on them
+/// unchanged. A backend may also attach a device copy to a host tensor
+/// ([`Tensor::device_data_or_insert`]), so a tensor used twice is uploaded once.
+/// Tensors are immutable, so the two copies never disagree.
+#[derive(Clone)]
 pub struct Tensor {
     dtype: DType,
     shape: Vec<usize>,
-    buffer: Buffer,
+    host: OnceLock<Buffer>,
+    device: OnceLock<Arc<dyn DeviceData>>,
+}
+
+impl PartialEq for Tensor {
+    fn eq(&self, other: &Tensor) -> bool {
+        self.dtype == other.dtype && self.shape == other.shape && self.buffer() == other.buffer()
+    }
+}
+
+fn host(buffer: Buffer) -> OnceLock<Buffer> {
+    let cell = OnceLock::new();
+    let _ = cell.set(buffer);
+    cell
 }
 
 /// An error building a tensor (element count or storage kind mismatch).
@@ -100,13 +124,14 @@ impl Tensor {
                 buffer.len()
             )));
         }
-        let mut t = Tensor {
+        let mut buffer = buffer;
+        normalize(&mut buffer, dtype);
+        Ok(Tensor {
             dtype,
             shape,
-            buffer,
-        };
-        t.normalize();
-        Ok(t)
+            host: host(buffer),
+            device: OnceLock::new(),
+        })
     }
 
     pub fn zeros(dtype: DType, shape: Vec<usize>) -> Tensor {
@@ -114,7 +139,8 @@ impl Tensor {
         Tensor {
             dtype,
             shape,
-            buffer,
+            host: host(buffer),
+            device: OnceLock::new(),
         }
     }
 
@@ -166,15 +192,73 @@ impl Tensor {
     }
 
     pub fn numel(&self) -> usize {
-        self.buffer.len()
+        numel(&self.shape)
     }
 
+    /// The elements on the host (copied from the device on first use).
+    ///
+    /// # Panics
+    /// If the device copy fails (the device is lost): the tensor's data then
+    /// exists nowhere.
     pub fn buffer(&self) -> &Buffer {
-        &self.buffer
+        self.host.get_or_init(|| self.download())
     }
 
-    pub fn into_buffer(self) -> Buffer {
-        self.buffer
+    pub fn into_buffer(mut self) -> Buffer {
+        match self.host.take() {
+            Some(b) => b,
+            None => self.download(),
+        }
+    }
+
+    fn download(&self) -> Buffer {
+        let data = self
+            .device
+            .get()
+            .expect("a tensor has its data on the host or on a device");
+        match data.download(self.dtype.storage(), self.numel()) {
+            Ok(b) if b.len() == self.numel() && b.storage() == self.dtype.storage() => b,
+            Ok(_) => panic!(
+                "a device returned a {} tensor of the wrong size",
+                self.dtype
+            ),
+            Err(e) => panic!("copying a tensor from the device failed: {e}"),
+        }
+    }
+
+    /// A tensor whose elements live on a device (already normalised to `dtype`:
+    /// rounded for `f16`/`bf16`, wrapped for narrow integers).
+    pub fn from_device(dtype: DType, shape: Vec<usize>, data: Arc<dyn DeviceData>) -> Tensor {
+        let device = OnceLock::new();
+        let _ = device.set(data);
+        Tensor {
+            dtype,
+            shape,
+            host: OnceLock::new(),
+            device,
+        }
+    }
+
+    /// The device copy, if there is one.
+    pub fn device_data(&self) -> Option<&Arc<dyn DeviceData>> {
+        self.device.get()
+    }
+
+    /// The device copy, made by `upload` (from the host buffer) if there is none yet.
+    pub fn device_data_or_insert<E>(
+        &self,
+        upload: impl FnOnce(&Buffer) -> Result<Arc<dyn DeviceData>, E>,
+    ) -> Result<&Arc<dyn DeviceData>, E> {
+        if let Some(d) = self.device.get() {
+            return Ok(d);
+        }
+        let made = upload(self.buffer())?;
+        Ok(self.device.get_or_init(|| made))
+    }
+
+    /// Whether the elements are on the host now (no copy needed to read them).
+    pub fn is_on_host(&self) -> bool {
+        self.host.get().is_some()
     }
 
     /// The same data with another shape of the same element count.
@@ -193,7 +277,7 @@ impl Tensor {
 
     /// Every element as `f64` (booleans as 0/1), row-major.
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        match &self.buffer {
+        match self.buffer() {
             Buffer::F32(v) => v.iter().map(|&x| x as f64).collect(),
             Buffer::F64(v) => v.clone(),
             Buffer::I64(v) => v.iter().map(|&x| x as f64).collect(),
@@ -207,21 +291,14 @@ impl Tensor {
         if dtype == self.dtype {
             return self.clone();
         }
-        let buffer = match (dtype.storage(), &self.buffer) {
+        let buffer = match (dtype.storage(), self.buffer()) {
             (DType::F32, Buffer::F32(v)) => Buffer::F32(v.clone()),
             (DType::F32, Buffer::F64(v)) => Buffer::F32(v.iter().map(|&x| x as f32).collect()),
             (DType::F32, Buffer::I64(v)) => Buffer::F32(v.iter().map(|&x| x as f32).collect()),
             (DType::F32, Buffer::Bool(v)) => {
                 Buffer::F32(v.iter().map(|&x| x as u8 as f32).collect())
             }
-            (DType::F64, b) => Buffer::F64(
-                Tensor {
-                    dtype: self.dtype,
-                    shape: vec![],
-                    buffer: b.clone(),
-                }
-                .to_f64_vec(),
-            ),
+            (DType::F64, _) => Buffer::F64(self.to_f64_vec()),
             (DType::I64, Buffer::F32(v)) => Buffer::I64(v.iter().map(|&x| x as i64).collect()),
             (DType::I64, Buffer::F64(v)) => Buffer::I64(v.iter().map(|&x| x as i64).collect()),
             (DType::I64, Buffer::I64(v)) => Buffer::I64(v.clone()),
@@ -233,22 +310,74 @@ impl Tensor {
         };
         Tensor::new(dtype, self.shape.clone(), buffer).expect("cast keeps the element count")
     }
+}
 
-    /// Rounds `f16`/`bf16` values and wraps narrow integers to their dtype.
-    fn normalize(&mut self) {
-        match (&mut self.buffer, self.dtype) {
-            (Buffer::F32(v), DType::F16) => v.iter_mut().for_each(|x| *x = dtype::round_f16(*x)),
-            (Buffer::F32(v), DType::BF16) => v.iter_mut().for_each(|x| *x = dtype::round_bf16(*x)),
-            (Buffer::I64(v), d) if d != DType::I64 => {
-                v.iter_mut().for_each(|x| *x = d.wrap_int(*x))
-            }
-            _ => {}
-        }
+/// Rounds `f16`/`bf16` values and wraps narrow integers to their dtype.
+fn normalize(buffer: &mut Buffer, dtype: DType) {
+    match (buffer, dtype) {
+        (Buffer::F32(v), DType::F16) => v.iter_mut().for_each(|x| *x = dtype::round_f16(*x)),
+        (Buffer::F32(v), DType::BF16) => v.iter_mut().for_each(|x| *x = dtype::round_bf16(*x)),
+        (Buffer::I64(v), d) if d != DType::I64 => v.iter_mut().for_each(|x| *x = d.wrap_int(*x)),
+        _ => {}
     }
 }
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}{:?} {:?}", self.dtype, self.shape, self.to_f64_vec())
+    }
+}
+
+#[cfg(test)]
+mod device_tests {
+    use super::*;
+    use std::any::Any;
+
+    /// A "device" that keeps a host buffer and counts downloads.
+    #[derive(Debug)]
+    struct Fake(Buffer, std::sync::atomic::AtomicUsize);
+
+    impl DeviceData for Fake {
+        fn download(&self, storage: DType, len: usize) -> Result<Buffer, String> {
+            assert_eq!((storage, len), (self.0.storage(), self.0.len()));
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(self.0.clone())
+        }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn device_tensors_download_once_on_first_use() {
+        let fake = Arc::new(Fake(
+            Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]),
+            Default::default(),
+        ));
+        let t = Tensor::from_device(DType::F32, vec![2, 2], fake.clone());
+        assert!(!t.is_on_host());
+        assert_eq!(t.numel(), 4);
+        let r = t.clone().reshaped(vec![4]).unwrap();
+        assert!(r.device_data().is_some());
+        assert_eq!(t.to_f64_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(t.to_f64_vec(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert!(t.is_on_host());
+        assert_eq!(fake.1.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(r.into_buffer(), Buffer::F32(vec![1.0, 2.0, 3.0, 4.0]));
+    }
+
+    #[test]
+    fn host_tensors_upload_once() {
+        let t = Tensor::from_f32(vec![2], vec![1.0, 2.0]).unwrap();
+        let mut uploads = 0;
+        for _ in 0..3 {
+            t.device_data_or_insert(|b| {
+                uploads += 1;
+                Ok::<_, ()>(Arc::new(Fake(b.clone(), Default::default())) as Arc<dyn DeviceData>)
+            })
+            .unwrap();
+        }
+        assert_eq!(uploads, 1);
+        assert!(t.clone().device_data().is_some());
     }
 }

@@ -359,6 +359,11 @@ const SCOPE_TABLE = [
   ['broken/missing_paren.mir', 'graph g(y: f32[3])', 'g', 'entity.name.function'],
   ['broken/missing_paren.mir', 'graph g(y: f32[3])', 'y', 'variable.parameter'],
   ['broken/broken_statement.mir', 'graph g(y)', 'g', 'entity.name.function'],
+  // Imports (spec §10).
+  ['multifile/model.mir', 'import "layers.mir" as layers', 'import', 'keyword.control.import'],
+  ['multifile/model.mir', 'import "layers.mir" as layers', '"layers.mir"', 'string.quoted.double.path'],
+  ['multifile/model.mir', 'import "layers.mir" as layers', 'as', 'keyword.control.import.as'],
+  ['multifile/model.mir', 'import "layers.mir" as layers', 'layers', 'entity.name.namespace'],
 ];
 
 describe('specific tokens get specific scopes', () => {

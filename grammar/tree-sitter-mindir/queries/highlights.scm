@@ -50,6 +50,11 @@
 
 "param" @keyword
 
+[
+  "import"
+  "as"
+] @keyword.import
+
 "return" @keyword.return
 
 [

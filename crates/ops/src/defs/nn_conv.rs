@@ -575,7 +575,8 @@ impl ConvGeom {
     }
 }
 
-/// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w`.
+/// The geometry of a Conv2D of `x` (NCHW) by a weight of shape `w` (also used by
+/// the GPU backend, so both pad alike).
 pub fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, OpError> {
     let a = conv_attrs("Conv2D", attrs)?;
     if x.len() != 4 || w.len() != 4 {

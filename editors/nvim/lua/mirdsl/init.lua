@@ -25,7 +25,8 @@ M.defaults = {
   run_fill = "ones",
   -- Size given to symbolic dimensions (`B` in f32[B, 784]) not given to :MirRun.
   run_dim = 2,
-  -- Device for :MirRun ("cpu" or "gpu").
+  -- Device for :MirRun: "cpu", "gpu" or "auto" (the GPU when a CUDA driver and
+  -- device are present, else the CPU), as `mirdsl run --device`.
   run_device = "cpu",
   -- Extra on_attach(client, bufnr).
   on_attach = nil,

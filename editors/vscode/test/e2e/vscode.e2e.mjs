@@ -227,6 +227,33 @@ await step('Restart Server brings the server back', async () => {
   await page.locator('.editor-group-container.active .squiggly-error').first().waitFor();
 });
 
+// A model whose layers live in another file (testdata/multifile, docs/language.md §10.1).
+await step('a model split over files has no errors, and go to definition opens the library', async () => {
+  await openFile('model.mir');
+  await page.locator('.editor-group-container.active .view-lines', { hasText: 'import "layers.mir" as layers' }).first().waitFor();
+  // Line 6: `  return cross_entropy(layers.mlp(x), labels)`: the cursor on `mlp`.
+  await gotoLine(6, 33);
+  const squiggles = await page.locator('.editor-group-container.active .squiggly-error').count();
+  if (squiggles !== 0) throw new Error(`${squiggles} error squiggles in model.mir`);
+  await page.keyboard.press('F12');
+  await page.locator('.tab.active[aria-label*="layers.mir"]').first().waitFor();
+  await page.waitForFunction(() => {
+    const s = document.querySelector('[id="status.editor.selection"]');
+    return s && s.textContent.includes('Ln 11,');
+  });
+  await page.screenshot({ path: join(SHOTS, 'definition-in-library.png') });
+});
+
+await step('the graph view draws a model whose layers live in another file', async () => {
+  await openFile('model.mir');
+  await gotoLine(14, 3);
+  await palette('MindIR: Show Graph');
+  const frame = await webviewFrame('svg.mirdsl-graph[data-graph="main"]');
+  const text = await frame.$eval('svg.mirdsl-graph', (e) => e.textContent);
+  if (!text.includes('layers.mlp')) throw new Error(`no layers.mlp in the graph: ${text.slice(0, 200)}`);
+  await page.screenshot({ path: join(SHOTS, 'graph-view-multifile.png') });
+});
+
 await browser.close();
 const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed;

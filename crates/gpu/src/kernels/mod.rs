@@ -1,0 +1,211 @@
+//! Running primitives on the device. Each family's `run` returns
+//! `Ok(Some(result))`, or `Ok(None)` when this call is one it does not handle
+//! (a dtype, rank or attribute the kernels do not cover): the backend then
+//! runs the CPU kernel.
+
+mod data;
+mod linalg;
+mod math;
+
+use ops::{AbsVal, InferCall, KArg, KValue, KernelCall, OpDef};
+use tensor::{DType, Tensor};
+
+use crate::device::{Arg, DevBuf, DevResult, Device};
+use crate::source::{self, Storage};
+
+/// Runs `op` on the device, or says it cannot.
+pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+    if let Some(e) = crate::table::elementwise(op.name) {
+        return math::elementwise(dev, e, op, call);
+    }
+    match op.name {
+        "Cast" => math::cast_op(dev, op, call),
+        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceAll"
+        | "ReduceAny" | "SumExt" | "MeanExt" | "ProdExt" | "Max" | "Min" => {
+            math::reduce(dev, op, call)
+        }
+        "Softmax" | "LogSoftmax" | "_SoftmaxGrad" | "_LogSoftmaxGrad" => {
+            math::softmax(dev, op, call)
+        }
+        "BiasAddGrad" | "_SumToShapeOf" => math::sum_to(dev, op, call),
+        "SparseSoftmaxCrossEntropyWithLogits" => math::sparse_ce(dev, op, call),
+        "LayerNorm" | "LayerNormExt" | "RmsNorm" => math::norm(dev, op, call),
+        "BatchNorm" | "_BatchNormGrad" => math::batch_norm(dev, op, call),
+        "_LayerNormGrad" => math::layer_norm_grad(dev, op, call),
+        "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" => {
+            data::view(op, call)
+        }
+        "Transpose" | "BroadcastTo" | "Tile" | "Slice" | "SliceExt" | "Narrow" => {
+            data::strided(dev, op, call)
+        }
+        "Concat" | "Stack" => data::concat(dev, op, call),
+        "Split" => data::split(dev, op, call),
+        "Gather" => data::gather(dev, op, call),
+        "_BroadcastToShapeOf" => data::broadcast_like(dev, op, call),
+        "Select" => data::select(dev, op, call),
+        "MatMul" | "BatchMatMul" | "Mm" | "BatchMatMulExt" | "Dense" => {
+            linalg::matmul(dev, op, call)
+        }
+        "BiasAdd" => linalg::bias_add(dev, op, call),
+        "MaxPool" | "AvgPool" => linalg::pool(dev, op, call),
+        "Conv2D" | "_Conv2DBackpropInput" | "_Conv2DBackpropFilter" => {
+            linalg::conv2d(dev, op, call)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The shape rule's result for this call.
+fn infer(op: &'static OpDef, call: &KernelCall) -> Option<AbsVal> {
+    let abs: Vec<AbsVal> = (0..call.inputs.len()).map(|i| call.abs(i)).collect();
+    (op.infer)(&InferCall {
+        op,
+        inputs: &abs,
+        attrs: call.attrs,
+    })
+    .ok()
+}
+
+/// A fully known tensor type: dtype and shape.
+fn known(a: &AbsVal) -> Option<(DType, Vec<usize>)> {
+    match a {
+        AbsVal::Scalar { dtype, .. } => Some((*dtype, Vec::new())),
+        AbsVal::Tensor { dtype, shape } => {
+            let dims = shape.dims()?;
+            let mut v = Vec::with_capacity(dims.len());
+            for d in dims {
+                match d {
+                    ir::Dim::Known(n) if *n >= 0 => v.push(*n as usize),
+                    _ => return None,
+                }
+            }
+            Some((*dtype, v))
+        }
+        _ => None,
+    }
+}
+
+/// The single result's dtype and shape.
+fn out_type(op: &'static OpDef, call: &KernelCall) -> Option<(DType, Vec<usize>)> {
+    known(&infer(op, call)?)
+}
+
+/// Input `i` if it is a tensor.
+fn input<'a>(call: &KernelCall<'a>, i: usize) -> Option<&'a Tensor> {
+    match call.inputs.get(i) {
+        Some(KArg::Tensor(t)) => Some(t),
+        _ => None,
+    }
+}
+
+/// A device block, borrowed from a tensor or made for this call.
+enum Held<'a> {
+    Ref(&'a DevBuf),
+    Own(DevBuf),
+}
+
+impl Held<'_> {
+    fn ptr(&self) -> u64 {
+        match self {
+            Held::Ref(b) => b.ptr,
+            Held::Own(b) => b.ptr,
+        }
+    }
+}
+
+/// `t` on the device in dtype `to` (cast there when it differs).
+fn as_dtype<'a>(dev: &Device, t: &'a Tensor, to: DType) -> DevResult<Held<'a>> {
+    let src = dev.on_device(t)?;
+    if t.dtype() == to {
+        return Ok(Held::Ref(src));
+    }
+    Ok(Held::Own(cast_buf(dev, src, t.dtype(), to, t.numel())?))
+}
+
+/// A cast of `n` elements from `from` to `to` into a new block.
+fn cast_buf(dev: &Device, src: &DevBuf, from: DType, to: DType, n: usize) -> DevResult<DevBuf> {
+    let (fs, ts) = (Storage::of(from), Storage::of(to));
+    let out = dev.alloc(ts, n)?;
+    if n > 0 {
+        let f = dev.function("cast", &source::cast_kernel(fs, ts))?;
+        dev.launch(
+            &f,
+            Device::grid(n),
+            &[
+                Arg::P(src.ptr),
+                Arg::P(out.ptr),
+                Arg::I(n as i64),
+                Arg::I32(source::dtype_code(to)),
+            ],
+        )?;
+    }
+    Ok(out)
+}
+
+/// Row-major strides.
+fn strides(shape: &[usize]) -> Vec<i64> {
+    let mut s = vec![0i64; shape.len()];
+    let mut acc = 1i64;
+    for i in (0..shape.len()).rev() {
+        s[i] = acc;
+        acc *= shape[i] as i64;
+    }
+    s
+}
+
+/// `axis` (negative from the end) as an index into `rank` dimensions.
+fn norm_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    (0..r.max(1)).contains(&a).then_some(a as usize)
+}
+
+/// Copies `src` (shape `shape`, laid out with `src_strides` from `soff`)
+/// into `dst` row-major, or with `dst_strides` from `doff` when given.
+#[allow(clippy::too_many_arguments)]
+fn strided_copy(
+    dev: &Device,
+    s: Storage,
+    src: u64,
+    dst: u64,
+    shape: &[usize],
+    src_strides: &[i64],
+    modulo: Option<&[i64]>,
+    soff: i64,
+    dst_layout: Option<(&[i64], i64)>,
+) -> DevResult<()> {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return Ok(());
+    }
+    let mut st = crate::device::St {
+        rank: shape.len() as i32,
+        soff,
+        ..Default::default()
+    };
+    let row = strides(shape);
+    for (d, &len) in shape.iter().enumerate() {
+        st.shape[d] = len as i64;
+        st.ss[d] = src_strides[d];
+        st.modulo[d] = modulo.map_or(i64::MAX, |m| m[d]);
+        st.ds[d] = dst_layout.map_or(row[d], |(ds, _)| ds[d]);
+    }
+    st.doff = dst_layout.map_or(0, |(_, o)| o);
+    let f = dev.function("copy", &source::copy_kernel(s))?;
+    dev.launch(
+        &f,
+        Device::grid(n),
+        &[Arg::P(src), Arg::P(dst), Arg::I(n as i64), Arg::St(st)],
+    )
+}
+
+/// `x` (shape `shape`) with its dimensions reordered by `perm`, into a new block.
+fn permute(dev: &Device, s: Storage, x: u64, shape: &[usize], perm: &[usize]) -> DevResult<DevBuf> {
+    let n: usize = shape.iter().product();
+    let out = dev.alloc(s, n)?;
+    let st = strides(shape);
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let src_strides: Vec<i64> = perm.iter().map(|&p| st[p]).collect();
+    strided_copy(dev, s, x, out.ptr, &out_shape, &src_strides, None, 0, None)?;
+    Ok(out)
+}

@@ -1,0 +1,151 @@
+//! Finding the CUDA libraries at run time, and saying which one is missing.
+//!
+//! cudarc loads `libcuda`, NVRTC and cuBLAS with `dlopen` on first use and
+//! panics when one is absent, so every library is looked for here first, with
+//! the same names cudarc tries. `MIRDSL_NVRTC_LIB` and `MIRDSL_CUBLAS_LIB` name
+//! a library file to load first (a pip wheel's `libnvrtc.so.12`, say): once it
+//! is loaded, cudarc's own `dlopen` of the same soname finds it.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+/// What stops the GPU backend from starting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// No `libcuda.so` (the NVIDIA driver).
+    Driver(String),
+    /// The driver loads but reports no usable device.
+    NoDevice(String),
+    /// No NVRTC (`libnvrtc.so`), needed to compile the kernels.
+    Nvrtc(String),
+    /// No cuBLAS (`libcublas.so`), needed for matrix products.
+    Cublas(String),
+    /// The device or a library failed while starting.
+    Failed(String),
+}
+
+impl Unavailable {
+    /// What is missing, without the advice (for `--device auto`'s note).
+    pub fn short(&self) -> String {
+        match self {
+            Unavailable::Driver(d) => format!("no NVIDIA driver (libcuda.so: {d})"),
+            Unavailable::NoDevice(d) => format!("no usable GPU ({d})"),
+            Unavailable::Nvrtc(d) => format!("no NVRTC (libnvrtc.so: {d})"),
+            Unavailable::Cublas(d) => format!("no cuBLAS (libcublas.so: {d})"),
+            Unavailable::Failed(d) => format!("the GPU backend could not start: {d}"),
+        }
+    }
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unavailable::Driver(d) => write!(
+                f,
+                "no NVIDIA driver: libcuda.so could not be loaded ({d}); install the NVIDIA driver, or run with `--device cpu`"
+            ),
+            Unavailable::NoDevice(d) => write!(
+                f,
+                "the NVIDIA driver found no usable GPU ({d}); run with `--device cpu`"
+            ),
+            Unavailable::Nvrtc(d) => write!(
+                f,
+                "no NVRTC: libnvrtc.so could not be loaded ({d}); install the CUDA toolkit's NVRTC (or `pip install nvidia-cuda-nvrtc-cu12` and set MIRDSL_NVRTC_LIB to its libnvrtc.so.12)"
+            ),
+            Unavailable::Cublas(d) => write!(
+                f,
+                "no cuBLAS: libcublas.so could not be loaded ({d}); install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas-cu12` and set MIRDSL_CUBLAS_LIB to its libcublas.so.12)"
+            ),
+            Unavailable::Failed(d) => write!(f, "the GPU backend could not start: {d}"),
+        }
+    }
+}
+
+/// Loads `path` and keeps it loaded for the life of the process.
+fn preload(path: &str) -> Result<(), String> {
+    // SAFETY: loading a shared library runs its initialisers; these are
+    // NVIDIA's libraries, named by the user.
+    match unsafe { libloading::Library::new(path) } {
+        Ok(lib) => {
+            std::mem::forget(lib);
+            Ok(())
+        }
+        Err(e) => Err(format!("{path}: {e}")),
+    }
+}
+
+/// Whether a library cudarc looks for under `name` can be loaded; the error
+/// lists the file names tried.
+fn loadable(name: &str, env: Option<&str>) -> Result<(), String> {
+    if let Some(var) = env {
+        if let Ok(path) = std::env::var(var) {
+            if !path.is_empty() {
+                preload(&path).map_err(|e| format!("{var}={e}"))?;
+            }
+        }
+    }
+    let candidates = cudarc::get_lib_name_candidates(name);
+    for c in &candidates {
+        // SAFETY: as in `preload`.
+        if unsafe { libloading::Library::new(c) }.is_ok() {
+            return Ok(());
+        }
+    }
+    let shown: Vec<&str> = candidates.iter().take(3).map(String::as_str).collect();
+    Err(format!("tried {}, ...", shown.join(", ")))
+}
+
+/// Whether NVRTC can be loaded (for compiling kernels without a GPU).
+pub fn nvrtc() -> Result<(), Unavailable> {
+    static R: OnceLock<Result<(), Unavailable>> = OnceLock::new();
+    R.get_or_init(|| loadable("nvrtc", Some("MIRDSL_NVRTC_LIB")).map_err(Unavailable::Nvrtc))
+        .clone()
+}
+
+/// Every library the backend needs, and a device: the driver first (so its
+/// absence is what is reported on a machine without CUDA).
+pub fn all() -> Result<(), Unavailable> {
+    static R: OnceLock<Result<(), Unavailable>> = OnceLock::new();
+    R.get_or_init(|| {
+        loadable("cuda", None).map_err(Unavailable::Driver)?;
+        cudarc::driver::result::init()
+            .map_err(|e| Unavailable::NoDevice(format!("cuInit: {e}")))?;
+        let n = cudarc::driver::result::device::get_count()
+            .map_err(|e| Unavailable::NoDevice(format!("cuDeviceGetCount: {e}")))?;
+        if n < 1 {
+            return Err(Unavailable::NoDevice("0 devices".into()));
+        }
+        nvrtc()?;
+        loadable("cublas", Some("MIRDSL_CUBLAS_LIB")).map_err(Unavailable::Cublas)?;
+        Ok(())
+    })
+    .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_what_is_missing() {
+        let m = Unavailable::Driver("tried libcuda.so".into()).to_string();
+        assert!(
+            m.contains("libcuda.so") && m.contains("--device cpu"),
+            "{m}"
+        );
+        assert!(Unavailable::Nvrtc("x".into())
+            .to_string()
+            .contains("MIRDSL_NVRTC_LIB"));
+        assert!(Unavailable::Cublas("x".into())
+            .to_string()
+            .contains("libcublas.so"));
+        assert!(Unavailable::NoDevice("0 devices".into())
+            .to_string()
+            .contains("no usable GPU"));
+    }
+
+    #[test]
+    fn a_missing_preload_is_an_error_not_a_panic() {
+        assert!(preload("/nonexistent/libnvrtc.so.12").is_err());
+    }
+}
