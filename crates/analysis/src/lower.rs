@@ -64,8 +64,8 @@ impl ItemIndex {
         (index.finish(), diagnostics)
     }
 
-    /// An index of these graphs and weights (unique names), and the graphs
-    /// with effects (sorted).
+    /// An index of these graphs and weights, and the graphs with effects
+    /// (sorted).
     pub fn new(
         graphs: Vec<(String, TextRange)>,
         weights: Vec<(String, TextRange)>,
@@ -96,21 +96,27 @@ impl ItemIndex {
             .is_ok()
     }
 
-    /// Whether `name` is a graph (`Some(false)`) or a weight (`Some(true)`);
-    /// names are unique (`build` skips a duplicate).
-    fn kind(&self, name: &str) -> Option<bool> {
-        self.sorted
-            .binary_search_by(|(n, _)| n.as_str().cmp(name))
-            .ok()
-            .map(|i| self.sorted[i].1)
+    /// Whether `name` is a weight (`weight`) or a graph (`!weight`): a binary
+    /// search of the sorted table, or a scan where the fields were filled in
+    /// without [`ItemIndex::new`].
+    fn has(&self, name: &str, weight: bool) -> bool {
+        if self.sorted.len() != self.graphs.len() + self.weights.len() {
+            let list = if weight { &self.weights } else { &self.graphs };
+            return list.iter().any(|(n, _)| n == name);
+        }
+        let i = self.sorted.partition_point(|(n, _)| n.as_str() < name);
+        self.sorted[i..]
+            .iter()
+            .take_while(|(n, _)| n == name)
+            .any(|&(_, w)| w == weight)
     }
 
     pub fn is_graph(&self, name: &str) -> bool {
-        self.kind(name) == Some(false)
+        self.has(name, false)
     }
 
     pub fn is_weight(&self, name: &str) -> bool {
-        self.kind(name) == Some(true)
+        self.has(name, true)
     }
 }
 
