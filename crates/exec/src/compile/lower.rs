@@ -857,7 +857,13 @@ impl Lowering<'_> {
             .collect();
         let full_in = inputs
             .iter()
-            .map(|(r, s)| s == &full && self.info(*r).numel() == self.info(outs[0]).numel())
+            .map(|(r, s)| {
+                // A group none of whose values escape has no outputs.
+                s == &full
+                    && outs
+                        .first()
+                        .is_some_and(|&o| self.info(*r).numel() == self.info(o).numel())
+            })
             .collect();
         let fused = Fused {
             outer_dims,
