@@ -69,8 +69,10 @@ pub struct EntryResult {
     pub params: Vec<AbsVal>,
     pub output: Option<AbsVal>,
     pub diagnostics: Vec<Diagnostic>,
-    /// Function types, for describing `AbsVal::Func` handles.
-    pub funcs: Vec<FuncVal>,
+    /// Function types, for describing `AbsVal::Func` handles (a table the
+    /// entries checked together share: it only grows, so one copy at the end
+    /// serves them all).
+    pub funcs: Arc<Vec<FuncVal>>,
 }
 
 impl EntryResult {
@@ -117,7 +119,9 @@ struct Frame {
 /// parameter types (unannotated parameters are unknown).
 pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
     let mut engine = Engine::new(source, name);
-    engine.run_entry(name)
+    let mut result = engine.run_entry(name);
+    result.funcs = Arc::new(std::mem::take(&mut engine.funcs));
+    result
 }
 
 /// Infers several entries with one shared cache of graph specialisations, so a
@@ -132,10 +136,16 @@ pub fn infer_all(source: &dyn ProgramSource, names: &[String]) -> HashMap<String
         return HashMap::new();
     };
     let mut engine = Engine::new(source, first);
-    names
+    let mut results: HashMap<String, EntryResult> = names
         .iter()
         .map(|n| (n.clone(), engine.run_entry(n)))
-        .collect()
+        .collect();
+    // One table for all: a copy per entry would make the check quadratic.
+    let funcs = Arc::new(std::mem::take(&mut engine.funcs));
+    for r in results.values_mut() {
+        r.funcs = funcs.clone();
+    }
+    results
 }
 
 /// Orders top-level graphs so that each comes after the graphs it refers to
@@ -238,7 +248,8 @@ impl<'a> Engine<'a> {
             params: args.into_iter().map(|a| a.unwrap_or(AbsVal::Any)).collect(),
             output,
             diagnostics,
-            funcs: self.funcs.clone(),
+            // Filled in by the caller, once every entry has run.
+            funcs: Arc::default(),
         }
     }
 }

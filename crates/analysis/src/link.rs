@@ -329,17 +329,17 @@ pub fn scoped_index(
     scope: &Scope,
     effectful: &dyn Fn(usize, &str) -> bool,
 ) -> ItemIndex {
-    let mut index = ItemIndex::default();
+    let (mut graphs, mut weights) = (Vec::new(), Vec::new());
     let mut seeds = HashSet::new();
     for v in &scope.items {
         let entry = (v.name.clone(), TextRange::default());
         if v.is_graph {
-            index.graphs.push(entry);
+            graphs.push(entry);
             if v.import.is_some() && effectful(v.module, &v.item) {
                 seeds.insert(v.name.clone());
             }
         } else {
-            index.weights.push(entry);
+            weights.push(entry);
         }
     }
     let mut e: Vec<String> = crate::effects::effectful_graphs_with(file, &seeds)
@@ -348,8 +348,7 @@ pub fn scoped_index(
         .collect();
     e.sort();
     e.dedup();
-    index.effectful = e;
-    index
+    ItemIndex::new(graphs, weights, e)
 }
 
 /// A copy of a lowered graph with its top-level names changed by `rename`

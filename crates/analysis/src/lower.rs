@@ -25,6 +25,10 @@ pub struct ItemIndex {
     /// Graph names (top-level and nested) whose bodies have side effects,
     /// sorted ([`crate::effects::effectful_graphs`]).
     pub effectful: Vec<String>,
+    /// Every name of `graphs` and `weights`, sorted, with whether it is a
+    /// weight: lookups by name are a binary search, not a scan (a file of
+    /// thousands of graphs looks names up for every reference).
+    sorted: Vec<(String, bool)>,
 }
 
 impl ItemIndex {
@@ -57,7 +61,32 @@ impl ItemIndex {
             crate::effects::effectful_graphs(file).into_iter().collect();
         effectful.sort();
         index.effectful = effectful;
-        (index, diagnostics)
+        (index.finish(), diagnostics)
+    }
+
+    /// An index of these graphs and weights, and the graphs with effects
+    /// (sorted).
+    pub fn new(
+        graphs: Vec<(String, TextRange)>,
+        weights: Vec<(String, TextRange)>,
+        effectful: Vec<String>,
+    ) -> ItemIndex {
+        ItemIndex {
+            graphs,
+            weights,
+            effectful,
+            sorted: Vec::new(),
+        }
+        .finish()
+    }
+
+    /// Builds the sorted lookup table from `graphs` and `weights`.
+    fn finish(mut self) -> ItemIndex {
+        self.sorted = (self.graphs.iter().map(|(n, _)| (n.clone(), false)))
+            .chain(self.weights.iter().map(|(n, _)| (n.clone(), true)))
+            .collect();
+        self.sorted.sort();
+        self
     }
 
     /// Whether graph `name` has side effects (spec §11).
@@ -67,12 +96,27 @@ impl ItemIndex {
             .is_ok()
     }
 
+    /// Whether `name` is a weight (`weight`) or a graph (`!weight`): a binary
+    /// search of the sorted table, or a scan where the fields were filled in
+    /// without [`ItemIndex::new`].
+    fn has(&self, name: &str, weight: bool) -> bool {
+        if self.sorted.len() != self.graphs.len() + self.weights.len() {
+            let list = if weight { &self.weights } else { &self.graphs };
+            return list.iter().any(|(n, _)| n == name);
+        }
+        let i = self.sorted.partition_point(|(n, _)| n.as_str() < name);
+        self.sorted[i..]
+            .iter()
+            .take_while(|(n, _)| n == name)
+            .any(|&(_, w)| w == weight)
+    }
+
     pub fn is_graph(&self, name: &str) -> bool {
-        self.graphs.iter().any(|(n, _)| n == name)
+        self.has(name, false)
     }
 
     pub fn is_weight(&self, name: &str) -> bool {
-        self.weights.iter().any(|(n, _)| n == name)
+        self.has(name, true)
     }
 }
 

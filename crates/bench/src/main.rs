@@ -68,9 +68,9 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "whole-file check (parse, lower, infer every graph) throughput",
         check::run,
     ),
-        (
+    (
         "run",
-        "MLP training step and LeNet-5 forward+backward: ms/step, peak memory; GEMM vs NumPy; vs MindSpore (`--device gpu`: the GPU backend next to PyTorch)",
+        "training steps (MLP, LeNet-5, Transformer layer, ResNet blocks): ms/step and peak memory next to JAX and MindSpore; GEMM vs NumPy (`--device gpu`: the GPU backend next to PyTorch)",
         run::run,
     ),
     (

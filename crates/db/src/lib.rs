@@ -230,12 +230,12 @@ impl Items {
     /// The names, kinds and effects lowering reads (ranges left out: they
     /// change with every edit).
     fn index(&self) -> ItemIndex {
-        let mut index = ItemIndex::default();
+        let (mut graphs, mut weights) = (Vec::new(), Vec::new());
         for it in self.items.iter().filter(|it| it.first) {
             let entry = (it.name.clone(), TextRange::default());
             match it.kind {
-                ItemKind::Graph => index.graphs.push(entry),
-                ItemKind::Weight => index.weights.push(entry),
+                ItemKind::Graph => graphs.push(entry),
+                ItemKind::Weight => weights.push(entry),
             }
         }
         let calls: Vec<&ItemCalls> = self.nodes.iter().map(|n| &*n.calls).collect();
@@ -265,8 +265,7 @@ impl Items {
         }
         let mut effectful: Vec<String> = effectful.into_iter().collect();
         effectful.sort();
-        index.effectful = effectful;
-        index
+        ItemIndex::new(graphs, weights, effectful)
     }
 }
 

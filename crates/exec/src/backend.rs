@@ -26,8 +26,9 @@ impl Device {
     }
 }
 
-/// Runs primitives' kernels.
-pub trait Backend {
+/// Runs primitives' kernels (`Send`: compiled plans run on a thread of
+/// rayon's pool).
+pub trait Backend: Send {
     /// The device it runs on.
     fn device(&self) -> Device;
 

@@ -30,6 +30,10 @@ use crate::value::{
     from_kvalue, scalar_tensor, Closure, Func, MemCounter, MemStats, PrimFn, TensorVal, Value,
 };
 
+/// Compiled plans for static regions (a child module: it reads the executor's state).
+#[path = "compile/mod.rs"]
+mod compile;
+
 /// The default limit on nested graph calls.
 pub const DEFAULT_MAX_DEPTH: usize = 100_000;
 
@@ -129,6 +133,7 @@ pub struct Executor {
     deepest: usize,
     stop: ops::guard::Stop,
     steps: u64,
+    compiled: compile::Cache,
 }
 
 impl Executor {
@@ -163,6 +168,7 @@ impl Executor {
             deepest: 0,
             stop,
             steps: 0,
+            compiled: compile::Cache::default(),
         };
         for (name, body) in &program.graphs {
             ex.add_item(name, body.clone(), 0);
@@ -737,7 +743,12 @@ impl Executor {
                     return self.enter(c, args).map(Outcome::Call);
                 }
                 Func::Prim(p) => return self.call_prim(p, args).map(Outcome::Value),
-                Func::Graph(c) => return self.enter(c, args).map(Outcome::Call),
+                Func::Graph(c) => {
+                    if let Some(v) = self.try_compiled(c, &args) {
+                        return v.map(Outcome::Value);
+                    }
+                    return self.enter(c, args).map(Outcome::Call);
+                }
                 Func::Partial { f, args: bound } => {
                     let mut all = bound.clone();
                     all.extend(args);

@@ -35,13 +35,13 @@ pub struct MemStats {
 }
 
 impl MemCounter {
-    fn alloc(&self, bytes: usize) {
+    pub(crate) fn alloc(&self, bytes: usize) {
         let now = self.current.fetch_add(bytes, Ordering::Relaxed) + bytes;
         self.peak.fetch_max(now, Ordering::Relaxed);
         self.allocations.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn free(&self, bytes: usize) {
+    pub(crate) fn free(&self, bytes: usize) {
         self.current.fetch_sub(bytes, Ordering::Relaxed);
     }
 

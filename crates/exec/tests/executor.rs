@@ -481,21 +481,32 @@ graph chain(x: f32[N]) {
 }
 "#;
     let n = 1 << 18;
-    let mut ex = executor(src);
-    let x = ex.tensor(Tensor::full(DType::F32, vec![n], 1.0));
     let bytes = n * 4;
-    let v = ex.call("chain", vec![x]).unwrap();
-    let m = ex.memory();
-    // At most an input and an output of one step (and scalars) at once.
-    assert!(
-        m.peak_bytes <= 2 * bytes + 1024,
-        "peak {} for {} per tensor",
-        m.peak_bytes,
-        bytes
-    );
-    assert!(m.peak_bytes >= bytes);
-    drop(v);
-    assert!(ex.memory().current_bytes < 1024, "{:?}", ex.memory());
+    for compile in [false, true] {
+        let mut ex = executor(src);
+        ex.set_compile(compile);
+        let x = ex.tensor(Tensor::full(DType::F32, vec![n], 1.0));
+        let v = ex.call("chain", vec![x]).unwrap();
+        let m = ex.memory();
+        // At most an input and an output of one step (and scalars) at once;
+        // a compiled plan runs the chain in place in one arena block.
+        assert!(
+            m.peak_bytes <= 2 * bytes + 1024,
+            "compile {compile}: peak {} for {} per tensor",
+            m.peak_bytes,
+            bytes
+        );
+        assert!(m.peak_bytes >= bytes);
+        drop(v);
+        // The interpreter keeps nothing; a compiled plan keeps its arena
+        // (one tensor here) for its next call.
+        let kept = if compile { bytes } else { 0 };
+        assert!(
+            ex.memory().current_bytes < kept + 1024,
+            "compile {compile}: {:?}",
+            ex.memory()
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -282,6 +282,13 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
         Ok(files) => files,
         Err(code) => return code,
     };
+    // Each file must be a readable regular UTF-8 file (not a device or a
+    // FIFO, which the workspace's own reads would block on or read forever).
+    for file in &files {
+        if let Err(c) = read(file) {
+            return c;
+        }
+    }
     let mut checked = Vec::new();
     let mut internal = 0;
     // The language server's pipeline (the incremental database, as one

@@ -493,6 +493,7 @@ fn erf_to(x: f64, tol: f64, levels: usize) -> f64 {
 /// error under 6e-8 relative), `1 - 2/(e^{2|x|} + 1)` above, where there is no
 /// cancellation; within a few ulps of the correctly rounded value. Both forms
 /// are computed and one selected, so the loop has no unpredictable branch.
+#[inline]
 pub fn tanh_f32(x: f32) -> f32 {
     let a = x.abs();
     let z = x * x;
@@ -505,12 +506,37 @@ pub fn tanh_f32(x: f32) -> f32 {
                             + z * (-929569.0 / 638512875.0 + z * (6404582.0 / 10854718875.0)))))));
     let small = x + x * z * p;
     // Past |x| = 9.1 the result rounds to 1; `min` keeps `exp` finite.
-    let large = (1.0 - 2.0 / ((2.0 * a.min(10.0)).exp() + 1.0)).copysign(x);
+    let large = (1.0 - 2.0 / (exp_small_f32(2.0 * a.min(10.0)) + 1.0)).copysign(x);
     if a < 0.625 || a.is_nan() {
         small
     } else {
         large
     }
+}
+
+/// `e^t` for `t` in `[0, 20]`, in plain arithmetic so loops over it
+/// vectorise (libm's `expf` is a call per element): `t = k·ln 2 + r` with
+/// `|r| ≤ ln 2 / 2` (`ln 2` in two parts, so `r` is exact to a few ulps),
+/// a degree-7 Taylor polynomial for `e^r` (truncation under 6e-9 relative),
+/// and `2^k` made from its bits. Within about an ulp of `expf` there.
+#[inline(always)]
+fn exp_small_f32(t: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    // Round to nearest by the 1.5·2^23 trick (no `round` call): the sum's low
+    // mantissa bits are `k` itself, so no float-to-int conversion either
+    // (Rust's saturating `as` keeps the loop from vectorising).
+    const MAGIC: f32 = 12_582_912.0;
+    let shifted = t * LOG2E + MAGIC;
+    let k = shifted - MAGIC;
+    let ki = shifted.to_bits().wrapping_sub(MAGIC.to_bits());
+    let r = (t - k * LN2_HI) - k * LN2_LO;
+    let q = 1.0 / 2.0
+        + r * (1.0 / 6.0
+            + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))));
+    let er = 1.0 + (r + r * r * q);
+    er * f32::from_bits(ki.wrapping_add(127) << 23)
 }
 
 /// `√(2/π)` as MindSpore's GeLU kernel spells it (to 10 digits; its f64

@@ -757,6 +757,18 @@ fn gather_dout<T: Real>(dout: &[T], g: &ConvGeom, n0: usize, nb: usize, grp: usi
     }
 }
 
+/// [`im2col`] of image `n` (group 0) on `f32`, for compiled plans: `cols` is
+/// `[C·kh·kw, oh·ow]`.
+pub fn im2col_f32(x: &[f32], g: &ConvGeom, n: usize, cols: &mut [f32]) {
+    im2col(x, g, n, 1, 0, cols)
+}
+
+/// [`col2im`] of image `n` (group 0) on `f32`, for compiled plans: adds
+/// `cols` into the images `dx`.
+pub fn col2im_f32(cols: &[f32], g: &ConvGeom, n: usize, dx: &mut [f32]) {
+    col2im(cols, g, n, 1, 0, dx)
+}
+
 /// Conv2D: `out[n, o] = Σ_c,ki,kj w[o, c, ki, kj] · x[n, c, ...]` per group.
 pub(crate) fn conv2d_forward<T: Real>(x: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
     let ohw = g.ohw();
@@ -916,7 +928,7 @@ pub struct PoolGeom {
 
 impl PoolGeom {
     /// The input rows and columns of output cell `(oy, ox)`, clipped to the image.
-    fn window(&self, oy: usize, ox: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+    pub fn window(&self, oy: usize, ox: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
         let clip = |o: usize, s: usize, k: usize, p: usize, size: usize| {
             let start = (o * s) as isize - p as isize;
             let lo = start.max(0) as usize;
