@@ -202,7 +202,7 @@ impl Executor {
 
     /// An error when the run has been asked to stop (interrupted, or past its
     /// deadline).
-    fn check_stop(&self) -> Result<(), RunError> {
+    pub(crate) fn check_stop(&self) -> Result<(), RunError> {
         if self.flag_set() {
             return Err(RunError::new(ErrorKind::Interrupted, "interrupted"));
         }

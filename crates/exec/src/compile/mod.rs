@@ -42,7 +42,7 @@ use std::collections::{HashMap, HashSet};
 use tensor::DType;
 
 use super::Executor;
-use crate::error::RunError;
+use crate::error::{ErrorKind, RunError};
 use crate::value::{Closure, Value};
 
 /// What is known of an argument when a plan is chosen.
@@ -216,6 +216,11 @@ impl Executor {
                 }
                 if let Some(w) = snapshot {
                     self.weight_values = w;
+                }
+                if matches!(e.kind, ErrorKind::Interrupted | ErrorKind::Timeout) {
+                    // Asked to stop: the plan stays usable, nothing reruns.
+                    self.compiled.plans.insert(key, Entry::Ready(plan));
+                    return Some(Err(e));
                 }
                 self.compiled.stats.fallbacks += 1;
                 self.compiled.plans.insert(key, Entry::Failed);

@@ -274,6 +274,31 @@ pub(crate) fn run(
     args: &[Value],
     env: &[Value],
 ) -> Result<Value, RunError> {
+    // What the plan allocates beyond the registry's calls (which check the
+    // budget themselves): its arena, when not yet held, and the kernels'
+    // outputs outside it. Over the budget, the caller reruns the graph in the
+    // interpreter, which names the op that does not fit.
+    let arena_bytes = if plan.arena.len() < plan.arena_len {
+        plan.arena_len.saturating_mul(4)
+    } else {
+        0
+    };
+    let owned_bytes = plan
+        .steps
+        .iter()
+        .filter_map(|s| match &s.op {
+            Op::Kernel { outs, .. } => Some(outs),
+            _ => None,
+        })
+        .flatten()
+        .filter(|&&r| !matches!(plan.storage[r as usize], Storage::Arena(_)))
+        .fold(0usize, |acc, &r| {
+            acc.saturating_add(plan.regs[r as usize].numel().saturating_mul(4))
+        });
+    ex.reserve(
+        "a compiled plan's buffers",
+        arena_bytes.saturating_add(owned_bytes),
+    )?;
     if plan.arena.len() < plan.arena_len {
         if let Some(c) = &plan.counted {
             c.free(plan.arena.len() * 4);
@@ -300,6 +325,9 @@ pub(crate) fn run(
     let mut owned: Vec<(u32, Vec<f32>)> = Vec::new();
     plan.runs += 1;
     for (k, step) in plan.steps.iter().enumerate() {
+        // Ctrl-C, `--timeout` and a server's cancellation stop a plan between
+        // its steps, as they stop the interpreter between nodes.
+        ex.check_stop()?;
         let started = plan.profile.as_ref().map(|_| std::time::Instant::now());
         match &step.op {
             Op::LoadWeight { weight, out } => {
