@@ -119,14 +119,18 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    // Like other Unix tools, end quietly when the reader of our output goes away
-    // (`mirdsl ir big.mir | head`) instead of failing to print.
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let cli = Cli::parse();
+    // Like other Unix tools, end quietly when the reader of our output goes away
+    // (`mirdsl ir big.mir | head`) instead of failing to print. Not the language
+    // server: it writes jobs to run workers that a cancellation kills, and a
+    // write to a dead worker must be an error it handles, not its end.
+    #[cfg(unix)]
+    if !matches!(cli.command, Command::Lsp { .. }) {
+        // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let code = match cli.command {
         // 0 after `shutdown` and `exit`; 1 for `exit` without `shutdown`.
         Command::Lsp {

@@ -23,13 +23,49 @@ struct Lsp {
     next_id: i64,
 }
 
+thread_local! {
+    static STDERR_PATH: std::cell::RefCell<Option<std::path::PathBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A file for this test thread's server's stderr (shown when a wait fails).
+fn tempfile_for_stderr() -> std::io::Result<std::fs::File> {
+    let dir = std::env::temp_dir().join("mirdsl-lsp-conformance");
+    std::fs::create_dir_all(&dir)?;
+    let name = format!(
+        "{}-{:?}.stderr",
+        std::process::id(),
+        std::thread::current().id()
+    )
+    .replace(
+        |c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '-',
+        "_",
+    );
+    let path = dir.join(name);
+    STDERR_PATH.with(|p| *p.borrow_mut() = Some(path.clone()));
+    std::fs::File::create(path)
+}
+
+fn stderr_tail() -> String {
+    let text = STDERR_PATH
+        .with(|p| p.borrow().clone())
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    let start = text.len().saturating_sub(4000);
+    let start = (start..=text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    text[start..].to_string()
+}
+
 impl Lsp {
     fn start() -> Lsp {
         let mut child = Command::new(server_program())
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::from(
+                tempfile_for_stderr().expect("a file for the server's stderr"),
+            ))
             .spawn()
             .expect("mirdsl lsp starts");
         let stdin = child.stdin.take().unwrap();
@@ -112,12 +148,13 @@ impl Lsp {
                 Ok(m) if pred(&m) => return m,
                 Ok(m) => self.seen.push(m),
                 Err(_) => panic!(
-                    "no {what} within {WAIT:?} (the server {})",
+                    "no {what} within {WAIT:?} (the server {}); its stderr ends:\n{}",
                     if self.alive() {
                         "is alive"
                     } else {
                         "has exited"
-                    }
+                    },
+                    stderr_tail()
                 ),
             }
         }
