@@ -4,10 +4,13 @@
 //! server's memory budget (`mirdsl lsp --max-memory`); a run past its
 //! `timeoutMs` or cancelled stops, and the server goes on answering.
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "common/lsp_frames.rs"]
+mod lsp_frames;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
@@ -53,34 +56,7 @@ impl Lsp {
         let mut child = command.spawn().expect("mirdsl lsp starts");
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
-        let (tx, messages) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length:") {
-                        length = v.trim().parse::<usize>().ok();
-                    }
-                }
-                let Some(n) = length else { return };
-                let mut body = vec![0; n];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
+        let messages = lsp_frames::read_messages(stdout);
         let mut lsp = Lsp {
             child,
             stdin,
@@ -99,8 +75,7 @@ impl Lsp {
 
     fn send(&mut self, message: &Json) {
         let body = serde_json::to_string(message).unwrap();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        let _ = self.stdin.write_all(frame.as_bytes());
+        let _ = self.stdin.write_all(&lsp_frames::frame(body.as_bytes()));
         let _ = self.stdin.flush();
     }
 

@@ -2,9 +2,12 @@
 //! the findings of issue 14, each a test. `MIRDSL_LSP_UNDER_TEST=PATH` runs
 //! them against another build of the server (an older one, to see them fail).
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "common/lsp_frames.rs"]
+mod lsp_frames;
+
+use std::io::Write;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
@@ -70,34 +73,7 @@ impl Lsp {
             .expect("mirdsl lsp starts");
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
-        let (tx, messages) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length:") {
-                        length = v.trim().parse::<usize>().ok();
-                    }
-                }
-                let Some(n) = length else { return };
-                let mut body = vec![0; n];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
-                    return;
-                }
-            }
-        });
+        let messages = lsp_frames::read_messages(stdout);
         let mut lsp = Lsp {
             child,
             stdin,
@@ -115,9 +91,7 @@ impl Lsp {
     }
 
     fn send_body(&mut self, body: &[u8]) {
-        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        frame.extend_from_slice(body);
-        let _ = self.stdin.write_all(&frame);
+        let _ = self.stdin.write_all(&lsp_frames::frame(body));
         let _ = self.stdin.flush();
     }
 
