@@ -429,3 +429,40 @@ fn jvp_forward_mode() {
         close(&got[2 + k..3 + k], &[want], 1e-6, "jvp tangent");
     }
 }
+
+/// Found by gradgen (seed 510221): inside a closure the analysis cannot
+/// type, the gradient rules of `ScalarToTensor`, `ScalarCast` and
+/// `TensorToScalar` gave none, so `grad` of a `jvp` dropped a term
+/// silently (2x off). Against finite differences of `f` at three points.
+#[test]
+fn grad_of_jvp_through_untyped_conversions() {
+    let file = std::env::temp_dir().join(format!("mirdsl-jvp-stt-{}.mir", std::process::id()));
+    std::fs::write(
+        &file,
+        "graph f(p0: f64[]) {
+  gk = fn(x) => ReduceSum(ScalarToTensor(x)) + ReduceSum(Atan(x) * x) + ReduceSum(Sin(x) * p0)
+  jv = jvp(gk)(p0, p0)
+  return ReduceSum(jv[1] * p0)
+}
+graph g(p0: f64[]) {
+  return grad(f)(p0)
+}
+",
+    )
+    .unwrap();
+    let scalar = |v: f64| T {
+        shape: vec![],
+        data: vec![v],
+    };
+    for x in [0.5, 1.3, -2.0] {
+        let h = 1e-6;
+        let f = |v: f64| run(&file, "f", &[("p0", &scalar(v))])[0].data[0];
+        let fd = (f(x + h) - f(x - h)) / (2.0 * h);
+        close(
+            &run(&file, "g", &[("p0", &scalar(x))]),
+            &[scalar(fd)],
+            1e-6,
+            "grad of jvp",
+        );
+    }
+}

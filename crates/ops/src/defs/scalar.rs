@@ -734,10 +734,14 @@ pub const OPS: &[OpDef] = &[
             // bprop: the sensitivity cast back to the input's dtype.
             let to = c.attrs.dtype("input_y");
             let dx = match c.input_values[0].dtype() {
-                Some(d) if d.is_float() && to.is_float() => {
+                _ if !to.is_float() => None,
+                Some(d) if d.is_float() => {
                     Some(b.prim("ScalarCast", &[c.dout], vec![("input_y", AttrValue::DType(d))]))
                 }
-                _ => None,
+                Some(_) => None,
+                // Not known here (a value inside a closure the analysis could
+                // not follow): decided when it runs, never silently none.
+                None => Some(b.prim("_CastLike", &[c.dout, c.inputs[0]], vec![])),
             };
             vec![dx]
         }),
@@ -755,12 +759,17 @@ pub const OPS: &[OpDef] = &[
         output: OutputDef::Single,
         infer: infer_scalar_to_tensor,
         grad: Some(|b, c| {
+            let to = crate::defs::reduce_ext::opt_dtype(c.attrs, "dtype");
             let dx = match c.input_values[0].dtype() {
+                _ if to.is_some_and(|d| !d.is_float()) => None,
                 Some(d) if d.is_float() => {
                     let s = b.prim("TensorToScalar", &[c.dout], vec![]);
                     Some(b.prim("ScalarCast", &[s], vec![("input_y", AttrValue::DType(d))]))
                 }
-                _ => None,
+                Some(_) => None,
+                // Unknown here: `_CastLike` decides at run time (zeros for an
+                // integer input), never silently none.
+                None => Some(b.prim("_CastLike", &[c.dout, c.inputs[0]], vec![])),
             };
             vec![dx]
         }),
@@ -775,10 +784,18 @@ pub const OPS: &[OpDef] = &[
         output: OutputDef::Single,
         infer: infer_tensor_to_scalar,
         grad: Some(|b, c| {
-            let dx = is_float_input(c, 0).then(|| {
-                let d = c.input_values[0].dtype().unwrap_or(DType::F32);
-                let t = b.prim("ScalarToTensor", &[c.dout], vec![("dtype", AttrValue::DType(d))]);
-                b.prim("_ReshapeLike", &[t, c.inputs[0]], vec![])
+            let dx = is_float_input(c, 0).then(|| match c.input_values[0].dtype() {
+                Some(d) => {
+                    let t = b.prim("ScalarToTensor", &[c.dout], vec![("dtype", AttrValue::DType(d))]);
+                    b.prim("_ReshapeLike", &[t, c.inputs[0]], vec![])
+                }
+                // Unknown here: the input's own dtype at run time, not a
+                // guessed `f32` (which would round an `f64` gradient).
+                None => {
+                    let t = b.prim("ScalarToTensor", &[c.dout], vec![]);
+                    let t = b.prim("_ReshapeLike", &[t, c.inputs[0]], vec![]);
+                    b.prim("_CastLike", &[t, c.inputs[0]], vec![])
+                }
             });
             vec![dx]
         }),
