@@ -733,15 +733,19 @@ pub const OPS: &[OpDef] = &[
         grad: Some(|b, c| {
             // bprop: the sensitivity cast back to the input's dtype.
             let to = c.attrs.dtype("input_y");
-            let dx = match c.input_values[0].dtype() {
+            let dx = match &c.input_values[0] {
                 _ if !to.is_float() => None,
-                Some(d) if d.is_float() => {
-                    Some(b.prim("ScalarCast", &[c.dout], vec![("input_y", AttrValue::DType(d))]))
+                AbsVal::Scalar { dtype: d, .. } if d.is_float() => {
+                    Some(b.prim("ScalarCast", &[c.dout], vec![("input_y", AttrValue::DType(*d))]))
                 }
-                Some(_) => None,
+                // A rank-0 tensor in (as `ScalarToTensor`'s): a tensor back.
+                AbsVal::Tensor { dtype: d, .. } if d.is_float() => {
+                    Some(b.prim("Cast", &[c.dout], vec![("dtype", AttrValue::DType(*d))]))
+                }
+                AbsVal::Scalar { .. } | AbsVal::Tensor { .. } => None,
                 // Not known here (a value inside a closure the analysis could
                 // not follow): decided when it runs, never silently none.
-                None => Some(b.prim("_CastLike", &[c.dout, c.inputs[0]], vec![])),
+                _ => Some(b.prim("_CastLike", &[c.dout, c.inputs[0]], vec![])),
             };
             vec![dx]
         }),
@@ -760,16 +764,21 @@ pub const OPS: &[OpDef] = &[
         infer: infer_scalar_to_tensor,
         grad: Some(|b, c| {
             let to = crate::defs::reduce_ext::opt_dtype(c.attrs, "dtype");
-            let dx = match c.input_values[0].dtype() {
+            let dx = match &c.input_values[0] {
                 _ if to.is_some_and(|d| !d.is_float()) => None,
-                Some(d) if d.is_float() => {
+                AbsVal::Scalar { dtype: d, .. } if d.is_float() => {
                     let s = b.prim("TensorToScalar", &[c.dout], vec![]);
-                    Some(b.prim("ScalarCast", &[s], vec![("input_y", AttrValue::DType(d))]))
+                    Some(b.prim("ScalarCast", &[s], vec![("input_y", AttrValue::DType(*d))]))
                 }
-                Some(_) => None,
+                // A rank-0 tensor in: a tensor back (a scalar would not
+                // type where the input's gradient is summed or returned).
+                AbsVal::Tensor { dtype: d, .. } if d.is_float() => {
+                    Some(b.prim("Cast", &[c.dout], vec![("dtype", AttrValue::DType(*d))]))
+                }
+                AbsVal::Scalar { .. } | AbsVal::Tensor { .. } => None,
                 // Unknown here: `_CastLike` decides at run time (zeros for an
                 // integer input), never silently none.
-                None => Some(b.prim("_CastLike", &[c.dout, c.inputs[0]], vec![])),
+                _ => Some(b.prim("_CastLike", &[c.dout, c.inputs[0]], vec![])),
             };
             vec![dx]
         }),
