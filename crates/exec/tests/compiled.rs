@@ -365,3 +365,34 @@ graph loop(x: f32[3], n: i64) -> f32[3] {
     assert!(s.declined >= 1, "{s:?}");
     let _: HashMap<(), ()> = HashMap::new();
 }
+
+/// The plans' own Transpose and LayerNorm kernels (forward and gradient,
+/// normalising over one or two axes) against the interpreter's.
+#[test]
+fn transposes_and_layer_norms() {
+    let src = r#"
+graph t(x: f32[2, 3, 4, 5]) {
+  return (Transpose(x, (0, 2, 1, 3)), Transpose(x, (3, 2, 1, 0)), Transpose(x, (1, 0, 3, 2)), Transpose(x, (-1, 0, 1, 2)))
+}
+
+graph ln(x: f32[6, 3, 5], g: f32[3, 5], b: f32[3, 5]) {
+  (y, m, v) = LayerNorm(x, g, b, begin_norm_axis=1, begin_params_axis=1, epsilon=1e-5)
+  (y2, _m, _v) = LayerNorm(x, ReduceSum(b, axis=0), ReduceMean(g, axis=0), begin_norm_axis=-1, begin_params_axis=-1, epsilon=1e-3)
+  return ReduceSum(Square(y) * x) + ReduceSum(m * v) + ReduceSum(y2 * y2 * x)
+}
+
+graph step(x: f32[6, 3, 5], g: f32[3, 5], b: f32[3, 5]) {
+  return value_and_grad(ln, wrt=(0, 1, 2))(x, g, b)
+}
+"#;
+    assert_eq!(
+        compare(src, "t", vec![random(&[2, 3, 4, 5], DType::F32, 1)], 2),
+        2
+    );
+    let args = vec![
+        random(&[6, 3, 5], DType::F32, 2),
+        random(&[3, 5], DType::F32, 3),
+        random(&[3, 5], DType::F32, 4),
+    ];
+    assert_eq!(compare(src, "step", args, 2), 2);
+}

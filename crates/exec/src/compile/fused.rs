@@ -223,8 +223,26 @@ impl Fused {
         self.outer_dims.iter().product()
     }
 
-    /// Runs tiles `[t0, t1)`; a tile is one chunk of one row.
+    /// Runs tiles `[t0, t1)`; a tile is one chunk of one row. Compiled
+    /// twice: for the baseline x86-64 (SSE2: 4 lanes) and for AVX2 (8 lanes),
+    /// chosen when it runs. No FMA contraction either way (Rust never
+    /// contracts), so both give the same bits.
     unsafe fn tiles(&self, ins: &[Src], outs: &[*mut f32], t0: usize, t1: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return self.tiles_avx2(ins, outs, t0, t1);
+        }
+        self.tiles_any(ins, outs, t0, t1)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn tiles_avx2(&self, ins: &[Src], outs: &[*mut f32], t0: usize, t1: usize) {
+        self.tiles_any(ins, outs, t0, t1)
+    }
+
+    #[inline(always)]
+    unsafe fn tiles_any(&self, ins: &[Src], outs: &[*mut f32], t0: usize, t1: usize) {
         let chunks = self.inner.div_ceil(CH);
         let nregs = self.prog.len();
         let mut regs = vec![[0f32; CH]; nregs];

@@ -142,6 +142,34 @@ pub(crate) fn select(
                 absorbs: vec![],
             })
         }
+        "Transpose" => {
+            let (x, out) = (f32_reg(&ins[0])?, out1(n)?);
+            let shape = regs[x as usize].shape.clone();
+            let rank = shape.len() as i64;
+            let perm: Vec<usize> = ints(p, "perm")?
+                .into_iter()
+                .map(|a| {
+                    let a = if a < 0 { a + rank } else { a };
+                    (0..rank).contains(&a).then_some(a as usize)
+                })
+                .collect::<Option<_>>()?;
+            let mut seen = vec![false; shape.len()];
+            if perm.len() != shape.len()
+                || perm.iter().any(|&a| std::mem::replace(&mut seen[a], true))
+            {
+                return None;
+            }
+            let out_shape: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
+            if regs[out as usize].shape != out_shape || regs[out as usize].dtype != DType::F32 {
+                return None;
+            }
+            Some(Chosen {
+                kernel: Box::new(Transpose::new(&shape, &perm)),
+                ins: vec![In::Reg(x)],
+                outs: vec![out],
+                absorbs: vec![],
+            })
+        }
         _ => super::nn_kernels::select(n, p, regs)
             .or_else(|| super::conv_kernels::select(n, p, regs)),
     }
@@ -357,6 +385,72 @@ impl FastKernel for Reduce {
                         }
                     }
                     *out.add(o) = (a / k) as f32;
+                }
+            }
+        });
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Transpose: a strided copy, rows of the result split over the threads.
+
+#[derive(Debug)]
+pub(crate) struct Transpose {
+    /// The result's dimensions but the last, and the input's strides along them.
+    outer: Vec<(usize, usize)>,
+    /// The result's last dimension and the input's stride along it (1: rows
+    /// are copied whole).
+    inner: (usize, usize),
+    label: String,
+}
+
+impl Transpose {
+    fn new(shape: &[usize], perm: &[usize]) -> Transpose {
+        let mut strides = vec![1usize; shape.len()];
+        for d in (0..shape.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * shape[d + 1];
+        }
+        let dims: Vec<(usize, usize)> = perm.iter().map(|&a| (shape[a], strides[a])).collect();
+        let (inner, outer) = match dims.split_last() {
+            Some((last, rest)) => (*last, rest.to_vec()),
+            None => ((1, 1), Vec::new()),
+        };
+        Transpose {
+            outer,
+            inner,
+            label: format!("{shape:?} by {perm:?}"),
+        }
+    }
+}
+
+impl FastKernel for Transpose {
+    fn name(&self) -> String {
+        format!("transpose {}", self.label)
+    }
+
+    unsafe fn run(&self, ins: &[Src], outs: &[*mut f32], _scratch: *mut f32) -> Result<(), String> {
+        let (x, out) = (C(ins[0].f32()), P(outs[0]));
+        let rows: usize = self.outer.iter().map(|d| d.0).product();
+        let (len, step) = self.inner;
+        if rows == 0 || len == 0 {
+            return Ok(());
+        }
+        par_ranges(rows, rows * len, |r0, r1| {
+            for r in r0..r1 {
+                // The input offset of row `r`'s first element.
+                let (mut rest, mut at) = (r, 0);
+                for &(n, stride) in self.outer.iter().rev() {
+                    at += (rest % n) * stride;
+                    rest /= n;
+                }
+                let (src, dst) = (x.get().add(at), out.get().add(r * len));
+                if step == 1 {
+                    std::ptr::copy_nonoverlapping(src, dst, len);
+                } else {
+                    for j in 0..len {
+                        *dst.add(j) = *src.add(j * step);
+                    }
                 }
             }
         });
