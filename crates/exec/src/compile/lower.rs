@@ -865,6 +865,7 @@ impl Lowering<'_> {
                         .is_some_and(|&o| self.info(*r).numel() == self.info(o).numel())
             })
             .collect();
+        let prog = super::fused::simplify(prog, &mut outputs);
         let fused = Fused {
             outer_dims,
             inner,
