@@ -26,7 +26,7 @@ use tensor::DType;
 
 use super::super::Executor;
 use super::fused::{broadcast_strides, collapse, Bin, EOp, Fused, InputLayout, Un};
-use super::kernels::{FastKernel, Gemm};
+use super::kernels::{Concurrent, FastKernel, Gemm};
 use super::memory::{self, StepUse};
 use super::ops_kernels as ok;
 use super::run::{Compiled, Op, Step, Storage};
@@ -198,6 +198,7 @@ pub(crate) fn lower(ex: &mut Executor, t: Traced) -> Compiled {
         l.low.push(low);
     }
     l.epilogues();
+    l.pair_gemms();
     let groups = l.group();
     l.finish(groups, inputs, output, name)
 }
@@ -677,6 +678,79 @@ impl Lowering<'_> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Runs each GEMM with the next step when that is an independent GEMM
+    /// (a layer's weight and input gradients): one [`Concurrent`] kernel,
+    /// so the memory plan sees both at once.
+    fn pair_gemms(&mut self) {
+        let plain_gemm = |low: &mut Low| match low {
+            Low::Kernel { kernel, .. } => kernel
+                .as_gemm()
+                // Big enough that waking the other thread pays, small
+                // enough that each would otherwise be split.
+                .is_some_and(|g| {
+                    let work = g.m * g.n * g.k * g.batches.len();
+                    !g.accumulate && (1 << 22..1 << 27).contains(&work)
+                }),
+            _ => false,
+        };
+        let mut i = 0;
+        while i < self.low.len() {
+            let Some(j) = (i + 1..self.low.len()).find(|&j| !matches!(self.low[j], Low::Gone))
+            else {
+                break;
+            };
+            if !plain_gemm(&mut self.low[i])
+                || !plain_gemm(&mut self.low[j])
+                || self.nodes[i].epoch != self.nodes[j].epoch
+            {
+                i += 1;
+                continue;
+            }
+            let reads_first = match (&self.low[i], &self.low[j]) {
+                (Low::Kernel { outs, .. }, Low::Kernel { ins, .. }) => {
+                    ins.iter().any(|r| outs.contains(r))
+                }
+                _ => true,
+            };
+            if reads_first {
+                i += 1;
+                continue;
+            }
+            let (
+                Low::Kernel {
+                    kernel: a,
+                    mut ins,
+                    mut outs,
+                },
+                Low::Kernel {
+                    kernel: b,
+                    ins: b_ins,
+                    outs: b_outs,
+                },
+            ) = (
+                std::mem::replace(&mut self.low[i], Low::Gone),
+                std::mem::replace(&mut self.low[j], Low::Gone),
+            )
+            else {
+                unreachable!("two kernels")
+            };
+            let (a_ins, a_outs) = (ins.len(), outs.len());
+            ins.extend(b_ins);
+            outs.extend(b_outs);
+            self.low[i] = Low::Kernel {
+                kernel: Box::new(Concurrent {
+                    a,
+                    b,
+                    a_ins,
+                    a_outs,
+                }),
+                ins,
+                outs,
+            };
+            i = j + 1;
         }
     }
 
