@@ -1432,13 +1432,73 @@ pub fn prefetch_item_diagnostics(db: &RootDb, file: File, threads: usize) {
         .filter(|i| i.first)
         .map(|i| i.key)
         .collect();
-    if threads < 2 || keys.len() < 32 {
+    if keys.len() < 32 {
+        return;
+    }
+    prefetch_keys(db, &keys, threads);
+}
+
+/// As [`prefetch_item_diagnostics`], for the items whose stamps changed
+/// since `memo` saw them (what [`file_diagnostics_memo`] will ask salsa
+/// about): an edit inside a graph re-infers it and every graph that calls
+/// it, each on its own, so they share the threads.
+pub fn prefetch_changed_item_diagnostics(
+    db: &RootDb,
+    file: File,
+    memo: &Mutex<DiagnosticsMemo>,
+    threads: usize,
+) {
+    let keys: Vec<ItemKey> = {
+        let memo = memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if workspace::imports_generation(db, file) != memo.deps {
+            return;
+        }
+        file.items(db)
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(index, info)| {
+                info.first
+                    && !matches!(memo.items.get(*index), Some(Some((name, stamp, _)))
+                        if *name == info.name && *stamp == info.stamp)
+            })
+            .map(|(_, info)| info.key)
+            .collect()
+    };
+    if keys.len() < 2 || threads < 2 {
+        return;
+    }
+    // The calling thread (a language server worker) takes a share: each
+    // thread takes the next item not yet taken, as their costs differ.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = |handle: &RootDb| {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(key) = keys.get(i) else { break };
+            item_diagnostics(handle, *key);
+        }));
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads.min(keys.len()) {
+            let handle = db.clone();
+            let work = &work;
+            let _ = std::thread::Builder::new()
+                .stack_size(64 << 20)
+                .spawn_scoped(scope, move || work(&handle));
+        }
+        work(db);
+    });
+}
+
+fn prefetch_keys(db: &RootDb, keys: &[ItemKey], threads: usize) {
+    if threads < 2 {
         return;
     }
     std::thread::scope(|scope| {
         for t in 0..threads {
             let handle = db.clone();
-            let keys = &keys;
             let _ = std::thread::Builder::new()
                 // Inference follows call chains recursively.
                 .stack_size(64 << 20)
