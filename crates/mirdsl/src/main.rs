@@ -232,10 +232,14 @@ fn collect_mir_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, u8> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
+            let before = files.len();
             walk(path, &mut files).map_err(|e| {
                 eprintln!("error: cannot read directory {}: {e}", path.display());
                 EXIT_USAGE
             })?;
+            if files.len() == before {
+                eprintln!("warning: no `.mir` files under {}", path.display());
+            }
         } else if path.exists() {
             files.push(path.clone());
         } else {
