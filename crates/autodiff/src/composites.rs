@@ -3,6 +3,12 @@
 //! gradient comes from the decomposition and the gradient program holds only
 //! true primitives. The caller supplies the instances (the analysis lowers
 //! them; this crate does not parse).
+//!
+//! So are calls of primitives that have no gradient rule but an expansion
+//! (`ops::composite::expansion`: the `_...Grad` helpers first-order rules
+//! emit), wherever a body is about to be differentiated: a gradient program
+//! differentiated again goes through the helpers' decompositions, while a
+//! first-order gradient keeps calling the fast helpers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,35 +22,64 @@ use crate::AdError;
 /// Where a composite call's instance body comes from.
 pub type InstanceFn = fn(&PrimRef) -> Option<Arc<Body>>;
 
-/// The composite primitive node `n` calls, if any.
-fn composite_callee(body: &Body, n: NodeId) -> Option<&PrimRef> {
-    body.called_prim(n)
-        .filter(|p| ops::composite::composite(&p.name).is_some())
+/// Whether differentiating a call of `prim` inlines a definition: a
+/// composite, or a primitive without a gradient rule that has an expansion.
+pub fn is_inlined(prim: &PrimRef) -> bool {
+    ops::composite::inlined_definition(&prim.name).is_some()
 }
 
-fn has_composite_calls(body: &Body) -> bool {
-    body.nodes.iter().any(|node| {
-        matches!(&node.kind, NodeKind::Const(Value::Prim(p)) if ops::composite::composite(&p.name).is_some())
+/// The primitive node `n` calls, if its definition is inlined.
+fn composite_callee(body: &Body, n: NodeId) -> Option<&PrimRef> {
+    body.called_prim(n).filter(|p| is_inlined(p))
+}
+
+/// Whether `body` calls a primitive whose definition is inlined.
+pub fn has_composite_calls(body: &Body) -> bool {
+    body.graph_ids().any(|g| {
+        body.graph(g)
+            .nodes
+            .iter()
+            .any(|&n| composite_callee(body, n).is_some())
     })
 }
 
 /// Inlines every composite call of every body of `world`.
 pub fn expand(world: &mut World, instance: Option<InstanceFn>) -> Result<(), AdError> {
     let names = world.order.clone();
-    for name in names {
+    expand_items(world, &names, instance).map(|_| ())
+}
+
+/// Inlines the composite calls of the bodies `names` of `world`; whether any
+/// body changed.
+pub fn expand_items(
+    world: &mut World,
+    names: &[crate::world::Item],
+    instance: Option<InstanceFn>,
+) -> Result<bool, AdError> {
+    let mut changed = false;
+    for name in names.iter().cloned() {
         let body = world.bodies[&name].clone();
         if !has_composite_calls(&body) {
             continue;
         }
         let Some(instance) = instance else {
-            return Err(AdError(format!(
-                "`{name}` calls composite primitives, whose definitions were not given"
-            )));
+            let composite = body.nodes.iter().any(|node| {
+                matches!(&node.kind, NodeKind::Const(Value::Prim(p)) if ops::composite::composite(&p.name).is_some())
+            });
+            if composite {
+                return Err(AdError(format!(
+                    "`{name}` calls composite primitives, whose definitions were not given"
+                )));
+            }
+            // Only expansions: differentiating through those primitives is
+            // refused where it happens ("has no gradient rule").
+            continue;
         };
         let expanded = expand_body(&body, instance)?;
         world.bodies.insert(name, Arc::new(expanded));
+        changed = true;
     }
-    Ok(())
+    Ok(changed)
 }
 
 /// `body` with its composite calls inlined (repeatedly: an instance may call
@@ -63,7 +98,10 @@ pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
                     continue;
                 };
                 let inst = instance(&p).ok_or_else(|| {
-                    AdError(format!("no definition of composite primitive `{}`", p.name))
+                    AdError(format!(
+                        "no definition of `{}` to differentiate it through",
+                        p.name
+                    ))
                 })?;
                 let root = inst.root();
                 let params = inst.graph(root).params.clone();
