@@ -279,6 +279,54 @@ fn cases() -> Vec<Case> {
             "  (y, a, c) = BatchNormExt(x, w, b, m, v, training=true)\n  return ReduceSum(Sin(y) * y) + ReduceSum(a * c)",
             vec![rand(&[4, 3], 51), rand(&[3], 52), rand(&[3], 53), rand(&[3], 54), pos(&[3], 55)],
         ),
+        Case::new(
+            "BCEWithLogitsLoss wrt logits, with weights",
+            "x: f64[2, 3], t: f64[2, 3], w: f64[3], p: f64[2, 1]",
+            "  return Sin(BCEWithLogitsLoss(x, t, w, p)) * 3",
+            vec![rand(&[2, 3], 56), pos(&[2, 3], 57), pos(&[3], 58), pos(&[2, 1], 59)],
+        ),
+        Case::new(
+            "BCEWithLogitsLoss wrt weight",
+            "w: f64[3], x: f64[2, 3], t: f64[2, 3], p: f64[2, 1]",
+            "  return Sin(BCEWithLogitsLoss(x, t, w, p, reduction=\"sum\"))",
+            vec![pos(&[3], 60), rand(&[2, 3], 61), pos(&[2, 3], 62), pos(&[2, 1], 63)],
+        ),
+        Case::new(
+            "BinaryCrossEntropy wrt input",
+            "x: f64[2, 3], t: f64[2, 3], w: f64[2, 3]",
+            "  return Sin(BinaryCrossEntropy(x, t, w))",
+            vec![t(&[2, 3], &[0.2, 0.7, 0.4, 0.9, 0.35, 0.6]), pos(&[2, 3], 64).cast(DType::F64), pos(&[2, 3], 65)],
+        ),
+        Case::new(
+            "MSELossExt, broadcast target",
+            "x: f64[2, 3], t: f64[3]",
+            "  return Sin(MSELossExt(x, t)) * 2",
+            vec![rand(&[2, 3], 66), rand(&[3], 67)],
+        ),
+        Case::new(
+            "SmoothL1Loss",
+            "x: f64[3, 4], t: f64[3, 4]",
+            "  return ReduceSum(Sin(SmoothL1Loss(x, t, beta=0.5, reduction=\"none\")))",
+            vec![rand(&[3, 4], 68), rand(&[3, 4], 69)],
+        ),
+        Case::new(
+            "KLDivLoss wrt target",
+            "t: f64[2, 3], x: f64[2, 3]",
+            "  return Sin(KLDivLoss(x, t, reduction=\"batchmean\"))",
+            vec![pos(&[2, 3], 70), rand(&[2, 3], 71)],
+        ),
+        Case::new(
+            "SoftMarginLoss",
+            "x: f64[2, 3], t: f64[2, 3]",
+            "  return Sin(SoftMarginLoss(x, t)) * 2",
+            vec![rand(&[2, 3], 72), rand(&[2, 3], 73)],
+        ),
+        Case::new(
+            "SigmoidCrossEntropyWithLogits",
+            "x: f64[2, 3], t: f64[2, 3]",
+            "  return ReduceSum(Sin(SigmoidCrossEntropyWithLogits(x, t)))",
+            vec![rand(&[2, 3], 74), pos(&[2, 3], 75)],
+        ),
     ]
 }
 
