@@ -75,9 +75,11 @@ pub fn expand_items(
             // refused where it happens ("has no gradient rule").
             continue;
         };
-        let expanded = expand_body(&body, instance)?;
-        world.bodies.insert(name, Arc::new(expanded));
-        changed = true;
+        let (expanded, inlined) = inline_calls(&body, instance)?;
+        if inlined {
+            world.bodies.insert(name, Arc::new(expanded));
+            changed = true;
+        }
     }
     Ok(changed)
 }
@@ -85,7 +87,26 @@ pub fn expand_items(
 /// `body` with its composite calls inlined (repeatedly: an instance may call
 /// other composites).
 pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
+    inline_calls(body, instance).map(|(b, _)| b)
+}
+
+/// Whether `inst` calls primitive `name`: an expansion that, for the
+/// attribute values it was specialised on, falls back to the helper itself
+/// (it covers only some of them), so the call stays and differentiating it
+/// is refused.
+fn falls_back(inst: &Body, name: &str) -> bool {
+    inst.graph_ids().any(|g| {
+        inst.graph(g)
+            .nodes
+            .iter()
+            .any(|&n| inst.called_prim(n).is_some_and(|q| q.name == name))
+    })
+}
+
+/// [`expand_body`], and whether it inlined anything.
+fn inline_calls(body: &Body, instance: InstanceFn) -> Result<(Body, bool), AdError> {
     let mut b = body.clone();
+    let mut any = false;
     for _round in 0..64 {
         let mut changed = false;
         let graphs: Vec<_> = b.graph_ids().collect();
@@ -103,6 +124,10 @@ pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
                         p.name
                     ))
                 })?;
+                if falls_back(&inst, &p.name) {
+                    b.graph_mut(g).nodes.push(n);
+                    continue;
+                }
                 let root = inst.root();
                 let params = inst.graph(root).params.clone();
                 let args: Vec<NodeId> = b.inputs(n)[1..].to_vec();
@@ -125,8 +150,9 @@ pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
             replace_uses(&mut b, &replace);
         }
         if !changed {
-            return Ok(b);
+            return Ok((b, any));
         }
+        any = true;
     }
     Err(AdError(
         "composite primitives that expand into each other without end".into(),

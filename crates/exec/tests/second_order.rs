@@ -327,7 +327,49 @@ fn cases() -> Vec<Case> {
             "  return ReduceSum(Sin(SigmoidCrossEntropyWithLogits(x, t)))",
             vec![rand(&[2, 3], 74), pos(&[2, 3], 75)],
         ),
+        Case::new(
+            "MaxPool",
+            "x: f64[1, 2, 4, 4]",
+            "  return ReduceSum(Sin(MaxPool(x * x, kernel_size=2, strides=2, pad_mode=\"VALID\")))",
+            vec![rand(&[1, 2, 4, 4], 76)],
+        ),
+        Case::new(
+            "MaxPool, overlapping windows",
+            "x: f64[1, 1, 5, 5]",
+            "  return ReduceSum(Sin(MaxPool(Sin(x), kernel_size=3, strides=1)))",
+            vec![rand(&[1, 1, 5, 5], 77)],
+        ),
     ]
+}
+
+/// Where a helper has no expansion, or its expansion does not cover the
+/// attribute values (MaxPool's "same" padding), second order is refused with
+/// the helper's name, never a wrong number.
+#[test]
+fn second_order_through_helpers_without_an_expansion_is_refused() {
+    for (body, helper) in [
+        (
+            "ReduceSum(Sin(MaxPool(x, kernel_size=2, strides=2, pad_mode=\"same\")))",
+            "_MaxPoolGrad",
+        ),
+        ("ReduceSum(Sin(LRN(x, depth_radius=1)))", "_LRNGrad"),
+    ] {
+        let src = format!(
+            "graph f(x: f64[1, 2, 3, 3]) {{\n  return {body}\n}}\n\
+             graph h(x: f64[1, 2, 3, 3], v: f64[1, 2, 3, 3]) {{\n  return hvp(f)(x, v)\n}}\n"
+        );
+        let a = analysis::analyze(&src);
+        let mut ex = Executor::new(&a.source.program(), ExecOptions::default());
+        let x = Value::tensor(rand(&[1, 2, 3, 3], 5));
+        let e = ex
+            .call("h", vec![x.clone(), x])
+            .expect_err("second order is refused");
+        assert!(
+            e.message.contains(&format!("`{helper}` has no gradient rule")),
+            "{}",
+            e.message
+        );
+    }
 }
 
 #[test]
