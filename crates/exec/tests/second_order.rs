@@ -328,6 +328,12 @@ fn cases() -> Vec<Case> {
             vec![rand(&[2, 3], 74), pos(&[2, 3], 75)],
         ),
         Case::new(
+            "LRN",
+            "x: f64[2, 5, 2, 2]",
+            "  return ReduceSum(Sin(LRN(x, depth_radius=1, bias=1.5, alpha=0.7, beta=0.75)))",
+            vec![rand(&[2, 5, 2, 2], 78)],
+        ),
+        Case::new(
             "MaxPool",
             "x: f64[1, 2, 4, 4]",
             "  return ReduceSum(Sin(MaxPool(x * x, kernel_size=2, strides=2, pad_mode=\"VALID\")))",
@@ -352,7 +358,7 @@ fn second_order_through_helpers_without_an_expansion_is_refused() {
             "ReduceSum(Sin(MaxPool(x, kernel_size=2, strides=2, pad_mode=\"same\")))",
             "_MaxPoolGrad",
         ),
-        ("ReduceSum(Sin(LRN(x, depth_radius=1)))", "_LRNGrad"),
+        ("ReduceSum(Sin(Cholesky(x)))", "_CholeskyGrad"),
     ] {
         let src = format!(
             "graph f(x: f64[1, 2, 3, 3]) {{\n  return {body}\n}}\n\
