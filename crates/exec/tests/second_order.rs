@@ -334,6 +334,18 @@ fn cases() -> Vec<Case> {
             vec![rand(&[2, 5, 2, 2], 78)],
         ),
         Case::new(
+            "Cholesky",
+            "x: f64[3, 3], b: f64[3, 3]",
+            "  return ReduceSum(Sin(Cholesky(MatMul(x, x, transpose_b=true) + b)))",
+            vec![rand(&[3, 3], 79), t(&[3, 3], &[2.0, 0.3, 0.1, 0.3, 2.5, 0.2, 0.1, 0.2, 3.0])],
+        ),
+        Case::new(
+            "Cholesky, upper",
+            "x: f64[3, 3], b: f64[3, 3]",
+            "  return ReduceSum(Sin(Cholesky(MatMul(x, x, transpose_b=true) + b, upper=true)))",
+            vec![rand(&[3, 3], 80), t(&[3, 3], &[2.0, 0.3, 0.1, 0.3, 2.5, 0.2, 0.1, 0.2, 3.0])],
+        ),
+        Case::new(
             "MaxPool",
             "x: f64[1, 2, 4, 4]",
             "  return ReduceSum(Sin(MaxPool(x * x, kernel_size=2, strides=2, pad_mode=\"VALID\")))",
@@ -353,20 +365,37 @@ fn cases() -> Vec<Case> {
 /// the helper's name, never a wrong number.
 #[test]
 fn second_order_through_helpers_without_an_expansion_is_refused() {
-    for (body, helper) in [
+    for (shape, body, helper) in [
         (
+            "[1, 2, 3, 3]",
             "ReduceSum(Sin(MaxPool(x, kernel_size=2, strides=2, pad_mode=\"same\")))",
             "_MaxPoolGrad",
         ),
-        ("ReduceSum(Sin(Cholesky(x)))", "_CholeskyGrad"),
+        (
+            "[2, 1, 2]",
+            "ReduceSum(Sin(LSTM(x, ReduceSum(x, 0, true), ReduceSum(x, 0, true), Ones((40, 1, 1), f64), 2, 2, 1, true, false, 0.0)[0]))",
+            "_LSTMGrad",
+        ),
     ] {
         let src = format!(
-            "graph f(x: f64[1, 2, 3, 3]) {{\n  return {body}\n}}\n\
-             graph h(x: f64[1, 2, 3, 3], v: f64[1, 2, 3, 3]) {{\n  return hvp(f)(x, v)\n}}\n"
+            "graph f(x: f64{shape}) {{\n  return {body}\n}}\n\
+             graph h(x: f64{shape}, v: f64{shape}) {{\n  return hvp(f)(x, v)\n}}\n"
         );
         let a = analysis::analyze(&src);
+        let errors: Vec<&str> = a
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == analysis::Severity::Error)
+            .map(|d| d.message.as_str())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}\n{src}");
         let mut ex = Executor::new(&a.source.program(), ExecOptions::default());
-        let x = Value::tensor(rand(&[1, 2, 3, 3], 5));
+        let dims: Vec<usize> = shape
+            .trim_matches(['[', ']'])
+            .split(", ")
+            .map(|d| d.parse().unwrap())
+            .collect();
+        let x = Value::tensor(rand(&dims, 5));
         let e = ex
             .call("h", vec![x.clone(), x])
             .expect_err("second order is refused");
