@@ -1135,9 +1135,15 @@ impl Lowerer<'_> {
                     (NEQ, x, y) => AttrValue::Bool(!constants_equal(&x, &y)),
                     (AND_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => AttrValue::Bool(x && y),
                     (OR_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => AttrValue::Bool(x || y),
-                    (PLUS, AttrValue::Int(x), AttrValue::Int(y)) => AttrValue::Int(x.checked_add(y)?),
-                    (MINUS, AttrValue::Int(x), AttrValue::Int(y)) => AttrValue::Int(x.checked_sub(y)?),
-                    (STAR, AttrValue::Int(x), AttrValue::Int(y)) => AttrValue::Int(x.checked_mul(y)?),
+                    (PLUS, AttrValue::Int(x), AttrValue::Int(y)) => {
+                        AttrValue::Int(x.checked_add(y)?)
+                    }
+                    (MINUS, AttrValue::Int(x), AttrValue::Int(y)) => {
+                        AttrValue::Int(x.checked_sub(y)?)
+                    }
+                    (STAR, AttrValue::Int(x), AttrValue::Int(y)) => {
+                        AttrValue::Int(x.checked_mul(y)?)
+                    }
                     _ => return None,
                 })
             }

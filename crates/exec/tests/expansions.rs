@@ -41,7 +41,10 @@ impl GradBuilder for Recorder {
                 .or_default()
                 .push(HelperCall {
                     from: self.from,
-                    attrs: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+                    attrs: attrs
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.clone()))
+                        .collect(),
                     inputs: values,
                     out: self.inner.get(n).clone(),
                 });

@@ -42,7 +42,12 @@ struct Case {
 }
 
 impl Case {
-    fn new(name: &'static str, params: &'static str, body: &'static str, args: Vec<Tensor>) -> Case {
+    fn new(
+        name: &'static str,
+        params: &'static str,
+        body: &'static str,
+        args: Vec<Tensor>,
+    ) -> Case {
         Case {
             name,
             params,
@@ -78,7 +83,11 @@ impl Case {
 
     fn source(&self) -> String {
         let params = self.params();
-        let args = params.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+        let args = params
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ");
         let (n0, ty0) = params[0];
         format!(
             "graph f({p}) {{\n{b}\n}}\ngraph g({p}) {{\n  return grad(f)({args})\n}}\n\
