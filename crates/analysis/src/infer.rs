@@ -9,7 +9,7 @@
 //! An entry reports problems in its own graph; a problem inside a graph it calls
 //! (for those particular arguments) is reported at its call.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use ir::{
@@ -131,12 +131,15 @@ pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
 /// specialisation is evaluated once, so an entry's `other_values` holds only
 /// those it reached first; `FileAnalysis::values_of` merges all of them, and
 /// `infer_entry` gives one entry's complete view.
-pub fn infer_all(source: &dyn ProgramSource, names: &[String]) -> HashMap<String, EntryResult> {
+pub fn infer_all(
+    source: &dyn ProgramSource,
+    names: &[String],
+) -> std::collections::HashMap<String, EntryResult> {
     let Some(first) = names.first() else {
-        return HashMap::new();
+        return Default::default();
     };
     let mut engine = Engine::new(source, first);
-    let mut results: HashMap<String, EntryResult> = names
+    let mut results: std::collections::HashMap<String, EntryResult> = names
         .iter()
         .map(|n| (n.clone(), engine.run_entry(n)))
         .collect();
@@ -173,7 +176,7 @@ pub fn callees_first(source: &dyn ProgramSource, order: &[String]) -> Vec<String
         state.insert(name.to_string(), true);
         out.push(name.to_string());
     }
-    let mut state = HashMap::new();
+    let mut state = HashMap::default();
     let mut out = Vec::with_capacity(order.len());
     for name in order {
         visit(name, source, &mut state, &mut out);
@@ -188,15 +191,15 @@ impl<'a> Engine<'a> {
             source,
             entry: Arc::from(entry),
             funcs: Vec::new(),
-            func_ids: HashMap::new(),
-            cache: HashMap::new(),
+            func_ids: HashMap::default(),
+            cache: HashMap::default(),
             active: Vec::new(),
             diagnostics: Vec::new(),
-            seen: HashSet::new(),
-            node_values: HashMap::new(),
-            other_values: HashMap::new(),
+            seen: HashSet::default(),
+            node_values: HashMap::default(),
+            other_values: HashMap::default(),
             call_stack: Vec::new(),
-            fv_cache: HashMap::new(),
+            fv_cache: HashMap::default(),
             depth: 0,
         }
     }
@@ -226,7 +229,7 @@ impl<'a> Engine<'a> {
             &item,
             body.root(),
             args.clone(),
-            Arc::new(HashMap::new()),
+            Arc::new(HashMap::default()),
             None,
         );
         if output.is_none() {
@@ -452,11 +455,11 @@ impl Engine<'_> {
             item: item.clone(),
             lowered: lowered.clone(),
             graph,
-            values: HashMap::new(),
+            values: HashMap::default(),
             env,
-            evaluating: HashSet::new(),
+            evaluating: HashSet::default(),
         };
-        let mut symbols = HashMap::new();
+        let mut symbols = HashMap::default();
         for (&p, a) in g.params.iter().zip(&args) {
             let mut value = a.clone();
             if let (Some((ty, range)), Some(v)) = (&body.node(p).annotation, a) {
@@ -579,7 +582,7 @@ impl Engine<'_> {
             .collect();
         for (ty, range) in annotations {
             if let Some(v) = &result {
-                if let Err(why) = conforms(v, &ty, &mut HashMap::new()) {
+                if let Err(why) = conforms(v, &ty, &mut HashMap::default()) {
                     self.report(
                         &frame.item.clone(),
                         Diagnostic::error(
@@ -724,7 +727,7 @@ impl Engine<'_> {
                     return Some(AbsVal::Any);
                 }
                 // Check arguments against annotations at the call site.
-                let mut symbols = HashMap::new();
+                let mut symbols = HashMap::default();
                 let mut call_args = Vec::new();
                 for (i, (&p, a)) in lowered
                     .body

@@ -78,10 +78,19 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "print the generated .mir file (for profiling with other tools)",
         print_generated,
     ),
+    (
+        "gen-valid",
+        "print the well-typed program `check` and `lsp` time (for profiling)",
+        print_generated_valid,
+    ),
 ];
 
 fn print_generated(options: &Options) {
     print!("{}", gen::generate(options.lines, options.seed));
+}
+
+fn print_generated_valid(options: &Options) {
+    print!("{}", check::generate_valid(options.lines, options.seed));
 }
 
 fn usage() -> String {

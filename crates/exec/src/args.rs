@@ -42,6 +42,33 @@ pub fn entry_params(body: &Body) -> Vec<EntryParam> {
         .collect()
 }
 
+/// The symbolic dimensions the parameters' annotations name (`B` in
+/// `x: f32[B, 784]`), in order of first appearance.
+pub fn dim_symbols(params: &[EntryParam]) -> Vec<String> {
+    fn walk(t: &Ty, out: &mut Vec<String>) {
+        match t {
+            Ty::Tensor(_, Shape::Ranked(dims)) => {
+                for d in dims {
+                    if let Dim::Sym(s) = d {
+                        if !out.contains(s) {
+                            out.push(s.clone());
+                        }
+                    }
+                }
+            }
+            Ty::Tuple(items) => items.iter().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for p in params {
+        if let Some(t) = &p.ty {
+            walk(t, &mut out);
+        }
+    }
+    out
+}
+
 /// Why arguments could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgError {

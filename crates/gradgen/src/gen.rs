@@ -908,8 +908,12 @@ pub fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     Some(out)
 }
 
-/// A random factorisation of `n` into up to three sizes.
+/// A random factorisation of `n` into up to three sizes (`[0]` for an empty
+/// tensor, which has no divisors to draw from).
 fn factor(n: usize, rng: &mut Rng) -> Vec<i64> {
+    if n == 0 {
+        return vec![0];
+    }
     let mut dims = Vec::new();
     let mut rest = n;
     for _ in 0..rng.range(0, 2) {

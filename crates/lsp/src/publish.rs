@@ -102,10 +102,13 @@ pub fn array(snap: &Snap, cache: &DiagnosticsCache, out: &mut Vec<u8>) {
     };
     let memo = cache.memo(&uri);
     let new = memo.lock().is_ok_and(|m| m.is_new());
+    // The items' analyses in parallel: all of them the first time (opening),
+    // then those an edit changed.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     if new {
-        // The first time (opening): the items' analyses in parallel.
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
         db::prefetch_item_diagnostics(&snap.db, snap.file, threads);
+    } else {
+        db::prefetch_changed_item_diagnostics(&snap.db, snap.file, &memo, threads);
     }
     let ds = db::file_diagnostics_memo(&snap.db, snap.file, &memo);
     let starts = ds.starts();

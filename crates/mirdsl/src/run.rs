@@ -323,6 +323,19 @@ fn run_inner(a: &RunArgs) -> u8 {
         Ok(d) => d,
         Err(e) => return arg_error(&e),
     };
+    let symbols = exec::args::dim_symbols(&params);
+    let mut unused: Vec<&String> = dims.keys().filter(|k| !symbols.contains(k)).collect();
+    unused.sort();
+    for k in unused {
+        eprintln!(
+            "warning: `--dim {k}=...` is not used: no parameter of `{entry}` has a dimension `{k}`{}",
+            if symbols.is_empty() {
+                String::new()
+            } else {
+                format!(" (its dimensions: {})", symbols.join(", "))
+            }
+        );
+    }
     let mut given = Vec::new();
     for s in &a.args {
         match exec::args::split_assignment(s, "--arg") {

@@ -209,6 +209,29 @@ fn fillers_use_dims() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains(r#""shape":[2,3]"#));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    // A size for a dimension no parameter has: said, not silently ignored.
+    let o = run(
+        &dir,
+        &[
+            "--entry",
+            "echo",
+            "--arg",
+            "x=ones",
+            "--arg",
+            "labels=zeros",
+            "--dim",
+            "B=2",
+            "--dim",
+            "Q=7",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: `--dim Q=...` is not used: no parameter of `echo` has a dimension `Q` (its dimensions: B)"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(
         &dir,
         &[
@@ -447,4 +470,28 @@ fn spec_examples_run() {
             assert_eq!(stdout(&o).trim(), *expected, "{entry}");
         }
     }
+}
+
+/// `check` on a directory without `.mir` files says so (a CI step pointed at
+/// the wrong path must not pass in silence).
+#[test]
+fn check_of_a_directory_without_programs_warns() {
+    let dir = setup("empty-check", PROGRAM);
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = Command::new(BIN)
+        .arg("check")
+        .arg(&empty)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: no `.mir` files under {}",
+            empty.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
 }

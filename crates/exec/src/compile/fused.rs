@@ -218,6 +218,63 @@ fn bin(op: Bin, a: &[f32], b: &[f32], r: &mut [f32]) {
     }
 }
 
+/// Rewrites `Select(a > 0, x, 0)` (how the gradient of `ReLU` reaches a
+/// fusion) as `ReluGrad(x, a)`, the same values in one operation, then drops
+/// operations no output needs; `outputs` are renumbered.
+pub(crate) fn simplify(mut prog: Vec<EOp>, outputs: &mut [u16]) -> Vec<EOp> {
+    let zero = |prog: &[EOp], v: u16| matches!(prog[v as usize], EOp::Const(c) if c == 0.0);
+    for i in 0..prog.len() {
+        if let EOp::Select(c, x, y) = prog[i] {
+            if let EOp::Bin(Bin::Gt, a, k) = prog[c as usize] {
+                if zero(&prog, k) && zero(&prog, y) {
+                    prog[i] = EOp::Bin(Bin::ReluGrad, x, a);
+                }
+            }
+        }
+    }
+    let mut live = vec![false; prog.len()];
+    for &o in outputs.iter() {
+        live[o as usize] = true;
+    }
+    for i in (0..prog.len()).rev() {
+        if !live[i] {
+            continue;
+        }
+        match prog[i] {
+            EOp::Input(_) | EOp::Const(_) => {}
+            EOp::Un(_, a) => live[a as usize] = true,
+            EOp::Bin(_, a, b) => {
+                live[a as usize] = true;
+                live[b as usize] = true;
+            }
+            EOp::Select(c, x, y) => {
+                for v in [c, x, y] {
+                    live[v as usize] = true;
+                }
+            }
+        }
+    }
+    let mut new_index = vec![0u16; prog.len()];
+    let mut kept = Vec::new();
+    for (i, op) in prog.into_iter().enumerate() {
+        if !live[i] {
+            continue;
+        }
+        let at = |v: u16| new_index[v as usize];
+        kept.push(match op {
+            EOp::Un(u, a) => EOp::Un(u, at(a)),
+            EOp::Bin(b, x, y) => EOp::Bin(b, at(x), at(y)),
+            EOp::Select(c, x, y) => EOp::Select(at(c), at(x), at(y)),
+            other => other,
+        });
+        new_index[i] = (kept.len() - 1) as u16;
+    }
+    for o in outputs.iter_mut() {
+        *o = new_index[*o as usize];
+    }
+    kept
+}
+
 impl Fused {
     fn rows(&self) -> usize {
         self.outer_dims.iter().product()
@@ -293,8 +350,8 @@ impl Fused {
                     }
                     EOp::Select(c, x, y) => {
                         let (c, x, y) = (&done[c as usize], &done[x as usize], &done[y as usize]);
-                        for j in 0..len {
-                            r[j] = if c[j] != 0.0 { x[j] } else { y[j] };
+                        for (((o, &c), &x), &y) in r.iter_mut().zip(c).zip(x).zip(y) {
+                            *o = if c != 0.0 { x } else { y };
                         }
                     }
                 }
@@ -334,5 +391,40 @@ impl FastKernel for Fused {
             self.tiles(ins, &dsts, a, b);
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relu_gradient_select_becomes_one_operation() {
+        // dy, a; 0; a > 0; Select(a > 0, dy, 0); and an unused Neg.
+        let prog = vec![
+            EOp::Input(0),
+            EOp::Input(1),
+            EOp::Const(0.0),
+            EOp::Bin(Bin::Gt, 1, 2),
+            EOp::Un(Un::Neg, 0),
+            EOp::Select(3, 0, 2),
+        ];
+        let mut outputs = [5u16];
+        let kept = simplify(prog, &mut outputs);
+        assert_eq!(
+            kept,
+            vec![EOp::Input(0), EOp::Input(1), EOp::Bin(Bin::ReluGrad, 0, 1)]
+        );
+        assert_eq!(outputs, [2]);
+        // A Select whose else-branch is not zero stays.
+        let prog = vec![
+            EOp::Input(0),
+            EOp::Const(0.0),
+            EOp::Const(1.0),
+            EOp::Bin(Bin::Gt, 0, 1),
+            EOp::Select(3, 0, 2),
+        ];
+        let mut outputs = [4u16];
+        assert_eq!(simplify(prog.clone(), &mut outputs), prog);
     }
 }

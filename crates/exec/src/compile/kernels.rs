@@ -69,7 +69,7 @@ pub(crate) const PAR_WORK: usize = 1 << 18;
 /// depends only on `n` and the pool's size, so results are deterministic.
 pub(crate) fn par_ranges(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
     let threads = rayon::current_num_threads().min(n);
-    if threads <= 1 || work < PAR_WORK {
+    if threads <= 1 || work < PAR_WORK || on_one_thread() {
         f(0, n);
         return;
     }
@@ -96,7 +96,7 @@ pub(crate) fn par_parts(
     f: impl Fn(usize, usize, usize) + Sync,
 ) -> usize {
     let threads = rayon::current_num_threads().min(max_parts).min(n).max(1);
-    if threads <= 1 || work < PAR_WORK {
+    if threads <= 1 || work < PAR_WORK || on_one_thread() {
         f(0, 0, n);
         return 1;
     }
@@ -113,9 +113,64 @@ pub(crate) fn par_parts(
     parts
 }
 
-/// The threads rayon runs kernels on.
+/// The threads rayon runs kernels on (one inside a [`Concurrent`] half).
 pub(crate) fn threads() -> usize {
-    rayon::current_num_threads().max(1)
+    if on_one_thread() {
+        1
+    } else {
+        rayon::current_num_threads().max(1)
+    }
+}
+
+thread_local! {
+    static ONE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn on_one_thread() -> bool {
+    ONE_THREAD.with(|c| c.get())
+}
+
+/// Runs `f` with the kernels it runs kept to this thread.
+fn one_thread<R>(f: impl FnOnce() -> R) -> R {
+    let before = ONE_THREAD.with(|c| c.replace(true));
+    let r = f();
+    ONE_THREAD.with(|c| c.set(before));
+    r
+}
+
+/// Two independent kernels (neither reads what the other writes) run at
+/// once, each on one thread: two GEMMs of a backward pass (a layer's weight
+/// and input gradients) this way lose nothing to splitting each one.
+#[derive(Debug)]
+pub(crate) struct Concurrent {
+    pub a: Box<dyn FastKernel>,
+    pub b: Box<dyn FastKernel>,
+    /// How many of the inputs and outputs are `a`'s.
+    pub a_ins: usize,
+    pub a_outs: usize,
+}
+
+impl FastKernel for Concurrent {
+    fn name(&self) -> String {
+        format!("{} || {}", self.a.name(), self.b.name())
+    }
+
+    fn scratch(&self) -> usize {
+        self.a.scratch() + self.b.scratch()
+    }
+
+    unsafe fn run(&self, ins: &[Src], outs: &[*mut f32], scratch: *mut f32) -> Result<(), String> {
+        let (ia, ib) = ins.split_at(self.a_ins);
+        let outs: Vec<P<f32>> = outs.iter().map(|&p| P(p)).collect();
+        let (oa, ob) = outs.split_at(self.a_outs);
+        let (sa, sb) = (P(scratch), P(scratch.add(self.a.scratch())));
+        let run = |k: &dyn FastKernel, ins: &[Src], outs: &[P<f32>], scratch: P<f32>| {
+            let outs: Vec<*mut f32> = outs.iter().map(|p| p.get()).collect();
+            one_thread(|| k.run(ins, &outs, scratch.get()))
+        };
+        let (ra, rb) = rayon::join(|| run(&*self.a, ia, oa, sa), || run(&*self.b, ib, ob, sb));
+        ra.and(rb)
+    }
 }
 
 pub(crate) trait FastKernel: Send + Sync + Debug {

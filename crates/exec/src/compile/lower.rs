@@ -26,7 +26,7 @@ use tensor::DType;
 
 use super::super::Executor;
 use super::fused::{broadcast_strides, collapse, Bin, EOp, Fused, InputLayout, Un};
-use super::kernels::{FastKernel, Gemm};
+use super::kernels::{Concurrent, FastKernel, Gemm};
 use super::memory::{self, StepUse};
 use super::ops_kernels as ok;
 use super::run::{Compiled, Op, Step, Storage};
@@ -198,6 +198,7 @@ pub(crate) fn lower(ex: &mut Executor, t: Traced) -> Compiled {
         l.low.push(low);
     }
     l.epilogues();
+    l.pair_gemms();
     let groups = l.group();
     l.finish(groups, inputs, output, name)
 }
@@ -500,78 +501,6 @@ impl Lowering<'_> {
         Some(Elem { out, op, args })
     }
 
-    fn gemm(&self, n: &Node, p: &crate::value::PrimFn, batched: bool) -> Low {
-        let ins = n.inputs();
-        let (Some(x), Some(y), Some(out)) = (reg_of(&ins[0]), reg_of(&ins[1]), out_reg(n)) else {
-            return Low::Registry;
-        };
-        let (xi, yi, oi) = (self.info(x), self.info(y), self.info(out));
-        if xi.dtype != DType::F32 || yi.dtype != DType::F32 || oi.dtype != DType::F32 {
-            return Low::Registry;
-        }
-        let (ta, tb) = (attr_bool(p, "transpose_a"), attr_bool(p, "transpose_b"));
-        let (xs, ys) = (&xi.shape, &yi.shape);
-        if xs.len() < 2 || ys.len() < 2 || (!batched && (xs.len() != 2 || ys.len() != 2)) {
-            return Low::Registry;
-        }
-        let (xr, xc) = (xs[xs.len() - 2], xs[xs.len() - 1]);
-        let (yr, yc) = (ys[ys.len() - 2], ys[ys.len() - 1]);
-        let (m, k) = if ta { (xc, xr) } else { (xr, xc) };
-        let (k2, nn) = if tb { (yc, yr) } else { (yr, yc) };
-        if k != k2 || oi.shape.len() < 2 || oi.shape[oi.shape.len() - 2..] != [m, nn] {
-            return Low::Registry;
-        }
-        let (a_rs, a_cs) = if ta {
-            (1, xc as isize)
-        } else {
-            (xc as isize, 1)
-        };
-        let (b_rs, b_cs) = if tb {
-            (1, yc as isize)
-        } else {
-            (yc as isize, 1)
-        };
-        // Batch offsets, broadcasting the batch dimensions.
-        let bx = &xs[..xs.len() - 2];
-        let by = &ys[..ys.len() - 2];
-        let bo = &oi.shape[..oi.shape.len() - 2];
-        if bx.len() > bo.len() || by.len() > bo.len() {
-            return Low::Registry;
-        }
-        let (sx, sy) = (broadcast_strides(bx, bo), broadcast_strides(by, bo));
-        let nb: usize = bo.iter().product();
-        let mut batches = Vec::with_capacity(nb);
-        let mut idx = vec![0usize; bo.len()];
-        for _ in 0..nb {
-            let ox: usize = idx.iter().zip(&sx).map(|(i, s)| i * s).sum();
-            let oy: usize = idx.iter().zip(&sy).map(|(i, s)| i * s).sum();
-            batches.push((ox * xr * xc, oy * yr * yc));
-            for d in (0..bo.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < bo[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
-        }
-        Low::Kernel {
-            kernel: Box::new(Gemm {
-                m,
-                n: nn,
-                k,
-                a_rs,
-                a_cs,
-                b_rs,
-                b_cs,
-                batches,
-                beta: 1.0,
-                accumulate: false,
-            }),
-            ins: vec![x, y],
-            outs: vec![out],
-        }
-    }
-
     /// The node that computes register `r` (not inputs, weights, constants).
     fn producers(&self) -> HashMap<u32, usize> {
         let mut m = HashMap::new();
@@ -592,92 +521,6 @@ impl Lowering<'_> {
             }
         }
         m
-    }
-
-    /// GEMM epilogues: `MatMul(...) * c` scales the product (`beta`), and
-    /// `MatMul(...) + y` accumulates into a copy of `y` (in place when `y`
-    /// dies there).
-    fn epilogues(&mut self) {
-        for i in 0..self.low.len() {
-            let Low::Elem(e) = &self.low[i] else { continue };
-            let (op, args, out) = (e.op, e.args.clone(), e.out);
-            let shape = self.info(out).shape.clone();
-            let full = broadcast_strides(&shape, &shape);
-            let producers = self.producers();
-            let gemm_of = |l: &Self, a: &Arg| -> Option<(u32, usize)> {
-                let Arg::Reg(r, s) = a else { return None };
-                if *s != full || l.is_output[*r as usize] || l.users[*r as usize] != [i] {
-                    return None;
-                }
-                let j = *producers.get(r)?;
-                if l.nodes[j].epoch != l.nodes[i].epoch || l.info(*r).shape != shape {
-                    return None;
-                }
-                match &l.low[j] {
-                    Low::Kernel { kernel, .. } if kernel.name().starts_with("gemm") => {
-                        Some((*r, j))
-                    }
-                    _ => None,
-                }
-            };
-            match (op, args.as_slice()) {
-                (ElemOp::Bin(Bin::Mul), [a, b]) => {
-                    let (g, c) = match (gemm_of(self, a), b, gemm_of(self, b), a) {
-                        (Some(g), Arg::Const(c), _, _) => (g, *c),
-                        (_, _, Some(g), Arg::Const(c)) => (g, *c),
-                        _ => continue,
-                    };
-                    let j = g.1;
-                    if let Low::Kernel { kernel, outs, .. } = &mut self.low[j] {
-                        if let Some(gm) = as_gemm(kernel) {
-                            if gm.accumulate || gm.beta != 1.0 {
-                                continue;
-                            }
-                            gm.beta = c;
-                            outs[0] = out;
-                            self.low[i] = Low::Gone;
-                        }
-                    }
-                }
-                (ElemOp::Bin(Bin::Add), [a, b]) => {
-                    let (g, y) = match (gemm_of(self, a), b, gemm_of(self, b), a) {
-                        (Some(g), Arg::Reg(y, s), _, _) if *s == full => (g, *y),
-                        (_, _, Some(g), Arg::Reg(y, s)) if *s == full => (g, *y),
-                        _ => continue,
-                    };
-                    if y == g.0 || self.info(y).dtype != DType::F32 {
-                        continue;
-                    }
-                    let j = g.1;
-                    let Low::Kernel {
-                        mut kernel,
-                        mut ins,
-                        ..
-                    } = std::mem::replace(&mut self.low[j], Low::Gone)
-                    else {
-                        unreachable!()
-                    };
-                    match as_gemm(&mut kernel) {
-                        Some(gm) if !gm.accumulate => gm.accumulate = true,
-                        _ => {
-                            self.low[j] = Low::Kernel {
-                                kernel,
-                                ins,
-                                outs: vec![g.0],
-                            };
-                            continue;
-                        }
-                    }
-                    ins.push(y);
-                    self.low[i] = Low::Kernel {
-                        kernel,
-                        ins,
-                        outs: vec![out],
-                    };
-                }
-                _ => {}
-            }
-        }
     }
 
     /// Groups elementwise nodes into fusions; returns each group's members.
@@ -865,6 +708,7 @@ impl Lowering<'_> {
                         .is_some_and(|&o| self.info(*r).numel() == self.info(o).numel())
             })
             .collect();
+        let prog = super::fused::simplify(prog, &mut outputs);
         let fused = Fused {
             outer_dims,
             inner,
@@ -1124,6 +968,5 @@ impl Lowering<'_> {
     }
 }
 
-fn as_gemm(k: &mut Box<dyn FastKernel>) -> Option<&mut Gemm> {
-    k.as_gemm()
-}
+#[path = "lower_gemm.rs"]
+mod gemm;

@@ -1,7 +1,9 @@
 //! Kernels for neural-network primitives over the last axes (Softmax,
-//! LayerNorm and their gradients), computed as the registry's kernels compute them (in `f64`,
-//! in the same order, so the results are the same to the bit), but in place
-//! in the arena, without index tables, and with rows split over the threads.
+//! LayerNorm and their gradients), computed as the registry's kernels compute
+//! them (the same operations in the same order, in `f64`, or for Softmax the
+//! registry's own `f32` row function), so the results are the same to the
+//! bit, but in place in the arena, without index tables, and with rows split
+//! over the threads.
 
 use tensor::DType;
 
@@ -105,7 +107,7 @@ impl FastKernel for SoftmaxRows {
         let out = P(outs[0]);
         let grad = self.grad;
         par_ranges(rows, rows * cols * 16, |r0, r1| {
-            let mut e = vec![0f64; cols];
+            let mut e = vec![0f32; cols];
             for r in r0..r1 {
                 let xr = std::slice::from_raw_parts(x.get().add(r * cols), cols);
                 let o = out.get().add(r * cols);
@@ -118,19 +120,9 @@ impl FastKernel for SoftmaxRows {
                         *o.add(j) = (y * (d - s)) as f32;
                     }
                 } else {
-                    let m = xr
-                        .iter()
-                        .map(|&v| v as f64)
-                        .fold(f64::NEG_INFINITY, f64::max);
-                    let m = if m.is_finite() { m } else { 0.0 };
-                    let mut sum = 0f64;
-                    for (ej, &v) in e.iter_mut().zip(xr) {
-                        *ej = (v as f64 - m).exp();
-                        sum += *ej;
-                    }
-                    for (j, &ej) in e.iter().enumerate() {
-                        *o.add(j) = (ej / sum) as f32;
-                    }
+                    // Through a row of its own: the output may be the input.
+                    e.copy_from_slice(xr);
+                    ops::defs::nn::softmax_row_f32(&e, std::slice::from_raw_parts_mut(o, cols));
                 }
             }
         });

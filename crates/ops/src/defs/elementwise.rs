@@ -514,7 +514,8 @@ pub fn tanh_f32(x: f32) -> f32 {
     }
 }
 
-/// `e^t` for `t` in `[0, 20]`, in plain arithmetic so loops over it
+/// `e^t` for `t` in `[0, 20]` (and, by the same reduction, any `t` whose
+/// result is a normal `f32`), in plain arithmetic so loops over it
 /// vectorise (libm's `expf` is a call per element): `t = k·ln 2 + r` with
 /// `|r| ≤ ln 2 / 2` (`ln 2` in two parts, so `r` is exact to a few ulps),
 /// a degree-7 Taylor polynomial for `e^r` (truncation under 6e-9 relative),
@@ -537,6 +538,23 @@ fn exp_small_f32(t: f32) -> f32 {
             + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))));
     let er = 1.0 + (r + r * r * q);
     er * f32::from_bits(ki.wrapping_add(127) << 23)
+}
+
+/// `e^t` for any `f32`, vectorisable (see [`exp_small_f32`]): within about
+/// an ulp of `expf` for normal results; results below the smallest normal
+/// (`t < -87.33`) are 0 rather than subnormal, above `f32::MAX` infinity.
+#[inline]
+pub fn exp_f32(t: f32) -> f32 {
+    let e = exp_small_f32(t.clamp(-87.33, 88.72));
+    if t > 88.72 {
+        f32::INFINITY
+    } else if t < -87.33 {
+        0.0
+    } else if t.is_nan() {
+        t
+    } else {
+        e
+    }
 }
 
 /// `√(2/π)` as MindSpore's GeLU kernel spells it (to 10 digits; its f64

@@ -135,9 +135,46 @@ fn infer_softmax(call: &InferCall) -> Result<AbsVal, OpError> {
     })
 }
 
+/// Softmax of one `f32` row into `out`, in `f32` with a vectorised `exp`
+/// (as MindSpore's CPU kernel computes in `f32`), the sum taken in eight
+/// lanes and added up in `f64`: what the registry and the compiled plans
+/// both run for `f32` over the last axis, so they agree to the bit.
+pub fn softmax_row_f32(x: &[f32], out: &mut [f32]) {
+    let m = x.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    let m = if m.is_finite() { m } else { 0.0 };
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = crate::defs::elementwise::exp_f32(v - m);
+    }
+    let mut lanes = [0f32; 8];
+    let mut chunks = out.chunks_exact(8);
+    for c in &mut chunks {
+        for (l, &v) in lanes.iter_mut().zip(c) {
+            *l += v;
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|&v| v as f64).sum();
+    let sum = lanes.iter().map(|&l| l as f64).sum::<f64>() + tail;
+    let inv = (1.0 / sum) as f32;
+    for o in out.iter_mut() {
+        *o *= inv;
+    }
+}
+
 fn kernel_softmax(c: &KernelCall, log: bool, op: &str) -> Result<KValue, OpError> {
     let x = c.tensor(0)?;
     let axes = softmax_axes(op, &c.attrs.ints("axis").unwrap_or_default(), x.rank())?;
+    if let (false, DType::F32, [axis]) = (log, x.dtype(), axes.as_slice()) {
+        let cols = x.shape().last().copied().unwrap_or(1);
+        if let (true, Buffer::F32(xs)) = (*axis + 1 == x.rank() && cols > 0, x.buffer()) {
+            let mut y = vec![0f32; xs.len()];
+            for (xr, yr) in xs.chunks(cols).zip(y.chunks_mut(cols)) {
+                softmax_row_f32(xr, yr);
+            }
+            return Ok(KValue::Tensor(
+                Tensor::from_f32(x.shape().to_vec(), y).map_err(|e| OpError::call(e.0))?,
+            ));
+        }
+    }
     let y = softmax(&x.to_f64_vec(), x.shape(), &axes, log);
     Ok(ktensor(x.dtype(), x.shape().to_vec(), y))
 }
