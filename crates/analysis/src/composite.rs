@@ -3,6 +3,10 @@
 //! An instance is a top-level graph named by [`ops::composite::instance_key`],
 //! so inference, execution and differentiation treat a composite call as a
 //! call of that graph; they are made once per process and shared.
+//!
+//! The expansions of primitives without a gradient rule
+//! (`ops::composite::expansion`, the `_...Grad` helpers) lower the same way:
+//! [`instance`] gives theirs where differentiating needs it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -17,20 +21,28 @@ fn cache() -> &'static Mutex<HashMap<String, Arc<LoweredGraph>>> {
     CACHE.get_or_init(Default::default)
 }
 
-fn definitions() -> &'static syntax::Parse {
-    static PARSE: OnceLock<syntax::Parse> = OnceLock::new();
-    PARSE.get_or_init(|| syntax::parse(ops::composite::SOURCE))
+/// The parsed definitions of `source` (one of `ops::composite`'s files).
+fn definitions(source: &'static str) -> &'static syntax::Parse {
+    static PARSES: OnceLock<Mutex<HashMap<usize, &'static syntax::Parse>>> = OnceLock::new();
+    let mut parses = PARSES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    parses
+        .entry(source.as_ptr() as usize)
+        .or_insert_with(|| Box::leak(Box::new(syntax::parse(source))))
 }
 
-/// The instance a call of composite primitive `prim` runs (`None` when `prim`
-/// is not a composite).
+/// The instance a call of composite primitive `prim` runs, or, for a
+/// primitive without a gradient rule, the instance of its expansion that
+/// differentiating it inlines (`None` when `prim` is neither).
 pub fn instance(prim: &PrimRef) -> Option<Arc<LoweredGraph>> {
-    let c = ops::composite::composite(&prim.name)?;
+    let (c, source) = ops::composite::inlined_definition(&prim.name)?;
     let key = ops::composite::instance_key(prim)?;
     if let Some(found) = cache().lock().ok()?.get(&key) {
         return Some(found.clone());
     }
-    let file: ast::SourceFile = definitions().tree();
+    let file: ast::SourceFile = definitions(source).tree();
     let graph = file
         .graphs()
         .find(|g| g.name().is_some_and(|n| n.text() == prim.name))?;

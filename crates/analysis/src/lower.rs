@@ -1108,25 +1108,51 @@ impl Lowerer<'_> {
     }
 
     /// The constant value of an expression of attributes and literals, with
-    /// `==`, `!=`, `and`, `or` and `not`.
+    /// `==`, `!=`, `and`, `or`, `not`, tuples, and `+`, `-`, `*` and
+    /// negation of integers (`(depth_radius, depth_radius, 0)`,
+    /// `2 * depth_radius + 1` as an attribute of an inner call).
     fn static_value(&mut self, e: &ast::Expr) -> Option<AttrValue> {
         use syntax::SyntaxKind::*;
         match e {
             ast::Expr::Paren(p) => self.static_value(&p.expr()?),
+            ast::Expr::Tuple(t) => {
+                let fields: Vec<ast::Expr> = t.fields().collect();
+                fields
+                    .iter()
+                    .map(|f| self.static_value(f))
+                    .collect::<Option<Vec<_>>>()
+                    .map(AttrValue::Tuple)
+            }
             ast::Expr::Bin(b) => {
                 let op = b.op_kind()?;
-                if !matches!(op, EQ2 | NEQ | AND_KW | OR_KW) {
+                if !matches!(op, EQ2 | NEQ | AND_KW | OR_KW | PLUS | MINUS | STAR) {
                     return None;
                 }
                 let x = self.static_value(&b.lhs()?)?;
                 let y = self.static_value(&b.rhs()?)?;
-                Some(AttrValue::Bool(match (op, x, y) {
-                    (EQ2, x, y) => constants_equal(&x, &y),
-                    (NEQ, x, y) => !constants_equal(&x, &y),
-                    (AND_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => x && y,
-                    (OR_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => x || y,
+                Some(match (op, x, y) {
+                    (EQ2, x, y) => AttrValue::Bool(constants_equal(&x, &y)),
+                    (NEQ, x, y) => AttrValue::Bool(!constants_equal(&x, &y)),
+                    (AND_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => AttrValue::Bool(x && y),
+                    (OR_KW, AttrValue::Bool(x), AttrValue::Bool(y)) => AttrValue::Bool(x || y),
+                    (PLUS, AttrValue::Int(x), AttrValue::Int(y)) => {
+                        AttrValue::Int(x.checked_add(y)?)
+                    }
+                    (MINUS, AttrValue::Int(x), AttrValue::Int(y)) => {
+                        AttrValue::Int(x.checked_sub(y)?)
+                    }
+                    (STAR, AttrValue::Int(x), AttrValue::Int(y)) => {
+                        AttrValue::Int(x.checked_mul(y)?)
+                    }
                     _ => return None,
-                }))
+                })
+            }
+            ast::Expr::Prefix(p) if p.op_kind() == Some(MINUS) => {
+                match self.static_value(&p.operand()?)? {
+                    AttrValue::Int(i) => Some(AttrValue::Int(i.checked_neg()?)),
+                    AttrValue::Float(x) => Some(AttrValue::float(-x.0)),
+                    _ => None,
+                }
             }
             ast::Expr::Prefix(p) if p.op_kind() == Some(NOT_KW) => {
                 match self.static_value(&p.operand()?)? {
@@ -1381,7 +1407,14 @@ impl Lowerer<'_> {
         for (name, (value, name_range)) in &bound.attrs {
             let r = value.range();
             let resolve_dtype = |n: &str| n.parse::<DType>().ok();
-            match const_value(value, &resolve_dtype).or_else(|| self.bound_constant(value)) {
+            let constant = match const_value(value, &resolve_dtype) {
+                Some(v) => Some(v),
+                // In a composite's instance: its attributes, and constant
+                // expressions of them.
+                None if self.constants.is_some() => self.static_value(value),
+                None => None,
+            };
+            match constant {
                 Some(v) => match ops::check_attr(op, name, &v) {
                     Ok(v) => prim.attrs.push((name.to_string(), v)),
                     Err(message) => {

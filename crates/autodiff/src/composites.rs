@@ -3,6 +3,12 @@
 //! gradient comes from the decomposition and the gradient program holds only
 //! true primitives. The caller supplies the instances (the analysis lowers
 //! them; this crate does not parse).
+//!
+//! So are calls of primitives that have no gradient rule but an expansion
+//! (`ops::composite::expansion`: the `_...Grad` helpers first-order rules
+//! emit), wherever a body is about to be differentiated: a gradient program
+//! differentiated again goes through the helpers' decompositions, while a
+//! first-order gradient keeps calling the fast helpers.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,41 +22,91 @@ use crate::AdError;
 /// Where a composite call's instance body comes from.
 pub type InstanceFn = fn(&PrimRef) -> Option<Arc<Body>>;
 
-/// The composite primitive node `n` calls, if any.
-fn composite_callee(body: &Body, n: NodeId) -> Option<&PrimRef> {
-    body.called_prim(n)
-        .filter(|p| ops::composite::composite(&p.name).is_some())
+/// Whether differentiating a call of `prim` inlines a definition: a
+/// composite, or a primitive without a gradient rule that has an expansion.
+pub fn is_inlined(prim: &PrimRef) -> bool {
+    ops::composite::inlined_definition(&prim.name).is_some()
 }
 
-fn has_composite_calls(body: &Body) -> bool {
-    body.nodes.iter().any(|node| {
-        matches!(&node.kind, NodeKind::Const(Value::Prim(p)) if ops::composite::composite(&p.name).is_some())
+/// The primitive node `n` calls, if its definition is inlined.
+fn composite_callee(body: &Body, n: NodeId) -> Option<&PrimRef> {
+    body.called_prim(n).filter(|p| is_inlined(p))
+}
+
+/// Whether `body` calls a primitive whose definition is inlined.
+pub fn has_composite_calls(body: &Body) -> bool {
+    body.graph_ids().any(|g| {
+        body.graph(g)
+            .nodes
+            .iter()
+            .any(|&n| composite_callee(body, n).is_some())
     })
 }
 
 /// Inlines every composite call of every body of `world`.
 pub fn expand(world: &mut World, instance: Option<InstanceFn>) -> Result<(), AdError> {
     let names = world.order.clone();
-    for name in names {
+    expand_items(world, &names, instance).map(|_| ())
+}
+
+/// Inlines the composite calls of the bodies `names` of `world`; whether any
+/// body changed.
+pub fn expand_items(
+    world: &mut World,
+    names: &[crate::world::Item],
+    instance: Option<InstanceFn>,
+) -> Result<bool, AdError> {
+    let mut changed = false;
+    for name in names.iter().cloned() {
         let body = world.bodies[&name].clone();
         if !has_composite_calls(&body) {
             continue;
         }
         let Some(instance) = instance else {
-            return Err(AdError(format!(
-                "`{name}` calls composite primitives, whose definitions were not given"
-            )));
+            let composite = body.nodes.iter().any(|node| {
+                matches!(&node.kind, NodeKind::Const(Value::Prim(p)) if ops::composite::composite(&p.name).is_some())
+            });
+            if composite {
+                return Err(AdError(format!(
+                    "`{name}` calls composite primitives, whose definitions were not given"
+                )));
+            }
+            // Only expansions: differentiating through those primitives is
+            // refused where it happens ("has no gradient rule").
+            continue;
         };
-        let expanded = expand_body(&body, instance)?;
-        world.bodies.insert(name, Arc::new(expanded));
+        let (expanded, inlined) = inline_calls(&body, instance)?;
+        if inlined {
+            world.bodies.insert(name, Arc::new(expanded));
+            changed = true;
+        }
     }
-    Ok(())
+    Ok(changed)
 }
 
 /// `body` with its composite calls inlined (repeatedly: an instance may call
 /// other composites).
 pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
+    inline_calls(body, instance).map(|(b, _)| b)
+}
+
+/// Whether `inst` calls primitive `name`: an expansion that, for the
+/// attribute values it was specialised on, falls back to the helper itself
+/// (it covers only some of them), so the call stays and differentiating it
+/// is refused.
+fn falls_back(inst: &Body, name: &str) -> bool {
+    inst.graph_ids().any(|g| {
+        inst.graph(g)
+            .nodes
+            .iter()
+            .any(|&n| inst.called_prim(n).is_some_and(|q| q.name == name))
+    })
+}
+
+/// [`expand_body`], and whether it inlined anything.
+fn inline_calls(body: &Body, instance: InstanceFn) -> Result<(Body, bool), AdError> {
     let mut b = body.clone();
+    let mut any = false;
     for _round in 0..64 {
         let mut changed = false;
         let graphs: Vec<_> = b.graph_ids().collect();
@@ -63,8 +119,15 @@ pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
                     continue;
                 };
                 let inst = instance(&p).ok_or_else(|| {
-                    AdError(format!("no definition of composite primitive `{}`", p.name))
+                    AdError(format!(
+                        "no definition of `{}` to differentiate it through",
+                        p.name
+                    ))
                 })?;
+                if falls_back(&inst, &p.name) {
+                    b.graph_mut(g).nodes.push(n);
+                    continue;
+                }
                 let root = inst.root();
                 let params = inst.graph(root).params.clone();
                 let args: Vec<NodeId> = b.inputs(n)[1..].to_vec();
@@ -87,8 +150,9 @@ pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
             replace_uses(&mut b, &replace);
         }
         if !changed {
-            return Ok(b);
+            return Ok((b, any));
         }
+        any = true;
     }
     Err(AdError(
         "composite primitives that expand into each other without end".into(),

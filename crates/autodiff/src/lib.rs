@@ -146,6 +146,7 @@ pub fn differentiate_with(
     let lifted =
         (target.graph != GraphId(0)).then(|| (item.to_string(), (*world.bodies[&item]).clone()));
     let mut cx = meta::Cx::new(world, taken, originals);
+    cx.instances = options.composites;
     // A lifted target: generated code may call it as it is (`jvp`'s value).
     cx.generated.extend(lifted);
     let d = cx.differentiate(

@@ -54,6 +54,8 @@ pub struct Cx {
     /// Lifted closures, by where they were nested.
     lifts: HashMap<(Item, GraphId), (Item, Vec<NodeId>)>,
     depth: usize,
+    /// Where the definitions inlined before differentiating come from.
+    pub instances: Option<crate::composites::InstanceFn>,
 }
 
 impl Cx {
@@ -65,6 +67,7 @@ impl Cx {
             generated: Vec::new(),
             lifts: HashMap::new(),
             depth: 0,
+            instances: None,
         }
     }
 
@@ -193,6 +196,17 @@ impl Cx {
                 continue;
             }
             if self.expand_metas(&an)? {
+                continue;
+            }
+            // A derivative differentiated again: its calls of helpers without
+            // a gradient rule become their expansions.
+            let mut items: Vec<Item> = Vec::new();
+            for (it, _) in &an.reached {
+                if !items.contains(it) {
+                    items.push(it.clone());
+                }
+            }
+            if crate::composites::expand_items(&mut self.world, &items, self.instances)? {
                 continue;
             }
             return Ok(an);

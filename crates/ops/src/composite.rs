@@ -20,6 +20,14 @@
 //! A composite is an [`OpDef`] like any primitive (binding, docs, completion
 //! and import see no difference); [`composite`] tells the ones that need their
 //! body, and [`instance_key`] names the body specialised on a call's attributes.
+//!
+//! *Expansions* ([`EXPANSIONS_SOURCE_PATH`]) are written the same way but
+//! define no primitive: each is a decomposition of a registered primitive
+//! (the internal `_...Grad` helpers the gradient rules emit) into
+//! differentiable ones, with exactly its signature. The primitive keeps its
+//! kernel for running; the autodiff inlines the expansion (an instance, keyed
+//! like a composite's) where it differentiates a call of a primitive that has
+//! no gradient rule of its own: a gradient differentiated again.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -38,7 +46,14 @@ pub const SOURCE_PATH: &str = "crates/ops/composite/mindspore-2.10.mir";
 /// The definitions (embedded: the registry needs no file at run time).
 pub const SOURCE: &str = include_str!("../composite/mindspore-2.10.mir");
 
-/// A composite primitive.
+/// Where the expansions live, relative to the workspace root.
+pub const EXPANSIONS_SOURCE_PATH: &str = "crates/ops/composite/gradient-helpers.mir";
+
+/// The expansions (embedded).
+pub const EXPANSIONS_SOURCE: &str = include_str!("../composite/gradient-helpers.mir");
+
+/// A composite primitive, or an expansion (then `op` is its signature as the
+/// definition writes it, not the registered primitive).
 #[derive(Debug)]
 pub struct Composite {
     pub op: &'static OpDef,
@@ -55,26 +70,52 @@ fn expanded_by_analysis(call: &InferCall) -> Result<AbsVal, OpError> {
     )))
 }
 
+/// The definitions of a file, by name.
+fn definitions(source: &str) -> HashMap<&'static str, Composite> {
+    let file = syntax::parse(source).tree();
+    let mut out = HashMap::new();
+    for graph in file.graphs() {
+        let Some(def) = definition(&graph) else {
+            continue;
+        };
+        let range = graph.syntax().text_range();
+        out.insert(def.name, Composite { op: def, range });
+    }
+    out
+}
+
 /// Every composite, by name.
 pub fn composites() -> &'static HashMap<&'static str, Composite> {
     static COMPOSITES: OnceLock<HashMap<&'static str, Composite>> = OnceLock::new();
-    COMPOSITES.get_or_init(|| {
-        let file = syntax::parse(SOURCE).tree();
-        let mut out = HashMap::new();
-        for graph in file.graphs() {
-            let Some(def) = definition(&graph) else {
-                continue;
-            };
-            let range = graph.syntax().text_range();
-            out.insert(def.name, Composite { op: def, range });
-        }
-        out
-    })
+    COMPOSITES.get_or_init(|| definitions(SOURCE))
 }
 
 /// The composite named `name`.
 pub fn composite(name: &str) -> Option<&'static Composite> {
     composites().get(name)
+}
+
+/// Every expansion, by the name of the primitive it decomposes.
+pub fn expansions() -> &'static HashMap<&'static str, Composite> {
+    static EXPANSIONS: OnceLock<HashMap<&'static str, Composite>> = OnceLock::new();
+    EXPANSIONS.get_or_init(|| definitions(EXPANSIONS_SOURCE))
+}
+
+/// The expansion of primitive `name`.
+pub fn expansion(name: &str) -> Option<&'static Composite> {
+    expansions().get(name)
+}
+
+/// What differentiating a call of `prim` inlines: its composite's body, or
+/// the expansion of a primitive without a gradient rule. The definition, and
+/// the file it is in.
+pub fn inlined_definition(prim: &str) -> Option<(&'static Composite, &'static str)> {
+    if let Some(c) = composite(prim) {
+        return Some((c, SOURCE));
+    }
+    let e = expansion(prim)?;
+    let op = crate::lookup(prim)?;
+    op.grad.is_none().then_some((e, EXPANSIONS_SOURCE))
 }
 
 /// The `# ...` lines right above an item.
@@ -258,7 +299,7 @@ fn compared_strings(graph: &ast::Graph, name: &str) -> Vec<String> {
 /// top-level graph of the program being run or differentiated) that reads as
 /// what it is: `LeakyReLU.i4f2a91c07b3de0d1`.
 pub fn instance_key(prim: &ir::PrimRef) -> Option<String> {
-    let c = composite(&prim.name)?;
+    let c = composite(&prim.name).or_else(|| expansion(&prim.name))?;
     let attrs = instance_attrs(c.op, &prim.attrs);
     // FNV-1a of the attribute values: stable across runs and builds.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
