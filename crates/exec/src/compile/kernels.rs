@@ -221,6 +221,11 @@ pub(crate) struct Gemm {
     pub beta: f32,
     /// A third input `c0` the product is added to (an `Add` folded in).
     pub accumulate: bool,
+    /// A last input, a row of `n` added to every row of the product (a
+    /// `BiasAdd` folded in), each thread on its own block while it is in
+    /// cache; then `relu`, `max(x, 0)`, likewise.
+    pub bias: bool,
+    pub relu: bool,
 }
 
 impl FastKernel for Gemm {
@@ -241,7 +246,8 @@ impl FastKernel for Gemm {
                 String::new()
             },
             if self.accumulate { " +c" } else { "" }
-        )
+        ) + if self.bias { " +bias" } else { "" }
+            + if self.relu { " relu" } else { "" }
     }
 
     fn as_gemm(&mut self) -> Option<&mut Gemm> {
@@ -296,6 +302,23 @@ impl FastKernel for Gemm {
                 false,
                 par,
             );
+            if self.bias || self.relu {
+                let bias = self.bias.then(|| ins[ins.len() - 1].f32());
+                for r in r0..r1 {
+                    let row = std::slice::from_raw_parts_mut(c.get().add(bi * osz + r * n + c0), c1 - c0);
+                    if let Some(b) = bias {
+                        let b = std::slice::from_raw_parts(b.add(c0), c1 - c0);
+                        for (o, &x) in row.iter_mut().zip(b) {
+                            *o += x;
+                        }
+                    }
+                    if self.relu {
+                        for o in row.iter_mut() {
+                            *o = if *o > 0.0 { *o } else { 0.0 };
+                        }
+                    }
+                }
+            }
         };
         let work = m * n * k;
         let nb = self.batches.len();

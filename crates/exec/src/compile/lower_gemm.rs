@@ -71,6 +71,8 @@ impl Lowering<'_> {
                 batches,
                 beta: 1.0,
                 accumulate: false,
+                bias: false,
+                relu: false,
             }),
             ins: vec![x, y],
             outs: vec![out],
@@ -113,7 +115,7 @@ impl Lowering<'_> {
                     let j = g.1;
                     if let Low::Kernel { kernel, outs, .. } = &mut self.low[j] {
                         if let Some(gm) = as_gemm(kernel) {
-                            if gm.accumulate || gm.beta != 1.0 {
+                            if gm.accumulate || gm.beta != 1.0 || gm.bias || gm.relu {
                                 continue;
                             }
                             gm.beta = c;
@@ -123,6 +125,44 @@ impl Lowering<'_> {
                     }
                 }
                 (ElemOp::Bin(Bin::Add), [a, b]) => {
+                    // A row added to every row (`BiasAdd`): the bias epilogue.
+                    let row = shape.len() == 2 && {
+                        let bias_strides = vec![0, 1];
+                        matches!((a, b), (_, Arg::Reg(_, s)) if *s == bias_strides)
+                    };
+                    if let (true, Some(g), Arg::Reg(bias, _)) = (row, gemm_of(self, a), b) {
+                        if self.info(*bias).dtype == DType::F32 {
+                            // The GEMM moves to the `Add`, where the bias has
+                            // been read (a weight may load after the MatMul);
+                            // nothing between uses the product.
+                            let Low::Kernel {
+                                mut kernel,
+                                mut ins,
+                                outs,
+                            } = std::mem::replace(&mut self.low[g.1], Low::Gone)
+                            else {
+                                unreachable!()
+                            };
+                            match as_gemm(&mut kernel) {
+                                Some(gm)
+                                    if !gm.accumulate
+                                        && !gm.bias
+                                        && !gm.relu
+                                        && gm.batches.len() == 1 =>
+                                {
+                                    gm.bias = true;
+                                    ins.push(*bias);
+                                    self.low[i] = Low::Kernel {
+                                        kernel,
+                                        ins,
+                                        outs: vec![out],
+                                    };
+                                }
+                                _ => self.low[g.1] = Low::Kernel { kernel, ins, outs },
+                            }
+                        }
+                        continue;
+                    }
                     let (g, y) = match (gemm_of(self, a), b, gemm_of(self, b), a) {
                         (Some(g), Arg::Reg(y, s), _, _) if *s == full => (g, *y),
                         (_, _, Some(g), Arg::Reg(y, s)) if *s == full => (g, *y),
@@ -141,7 +181,7 @@ impl Lowering<'_> {
                         unreachable!()
                     };
                     match as_gemm(&mut kernel) {
-                        Some(gm) if !gm.accumulate => gm.accumulate = true,
+                        Some(gm) if !gm.accumulate && !gm.bias && !gm.relu => gm.accumulate = true,
                         _ => {
                             self.low[j] = Low::Kernel {
                                 kernel,
@@ -157,6 +197,28 @@ impl Lowering<'_> {
                         ins,
                         outs: vec![out],
                     };
+                }
+                (ElemOp::Un(Un::Relu), [a]) => {
+                    let Some(g) = gemm_of(self, a) else { continue };
+                    let Low::Kernel {
+                        mut kernel,
+                        ins,
+                        outs,
+                    } = std::mem::replace(&mut self.low[g.1], Low::Gone)
+                    else {
+                        unreachable!()
+                    };
+                    match as_gemm(&mut kernel) {
+                        Some(gm) if !gm.relu && !gm.accumulate => {
+                            gm.relu = true;
+                            self.low[i] = Low::Kernel {
+                                kernel,
+                                ins,
+                                outs: vec![out],
+                            };
+                        }
+                        _ => self.low[g.1] = Low::Kernel { kernel, ins, outs },
+                    }
                 }
                 _ => {}
             }
