@@ -74,6 +74,17 @@ pub(crate) fn par_ranges(n: usize, work: usize, f: impl Fn(usize, usize) + Sync)
         return;
     }
     let chunk = n.div_ceil(threads);
+    if let Some(team) = super::team::Team::get().filter(|t| t.size() == threads) {
+        let part = |t: usize| {
+            let (a, b) = (t * chunk, ((t + 1) * chunk).min(n));
+            if a < b {
+                f(a, b);
+            }
+        };
+        if team.run(threads, &part).is_some() {
+            return;
+        }
+    }
     rayon::scope(|s| {
         for t in 1..threads {
             let f = &f;
@@ -102,6 +113,15 @@ pub(crate) fn par_parts(
     }
     let chunk = n.div_ceil(threads);
     let parts = n.div_ceil(chunk);
+    if let Some(team) = super::team::Team::get().filter(|t| t.size() >= parts) {
+        let part = |t: usize| {
+            let (a, b) = (t * chunk, ((t + 1) * chunk).min(n));
+            f(t, a, b);
+        };
+        if team.run(parts, &part).is_some() {
+            return parts;
+        }
+    }
     rayon::scope(|s| {
         for t in 1..parts {
             let f = &f;
@@ -131,7 +151,7 @@ fn on_one_thread() -> bool {
 }
 
 /// Runs `f` with the kernels it runs kept to this thread.
-fn one_thread<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn one_thread<R>(f: impl FnOnce() -> R) -> R {
     let before = ONE_THREAD.with(|c| c.replace(true));
     let r = f();
     ONE_THREAD.with(|c| c.set(before));
@@ -168,6 +188,21 @@ impl FastKernel for Concurrent {
             let outs: Vec<*mut f32> = outs.iter().map(|p| p.get()).collect();
             one_thread(|| k.run(ins, &outs, scratch.get()))
         };
+        if let Some(team) = super::team::Team::get().filter(|t| t.size() == 2) {
+            let results = std::sync::Mutex::new([Ok(()), Ok(())]);
+            let part = |t: usize| {
+                let r = if t == 0 {
+                    run(&*self.a, ia, oa, sa)
+                } else {
+                    run(&*self.b, ib, ob, sb)
+                };
+                results.lock().unwrap()[t] = r;
+            };
+            if team.run(2, &part).is_some() {
+                let [ra, rb] = results.into_inner().unwrap();
+                return ra.and(rb);
+            }
+        }
         let (ra, rb) = rayon::join(|| run(&*self.a, ia, oa, sa), || run(&*self.b, ib, ob, sb));
         ra.and(rb)
     }
@@ -305,7 +340,8 @@ impl FastKernel for Gemm {
             if self.bias || self.relu {
                 let bias = self.bias.then(|| ins[ins.len() - 1].f32());
                 for r in r0..r1 {
-                    let row = std::slice::from_raw_parts_mut(c.get().add(bi * osz + r * n + c0), c1 - c0);
+                    let row =
+                        std::slice::from_raw_parts_mut(c.get().add(bi * osz + r * n + c0), c1 - c0);
                     if let Some(b) = bias {
                         let b = std::slice::from_raw_parts(b.add(c0), c1 - c0);
                         for (o, &x) in row.iter_mut().zip(b) {

@@ -35,6 +35,7 @@ mod memory;
 mod nn_kernels;
 mod ops_kernels;
 mod run;
+mod team;
 mod trace;
 
 use std::collections::{HashMap, HashSet};
