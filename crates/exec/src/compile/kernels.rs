@@ -1,7 +1,9 @@
 //! The plan's own kernels: they read and write `f32` data in place (arena
 //! blocks, argument buffers), allocate nothing, and split large work over
-//! the threads of rayon's pool, the same pool the GEMM uses, so the two
-//! never oversubscribe the cores (a plan runs one kernel at a time).
+//! as many parts as rayon has threads: on the plans' own spinning workers
+//! ([`super::team`]) while a plan owns them, else on rayon's pool, which the
+//! GEMM's own threading (large products only) also uses, so a plan runs one
+//! kernel at a time and never oversubscribes the cores.
 
 use std::fmt::Debug;
 
