@@ -64,7 +64,7 @@ impl<T> C<T> {
 }
 
 /// Work (in rough element-operations) below which a kernel stays on one thread.
-pub(crate) const PAR_WORK: usize = 1 << 18;
+pub(crate) const PAR_WORK: usize = 1 << 16;
 
 /// Runs `f(start, end)` over `[0, n)`, split into one contiguous range per
 /// thread when `work` (element-operations in all) is large enough. The split
