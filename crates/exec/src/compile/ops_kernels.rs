@@ -178,8 +178,8 @@ pub(crate) fn select(
 // ---------------------------------------------------------------------------
 // Softmax cross entropy with sparse labels, loss and gradient in one pass.
 
-/// As the registry's kernel, in `f64` and in the same order, so the results
-/// are the same to the bit.
+/// Through the registry's own row function (`ops::defs::nn::sparse_ce_row_f32`),
+/// so the results are the same to the bit.
 #[derive(Debug)]
 pub(crate) struct SparseCe {
     n: usize,
@@ -209,35 +209,11 @@ impl FastKernel for SparseCe {
             }
         }
         let mut total = 0f64;
-        let mut lp = vec![0f64; c];
-        let grad = self
-            .grad
-            .then(|| std::slice::from_raw_parts_mut(outs[self.loss as usize], n * c));
-        let inv = 1.0 / n as f64;
+        let grad = self.grad.then(|| outs[self.loss as usize]);
         for r in 0..n {
             let row = &x[r * c..(r + 1) * c];
-            let m = row
-                .iter()
-                .map(|&v| v as f64)
-                .fold(f64::NEG_INFINITY, f64::max);
-            let m = if m.is_finite() { m } else { 0.0 };
-            let sum: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
-            let log_sum = sum.ln();
-            for (o, &v) in lp.iter_mut().zip(row) {
-                *o = v as f64 - m - log_sum;
-            }
-            let l = labels[r] as usize;
-            total += -lp[l];
-            if let Some(g) = &grad {
-                let g = std::slice::from_raw_parts_mut(g.as_ptr().add(r * c) as *mut f32, c);
-                for (j, o) in g.iter_mut().enumerate() {
-                    let mut v = lp[j].exp() / n as f64;
-                    if j == l {
-                        v -= inv;
-                    }
-                    *o = v as f32;
-                }
-            }
+            let g = grad.map(|g| std::slice::from_raw_parts_mut(g.add(r * c), c));
+            total += ops::defs::nn::sparse_ce_row_f32(row, labels[r] as usize, n, g);
         }
         if self.loss {
             // The registry sums the rows' losses in order, then divides.
