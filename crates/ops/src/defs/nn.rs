@@ -135,16 +135,23 @@ fn infer_softmax(call: &InferCall) -> Result<AbsVal, OpError> {
     })
 }
 
-/// Softmax of one `f32` row into `out`, in `f32` with a vectorised `exp`
-/// (as MindSpore's CPU kernel computes in `f32`), the sum taken in eight
-/// lanes and added up in `f64`: what the registry and the compiled plans
-/// both run for `f32` over the last axis, so they agree to the bit.
-pub fn softmax_row_f32(x: &[f32], out: &mut [f32]) {
+/// `e^(x - max x)` of an `f32` row into `out` (the max taken as 0 when it is
+/// not finite, as the `f64` softmax does); returns the shift.
+fn exp_shifted_row(x: &[f32], out: &mut [f32]) -> f32 {
     let m = x.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
     let m = if m.is_finite() { m } else { 0.0 };
     for (o, &v) in out.iter_mut().zip(x) {
         *o = crate::defs::elementwise::exp_f32(v - m);
     }
+    m
+}
+
+/// Softmax of one `f32` row into `out`, in `f32` with a vectorised `exp`
+/// (as MindSpore's CPU kernel computes in `f32`), the sum taken in eight
+/// lanes and added up in `f64`: what the registry and the compiled plans
+/// both run for `f32` over the last axis, so they agree to the bit.
+pub fn softmax_row_f32(x: &[f32], out: &mut [f32]) {
+    exp_shifted_row(x, out);
     let mut lanes = [0f32; 8];
     let mut chunks = out.chunks_exact(8);
     for c in &mut chunks {
@@ -310,8 +317,6 @@ fn infer_sparse_softmax_ce(call: &InferCall) -> Result<AbsVal, OpError> {
 /// computes), sums in `f64`: what the registry and the compiled plans both
 /// run for `f32` logits, so they agree to the bit.
 pub fn sparse_ce_row_f32(row: &[f32], label: usize, n: usize, grad: Option<&mut [f32]>) -> f64 {
-    let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-    let m = if m.is_finite() { m } else { 0.0 };
     let mut local = [0f32; 64];
     let mut heap = Vec::new();
     let e: &mut [f32] = if row.len() <= local.len() {
@@ -320,9 +325,7 @@ pub fn sparse_ce_row_f32(row: &[f32], label: usize, n: usize, grad: Option<&mut 
         heap.resize(row.len(), 0.0);
         &mut heap
     };
-    for (o, &v) in e.iter_mut().zip(row) {
-        *o = crate::defs::elementwise::exp_f32(v - m);
-    }
+    let m = exp_shifted_row(row, e);
     let sum: f64 = e.iter().map(|&v| v as f64).sum();
     let loss = -((row[label] - m) as f64 - sum.ln());
     if let Some(g) = grad {
@@ -394,379 +397,9 @@ fn kernel_sparse_softmax_ce(c: &KernelCall) -> Result<KValue, OpError> {
     Ok(ktensor(dtype, vec![], vec![total / n as f64]))
 }
 
-// ---------------------------------------------------------------------------
-// LayerNorm
-
-/// `begin_norm_axis` and `begin_params_axis`, normalised.
-pub(crate) fn layer_norm_axes(
-    op: &str,
-    attrs: &Attrs,
-    rank: usize,
-) -> Result<(usize, usize), OpError> {
-    Ok((
-        op_axis(op, attrs.int("begin_norm_axis"), rank, "begin_norm_axis")?,
-        op_axis(
-            op,
-            attrs.int("begin_params_axis"),
-            rank,
-            "begin_params_axis",
-        )?,
-    ))
-}
-
-fn infer_layer_norm(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let op = call.op.name;
-    let (dtype, xd) = float_tensor(call, 0)?;
-    let Some(xd) = xd else {
-        let u = unranked(dtype);
-        return Ok(AbsVal::Tuple(vec![u.clone(), u.clone(), u]));
-    };
-    if xd.is_empty() {
-        return Err(OpError::input(
-            0,
-            format!("`{op}` needs `input_x` of rank at least 1"),
-        ));
-    }
-    let (bna, bpa) = layer_norm_axes(op, call.attrs, xd.len())?;
-    for i in [1, 2] {
-        let (d, dims) = dims_of(call, i)?;
-        if d != dtype {
-            return Err(OpError::input(
-                i,
-                format!(
-                    "`{op}` needs `{}` of the dtype of `input_x`, {dtype}, got {d}",
-                    call.input_name(i)
-                ),
-            ));
-        }
-        if let Some(dims) = dims {
-            let want = &xd[bpa..];
-            if dims.len() != want.len() || dims.iter().zip(want).any(|(a, b)| !dims_may_equal(a, b))
-            {
-                return Err(OpError::input(
-                    i,
-                    format!(
-                        "`{op}`: `{}` must have shape {} (the dimensions of `input_x` {} from begin_params_axis={bpa}), got {}",
-                        call.input_name(i),
-                        fmt_dims(want),
-                        fmt_dims(&xd),
-                        fmt_dims(&dims)
-                    ),
-                ));
-            }
-        }
-    }
-    let mut stat = xd[..bna].to_vec();
-    stat.resize(xd.len(), Dim::Known(1));
-    Ok(AbsVal::Tuple(vec![
-        tensor_abs(dtype, xd),
-        tensor_abs(dtype, stat.clone()),
-        tensor_abs(dtype, stat),
-    ]))
-}
-
-fn kernel_layer_norm(c: &KernelCall) -> Result<KValue, OpError> {
-    let (x, gamma, beta) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    let s = x.shape();
-    let (bna, bpa) = layer_norm_axes("LayerNorm", c.attrs, s.len())?;
-    if gamma.shape() != &s[bpa..] || beta.shape() != &s[bpa..] {
-        return Err(OpError::call(format!(
-            "`LayerNorm`: gamma {:?} and beta {:?} must have shape {:?}",
-            gamma.shape(),
-            beta.shape(),
-            &s[bpa..]
-        )));
-    }
-    let eps = c.attrs.f64("epsilon");
-    let rows: usize = s[..bna].iter().product();
-    let m: usize = s[bna..].iter().product();
-    let p = gamma.numel().max(1);
-    let (xv, gv, bv) = (x.to_f64_vec(), gamma.to_f64_vec(), beta.to_f64_vec());
-    let mut y = vec![0.0; xv.len()];
-    let (mut means, mut vars) = (vec![0.0; rows], vec![0.0; rows]);
-    for r in 0..rows {
-        let row = &xv[r * m..(r + 1) * m];
-        let mean = row.iter().sum::<f64>() / m as f64;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / m as f64;
-        let rstd = 1.0 / (var + eps).sqrt();
-        for (k, &v) in row.iter().enumerate() {
-            let e = r * m + k;
-            y[e] = (v - mean) * rstd * gv[e % p] + bv[e % p];
-        }
-        means[r] = mean;
-        vars[r] = var;
-    }
-    let mut stat = s[..bna].to_vec();
-    stat.resize(s.len(), 1);
-    let dtype = x.dtype();
-    Ok(KValue::Tuple(vec![
-        ktensor(dtype, s.to_vec(), y),
-        ktensor(dtype, stat.clone(), means),
-        ktensor(dtype, stat, vars),
-    ]))
-}
-
-/// `_LayerNormGrad(x, dy, variance, mean, gamma)`: `(dx, dgamma, dbeta)`.
-pub(crate) fn kernel_layer_norm_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (x, dy, var, mean, gamma) = (
-        c.tensor(0)?,
-        c.tensor(1)?,
-        c.tensor(2)?,
-        c.tensor(3)?,
-        c.tensor(4)?,
-    );
-    let s = x.shape();
-    let (bna, _) = layer_norm_axes("LayerNorm", c.attrs, s.len())?;
-    let eps = c.attrs.f64("epsilon");
-    let rows: usize = s[..bna].iter().product();
-    let m: usize = s[bna..].iter().product();
-    let p = gamma.numel().max(1);
-    if dy.shape() != s || var.numel() != rows || mean.numel() != rows {
-        return Err(OpError::call("`_LayerNormGrad`: inconsistent shapes"));
-    }
-    let (xv, dyv, vv, mv, gv) = (
-        x.to_f64_vec(),
-        dy.to_f64_vec(),
-        var.to_f64_vec(),
-        mean.to_f64_vec(),
-        gamma.to_f64_vec(),
-    );
-    let mut dx = vec![0.0; xv.len()];
-    let (mut dgamma, mut dbeta) = (vec![0.0; gamma.numel()], vec![0.0; gamma.numel()]);
-    for r in 0..rows {
-        let rstd = 1.0 / (vv[r] + eps).sqrt();
-        let (mut sum_g, mut sum_gx) = (0.0, 0.0);
-        for k in 0..m {
-            let e = r * m + k;
-            let xhat = (xv[e] - mv[r]) * rstd;
-            let g = dyv[e] * gv[e % p];
-            sum_g += g;
-            sum_gx += g * xhat;
-            dgamma[e % p] += dyv[e] * xhat;
-            dbeta[e % p] += dyv[e];
-        }
-        let (mean_g, mean_gx) = (sum_g / m as f64, sum_gx / m as f64);
-        for k in 0..m {
-            let e = r * m + k;
-            let xhat = (xv[e] - mv[r]) * rstd;
-            dx[e] = rstd * (dyv[e] * gv[e % p] - mean_g - xhat * mean_gx);
-        }
-    }
-    let dtype = dy.dtype();
-    Ok(KValue::Tuple(vec![
-        ktensor(dtype, s.to_vec(), dx),
-        ktensor(dtype, gamma.shape().to_vec(), dgamma),
-        ktensor(dtype, gamma.shape().to_vec(), dbeta),
-    ]))
-}
-
-// ---------------------------------------------------------------------------
-// BatchNorm
-
-fn infer_batch_norm(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let op = call.op.name;
-    let (dtype, xd) = float_tensor(call, 0)?;
-    check_bn_format(op, call.attrs)?;
-    check_epsilon(op, call.attrs.f64("epsilon"))?;
-    let momentum = call.attrs.f64("momentum");
-    if !(0.0..=1.0).contains(&momentum) {
-        return Err(OpError::attr(
-            "momentum",
-            format!("`{op}`: `momentum` must lie in [0, 1], got {momentum}"),
-        ));
-    }
-    let channels = match &xd {
-        Some(xd) if xd.len() == 2 || xd.len() == 4 => xd[1].clone(),
-        Some(xd) => {
-            return Err(OpError::input(
-                0,
-                format!(
-                    "`{op}` needs `input_x` of rank 2 [N, C] or 4 [N, C, H, W], got {}",
-                    fmt_dims(xd)
-                ),
-            ))
-        }
-        None => Dim::Unknown,
-    };
-    let (pdtype, _) = float_tensor(call, 1)?;
-    for i in 1..5 {
-        let (d, dims) = float_tensor(call, i)?;
-        if d != pdtype {
-            return Err(OpError::input(
-                i,
-                format!(
-                    "`{op}` needs `{}` of the dtype of `scale`, {pdtype}, got {d}",
-                    call.input_name(i)
-                ),
-            ));
-        }
-        if let Some(dims) = dims {
-            if dims.len() != 1 || !dims_may_equal(&dims[0], &channels) {
-                return Err(OpError::input(
-                    i,
-                    format!(
-                        "`{op}` needs `{}` of shape [C] = [{channels}] (the channels of `input_x`), got {}",
-                        call.input_name(i),
-                        fmt_dims(&dims)
-                    ),
-                ));
-            }
-        }
-    }
-    let y = match xd {
-        Some(xd) => tensor_abs(dtype, xd),
-        None => unranked(dtype),
-    };
-    let stat = tensor_abs(pdtype, vec![channels]);
-    Ok(AbsVal::Tuple(vec![
-        y,
-        stat.clone(),
-        stat.clone(),
-        stat.clone(),
-        stat,
-    ]))
-}
-
-fn check_bn_format(op: &str, attrs: &Attrs) -> Result<(), OpError> {
-    let f = attrs.str("data_format");
-    if !f.eq_ignore_ascii_case("NCHW") {
-        return Err(OpError::attr(
-            "data_format",
-            format!("`{op}` supports data_format=\"NCHW\" only (MindSpore supports \"NHWC\" on GPU only), got \"{f}\""),
-        ));
-    }
-    Ok(())
-}
-
-fn check_epsilon(op: &str, eps: f64) -> Result<(), OpError> {
-    if !(eps > 0.0 && eps <= 1.0) {
-        return Err(OpError::attr(
-            "epsilon",
-            format!("`{op}`: `epsilon` must lie in (0, 1], got {eps}"),
-        ));
-    }
-    Ok(())
-}
-
-/// `(N, C, spatial)` of a BatchNorm input.
-fn bn_dims(s: &[usize]) -> Result<(usize, usize, usize), OpError> {
-    if s.len() < 2 {
-        return Err(OpError::input(
-            0,
-            "`BatchNorm` needs [N, C] or [N, C, H, W]",
-        ));
-    }
-    Ok((s[0], s[1], s[2..].iter().product()))
-}
-
-/// Per-channel mean and biased variance over N and the spatial dimensions.
-fn channel_stats(x: &[f64], n: usize, c: usize, hw: usize) -> (Vec<f64>, Vec<f64>) {
-    let count = (n * hw) as f64;
-    let mut mean = vec![0.0; c];
-    let mut var = vec![0.0; c];
-    for ch in 0..c {
-        let cells = (0..n).flat_map(|b| x[(b * c + ch) * hw..][..hw].iter());
-        mean[ch] = cells.clone().sum::<f64>() / count;
-        var[ch] = cells.map(|v| (v - mean[ch]) * (v - mean[ch])).sum::<f64>() / count;
-    }
-    (mean, var)
-}
-
-fn kernel_batch_norm(c: &KernelCall) -> Result<KValue, OpError> {
-    let x = c.tensor(0)?;
-    let (n, ch, hw) = bn_dims(x.shape())?;
-    let params: Vec<&Tensor> = (1..5).map(|i| c.tensor(i)).collect::<Result<_, _>>()?;
-    if params.iter().any(|t| t.shape() != [ch]) {
-        return Err(OpError::call(format!(
-            "`BatchNorm`: scale, bias, mean and variance must have shape [{ch}]"
-        )));
-    }
-    let eps = c.attrs.f64("epsilon");
-    let xv = x.to_f64_vec();
-    let (scale, bias) = (params[0].to_f64_vec(), params[1].to_f64_vec());
-    let (mean, var) = if c.attrs.bool("is_training") {
-        channel_stats(&xv, n, ch, hw)
-    } else {
-        (params[2].to_f64_vec(), params[3].to_f64_vec())
-    };
-    let mut y = vec![0.0; xv.len()];
-    for b in 0..n {
-        for k in 0..ch {
-            let a = scale[k] / (var[k] + eps).sqrt();
-            let base = (b * ch + k) * hw;
-            for e in base..base + hw {
-                y[e] = (xv[e] - mean[k]) * a + bias[k];
-            }
-        }
-    }
-    let pdtype = params[0].dtype();
-    Ok(KValue::Tuple(vec![
-        ktensor(x.dtype(), x.shape().to_vec(), y),
-        ktensor(pdtype, vec![ch], mean.clone()),
-        ktensor(pdtype, vec![ch], var.clone()),
-        ktensor(pdtype, vec![ch], mean),
-        ktensor(pdtype, vec![ch], var),
-    ]))
-}
-
-/// `_BatchNormGrad(dy, x, scale, mean, variance)`: `(dx, dscale, dbias)`, with
-/// the batch statistics' dependence on `x` in training mode.
-pub(crate) fn kernel_batch_norm_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dy, x, scale, mean, var) = (
-        c.tensor(0)?,
-        c.tensor(1)?,
-        c.tensor(2)?,
-        c.tensor(3)?,
-        c.tensor(4)?,
-    );
-    let (n, ch, hw) = bn_dims(x.shape())?;
-    if dy.shape() != x.shape() || [scale, mean, var].iter().any(|t| t.shape() != [ch]) {
-        return Err(OpError::call("`_BatchNormGrad`: inconsistent shapes"));
-    }
-    let eps = c.attrs.f64("epsilon");
-    let training = c.attrs.bool("is_training");
-    let (xv, dyv, sv, mv, vv) = (
-        x.to_f64_vec(),
-        dy.to_f64_vec(),
-        scale.to_f64_vec(),
-        mean.to_f64_vec(),
-        var.to_f64_vec(),
-    );
-    let mut dx = vec![0.0; xv.len()];
-    let (mut dscale, mut dbias) = (vec![0.0; ch], vec![0.0; ch]);
-    let count = (n * hw) as f64;
-    for k in 0..ch {
-        let rstd = 1.0 / (vv[k] + eps).sqrt();
-        let cells = || (0..n).flat_map(move |b| (b * ch + k) * hw..(b * ch + k + 1) * hw);
-        let (mut sum_dy, mut sum_dy_xhat) = (0.0, 0.0);
-        for e in cells() {
-            let xhat = (xv[e] - mv[k]) * rstd;
-            sum_dy += dyv[e];
-            sum_dy_xhat += dyv[e] * xhat;
-        }
-        dscale[k] = sum_dy_xhat;
-        dbias[k] = sum_dy;
-        for e in cells() {
-            dx[e] = if training {
-                let xhat = (xv[e] - mv[k]) * rstd;
-                sv[k] * rstd * (dyv[e] - sum_dy / count - xhat * sum_dy_xhat / count)
-            } else {
-                sv[k] * rstd * dyv[e]
-            };
-        }
-    }
-    Ok(KValue::Tuple(vec![
-        ktensor(dy.dtype(), x.shape().to_vec(), dx),
-        ktensor(scale.dtype(), vec![ch], dscale),
-        ktensor(scale.dtype(), vec![ch], dbias),
-    ]))
-}
+#[path = "nn_norm.rs"]
+mod norm;
+pub(crate) use norm::*;
 
 // ---------------------------------------------------------------------------
 // Dropout
