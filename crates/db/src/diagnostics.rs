@@ -402,7 +402,7 @@ pub fn prefetch_item_diagnostics(db: &RootDb, file: File, threads: usize) {
     if keys.len() < 32 {
         return;
     }
-    prefetch_keys(db, &keys, threads);
+    prefetch_keys(db, &keys, threads, false);
 }
 
 /// As [`prefetch_item_diagnostics`], for the items whose stamps changed
@@ -426,19 +426,25 @@ pub fn prefetch_changed_item_diagnostics(
             .items
             .iter()
             .enumerate()
-            .filter(|(index, info)| {
-                info.first
-                    && !matches!(memo.items.get(*index), Some(Some((name, stamp, _)))
-                        if *name == info.name && *stamp == info.stamp)
-            })
+            .filter(|(index, info)| info.first && memo.current(*index, info).is_none())
             .map(|(_, info)| info.key)
             .collect()
     };
-    if keys.len() < 2 || threads < 2 {
+    if keys.len() >= 2 {
+        // The calling thread, a language server worker, takes a share.
+        prefetch_keys(db, &keys, threads, true);
+    }
+}
+
+/// Computes `keys`' item diagnostics on `threads` threads, each taking the
+/// next item not yet taken (their costs differ). With `caller_helps` the
+/// calling thread is one of them; else (a caller with a small stack, such
+/// as `mirdsl check`'s main thread) it only waits. A panic (a cancellation,
+/// a checker bug) is met again, and handled, by the caller's own pass.
+fn prefetch_keys(db: &RootDb, keys: &[ItemKey], threads: usize, caller_helps: bool) {
+    if threads < 2 {
         return;
     }
-    // The calling thread (a language server worker) takes a share: each
-    // thread takes the next item not yet taken, as their costs differ.
     let next = std::sync::atomic::AtomicUsize::new(0);
     let work = |handle: &RootDb| {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
@@ -447,37 +453,18 @@ pub fn prefetch_changed_item_diagnostics(
             item_diagnostics(handle, *key);
         }));
     };
+    let spawned = threads.min(keys.len()) - usize::from(caller_helps);
     std::thread::scope(|scope| {
-        for _ in 1..threads.min(keys.len()) {
+        for _ in 0..spawned {
             let handle = db.clone();
             let work = &work;
             let _ = std::thread::Builder::new()
+                // Inference follows call chains recursively.
                 .stack_size(64 << 20)
                 .spawn_scoped(scope, move || work(&handle));
         }
-        work(db);
-    });
-}
-
-fn prefetch_keys(db: &RootDb, keys: &[ItemKey], threads: usize) {
-    if threads < 2 {
-        return;
-    }
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let handle = db.clone();
-            let _ = std::thread::Builder::new()
-                // Inference follows call chains recursively.
-                .stack_size(64 << 20)
-                .spawn_scoped(scope, move || {
-                    // A panic here (a cancellation, a checker bug) is met
-                    // again, and handled, by the caller's own pass.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        for key in keys.iter().skip(t).step_by(threads) {
-                            item_diagnostics(&handle, *key);
-                        }
-                    }));
-                });
+        if caller_helps {
+            work(db);
         }
     });
 }
@@ -493,6 +480,15 @@ pub struct DiagnosticsMemo {
 }
 
 impl DiagnosticsMemo {
+    /// Item `index`'s diagnostics when they were computed for its present
+    /// name and stamp.
+    fn current(&self, index: usize, info: &ItemInfo) -> Option<&Arc<ItemDiagnostics>> {
+        match self.items.get(index) {
+            Some(Some((name, stamp, d))) if *name == info.name && *stamp == info.stamp => Some(d),
+            _ => None,
+        }
+    }
+
     /// Whether nothing was computed through it yet.
     pub fn is_new(&self) -> bool {
         self.items.is_empty()
@@ -520,15 +516,12 @@ pub fn file_diagnostics_memo(
     }
     memo.items.resize(file.items(db).items.len(), None);
     build_file_diagnostics(db, file, &mut |index, info| {
-        let slot = &mut memo.items[index];
-        match slot {
-            Some((name, stamp, d)) if *name == info.name && *stamp == info.stamp => d.clone(),
-            _ => {
-                let d = item_diagnostics(db, info.key).clone();
-                *slot = Some((info.name.clone(), info.stamp, d.clone()));
-                d
-            }
+        if let Some(d) = memo.current(index, info) {
+            return d.clone();
         }
+        let d = item_diagnostics(db, info.key).clone();
+        memo.items[index] = Some((info.name.clone(), info.stamp, d.clone()));
+        d
     })
 }
 
