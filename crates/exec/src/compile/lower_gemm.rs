@@ -105,6 +105,9 @@ impl Lowering<'_> {
                     _ => None,
                 }
             };
+            // Each epilogue moves the GEMM to the elementwise node it absorbs
+            // (whose other inputs are read by then: a bias weight may load
+            // after the MatMul); nothing between uses the product.
             match (op, args.as_slice()) {
                 (ElemOp::Bin(Bin::Mul), [a, b]) => {
                     let (g, c) = match (gemm_of(self, a), b, gemm_of(self, b), a) {
@@ -112,17 +115,13 @@ impl Lowering<'_> {
                         (_, _, Some(g), Arg::Const(c)) => (g, *c),
                         _ => continue,
                     };
-                    let j = g.1;
-                    if let Low::Kernel { kernel, outs, .. } = &mut self.low[j] {
-                        if let Some(gm) = as_gemm(kernel) {
-                            if gm.accumulate || gm.beta != 1.0 || gm.bias || gm.relu {
-                                continue;
-                            }
+                    self.fold_epilogue(g.1, i, out, None, |gm| {
+                        let plain = !gm.accumulate && gm.beta == 1.0 && !gm.bias && !gm.relu;
+                        if plain {
                             gm.beta = c;
-                            outs[0] = out;
-                            self.low[i] = Low::Gone;
                         }
-                    }
+                        plain
+                    });
                 }
                 (ElemOp::Bin(Bin::Add), [a, b]) => {
                     // A row added to every row (`BiasAdd`): the bias epilogue.
@@ -132,34 +131,12 @@ impl Lowering<'_> {
                     };
                     if let (true, Some(g), Arg::Reg(bias, _)) = (row, gemm_of(self, a), b) {
                         if self.info(*bias).dtype == DType::F32 {
-                            // The GEMM moves to the `Add`, where the bias has
-                            // been read (a weight may load after the MatMul);
-                            // nothing between uses the product.
-                            let Low::Kernel {
-                                mut kernel,
-                                mut ins,
-                                outs,
-                            } = std::mem::replace(&mut self.low[g.1], Low::Gone)
-                            else {
-                                unreachable!()
-                            };
-                            match as_gemm(&mut kernel) {
-                                Some(gm)
-                                    if !gm.accumulate
-                                        && !gm.bias
-                                        && !gm.relu
-                                        && gm.batches.len() == 1 =>
-                                {
-                                    gm.bias = true;
-                                    ins.push(*bias);
-                                    self.low[i] = Low::Kernel {
-                                        kernel,
-                                        ins,
-                                        outs: vec![out],
-                                    };
-                                }
-                                _ => self.low[g.1] = Low::Kernel { kernel, ins, outs },
-                            }
+                            self.fold_epilogue(g.1, i, out, Some(*bias), |gm| {
+                                let plain =
+                                    !gm.accumulate && !gm.bias && !gm.relu && gm.batches.len() == 1;
+                                gm.bias |= plain;
+                                plain
+                            });
                         }
                         continue;
                     }
@@ -171,57 +148,52 @@ impl Lowering<'_> {
                     if y == g.0 || self.info(y).dtype != DType::F32 {
                         continue;
                     }
-                    let j = g.1;
-                    let Low::Kernel {
-                        mut kernel,
-                        mut ins,
-                        ..
-                    } = std::mem::replace(&mut self.low[j], Low::Gone)
-                    else {
-                        unreachable!()
-                    };
-                    match as_gemm(&mut kernel) {
-                        Some(gm) if !gm.accumulate && !gm.bias && !gm.relu => gm.accumulate = true,
-                        _ => {
-                            self.low[j] = Low::Kernel {
-                                kernel,
-                                ins,
-                                outs: vec![g.0],
-                            };
-                            continue;
-                        }
-                    }
-                    ins.push(y);
-                    self.low[i] = Low::Kernel {
-                        kernel,
-                        ins,
-                        outs: vec![out],
-                    };
+                    self.fold_epilogue(g.1, i, out, Some(y), |gm| {
+                        let plain = !gm.accumulate && !gm.bias && !gm.relu;
+                        gm.accumulate |= plain;
+                        plain
+                    });
                 }
                 (ElemOp::Un(Un::Relu), [a]) => {
                     let Some(g) = gemm_of(self, a) else { continue };
-                    let Low::Kernel {
-                        mut kernel,
-                        ins,
-                        outs,
-                    } = std::mem::replace(&mut self.low[g.1], Low::Gone)
-                    else {
-                        unreachable!()
-                    };
-                    match as_gemm(&mut kernel) {
-                        Some(gm) if !gm.relu && !gm.accumulate => {
-                            gm.relu = true;
-                            self.low[i] = Low::Kernel {
-                                kernel,
-                                ins,
-                                outs: vec![out],
-                            };
-                        }
-                        _ => self.low[g.1] = Low::Kernel { kernel, ins, outs },
-                    }
+                    self.fold_epilogue(g.1, i, out, None, |gm| {
+                        let plain = !gm.relu && !gm.accumulate;
+                        gm.relu |= plain;
+                        plain
+                    });
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Moves the GEMM of node `j` to node `i`, writing `out` and reading
+    /// `extra` last, when `apply` takes the epilogue; else leaves it.
+    fn fold_epilogue(
+        &mut self,
+        j: usize,
+        i: usize,
+        out: u32,
+        extra: Option<u32>,
+        apply: impl FnOnce(&mut Gemm) -> bool,
+    ) {
+        let Low::Kernel {
+            mut kernel,
+            mut ins,
+            outs,
+        } = std::mem::replace(&mut self.low[j], Low::Gone)
+        else {
+            unreachable!("a GEMM kernel")
+        };
+        if as_gemm(&mut kernel).is_some_and(apply) {
+            ins.extend(extra);
+            self.low[i] = Low::Kernel {
+                kernel,
+                ins,
+                outs: vec![out],
+            };
+        } else {
+            self.low[j] = Low::Kernel { kernel, ins, outs };
         }
     }
 
