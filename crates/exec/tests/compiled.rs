@@ -394,5 +394,49 @@ graph step(x: f32[6, 3, 5], g: f32[3, 5], b: f32[3, 5]) {
         random(&[3, 5], DType::F32, 3),
         random(&[3, 5], DType::F32, 4),
     ];
-    assert_eq!(compare(src, "step", args, 2), 2);
+    assert_eq!(compare(src, "step", args.clone(), 2), 2);
+    // The plans' own kernels ran, not the registry's.
+    let p = program(src);
+    let mut ex = Executor::new(&p, ExecOptions::default());
+    ex.call("t", vec![random(&[2, 3, 4, 5], DType::F32, 1)])
+        .unwrap();
+    ex.call("step", args).unwrap();
+    let kernels = ex.plan_kernels();
+    for want in [
+        "transpose [2, 3, 4, 5] by [0, 2, 1, 3]",
+        "transpose [2, 3, 4, 5] by [3, 0, 1, 2]",
+        "layer norm rows 6x15",
+        "layer norm rows 18x5",
+        "layer norm grad rows 6x15",
+        "layer norm grad rows 18x5",
+    ] {
+        assert!(
+            kernels.iter().any(|k| k == want),
+            "no `{want}` in {kernels:?}"
+        );
+    }
+}
+
+/// The GEMM epilogues and the concurrent pair are chosen for the MLP: its
+/// BiasAdd+ReLU run in the GEMM, and a layer's two backward GEMMs at once.
+#[test]
+fn mlp_plan_uses_gemm_epilogues_and_pairs() {
+    let p = program(model("mlp"));
+    let mut ex = Executor::new(&p, ExecOptions::default());
+    ex.call(
+        "step",
+        vec![random(&[128, 784], DType::F32, 1), labels(128, 10)],
+    )
+    .unwrap();
+    let kernels = ex.plan_kernels();
+    for want in [
+        "gemm 128x256x784 +bias relu",
+        "gemm 128x10x256 +bias",
+        "gemm 128x256x256 || gemm 256x256x128",
+    ] {
+        assert!(
+            kernels.iter().any(|k| k == want),
+            "no `{want}` in {kernels:?}"
+        );
+    }
 }

@@ -139,6 +139,23 @@ impl Executor {
         self.compiled.stats
     }
 
+    /// The names of the kernels the ready plans run (in no fixed order
+    /// between plans), as `MIRDSL_PLAN_PROFILE` prints them: what a test
+    /// asserts to know which kernel a pattern chose.
+    pub fn plan_kernels(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in self.compiled.plans.values() {
+            if let Entry::Ready(plan) = entry {
+                for step in &plan.steps {
+                    if let run::Op::Kernel { kernel, .. } = &step.op {
+                        out.push(kernel.name());
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// A compiled run of closure `c` on `args`, or `None` when the call must
     /// run in the interpreter.
     pub(super) fn try_compiled(
