@@ -105,7 +105,14 @@ fn ms(d: std::time::Duration) -> f64 {
 
 /// `name eager_ms compiled_ms` lines from `torch_gpu.py`.
 fn torch_figures(python: &str) -> Result<Vec<(String, f64, Option<f64>)>, String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("torch_gpu.py");
+    // The source tree's script, or the one under the working directory when
+    // the binary was built elsewhere (copied to a GPU machine, say).
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("torch_gpu.py");
+    let script = if built.exists() {
+        built
+    } else {
+        Path::new("crates/bench/torch_gpu.py").to_path_buf()
+    };
     let out = Command::new(python)
         .arg(&script)
         .output()

@@ -20,7 +20,9 @@
 //! shrinks as support lands). The message ends with the list as it should read.
 //!
 //! `MIRDSL_ZOO=name,name` runs only those networks; `MIRDSL_ZOO_TIMEOUT`
-//! (seconds, default 300) bounds each command.
+//! (seconds, default 300) bounds each command; `MIRDSL_ZOO_DEVICE=gpu` runs
+//! the `run` and `steps` stages with `--device gpu` (on a machine with a GPU:
+//! the GPU backend against MindSpore's own outputs).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -379,6 +381,13 @@ fn import_stage(dir: &Path, work: &Path) -> Result<(), String> {
     }
 }
 
+/// `--device D` where `MIRDSL_ZOO_DEVICE` names one.
+fn with_device(cmd: &mut Command) {
+    if let Some(d) = std::env::var_os("MIRDSL_ZOO_DEVICE").filter(|d| !d.is_empty()) {
+        cmd.arg("--device").arg(d);
+    }
+}
+
 fn check_stage(work: &Path) -> Result<(), String> {
     let (ok, out, err) = run_command(Command::new(BIN).arg("check").arg(work.join("model.mir")));
     if ok {
@@ -395,6 +404,7 @@ fn run_stage(dir: &Path, work: &Path) -> Result<Json, String> {
         .arg(work.join("model.mir"))
         .arg("--format")
         .arg("json");
+    with_device(&mut cmd);
     for (i, path) in inputs(dir).iter().enumerate() {
         let path = path.canonicalize().expect("the input exists");
         cmd.arg("--arg").arg(format!("{i}={}", path.display()));
@@ -443,6 +453,7 @@ fn steps_stage(dir: &Path, work: &Path) -> Result<(), String> {
         .arg(work.join("model.mir"))
         .args(["--format", "json", "--steps", "2", "--save-weights"])
         .arg(&saved);
+    with_device(&mut cmd);
     for (i, path) in inputs(dir).iter().enumerate() {
         let path = path.canonicalize().expect("the input exists");
         cmd.arg("--arg").arg(format!("{i}={}", path.display()));

@@ -163,7 +163,10 @@ impl Executor {
         c: &Closure,
         args: &[Value],
     ) -> Option<Result<Value, RunError>> {
+        // Plans run the CPU's own kernels: on a device backend every
+        // primitive goes to the backend, one call at a time.
         if !self.compiled.enabled
+            || self.backend.device() != crate::backend::Device::Cpu
             || self.options.check_nan
             || self.compiled.never.contains(&(c.item, c.graph.0))
         {

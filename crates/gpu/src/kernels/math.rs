@@ -64,7 +64,13 @@ pub(super) fn elementwise(
     let n: usize = oshape.iter().product();
     let out = dev.alloc(Storage::of(od), n)?;
     if n > 0 {
-        let p = |i: usize| e.params.get(i).map_or(0.0, |name| call.attrs.f64(name));
+        // Float attributes are f32 in MindSpore; the CPU kernels round them
+        // so, and so must these (in f64 programs the difference shows).
+        let p = |i: usize| {
+            e.params
+                .get(i)
+                .map_or(0.0, |name| call.attrs.f64(name) as f32 as f64)
+        };
         let f = dev.function(
             &source::elementwise_unit_name(e.op),
             &source::elementwise_kernel(e.op, cs),
