@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use exec::{Backend, Device as ExecDevice};
 use ops::{KValue, KernelCall, OpDef, OpError};
@@ -10,13 +11,32 @@ use ops::{KValue, KernelCall, OpDef, OpError};
 use crate::device::Device;
 use crate::probe::{self, Unavailable};
 
-/// How many calls of each primitive ran on the GPU and on the CPU.
+/// How many calls of each primitive ran on the GPU and on the CPU, and,
+/// where `MIRDSL_GPU_PROFILE` is set, how long they took.
 #[derive(Debug, Default)]
 pub struct Stats {
     counts: Mutex<BTreeMap<&'static str, (usize, usize)>>,
+    times: Mutex<BTreeMap<&'static str, Duration>>,
 }
 
 impl Stats {
+    fn time(&self, op: &'static str, d: Duration) {
+        if let Ok(mut t) = self.times.lock() {
+            *t.entry(op).or_default() += d;
+        }
+    }
+
+    /// `(primitive, total time)`, longest first (empty unless profiling).
+    pub fn times(&self) -> Vec<(&'static str, Duration)> {
+        let mut v: Vec<_> = self
+            .times
+            .lock()
+            .map(|t| t.iter().map(|(k, v)| (*k, *v)).collect())
+            .unwrap_or_default();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+
     fn count(&self, op: &'static str, gpu: bool) {
         if let Ok(mut c) = self.counts.lock() {
             let e = c.entry(op).or_default();
@@ -63,6 +83,19 @@ impl Stats {
                 cpu.join(", ")
             ));
         }
+        let times = self.times();
+        if !times.is_empty() {
+            let total: Duration = times.iter().map(|t| t.1).sum();
+            let each: Vec<String> = times
+                .iter()
+                .map(|(op, d)| format!("{op} {:.3}", d.as_secs_f64() * 1e3))
+                .collect();
+            lines.push(format!(
+                "gpu: time per primitive (ms, each call synchronised): {:.3} in all: {}",
+                total.as_secs_f64() * 1e3,
+                each.join(", ")
+            ));
+        }
         lines
     }
 }
@@ -83,6 +116,10 @@ impl Syncer {
 pub struct GpuBackend {
     dev: Device,
     stats: Arc<Stats>,
+    /// `MIRDSL_GPU_PROFILE`: every call waits for the device before and
+    /// after, and its time is kept per primitive (slower, but it says where
+    /// a step's time goes).
+    profile: bool,
 }
 
 impl GpuBackend {
@@ -93,6 +130,7 @@ impl GpuBackend {
         Ok(GpuBackend {
             dev,
             stats: Arc::default(),
+            profile: std::env::var_os("MIRDSL_GPU_PROFILE").is_some_and(|v| !v.is_empty()),
         })
     }
 
@@ -141,6 +179,21 @@ impl Backend for GpuBackend {
             .ctx
             .bind_to_thread()
             .map_err(|e| OpError::call(format!("on the GPU: binding the CUDA context: {e}")))?;
+        if self.profile {
+            self.dev.synchronize().map_err(OpError::call)?;
+            let start = Instant::now();
+            let r = self.run_here(op, call);
+            self.dev.synchronize().map_err(OpError::call)?;
+            self.stats.time(op.name, start.elapsed());
+            return r;
+        }
+        self.run_here(op, call)
+    }
+}
+
+impl GpuBackend {
+    /// `op` on the GPU where it has a kernel for the call, else on the CPU.
+    fn run_here(&self, op: &'static OpDef, call: &KernelCall) -> Result<KValue, OpError> {
         match crate::kernels::run(&self.dev, op, call) {
             Ok(Some(v)) => {
                 self.stats.count(op.name, true);
@@ -177,5 +230,18 @@ mod tests {
             ]
         );
         assert_eq!(Stats::default().report(), ["gpu: on the GPU: nothing"]);
+    }
+
+    #[test]
+    fn profiled_times_are_reported_longest_first() {
+        let s = Stats::default();
+        s.count("MatMul", true);
+        s.time("ReLU", std::time::Duration::from_micros(500));
+        s.time("MatMul", std::time::Duration::from_millis(2));
+        s.time("MatMul", std::time::Duration::from_millis(1));
+        assert_eq!(
+            s.report()[1],
+            "gpu: time per primitive (ms, each call synchronised): 3.500 in all: MatMul 3.000, ReLU 0.500"
+        );
     }
 }

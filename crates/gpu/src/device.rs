@@ -239,6 +239,9 @@ pub struct Device {
     /// pageable upload waits for the stream, so uploading them per call
     /// would stall the queue at every use.
     scalars: Mutex<HashMap<(Storage, u64), Arc<DevBuf>>>,
+    /// A vector of ones per storage type (the longest asked for so far), for
+    /// sums done as GEMMs.
+    ones: Mutex<HashMap<Storage, (usize, Arc<DevBuf>)>>,
     arch: &'static str,
     pub name: String,
 }
@@ -265,6 +268,7 @@ impl Device {
             blas,
             functions: Mutex::new(HashMap::new()),
             scalars: Mutex::new(HashMap::new()),
+            ones: Mutex::new(HashMap::new()),
             arch,
             name: format!("{name} (sm_{major}{minor})"),
         })
@@ -369,6 +373,27 @@ impl Device {
         if cache.len() < MAX_CACHED {
             cache.insert(key, d.clone());
         }
+        Ok(d)
+    }
+
+    /// At least `n` ones of `s` (f32 or f64) on the device, uploaded once
+    /// per length that outgrows the last.
+    pub fn ones(&self, s: Storage, n: usize) -> DevResult<Arc<DevBuf>> {
+        let mut cache = self
+            .ones
+            .lock()
+            .map_err(|_| "the constant cache's lock is poisoned".to_string())?;
+        if let Some((len, d)) = cache.get(&s) {
+            if *len >= n {
+                return Ok(d.clone());
+            }
+        }
+        let host = match s {
+            Storage::F64 => Buffer::F64(vec![1.0; n]),
+            _ => Buffer::F32(vec![1.0; n]),
+        };
+        let d = Arc::new(self.upload(&host)?);
+        cache.insert(s, (n, d.clone()));
         Ok(d)
     }
 
