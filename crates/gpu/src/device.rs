@@ -233,7 +233,7 @@ pub struct Device {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub pool: Arc<Pool>,
-    pub blas: cudarc::cublas::CudaBlas,
+    pub blas: crate::libs::BlasHandle,
     functions: Mutex<HashMap<String, CudaFunction>>,
     /// One-element constants (literals like `0.125`), uploaded once: a
     /// pageable upload waits for the stream, so uploading them per call
@@ -259,8 +259,10 @@ impl Device {
             .map_err(|e| err("reading the compute capability", e))?;
         let arch: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
+        ctx.bind_to_thread()
+            .map_err(|e| err("binding the CUDA context", e))?;
         let blas =
-            cudarc::cublas::CudaBlas::new(stream.clone()).map_err(|e| err("starting cuBLAS", e))?;
+            crate::libs::BlasHandle::new(&stream).map_err(|e| format!("starting cuBLAS: {e}"))?;
         Ok(Device {
             pool: Pool::new(stream.clone()),
             ctx,
@@ -480,7 +482,9 @@ fn fnv1a(parts: &[&str]) -> u64 {
 /// same source, else compiled by NVRTC (and cached, best effort).
 fn cached_ptx(u: &source::Unit, arch: &'static str) -> DevResult<cudarc::nvrtc::Ptx> {
     let file = ptx_cache_dir().map(|d| {
-        let key = fnv1a(&[&u.source, arch]);
+        // NVRTC's version too: newer NVRTC writes PTX older drivers refuse.
+        let nvrtc = crate::libs::nvrtc().map_or("", |n| n.version.as_str());
+        let key = fnv1a(&[&u.source, arch, nvrtc]);
         d.join(format!("{}-{arch}-{key:016x}.ptx", u.name))
     });
     if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {

@@ -1,9 +1,9 @@
 //! The CUDA backend of `mirdsl run --device gpu`.
 //!
-//! - [`GpuBackend`] implements [`exec::Backend`] on cudarc with dynamic
-//!   loading: the driver, NVRTC and cuBLAS are found at run time
-//!   ([`probe`]), so the crate builds and its tests pass on machines without
-//!   CUDA.
+//! - [`GpuBackend`] implements [`exec::Backend`] on cudarc's driver API with
+//!   dynamic loading; NVRTC and cuBLAS (CUDA 11, 12 or 13) are bound in
+//!   [`libs`]. Everything is found at run time ([`probe`]), so the crate
+//!   builds and its tests pass on machines without CUDA.
 //! - Kernels: NVRTC source generated from the op table ([`table`],
 //!   [`source`]) for elementwise, cast, reduction, softmax, normalisation and
 //!   data-movement primitives; cuBLAS for matrix products and for convolution
@@ -17,6 +17,7 @@
 mod backend;
 pub mod device;
 mod kernels;
+pub mod libs;
 pub mod probe;
 pub mod source;
 pub mod table;
@@ -91,13 +92,12 @@ pub fn select(choice: DeviceChoice) -> Result<Selected, String> {
 }
 
 /// NVRTC options for a unit: an architecture when one is known.
-pub fn compile_options(arch: Option<&'static str>) -> cudarc::nvrtc::CompileOptions {
-    cudarc::nvrtc::CompileOptions {
-        arch,
-        options: vec!["--std=c++14".into()],
-        name: None,
-        ..Default::default()
+pub fn compile_options(arch: Option<&'static str>) -> Vec<String> {
+    let mut options = vec!["--std=c++14".to_string()];
+    if let Some(arch) = arch {
+        options.push(format!("--gpu-architecture={arch}"));
     }
+    options
 }
 
 /// Compiles a unit to PTX (no GPU needed, only NVRTC).
@@ -105,8 +105,10 @@ pub fn compile_unit(
     unit: &source::Unit,
     arch: Option<&'static str>,
 ) -> Result<cudarc::nvrtc::Ptx, String> {
-    probe::nvrtc().map_err(|e| e.to_string())?;
-    cudarc::nvrtc::compile_ptx_with_opts(&unit.source, compile_options(arch))
+    let nvrtc = libs::nvrtc().map_err(|e| probe::Unavailable::Nvrtc(e).to_string())?;
+    nvrtc
+        .compile(&unit.source, &unit.name, &compile_options(arch))
+        .map(cudarc::nvrtc::Ptx::from_src)
         .map_err(|e| format!("NVRTC failed on unit `{}`: {e}", unit.name))
 }
 

@@ -1,10 +1,9 @@
 //! Finding the CUDA libraries at run time, and saying which one is missing.
 //!
-//! cudarc loads `libcuda`, NVRTC and cuBLAS with `dlopen` on first use and
-//! panics when one is absent, so every library is looked for here first, with
-//! the same names cudarc tries. `MIRDSL_NVRTC_LIB` and `MIRDSL_CUBLAS_LIB` name
-//! a library file to load first (a pip wheel's `libnvrtc.so.12`, say): once it
-//! is loaded, cudarc's own `dlopen` of the same soname finds it.
+//! cudarc loads `libcuda` with `dlopen` on first use and panics when it is
+//! absent, so it is looked for here first, with the names cudarc tries. NVRTC
+//! and cuBLAS are loaded by [`crate::libs`] (CUDA 11, 12 or 13;
+//! `MIRDSL_NVRTC_LIB` and `MIRDSL_CUBLAS_LIB` name a file to use instead).
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -50,43 +49,24 @@ impl fmt::Display for Unavailable {
             ),
             Unavailable::Nvrtc(d) => write!(
                 f,
-                "no NVRTC: libnvrtc.so could not be loaded ({d}); install the CUDA toolkit's NVRTC (or `pip install nvidia-cuda-nvrtc-cu12` and set MIRDSL_NVRTC_LIB to its libnvrtc.so.12)"
+                "no NVRTC: libnvrtc.so could not be loaded ({d}); install the CUDA toolkit's NVRTC (or `pip install nvidia-cuda-nvrtc` and set MIRDSL_NVRTC_LIB to its libnvrtc.so.13)"
             ),
             Unavailable::Cublas(d) => write!(
                 f,
-                "no cuBLAS: libcublas.so could not be loaded ({d}); install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas-cu12` and set MIRDSL_CUBLAS_LIB to its libcublas.so.12)"
+                "no cuBLAS: libcublas.so could not be loaded ({d}); install the CUDA toolkit's cuBLAS (or `pip install nvidia-cublas` and set MIRDSL_CUBLAS_LIB to its libcublas.so.13)"
             ),
             Unavailable::Failed(d) => write!(f, "the GPU backend could not start: {d}"),
         }
     }
 }
 
-/// Loads `path` and keeps it loaded for the life of the process.
-fn preload(path: &str) -> Result<(), String> {
-    // SAFETY: loading a shared library runs its initialisers; these are
-    // NVIDIA's libraries, named by the user.
-    match unsafe { libloading::Library::new(path) } {
-        Ok(lib) => {
-            std::mem::forget(lib);
-            Ok(())
-        }
-        Err(e) => Err(format!("{path}: {e}")),
-    }
-}
-
-/// Whether a library cudarc looks for under `name` can be loaded; the error
-/// lists the file names tried.
-fn loadable(name: &str, env: Option<&str>) -> Result<(), String> {
-    if let Some(var) = env {
-        if let Ok(path) = std::env::var(var) {
-            if !path.is_empty() {
-                preload(&path).map_err(|e| format!("{var}={e}"))?;
-            }
-        }
-    }
-    let candidates = cudarc::get_lib_name_candidates(name);
+/// Whether the driver library loads under a name cudarc tries; the error
+/// lists the first names tried.
+fn driver_loadable() -> Result<(), String> {
+    let candidates = cudarc::get_lib_name_candidates("cuda");
     for c in &candidates {
-        // SAFETY: as in `preload`.
+        // SAFETY: loading a shared library runs its initialisers; this is
+        // NVIDIA's driver under one of its own names.
         if unsafe { libloading::Library::new(c) }.is_ok() {
             return Ok(());
         }
@@ -98,7 +78,7 @@ fn loadable(name: &str, env: Option<&str>) -> Result<(), String> {
 /// Whether NVRTC can be loaded (for compiling kernels without a GPU).
 pub fn nvrtc() -> Result<(), Unavailable> {
     static R: OnceLock<Result<(), Unavailable>> = OnceLock::new();
-    R.get_or_init(|| loadable("nvrtc", Some("MIRDSL_NVRTC_LIB")).map_err(Unavailable::Nvrtc))
+    R.get_or_init(|| crate::libs::nvrtc().map(|_| ()).map_err(Unavailable::Nvrtc))
         .clone()
 }
 
@@ -107,7 +87,7 @@ pub fn nvrtc() -> Result<(), Unavailable> {
 pub fn all() -> Result<(), Unavailable> {
     static R: OnceLock<Result<(), Unavailable>> = OnceLock::new();
     R.get_or_init(|| {
-        loadable("cuda", None).map_err(Unavailable::Driver)?;
+        driver_loadable().map_err(Unavailable::Driver)?;
         cudarc::driver::result::init()
             .map_err(|e| Unavailable::NoDevice(format!("cuInit: {e}")))?;
         let n = cudarc::driver::result::device::get_count()
@@ -116,7 +96,9 @@ pub fn all() -> Result<(), Unavailable> {
             return Err(Unavailable::NoDevice("0 devices".into()));
         }
         nvrtc()?;
-        loadable("cublas", Some("MIRDSL_CUBLAS_LIB")).map_err(Unavailable::Cublas)?;
+        crate::libs::cublas()
+            .map(|_| ())
+            .map_err(Unavailable::Cublas)?;
         Ok(())
     })
     .clone()
@@ -142,10 +124,5 @@ mod tests {
         assert!(Unavailable::NoDevice("0 devices".into())
             .to_string()
             .contains("no usable GPU"));
-    }
-
-    #[test]
-    fn a_missing_preload_is_an_error_not_a_panic() {
-        assert!(preload("/nonexistent/libnvrtc.so.12").is_err());
     }
 }

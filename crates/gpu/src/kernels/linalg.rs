@@ -1,6 +1,6 @@
 //! Matrix products on cuBLAS, bias addition, and convolution as im2col + GEMM.
 
-use cudarc::cublas::sys::cublasOperation_t as Op;
+use crate::libs::op;
 use ops::{KValue, KernelCall, OpDef};
 use tensor::DType;
 
@@ -32,18 +32,17 @@ fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult
     let too_big =
         |v: usize| i32::try_from(v).map_err(|_| format!("a GEMM dimension {v} is too large"));
     let (m, n, k) = (too_big(g.m)?, too_big(g.n)?, too_big(g.k)?);
-    let op = |t: bool| if t { Op::CUBLAS_OP_T } else { Op::CUBLAS_OP_N };
     let lda = if g.ta { m } else { k };
     let ldb = if g.tb { k } else { n };
     let batch = too_big(g.batch)?;
     let (sa, sb, sc) = (g.stride_a as i64, g.stride_b as i64, (g.m * g.n) as i64);
-    let handle = *dev.blas.handle();
+    let blas = &dev.blas;
     // SAFETY: the pointers are live device blocks holding the operands with
     // the sizes and strides described by `g` (checked by the callers).
-    let r = unsafe {
+    let status = unsafe {
         match s {
-            Storage::F32 => cudarc::cublas::result::sgemm_strided_batched(
-                handle,
+            Storage::F32 => (blas.lib.sgemm_strided_batched)(
+                blas.handle,
                 op(g.tb),
                 op(g.ta),
                 n,
@@ -62,8 +61,8 @@ fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult
                 sc,
                 batch,
             ),
-            _ => cudarc::cublas::result::dgemm_strided_batched(
-                handle,
+            _ => (blas.lib.dgemm_strided_batched)(
+                blas.handle,
                 op(g.tb),
                 op(g.ta),
                 n,
@@ -83,6 +82,11 @@ fn gemm(dev: &Device, s: Storage, g: &Gemm, a: u64, b: u64, c: u64) -> DevResult
                 batch,
             ),
         }
+    };
+    let r: Result<(), String> = if status == 0 {
+        Ok(())
+    } else {
+        Err(format!("cuBLAS status {status}"))
     };
     r.map_err(|e| {
         format!(
@@ -473,7 +477,14 @@ pub(super) fn conv2d(
                     stride_b: k * l,
                     accumulate: false,
                 };
-                gemm(dev, s, &gm, at(ab.ptr(), n0 * g.oc * l), col.ptr, partial.ptr)?;
+                gemm(
+                    dev,
+                    s,
+                    &gm,
+                    at(ab.ptr(), n0 * g.oc * l),
+                    col.ptr,
+                    partial.ptr,
+                )?;
                 let ones = dev.ones(s, nb)?;
                 let sum = Gemm {
                     m: 1,
