@@ -440,3 +440,55 @@ fn mlp_plan_uses_gemm_epilogues_and_pairs() {
         );
     }
 }
+
+/// A backend on another device (as the GPU one is), running the CPU kernels
+/// and counting the primitives it is given.
+struct CountingDevice(std::sync::Arc<std::sync::Mutex<HashMap<&'static str, usize>>>);
+
+impl exec::Backend for CountingDevice {
+    fn device(&self) -> exec::Device {
+        exec::Device::Gpu
+    }
+    fn supports(&self, op: &ops::OpDef) -> bool {
+        op.kernel.is_some()
+    }
+    fn run(
+        &self,
+        op: &'static ops::OpDef,
+        call: &ops::KernelCall,
+    ) -> Result<ops::KValue, ops::OpError> {
+        *self.0.lock().unwrap().entry(op.name).or_default() += 1;
+        exec::CpuBackend.run(op, call)
+    }
+}
+
+/// Plans run the CPU's own kernels, so on a device backend none is compiled
+/// and every primitive call reaches the backend (a plan taking over once
+/// made `--device gpu` run nothing on the GPU).
+#[test]
+fn a_device_backend_gets_every_primitive() {
+    let p = program(model("mlp"));
+    let seen = std::sync::Arc::default();
+    let mut ex = Executor::with_backend(
+        &p,
+        ExecOptions::default(),
+        Box::new(CountingDevice(std::sync::Arc::clone(&seen))),
+    );
+    for _ in 0..2 {
+        ex.call(
+            "step",
+            vec![random(&[16, 784], DType::F32, 1), labels(16, 10)],
+        )
+        .unwrap();
+    }
+    assert!(ex.plan_kernels().is_empty(), "{:?}", ex.plan_kernels());
+    let seen = seen.lock().unwrap();
+    // Eight per step: three forward, and five backward (no input gradient
+    // for the first layer).
+    let matmuls = seen.get("MatMul").copied().unwrap_or(0);
+    assert!(matmuls >= 16, "{seen:?}");
+    assert!(
+        seen.contains_key("SparseSoftmaxCrossEntropyWithLogits"),
+        "{seen:?}"
+    );
+}
