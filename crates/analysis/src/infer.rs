@@ -25,6 +25,74 @@ pub trait ProgramSource {
     fn graph(&self, name: &str) -> Option<Arc<LoweredGraph>>;
     /// A weight's declared type.
     fn weight(&self, name: &str) -> Option<Ty>;
+
+    /// What a call of top-level graph `name` checks at the call site: the
+    /// incremental database answers from a query that an edit inside the
+    /// body does not change.
+    fn signature(&self, name: &str) -> Option<Arc<Signature>> {
+        self.graph(name)
+            .map(|g| Arc::new(Signature::of(&g, g.body.root())))
+    }
+
+    /// The result of top-level graph `name` called with its own declared
+    /// parameter types (`args`, widened), where the source can tell it
+    /// without this engine evaluating the body: `Some(result)`, or `None` to
+    /// evaluate it here. Such a call reports nothing at the call (the
+    /// graph's own entry does), so only the result matters; the database
+    /// memoises it per graph and arguments, so an edit inside a graph
+    /// re-infers its callers only when the result changes.
+    fn call_result(&self, _name: &str, _args: &[AbsVal]) -> Option<Val> {
+        None
+    }
+}
+
+/// A graph's interface as a call sees it. It holds no ranges (those of a
+/// callee mean something only in the coordinates `graph()` gives it, so the
+/// engine takes them from there when it reports).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signature {
+    pub name: String,
+    /// Each parameter's name and declared type.
+    pub params: Vec<(Option<String>, Option<Ty>)>,
+}
+
+impl Signature {
+    pub fn of(lowered: &LoweredGraph, graph: GraphId) -> Signature {
+        let body = &lowered.body;
+        let g = body.graph(graph);
+        Signature {
+            name: g.name.clone(),
+            params: g
+                .params
+                .iter()
+                .map(|&p| {
+                    let node = body.node(p);
+                    (
+                        node.name.clone(),
+                        node.annotation.as_ref().map(|(t, _)| t.clone()),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether `args` are the declared parameter types (what checking the
+    /// graph as an entry passes).
+    fn is_own_check(&self, args: &[Val]) -> bool {
+        self.params.iter().zip(args).all(|((_, ann), a)| {
+            let declared = ann.as_ref().map_or(AbsVal::Any, AbsVal::from_ty);
+            a.as_ref().map(AbsVal::widen) == Some(declared.widen())
+        })
+    }
+}
+
+/// Whether `v` holds a function handle (meaningful only in one engine's table).
+fn has_func(v: &AbsVal) -> bool {
+    match v {
+        AbsVal::Func(_) => true,
+        AbsVal::Tuple(items) => items.iter().any(has_func),
+        _ => false,
+    }
 }
 
 /// A function value.
@@ -124,6 +192,41 @@ pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
     result
 }
 
+/// The result of top-level graph `name` called with `args` (already
+/// widened), evaluated on its own: what [`ProgramSource::call_result`]
+/// memoises. `None` when the result holds a function (its handle would mean
+/// nothing to the caller's engine) or the graph never returns.
+pub fn infer_call(source: &dyn ProgramSource, name: &str, args: Vec<AbsVal>) -> Option<Val> {
+    let mut engine = Engine::new(source, name);
+    engine.record_values = false;
+    let item: Arc<str> = Arc::from(name);
+    let root = source.graph(name)?.body.root();
+    let out = engine.call_graph(
+        &item,
+        root,
+        args.into_iter().map(Some).collect(),
+        Arc::new(HashMap::default()),
+        None,
+    );
+    match &out {
+        Some(v) if has_func(v) => None,
+        None => None,
+        Some(_) => Some(out),
+    }
+}
+
+/// [`infer_entry`] without `other_values` (the values nodes of other graphs
+/// took in this entry's calls), so calls the source memoises
+/// ([`ProgramSource::call_result`]) are not evaluated again: what the
+/// language server asks, which shows each graph's values from its own entry.
+pub fn infer_entry_own(source: &dyn ProgramSource, name: &str) -> EntryResult {
+    let mut engine = Engine::new(source, name);
+    engine.skip_other_values = true;
+    let mut result = engine.run_entry(name);
+    result.funcs = Arc::new(std::mem::take(&mut engine.funcs));
+    result
+}
+
 /// Infers several entries with one shared cache of graph specialisations, so a
 /// graph called from many entries is inferred once per specialisation. Give the
 /// entries callees first (see `callees_first`): a graph's own entry then
@@ -201,6 +304,8 @@ impl<'a> Engine<'a> {
             call_stack: Vec::new(),
             fv_cache: HashMap::default(),
             depth: 0,
+            record_values: true,
+            skip_other_values: false,
         }
     }
 
@@ -276,21 +381,11 @@ struct Engine<'a> {
     call_stack: Vec<(Arc<str>, TextRange, String, bool)>,
     fv_cache: HashMap<(Arc<str>, GraphId), Arc<Vec<NodeId>>>,
     depth: usize,
-}
-
-/// Whether calling `graph` with `args` is what checking it as an entry does:
-/// a top-level graph given its declared parameter types.
-fn is_own_check(lowered: &LoweredGraph, graph: GraphId, args: &[Val]) -> bool {
-    let body = &lowered.body;
-    graph == body.root()
-        && body.graph(graph).params.iter().zip(args).all(|(&p, a)| {
-            let declared = body
-                .node(p)
-                .annotation
-                .as_ref()
-                .map_or(AbsVal::Any, |(t, _)| AbsVal::from_ty(t));
-            a.as_ref().map(AbsVal::widen) == Some(declared.widen())
-        })
+    /// Keep the values nodes take (off where only a call's result is wanted).
+    record_values: bool,
+    /// Keep only the entry's own node values, not its callees'
+    /// (`other_values`): what the language server shows.
+    skip_other_values: bool,
 }
 
 /// Deeper than this, a chain of graph calls is reported instead of followed.
@@ -347,6 +442,57 @@ impl Engine<'_> {
         if self.seen.insert((d.range, d.code, d.message.clone())) {
             self.diagnostics.push(d);
         }
+    }
+
+    /// A graph's name range and its parameters' annotation ranges, in the
+    /// coordinates of its lowering as the source gives it (read only to
+    /// report: the lowering changes with every edit of the body).
+    fn annotation_ranges(
+        &self,
+        item: &str,
+        graph: GraphId,
+    ) -> (Option<TextRange>, Vec<Option<TextRange>>) {
+        let Some(lowered) = self.lowered(item) else {
+            return (None, Vec::new());
+        };
+        let body = &lowered.body;
+        let g = body.graph(graph);
+        let params = g
+            .params
+            .iter()
+            .map(|&p| body.node(p).annotation.as_ref().map(|(_, r)| *r))
+            .collect();
+        (g.name_span, params)
+    }
+
+    /// The source's memoised result of an own-check call of `item` (see
+    /// [`ProgramSource::call_result`]), where nothing the call would report
+    /// reaches this entry: the entry's outermost call on the stack (this
+    /// one, when the stack holds none) is an own-check call too.
+    fn memoised_call(&mut self, item: &Arc<str>, args: &[Val]) -> Option<Val> {
+        if !self.record_values_of_callees_unneeded() {
+            return None;
+        }
+        let outer_own = self
+            .call_stack
+            .iter()
+            .find(|(caller, _, _, _)| *caller == self.entry)
+            .is_none_or(|c| c.3);
+        if !outer_own {
+            return None;
+        }
+        let widened: Option<Vec<AbsVal>> = args
+            .iter()
+            .map(|a| a.as_ref().map(AbsVal::widen).filter(|v| !has_func(v)))
+            .collect();
+        self.source.call_result(item, &widened?)
+    }
+
+    /// A memoised call skips the callee's evaluation, so the values its nodes
+    /// take are not recorded: only engines that keep no callee values
+    /// (`other_values`) may use one.
+    fn record_values_of_callees_unneeded(&self) -> bool {
+        !self.record_values || self.skip_other_values
     }
 
     fn free_variables(&mut self, item: &Arc<str>, body: &Body, graph: GraphId) -> Arc<Vec<NodeId>> {
@@ -516,6 +662,9 @@ impl Engine<'_> {
     }
 
     fn record(&mut self, item: &Arc<str>, node: NodeId, value: &Val) {
+        if !self.record_values || (self.skip_other_values && *item != self.entry) {
+            return;
+        }
         if let Some(v) = value {
             let map = if *item == self.entry {
                 &mut self.node_values
@@ -641,7 +790,7 @@ impl Engine<'_> {
                 })
             }
             Value::Global(name) => {
-                if self.source.graph(name).is_some() {
+                if self.source.signature(name).is_some() {
                     self.intern(FuncVal::Graph {
                         item: Arc::from(name.as_str()),
                         graph: GraphId(0),
@@ -700,11 +849,20 @@ impl Engine<'_> {
                 graph,
                 env,
             } => {
-                let Some(lowered) = self.lowered(&g_item) else {
+                // A top-level graph's signature comes from the source (a query
+                // an edit inside its body leaves unchanged); a nested graph's
+                // from its lowering.
+                let sig = if graph == GraphId(0) {
+                    self.source.signature(&g_item)
+                } else {
+                    self.lowered(&g_item)
+                        .map(|l| Arc::new(Signature::of(&l, graph)))
+                };
+                let Some(sig) = sig else {
                     return Some(AbsVal::Any);
                 };
-                let params = lowered.body.graph(graph).params.len();
-                let name = lowered.body.graph(graph).name.clone();
+                let params = sig.params.len();
+                let name = sig.name.clone();
                 if params != args.len() {
                     let span = self.span(frame, n, None);
                     let d = Diagnostic::error(
@@ -716,10 +874,7 @@ impl Engine<'_> {
                             args.len()
                         ),
                     );
-                    let d = match lowered.body.graph(graph).name_span {
-                        Some(r) if *g_item == *frame.item || g_item == self.entry => {
-                            d.with_related(r, format!("`{name}` is defined here"))
-                        }
+                    let d = match self.annotation_ranges(&g_item, graph).0 {
                         Some(r) => d.with_related(r, format!("`{name}` is defined here")),
                         None => d,
                     };
@@ -729,30 +884,35 @@ impl Engine<'_> {
                 // Check arguments against annotations at the call site.
                 let mut symbols = HashMap::default();
                 let mut call_args = Vec::new();
-                for (i, (&p, a)) in lowered
-                    .body
-                    .graph(graph)
-                    .params
-                    .iter()
-                    .zip(&args)
-                    .enumerate()
-                {
+                for (i, ((pname, ann), a)) in sig.params.iter().zip(&args).enumerate() {
                     let mut value = a.clone();
-                    if let (Some((ty, range)), Some(v)) = (&lowered.body.node(p).annotation, a) {
+                    if let (Some(ty), Some(v)) = (ann, a) {
                         if let Err(why) = conforms(v, ty, &mut symbols) {
                             let span = self.span(frame, n, Some(i + 1));
-                            let pname = lowered.body.node(p).name.clone().unwrap_or_default();
+                            let pname = pname.clone().unwrap_or_default();
+                            let range = self
+                                .annotation_ranges(&g_item, graph)
+                                .1
+                                .get(i)
+                                .copied()
+                                .flatten()
+                                .unwrap_or_default();
                             self.report(
                                 &item,
                                 Diagnostic::error(Code::ArgumentMismatch, span, format!("argument `{pname}` of `{name}` must be {ty}, but this is {v}: {why}"))
-                                    .with_related(*range, format!("`{pname}` is declared {ty} here")),
+                                    .with_related(range, format!("`{pname}` is declared {ty} here")),
                             );
                             value = Some(AbsVal::from_ty(ty));
                         }
                     }
                     call_args.push(value);
                 }
-                let own = env.is_empty() && is_own_check(&lowered, graph, &call_args);
+                let own = env.is_empty() && graph == GraphId(0) && sig.is_own_check(&call_args);
+                if own && g_item != self.entry {
+                    if let Some(out) = self.memoised_call(&g_item, &call_args) {
+                        return out;
+                    }
+                }
                 let env_map: HashMap<NodeId, Val> =
                     env.into_iter().map(|(k, v)| (k, Some(v))).collect();
                 let span = self.span(frame, n, None);

@@ -46,8 +46,12 @@
 //!   therefore leave its lowering (and inference) untouched; a per-item
 //!   position map ([`positions`]) takes ranges back to the real text.
 //!
-//! Inference of an entry reads the lowerings of the graphs it calls through
-//! [`ProgramSource`], so salsa records those dependencies. A callee's ranges
+//! Inference of an entry reads what it needs of the graphs it calls through
+//! [`ProgramSource`], so salsa records those dependencies: a callee's
+//! signature, and for a call with the callee's own declared parameter types
+//! only its memoised result ([`calls`]), so an edit inside a graph re-infers
+//! its callers only when its result changes. A callee evaluated in place
+//! (a closure, a generic call, recursion) is read whole; its ranges
 //! are moved into a virtual region (from [`VIRTUAL_BASE`] on, one segment per
 //! callee, in order of first use) so the ranges that inference reports from
 //! other graphs can be told apart and mapped back to their own items.
@@ -56,7 +60,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use analysis::infer::{infer_entry, EntryResult, ProgramSource};
+use analysis::infer::{infer_entry_own, EntryResult, ProgramSource, Signature};
 use analysis::link::ImportDecl;
 use analysis::lower::{lower_graph, lower_weight};
 use analysis::{Code, Diagnostic, ItemIndex, LoweredGraph};
@@ -69,6 +73,7 @@ use syntax::{
 
 pub use salsa;
 
+pub mod calls;
 mod diagnostics;
 mod workspace;
 pub use analysis::link::{map_diagnostic, shift_lowered};
@@ -955,16 +960,10 @@ pub fn infer(db: &dyn salsa::Database, key: ItemKey) -> Fallible<Option<Arc<Infe
     }
     let file = key.file(db);
     let entry = key.name(db).clone();
-    let source = DbSource {
-        db,
-        file,
-        entry: entry.clone(),
-        moved: RefCell::new(HashMap::new()),
-        segments: RefCell::new(Vec::new()),
-    };
+    let source = DbSource::new(db, file, entry.clone());
     // Every query this reads returns normally (failures are values), so a
     // panic here is inference's own and the reads before it are recorded.
-    let result = catch_panic(|| infer_entry(&source, &entry))?;
+    let result = catch_panic(|| infer_entry_own(&source, &entry))?;
     Ok(Some(Arc::new(Inferred {
         result,
         segments: source.segments.into_inner(),
@@ -979,7 +978,17 @@ struct DbSource<'a> {
     segments: RefCell<Vec<(String, u32, u32)>>,
 }
 
-impl DbSource<'_> {
+impl<'a> DbSource<'a> {
+    pub(crate) fn new(db: &'a dyn salsa::Database, file: File, entry: String) -> DbSource<'a> {
+        DbSource {
+            db,
+            file,
+            entry,
+            moved: RefCell::new(HashMap::new()),
+            segments: RefCell::new(Vec::new()),
+        }
+    }
+
     /// The item a global name of the program names (`docs/language.md`
     /// §10: the entry's file sees its imports by the names it writes).
     fn key(&self, name: &str) -> ItemKey {
@@ -1037,5 +1046,24 @@ impl ProgramSource for DbSource<'_> {
 
     fn weight(&self, name: &str) -> Option<Ty> {
         weight_ty(self.db, self.key(name)).clone()
+    }
+
+    fn signature(&self, name: &str) -> Option<Arc<Signature>> {
+        if !self.file.imports(self.db).is_empty() {
+            // Imported names are renamed into this file's namespace: take
+            // the renamed lowering.
+            return self
+                .graph(name)
+                .map(|g| Arc::new(Signature::of(&g, g.body.root())));
+        }
+        calls::signature(self.db, self.key(name)).clone()
+    }
+
+    fn call_result(&self, name: &str, args: &[ir::AbsVal]) -> Option<Option<ir::AbsVal>> {
+        if !self.file.imports(self.db).is_empty() || !calls::may_nest() {
+            return None;
+        }
+        let key = self.key(name);
+        calls::call_output(self.db, calls::CallKey::new(self.db, key, args.to_vec())).clone()
     }
 }
