@@ -499,6 +499,11 @@ pub fn pool_kernel(s: Storage) -> String {
     format!("pool_{}", s.suffix())
 }
 
+/// `poolgrad_<s>`: the gradient of 2-D max or average pooling (NCHW).
+pub fn pool_grad_kernel(s: Storage) -> String {
+    format!("poolgrad_{}", s.suffix())
+}
+
 /// `col2im_<s>`: the adjoint of [`im2col_kernel`] (a convolution's input gradient).
 pub fn col2im_kernel(s: Storage) -> String {
     format!("col2im_{}", s.suffix())
@@ -529,6 +534,11 @@ extern \"C\" __global__ void {sel}(const unsigned char* c, const {w}* x, const {
         let name = pool_kernel(s);
         conv.push_str(&format!(
             "// cv: planes H W kh kw sh sw OH OW pt pl. Max or (avg) mean of each window clipped to the image.\nextern \"C\" __global__ void {name}(const {t}* x, {t}* y, long long n, Cv cv, int avg, int dt) {{\n    long long H = cv.v[1], W = cv.v[2], kh = cv.v[3], kw = cv.v[4], sh = cv.v[5], sw = cv.v[6], OH = cv.v[7], OW = cv.v[8], pt = cv.v[9], pl = cv.v[10];\n    GRID_LOOP(i, n) {{\n        long long ox = i % OW; long long t = i / OW; long long oy = t % OH; long long p = t / OH;\n        long long y0 = oy * sh - pt, x0 = ox * sw - pl;\n        long long ylo = y0 < 0 ? 0 : y0, xlo = x0 < 0 ? 0 : x0;\n        long long yhi = y0 + kh < 0 ? 0 : (y0 + kh > H ? H : y0 + kh); if (yhi < ylo) yhi = ylo;\n        long long xhi = x0 + kw < 0 ? 0 : (x0 + kw > W ? W : x0 + kw); if (xhi < xlo) xhi = xlo;\n        const {t}* plane = x + p * H * W;\n        {t} m = avg ? ({t})0 : ({t})(-f_inf());\n        for (long long iy = ylo; iy < yhi; ++iy) for (long long ix = xlo; ix < xhi; ++ix) {{ {t} v = plane[iy * W + ix]; if (avg) m += v; else if (v > m) m = v; }}\n        long long count = (yhi - ylo) * (xhi - xlo);\n        y[i] = nrm(avg ? (count > 0 ? ({t})(m / ({t})count) : ({t})0) : m, dt);\n    }}\n}}\n"
+        ));
+        conv_k.push(name);
+        let name = pool_grad_kernel(s);
+        conv.push_str(&format!(
+            "// cv as pool_. One thread per input cell, summing (in window order, as the CPU) the\n// gradients of the windows that hold it: of those whose first maximum it is (max), or\n// each window's share (avg). No atomics, so the sums are deterministic.\nextern \"C\" __global__ void {name}(const {t}* x, const {t}* dout, {t}* dx, long long n, Cv cv, int avg, int dt) {{\n    long long H = cv.v[1], W = cv.v[2], kh = cv.v[3], kw = cv.v[4], sh = cv.v[5], sw = cv.v[6], OH = cv.v[7], OW = cv.v[8], pt = cv.v[9], pl = cv.v[10];\n    GRID_LOOP(i, n) {{\n        long long ix = i % W; long long t = i / W; long long iy = t % H; long long p = t / H;\n        long long oylo = iy + pt - kh + 1; oylo = oylo <= 0 ? 0 : (oylo + sh - 1) / sh;\n        long long oyhi = (iy + pt) / sh; if (oyhi > OH - 1) oyhi = OH - 1;\n        long long oxlo = ix + pl - kw + 1; oxlo = oxlo <= 0 ? 0 : (oxlo + sw - 1) / sw;\n        long long oxhi = (ix + pl) / sw; if (oxhi > OW - 1) oxhi = OW - 1;\n        const {t}* plane = x + p * H * W;\n        {t} acc = ({t})0;\n        for (long long oy = oylo; oy <= oyhi; ++oy) for (long long ox = oxlo; ox <= oxhi; ++ox) {{\n            long long y0 = oy * sh - pt, x0 = ox * sw - pl;\n            long long ylo = y0 < 0 ? 0 : y0, xlo = x0 < 0 ? 0 : x0;\n            long long yhi = y0 + kh > H ? H : y0 + kh, xhi = x0 + kw > W ? W : x0 + kw;\n            if (yhi <= ylo || xhi <= xlo) continue;\n            {t} g = dout[(p * OH + oy) * OW + ox];\n            if (avg) {{ acc += g / ({t})((yhi - ylo) * (xhi - xlo)); continue; }}\n            long long best = ylo * W + xlo; {t} bv = plane[best];\n            for (long long yy = ylo; yy < yhi; ++yy) for (long long xx = xlo; xx < xhi; ++xx) {{ {t} v = plane[yy * W + xx]; if (v > bv) {{ bv = v; best = yy * W + xx; }} }}\n            if (best == iy * W + ix) acc += g;\n        }}\n        dx[i] = nrm(acc, dt);\n    }}\n}}\n"
         ));
         conv_k.push(name);
         let name = col2im_kernel(s);

@@ -195,8 +195,12 @@ pub const ELEMENTWISE: &[Elementwise] = &[
     num2("Add", "a + b"),
     num2("Sub", "a - b"),
     num2("Mul", "a * b"),
+    // A tensor and a number (a 0-d tensor here): the same kernels, the
+    // number broadcast.
+    num2("Muls", "a * b"),
     float2("RealDiv", "a / b"),
     float2("Div", "a / b"),
+    float2("Divs", "a / b"),
     num2("Maximum", "(a > b ? a : b)"),
     num2("Minimum", "(a < b ? a : b)"),
     num2("SquaredDifference", "(a - b) * (a - b)"),
@@ -300,6 +304,7 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "Slice",
             "SliceExt",
             "Narrow",
+            "StridedSlice",
             "Split",
             "Gather",
             "_BroadcastToShapeOf",
@@ -313,6 +318,7 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "BatchMatMul",
             "Mm",
             "BatchMatMulExt",
+            "MatMulExt",
             "Dense",
             "BiasAdd",
             "Conv2D",
@@ -320,6 +326,8 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "_Conv2DBackpropFilter",
             "MaxPool",
             "AvgPool",
+            "_MaxPoolGrad",
+            "_AvgPoolGrad",
         ],
     ),
 ];

@@ -106,6 +106,16 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
             l.strides[dim] *= step;
             Some(l)
         }
+        "StridedSlice" => {
+            // Masks and negative strides resolved by the CPU kernel's own plan.
+            let (shape_o, strides, offset) =
+                ops::defs::shape::strided_slice_layout(call.attrs, shape).ok()?;
+            (shape_o == oshape).then_some(Layout {
+                strides,
+                modulo: None,
+                offset,
+            })
+        }
         _ => None,
     }
 }

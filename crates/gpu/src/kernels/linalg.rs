@@ -177,6 +177,7 @@ pub(super) fn matmul(
     };
     let (ta, tb) = match op.name {
         "MatMul" | "BatchMatMul" => (flag("transpose_a"), flag("transpose_b")),
+        // MatMulExt's 1-D operands (vectors) fall back below: rank 2 or more here.
         "Dense" => (false, true),
         _ => (false, false),
     };
@@ -547,6 +548,74 @@ pub(super) fn pool(
                 Arg::I(n as i64),
                 Arg::Cv(cv),
                 Arg::I32(i32::from(op.name == "AvgPool")),
+                Arg::I32(source::dtype_code(dt)),
+            ],
+        )?;
+    }
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}
+
+/// `_MaxPoolGrad(x, out, dout)` and `_AvgPoolGrad(x, out, dout)` over NCHW
+/// windows, as the CPU kernels: the maximum's gradient to the window's first
+/// maximum, the mean's spread evenly over the cells it counted.
+pub(super) fn pool_grad(
+    dev: &Device,
+    op: &'static OpDef,
+    call: &KernelCall,
+) -> DevResult<Option<KValue>> {
+    let (Some(x), Some(dout)) = (input(call, 0), input(call, 2)) else {
+        return Ok(None);
+    };
+    let avg = op.name == "_AvgPoolGrad";
+    let forward = if avg { "AvgPool" } else { "MaxPool" };
+    let Ok(g) = ops::defs::nn_conv::pool_geom(forward, x.shape(), call.attrs) else {
+        return Ok(None);
+    };
+    let Some((od, oshape)) = out_type(op, call) else {
+        return Ok(None);
+    };
+    let shape = x.shape();
+    // The max gradient computes in x's dtype (dout is cast to it), the mean's
+    // in dout's.
+    let dt = if avg { dout.dtype() } else { x.dtype() };
+    if !dt.is_float()
+        || !x.dtype().is_float()
+        || od != dt
+        || oshape != shape
+        || shape.len() != 4
+        || dout.shape() != [shape[0], shape[1], g.oh, g.ow]
+    {
+        return Ok(None);
+    }
+    let s = Storage::of(dt);
+    let n: usize = shape.iter().product();
+    // The mean's gradient reads x for its shape only.
+    let xb = if avg {
+        None
+    } else {
+        Some(as_dtype(dev, x, dt)?)
+    };
+    let db = as_dtype(dev, dout, dt)?;
+    let out = dev.alloc(s, n)?;
+    if n > 0 {
+        let mut cv = crate::device::Cv::default();
+        let geom = [
+            g.planes, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow, g.pt, g.pl,
+        ];
+        for (i, v) in geom.iter().enumerate() {
+            cv.v[i] = *v as i64;
+        }
+        let f = dev.function("conv", &source::pool_grad_kernel(s))?;
+        dev.launch(
+            &f,
+            Device::grid(n),
+            &[
+                Arg::P(xb.as_ref().map_or(db.ptr(), |x| x.ptr())),
+                Arg::P(db.ptr()),
+                Arg::P(out.ptr),
+                Arg::I(n as i64),
+                Arg::Cv(cv),
+                Arg::I32(i32::from(avg)),
                 Arg::I32(source::dtype_code(dt)),
             ],
         )?;

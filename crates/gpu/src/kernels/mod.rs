@@ -35,7 +35,7 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" => {
             data::view(op, call)
         }
-        "Transpose" | "BroadcastTo" | "Tile" | "Slice" | "SliceExt" | "Narrow" => {
+        "Transpose" | "BroadcastTo" | "Tile" | "Slice" | "SliceExt" | "Narrow" | "StridedSlice" => {
             data::strided(dev, op, call)
         }
         "Concat" | "Stack" => data::concat(dev, op, call),
@@ -43,11 +43,12 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         "Gather" => data::gather(dev, op, call),
         "_BroadcastToShapeOf" => data::broadcast_like(dev, op, call),
         "Select" => data::select(dev, op, call),
-        "MatMul" | "BatchMatMul" | "Mm" | "BatchMatMulExt" | "Dense" => {
+        "MatMul" | "BatchMatMul" | "Mm" | "BatchMatMulExt" | "MatMulExt" | "Dense" => {
             linalg::matmul(dev, op, call)
         }
         "BiasAdd" => linalg::bias_add(dev, op, call),
         "MaxPool" | "AvgPool" => linalg::pool(dev, op, call),
+        "_MaxPoolGrad" | "_AvgPoolGrad" => linalg::pool_grad(dev, op, call),
         "Conv2D" | "_Conv2DBackpropInput" | "_Conv2DBackpropFilter" => {
             linalg::conv2d(dev, op, call)
         }

@@ -612,5 +612,28 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         )
         .attr("kernel_size", t(&[3, 2]))
         .attr("strides", t(&[2, 2])),
+        // Overlapping windows (3x3 every 2): a cell can be the maximum of
+        // several, and its gradient is their sum.
+        Sample::new(
+            "_MaxPoolGrad",
+            vec![
+                random_f64(&[2, 2, 7, 7], 146, -1.0, 1.0),
+                random_f64(&[2, 2, 3, 3], 147, -1.0, 1.0),
+                random_f64(&[2, 2, 3, 3], 148, -1.0, 1.0),
+            ],
+        )
+        .attr("kernel_size", t(&[3, 3]))
+        .attr("strides", t(&[2, 2])),
+        Sample::new(
+            "_MaxPoolGrad",
+            vec![
+                random_f64(&[1, 3, 5, 6], 149, -1.0, 1.0),
+                random_f64(&[1, 3, 3, 3], 150, -1.0, 1.0),
+                random_f64(&[1, 3, 3, 3], 151, -1.0, 1.0),
+            ],
+        )
+        .attr("kernel_size", t(&[2, 2]))
+        .attr("strides", t(&[2, 2]))
+        .attr("pad_mode", s("same")),
     ]
 }

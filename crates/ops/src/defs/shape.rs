@@ -556,6 +556,7 @@ fn kernel_flatten(c: &KernelCall) -> Result<KValue, OpError> {
 
 #[path = "shape_parts.rs"]
 mod parts;
+pub use parts::strided_slice_layout;
 pub(crate) use parts::*;
 
 // ---------------------------------------------------------------------------

@@ -841,8 +841,95 @@ pub(crate) fn strided_slice_offsets(
     Ok((out_shape, cartesian_offsets(&per_dim)))
 }
 
+/// A StridedSlice of a row-major `shape` as one strided read: the result
+/// shape, the source stride of each result dimension (negative for a
+/// negative `strides` entry, 0 for a new axis) and the offset of the first
+/// element (for a device's strided-copy kernel).
+pub fn strided_slice_layout(
+    attrs: &crate::Attrs,
+    shape: &[usize],
+) -> Result<(Vec<usize>, Vec<i64>, i64), OpError> {
+    let (dense, layout) = slice_plan(attrs, shape.len())?;
+    let strides = row_strides(shape);
+    let mut offset = 0i64;
+    let mut per_dim = Vec::with_capacity(shape.len());
+    for (axis, s) in dense.iter().enumerate() {
+        let idx = s.indices(shape[axis] as i64, axis)?;
+        let step = match idx.as_slice() {
+            [a, b, ..] => b - a,
+            _ => 0,
+        };
+        if let Some(first) = idx.first() {
+            offset += first * strides[axis] as i64;
+        }
+        per_dim.push((idx.len(), step * strides[axis] as i64));
+    }
+    let (out_shape, out_strides) = layout
+        .iter()
+        .map(|a| match a {
+            SliceAxis::NewAxis => (1, 0),
+            SliceAxis::Dense(j) => per_dim[*j],
+        })
+        .unzip();
+    Ok((out_shape, out_strides, offset))
+}
+
 pub(super) fn kernel_strided_slice(c: &KernelCall) -> Result<KValue, OpError> {
     let x = tensor_arg(c, 0)?;
     let (shape, offsets) = strided_slice_offsets(c.attrs, x.shape())?;
     out(take(x, shape, &offsets))
+}
+
+#[cfg(test)]
+mod strided_layout_tests {
+    use super::*;
+
+    /// The layout reads exactly the elements the CPU kernel's offsets name.
+    #[test]
+    fn the_layout_matches_the_offsets() {
+        let ints = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
+        let cases: Vec<Vec<(&str, AttrValue)>> = vec![
+            vec![
+                ("begin", ints(&[1, -1])),
+                ("end", ints(&[4, 0])),
+                ("strides", ints(&[2, -2])),
+            ],
+            vec![
+                ("begin", ints(&[0, 2])),
+                ("end", ints(&[3, 3])),
+                ("strides", ints(&[1, 1])),
+                ("shrink_axis_mask", AttrValue::Int(2)),
+                ("new_axis_mask", AttrValue::Int(0)),
+            ],
+            vec![
+                ("begin", ints(&[0, 1, 0])),
+                ("end", ints(&[0, 3, 0])),
+                ("strides", ints(&[1, 1, 1])),
+                ("new_axis_mask", AttrValue::Int(1)),
+                ("end_mask", AttrValue::Int(4)),
+            ],
+        ];
+        let shape = [4usize, 5];
+        for given in cases {
+            let op = crate::lookup("StridedSlice").unwrap();
+            let given: Vec<(String, AttrValue)> = given
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), crate::check_attr(op, k, &v).unwrap()))
+                .collect();
+            let attrs = crate::resolve_attrs(op, &given);
+            let (shape_a, offsets) = strided_slice_offsets(&attrs, &shape).unwrap();
+            let (shape_b, strides, offset) = strided_slice_layout(&attrs, &shape).unwrap();
+            assert_eq!(shape_a, shape_b);
+            let mut read = Vec::new();
+            for i in 0..shape_b.iter().product::<usize>() {
+                let (mut r, mut o) = (i, offset);
+                for k in (0..shape_b.len()).rev() {
+                    o += (r % shape_b[k]) as i64 * strides[k];
+                    r /= shape_b[k];
+                }
+                read.push(o as usize);
+            }
+            assert_eq!(read, offsets, "{given:?}");
+        }
+    }
 }
