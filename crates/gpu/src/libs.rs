@@ -185,43 +185,23 @@ pub fn nvrtc() -> Result<&'static Nvrtc, String> {
 
 pub type Handle = *mut c_void;
 
-type SgemmBatched = unsafe extern "C" fn(
+/// `cublas{S,D}gemmStridedBatched` for element type `T`.
+type GemmBatched<T> = unsafe extern "C" fn(
     Handle,
     c_int,
     c_int,
     c_int,
     c_int,
     c_int,
-    *const f32,
-    *const f32,
+    *const T,
+    *const T,
     c_int,
     i64,
-    *const f32,
+    *const T,
     c_int,
     i64,
-    *const f32,
-    *mut f32,
-    c_int,
-    i64,
-    c_int,
-) -> c_int;
-
-type DgemmBatched = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const f64,
-    *const f64,
-    c_int,
-    i64,
-    *const f64,
-    c_int,
-    i64,
-    *const f64,
-    *mut f64,
+    *const T,
+    *mut T,
     c_int,
     i64,
     c_int,
@@ -232,8 +212,8 @@ pub struct Cublas {
     create: unsafe extern "C" fn(*mut Handle) -> c_int,
     destroy: unsafe extern "C" fn(Handle) -> c_int,
     set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> c_int,
-    pub sgemm_strided_batched: SgemmBatched,
-    pub dgemm_strided_batched: DgemmBatched,
+    pub sgemm_strided_batched: GemmBatched<f32>,
+    pub dgemm_strided_batched: GemmBatched<f64>,
     _lib: Library,
 }
 

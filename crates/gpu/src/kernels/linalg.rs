@@ -506,6 +506,18 @@ pub(super) fn conv2d(
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
 }
 
+/// A pooling window's geometry as the `pool_`/`poolgrad_` kernels read it.
+fn pool_cv(g: &ops::defs::nn_conv::PoolGeom) -> crate::device::Cv {
+    let mut cv = crate::device::Cv::default();
+    let geom = [
+        g.planes, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow, g.pt, g.pl,
+    ];
+    for (i, v) in geom.iter().enumerate() {
+        cv.v[i] = *v as i64;
+    }
+    cv
+}
+
 /// `MaxPool` and `AvgPool` over NCHW windows, as the CPU kernels clip them.
 pub(super) fn pool(
     dev: &Device,
@@ -531,13 +543,7 @@ pub(super) fn pool(
     let xb = dev.on_device(x)?;
     let out = dev.alloc(s, n)?;
     if n > 0 {
-        let mut cv = crate::device::Cv::default();
-        let geom = [
-            g.planes, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow, g.pt, g.pl,
-        ];
-        for (i, v) in geom.iter().enumerate() {
-            cv.v[i] = *v as i64;
-        }
+        let cv = pool_cv(&g);
         let f = dev.function("conv", &source::pool_kernel(s))?;
         dev.launch(
             &f,
@@ -598,13 +604,7 @@ pub(super) fn pool_grad(
     let db = as_dtype(dev, dout, dt)?;
     let out = dev.alloc(s, n)?;
     if n > 0 {
-        let mut cv = crate::device::Cv::default();
-        let geom = [
-            g.planes, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow, g.pt, g.pl,
-        ];
-        for (i, v) in geom.iter().enumerate() {
-            cv.v[i] = *v as i64;
-        }
+        let cv = pool_cv(&g);
         let f = dev.function("conv", &source::pool_grad_kernel(s))?;
         dev.launch(
             &f,
