@@ -504,6 +504,11 @@ pub fn pool_grad_kernel(s: Storage) -> String {
     format!("poolgrad_{}", s.suffix())
 }
 
+/// `gconv_<s>`: a grouped (depthwise, say) convolution computed directly.
+pub fn grouped_conv_kernel(s: Storage) -> String {
+    format!("gconv_{}", s.suffix())
+}
+
 /// `col2im_<s>`: the adjoint of [`im2col_kernel`] (a convolution's input gradient).
 pub fn col2im_kernel(s: Storage) -> String {
     format!("col2im_{}", s.suffix())
@@ -534,6 +539,11 @@ extern \"C\" __global__ void {sel}(const unsigned char* c, const {w}* x, const {
         let name = pool_kernel(s);
         conv.push_str(&format!(
             "// cv: planes H W kh kw sh sw OH OW pt pl. Max or (avg) mean of each window clipped to the image.\nextern \"C\" __global__ void {name}(const {t}* x, {t}* y, long long n, Cv cv, int avg, int dt) {{\n    long long H = cv.v[1], W = cv.v[2], kh = cv.v[3], kw = cv.v[4], sh = cv.v[5], sw = cv.v[6], OH = cv.v[7], OW = cv.v[8], pt = cv.v[9], pl = cv.v[10];\n    GRID_LOOP(i, n) {{\n        long long ox = i % OW; long long t = i / OW; long long oy = t % OH; long long p = t / OH;\n        long long y0 = oy * sh - pt, x0 = ox * sw - pl;\n        long long ylo = y0 < 0 ? 0 : y0, xlo = x0 < 0 ? 0 : x0;\n        long long yhi = y0 + kh < 0 ? 0 : (y0 + kh > H ? H : y0 + kh); if (yhi < ylo) yhi = ylo;\n        long long xhi = x0 + kw < 0 ? 0 : (x0 + kw > W ? W : x0 + kw); if (xhi < xlo) xhi = xlo;\n        const {t}* plane = x + p * H * W;\n        {t} m = avg ? ({t})0 : ({t})(-f_inf());\n        for (long long iy = ylo; iy < yhi; ++iy) for (long long ix = xlo; ix < xhi; ++ix) {{ {t} v = plane[iy * W + ix]; if (avg) m += v; else if (v > m) m = v; }}\n        long long count = (yhi - ylo) * (xhi - xlo);\n        y[i] = nrm(avg ? (count > 0 ? ({t})(m / ({t})count) : ({t})0) : m, dt);\n    }}\n}}\n"
+        ));
+        conv_k.push(name);
+        let name = grouped_conv_kernel(s);
+        conv.push_str(&format!(
+            "// cv as im2col_, then OC and the group count. A thread per output cell: a group's GEMM\n// would be tiny (depthwise: one channel), so each output sums its window directly.\nextern \"C\" __global__ void {name}(const {t}* x, const {t}* wt, {t}* y, long long n, Cv cv) {{\n    long long C = cv.v[1], H = cv.v[2], W = cv.v[3], kh = cv.v[4], kw = cv.v[5];\n    long long sh = cv.v[6], sw = cv.v[7], pt = cv.v[8], pl = cv.v[9], dh = cv.v[10], dw = cv.v[11], OH = cv.v[12], OW = cv.v[13];\n    long long OC = cv.v[14], G = cv.v[15], Cg = C / G, OCg = OC / G;\n    GRID_LOOP(i, n) {{\n        long long ow = i % OW; long long t = i / OW; long long oh = t % OH; t /= OH; long long oc = t % OC; long long b = t / OC;\n        long long c0 = (oc / OCg) * Cg;\n        {t} acc = ({t})0;\n        for (long long ci = 0; ci < Cg; ++ci) {{\n            const {t}* plane = x + ((b * C + c0 + ci) * H) * W;\n            const {t}* k = wt + (oc * Cg + ci) * kh * kw;\n            for (long long ki = 0; ki < kh; ++ki) {{\n                long long h = oh * sh - pt + ki * dh;\n                if (h < 0 || h >= H) continue;\n                for (long long kj = 0; kj < kw; ++kj) {{\n                    long long w = ow * sw - pl + kj * dw;\n                    if (w >= 0 && w < W) acc += plane[h * W + w] * k[ki * kw + kj];\n                }}\n            }}\n        }}\n        y[i] = acc;\n    }}\n}}\n"
         ));
         conv_k.push(name);
         let name = pool_grad_kernel(s);

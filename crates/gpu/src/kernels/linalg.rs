@@ -313,56 +313,96 @@ pub(super) fn bias_add(
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
 }
 
+/// Which of a Conv2D's three products a call computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ConvKind {
+    /// `Conv2D(x, w)`.
+    Forward,
+    /// The input gradient (`_Conv2DBackpropInput`, `Conv2DBackpropInput`,
+    /// `Conv2DTranspose`).
+    Input,
+    /// The filter gradient (`_Conv2DBackpropFilter`, `Conv2DBackpropFilter`).
+    Filter,
+}
+
 /// The most elements one im2col buffer holds (256 MiB of f32).
 const COL_LIMIT: usize = 1 << 26;
 
 /// `Conv2D` (NCHW, one group) and its two gradients, by im2col/col2im and
 /// cuBLAS, a chunk of images at a time:
 /// - `Conv2D(x, w)`: `out[n] = W · im2col(x[n])`;
-/// - `_Conv2DBackpropInput(dout, w, x_like)`: `dx[n] = col2im(Wᵀ · dout[n])`;
-/// - `_Conv2DBackpropFilter(dout, x, w_like)`: `dW = Σ_n dout[n] · im2col(x[n])ᵀ`.
+/// - `_Conv2DBackpropInput(dout, w, x_like)` (and MindSpore's
+///   `Conv2DBackpropInput`/`Conv2DTranspose`, the shape in `input_sizes`):
+///   `dx[n] = col2im(Wᵀ · dout[n])`;
+/// - `_Conv2DBackpropFilter(dout, x, w_like)` (and `Conv2DBackpropFilter`,
+///   `filter_sizes`): `dW = Σ_n dout[n] · im2col(x[n])ᵀ`;
+/// - grouped `Conv2D`s directly, a thread per output cell.
 pub(super) fn conv2d(
     dev: &Device,
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    let (Some(a), Some(b), third) = (input(call, 0), input(call, 1), input(call, 2)) else {
+    let (Some(a), Some(b)) = (input(call, 0), input(call, 1)) else {
         return Ok(None);
     };
+    let kind = match op.name {
+        "Conv2D" => ConvKind::Forward,
+        "_Conv2DBackpropInput" | "Conv2DBackpropInput" | "Conv2DTranspose" => ConvKind::Input,
+        _ => ConvKind::Filter,
+    };
+    // The internal gradients take the other shape from a tensor, MindSpore's
+    // public ones from an attribute (`input_sizes`, `filter_sizes`).
+    let other_shape = |attr: &str| -> Option<Vec<usize>> {
+        match input(call, 2) {
+            Some(like) => Some(like.shape().to_vec()),
+            None => call
+                .attrs
+                .ints(attr)?
+                .iter()
+                .map(|&d| usize::try_from(d).ok())
+                .collect(),
+        }
+    };
     // The shapes of Conv2D's input and weight, and the result's dtype and shape.
-    let (x_shape, w_shape, od, oshape) = match op.name {
-        "Conv2D" => {
+    let (x_shape, w_shape, od, oshape) = match kind {
+        ConvKind::Forward => {
             let Some((od, oshape)) = out_type(op, call) else {
                 return Ok(None);
             };
-            (a.shape(), b.shape(), od, oshape)
+            (a.shape().to_vec(), b.shape().to_vec(), od, oshape)
         }
-        "_Conv2DBackpropInput" => {
-            let Some(like) = third else {
+        ConvKind::Input => {
+            let Some(x) = other_shape("input_sizes") else {
                 return Ok(None);
             };
-            (like.shape(), b.shape(), a.dtype(), like.shape().to_vec())
+            (x.clone(), b.shape().to_vec(), a.dtype(), x)
         }
-        _ => {
-            let Some(like) = third else {
+        ConvKind::Filter => {
+            let Some(w) = other_shape("filter_sizes") else {
                 return Ok(None);
             };
-            (b.shape(), like.shape(), a.dtype(), like.shape().to_vec())
+            (b.shape().to_vec(), w.clone(), a.dtype(), w)
         }
     };
     if !matches!(od, DType::F32 | DType::F64) || a.dtype() != od || b.dtype() != od {
         return Ok(None);
     }
-    let Ok(g) = ops::defs::nn_conv::conv_geom(x_shape, w_shape, call.attrs) else {
+    let Ok(g) = ops::defs::nn_conv::conv_geom(&x_shape, &w_shape, call.attrs) else {
         return Ok(None);
     };
     let dout_shape = [g.n, g.oc, g.oh, g.ow];
-    let fits = match op.name {
-        "Conv2D" => oshape == dout_shape,
+    let fits = match kind {
+        ConvKind::Forward => oshape == dout_shape,
         _ => a.shape() == dout_shape,
     };
-    if g.group != 1 || !fits {
+    if !fits {
         return Ok(None);
+    }
+    if g.group != 1 {
+        return match kind {
+            ConvKind::Forward => grouped_conv2d(dev, a, b, &g, od, oshape),
+            _ => Ok(None),
+        };
     }
     let s = Storage::of(od);
     let (ab, bb): (Held, Held) = (Held::Ref(dev.on_device(a)?), Held::Ref(dev.on_device(b)?));
@@ -378,8 +418,8 @@ pub(super) fn conv2d(
         return Ok(Some(KValue::Tensor(tensor(od, oshape, out))));
     }
     // The filter gradient also keeps one oc×k partial product per image.
-    let per_image = match op.name {
-        "_Conv2DBackpropFilter" => (k * l).max(g.oc * k),
+    let per_image = match kind {
+        ConvKind::Filter => (k * l).max(g.oc * k),
         _ => k * l,
     };
     let chunk = (COL_LIMIT / per_image.max(1)).clamp(1, g.n);
@@ -399,8 +439,8 @@ pub(super) fn conv2d(
         for (i, v) in geom.iter().enumerate() {
             cv.v[i] = *v as i64;
         }
-        match op.name {
-            "Conv2D" => {
+        match kind {
+            ConvKind::Forward => {
                 let elems = nb * k * l;
                 dev.launch(
                     &unit_im2col,
@@ -425,7 +465,7 @@ pub(super) fn conv2d(
                 };
                 gemm(dev, s, &gm, bb.ptr(), col.ptr, at(out.ptr, n0 * g.oc * l))?;
             }
-            "_Conv2DBackpropInput" => {
+            ConvKind::Input => {
                 // col[n] = Wᵀ · dout[n], then scattered back.
                 let gm = Gemm {
                     m: k,
@@ -451,7 +491,7 @@ pub(super) fn conv2d(
                     ],
                 )?;
             }
-            _ => {
+            ConvKind::Filter => {
                 let elems = nb * k * l;
                 dev.launch(
                     &unit_im2col,
@@ -502,6 +542,45 @@ pub(super) fn conv2d(
             }
         }
         n0 += nb;
+    }
+    Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
+}
+
+/// `Conv2D` with groups (a depthwise convolution, say): one thread per
+/// output cell (the gradients of grouped convolutions run on the CPU).
+fn grouped_conv2d(
+    dev: &Device,
+    x: &tensor::Tensor,
+    w: &tensor::Tensor,
+    g: &ops::defs::nn_conv::ConvGeom,
+    od: DType,
+    oshape: Vec<usize>,
+) -> DevResult<Option<KValue>> {
+    let s = Storage::of(od);
+    let (xb, wb) = (dev.on_device(x)?, dev.on_device(w)?);
+    let n: usize = oshape.iter().product();
+    let out = dev.alloc(s, n)?;
+    if n > 0 {
+        let mut cv = crate::device::Cv::default();
+        let geom = [
+            g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.pt, g.pl, g.dh, g.dw, g.oh, g.ow, g.oc,
+            g.group,
+        ];
+        for (i, v) in geom.iter().enumerate() {
+            cv.v[i] = *v as i64;
+        }
+        let f = dev.function("conv", &source::grouped_conv_kernel(s))?;
+        dev.launch(
+            &f,
+            Device::grid(n),
+            &[
+                Arg::P(xb.ptr),
+                Arg::P(wb.ptr),
+                Arg::P(out.ptr),
+                Arg::I(n as i64),
+                Arg::Cv(cv),
+            ],
+        )?;
     }
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
 }

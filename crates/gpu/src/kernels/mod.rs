@@ -49,9 +49,12 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         "BiasAdd" => linalg::bias_add(dev, op, call),
         "MaxPool" | "AvgPool" => linalg::pool(dev, op, call),
         "_MaxPoolGrad" | "_AvgPoolGrad" => linalg::pool_grad(dev, op, call),
-        "Conv2D" | "_Conv2DBackpropInput" | "_Conv2DBackpropFilter" => {
-            linalg::conv2d(dev, op, call)
-        }
+        "Conv2D"
+        | "_Conv2DBackpropInput"
+        | "_Conv2DBackpropFilter"
+        | "Conv2DBackpropInput"
+        | "Conv2DTranspose"
+        | "Conv2DBackpropFilter" => linalg::conv2d(dev, op, call),
         _ => Ok(None),
     }
 }

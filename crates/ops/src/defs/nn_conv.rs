@@ -1008,6 +1008,12 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         conv(&[2, 4, 5, 5], &[6, 2, 3, 3], 60)
             .attr("group", i(2))
             .attr("pad_mode", s("same")),
+        // Depthwise (a group per input channel, two outputs each), strided.
+        conv(&[2, 3, 6, 6], &[6, 1, 3, 3], 66)
+            .attr("group", i(3))
+            .attr("pad_mode", s("pad"))
+            .attr("pad", i(1))
+            .attr("stride", i(2)),
         Sample::new("MaxPool", vec![random_f64(&[2, 2, 5, 6], 62, -1.0, 1.0)])
             .attr("kernel_size", i(2))
             .attr("strides", i(2)),
