@@ -571,6 +571,62 @@ extern \"C\" __global__ void {sel}(const unsigned char* c, const {w}* x, const {
     ]
 }
 
+/// The optimizers' updates, computed in double as the CPU kernels do (then
+/// rounded to the weight's dtype). A read-only input may be one element
+/// (stride 0); the written ones have the weight's size.
+const OPTIM: &str = r#"
+extern "C" __global__ void momentum_$S(const $T* w, const $T* a, const $T* g, long long sg, $T* ow, $T* oa, long long n, double lr, double mom, double scale, int nesterov, int dt) {
+    GRID_LOOP(i, n) {
+        double grad = (double)g[i * sg] * scale;
+        double acc = (double)a[i] * mom + grad;
+        double wi = (double)w[i];
+        if (nesterov) wi -= grad * lr + acc * mom * lr; else wi -= lr * acc;
+        ow[i] = nrm(($T)wi, dt); oa[i] = nrm(($T)acc, dt);
+    }
+}
+extern "C" __global__ void sgd_$S(const $T* w, const $T* g, long long sg, const $T* a, const $T* st, $T* ow, $T* oa, $T* ost, long long n, double lr, double mom, double damp, double wd, int nesterov, int dt) {
+    GRID_LOOP(i, n) {
+        double wi = (double)w[i], grad = (double)g[i * sg], acc = (double)a[i], stat = (double)st[i];
+        if (wd != 0.0) grad += wi * wd;
+        if (mom != 0.0) {
+            if (stat > 0.0) { acc = grad; stat = 0.0; } else acc = acc * mom + (1.0 - damp) * grad;
+            grad = nesterov ? grad + mom * acc : acc;
+        }
+        wi -= lr * grad;
+        ow[i] = nrm(($T)wi, dt); oa[i] = nrm(($T)acc, dt); ost[i] = nrm(($T)stat, dt);
+    }
+}
+extern "C" __global__ void adam_$S(const $T* w, const $T* m, const $T* v, const $T* g, long long sg, $T* ow, $T* om, $T* ov, long long n, double lr_t, double b1, double b2, double eps, int nesterov, int dt) {
+    GRID_LOOP(i, n) {
+        double gi = (double)g[i * sg], mi = (double)m[i], vi = (double)v[i];
+        mi += (gi - mi) * (1.0 - b1);
+        vi += (gi * gi - vi) * (1.0 - b2);
+        double num = nesterov ? mi * b1 + (1.0 - b1) * gi : mi;
+        double wi = (double)w[i] - lr_t * num / (sqrt(vi) + eps);
+        ow[i] = nrm(($T)wi, dt); om[i] = nrm(($T)mi, dt); ov[i] = nrm(($T)vi, dt);
+    }
+}
+"#;
+
+/// `NAME_<s>`: optimizer `name` (`momentum`, `sgd`, `adam`) for storage `s`.
+pub fn optim_kernel(name: &str, s: Storage) -> String {
+    format!("{name}_{}", s.suffix())
+}
+
+fn optim_unit() -> Unit {
+    let mut source = String::from(PRELUDE);
+    let mut kernels = Vec::new();
+    for s in FLOATS {
+        source.push_str(&OPTIM.replace("$T", s.c_type()).replace("$S", s.suffix()));
+        kernels.extend(["momentum", "sgd", "adam"].map(|k| optim_kernel(k, s)));
+    }
+    Unit {
+        name: "optim".into(),
+        source,
+        kernels,
+    }
+}
+
 /// Every unit: one per elementwise primitive, then the structured families.
 pub fn all_units() -> Vec<Unit> {
     let mut units: Vec<Unit> = ELEMENTWISE.iter().map(elementwise_unit).collect();
@@ -578,6 +634,7 @@ pub fn all_units() -> Vec<Unit> {
     units.push(reduce_unit());
     units.extend(row_units());
     units.extend(data_units());
+    units.push(optim_unit());
     units
 }
 

@@ -291,6 +291,8 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "Flatten",
             "Identity",
             "_ReshapeLike",
+            // A weight's value at this point of the effect order: the tensor itself.
+            "Load",
         ],
     ),
     (
@@ -333,6 +335,7 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "_AvgPoolGrad",
         ],
     ),
+    ("optim", &["ApplyMomentum", "SGD", "Adam"]),
 ];
 
 /// Whether `op` has a GPU kernel (some calls of it may still run on the CPU:

@@ -6,6 +6,7 @@
 mod data;
 mod linalg;
 mod math;
+mod optim;
 
 use ops::{AbsVal, InferCall, KArg, KValue, KernelCall, OpDef};
 use tensor::{DType, Tensor};
@@ -32,7 +33,7 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         "LayerNorm" | "LayerNormExt" | "RmsNorm" => math::norm(dev, op, call),
         "BatchNorm" | "_BatchNormGrad" => math::batch_norm(dev, op, call),
         "_LayerNormGrad" => math::layer_norm_grad(dev, op, call),
-        "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" => {
+        "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" | "Load" => {
             data::view(op, call)
         }
         "Transpose" | "BroadcastTo" | "Tile" | "Slice" | "SliceExt" | "Narrow" | "StridedSlice" => {
@@ -55,6 +56,7 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         | "Conv2DBackpropInput"
         | "Conv2DTranspose"
         | "Conv2DBackpropFilter" => linalg::conv2d(dev, op, call),
+        "ApplyMomentum" | "SGD" | "Adam" => optim::optimizer(dev, op, call),
         _ => Ok(None),
     }
 }
