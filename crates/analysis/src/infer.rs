@@ -34,16 +34,25 @@ pub trait ProgramSource {
             .map(|g| Arc::new(Signature::of(&g, g.body.root())))
     }
 
-    /// The result of top-level graph `name` called with its own declared
-    /// parameter types (`args`, widened), where the source can tell it
-    /// without this engine evaluating the body: `Some(result)`, or `None` to
-    /// evaluate it here. Such a call reports nothing at the call (the
-    /// graph's own entry does), so only the result matters; the database
-    /// memoises it per graph and arguments, so an edit inside a graph
-    /// re-infers its callers only when the result changes.
-    fn call_result(&self, _name: &str, _args: &[AbsVal]) -> Option<Val> {
+    /// Top-level graph `name` called with `args` (widened), evaluated on its
+    /// own where the source can tell it without this engine evaluating the
+    /// body (`None`: evaluate it here). The database memoises it per graph
+    /// and arguments, so an edit inside a graph re-infers its callers only
+    /// when the summary changes.
+    fn call_result(&self, _name: &str, _args: &[AbsVal]) -> Option<CallSummary> {
         None
     }
+}
+
+/// What a call of a top-level graph comes to, evaluated on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallSummary {
+    pub output: Val,
+    /// No problem was found anywhere in the evaluation (the graph's body,
+    /// and the graphs it called, transitively): a caller that would report
+    /// such problems at its call has nothing to report, and needs only
+    /// `output`.
+    pub clean: bool,
 }
 
 /// A graph's interface as a call sees it. It holds no ranges (those of a
@@ -192,11 +201,15 @@ pub fn infer_entry(source: &dyn ProgramSource, name: &str) -> EntryResult {
     result
 }
 
-/// The result of top-level graph `name` called with `args` (already
-/// widened), evaluated on its own: what [`ProgramSource::call_result`]
-/// memoises. `None` when the result holds a function (its handle would mean
-/// nothing to the caller's engine) or the graph never returns.
-pub fn infer_call(source: &dyn ProgramSource, name: &str, args: Vec<AbsVal>) -> Option<Val> {
+/// Top-level graph `name` called with `args` (already widened), evaluated on
+/// its own: what [`ProgramSource::call_result`] memoises. `None` when the
+/// result holds a function (its handle would mean nothing to the caller's
+/// engine) or the graph never returns.
+pub fn infer_call(
+    source: &dyn ProgramSource,
+    name: &str,
+    args: Vec<AbsVal>,
+) -> Option<CallSummary> {
     let mut engine = Engine::new(source, name);
     engine.record_values = false;
     let item: Arc<str> = Arc::from(name);
@@ -209,9 +222,11 @@ pub fn infer_call(source: &dyn ProgramSource, name: &str, args: Vec<AbsVal>) -> 
         None,
     );
     match &out {
-        Some(v) if has_func(v) => None,
-        None => None,
-        Some(_) => Some(out),
+        Some(v) if !has_func(v) => Some(CallSummary {
+            output: out,
+            clean: !engine.problems,
+        }),
+        _ => None,
     }
 }
 
@@ -306,6 +321,7 @@ impl<'a> Engine<'a> {
             depth: 0,
             record_values: true,
             skip_other_values: false,
+            problems: false,
         }
     }
 
@@ -386,6 +402,8 @@ struct Engine<'a> {
     /// Keep only the entry's own node values, not its callees'
     /// (`other_values`): what the language server shows.
     skip_other_values: bool,
+    /// Some problem was raised (reported or not) during the evaluation.
+    problems: bool,
 }
 
 /// Deeper than this, a chain of graph calls is reported instead of followed.
@@ -416,6 +434,7 @@ impl Engine<'_> {
     /// Reports a diagnostic raised while evaluating `item`: as is when it is the
     /// entry's own, else at the entry's call that led there.
     fn report(&mut self, item: &Arc<str>, d: Diagnostic) {
+        self.problems = true;
         let d = if *item == self.entry {
             d
         } else {
@@ -465,27 +484,33 @@ impl Engine<'_> {
         (g.name_span, params)
     }
 
-    /// The source's memoised result of an own-check call of `item` (see
-    /// [`ProgramSource::call_result`]), where nothing the call would report
-    /// reaches this entry: the entry's outermost call on the stack (this
-    /// one, when the stack holds none) is an own-check call too.
-    fn memoised_call(&mut self, item: &Arc<str>, args: &[Val]) -> Option<Val> {
+    /// The source's memoised result of a call of top-level graph `item`
+    /// (see [`ProgramSource::call_result`]), where using it loses nothing:
+    /// the evaluation found no problem, or whatever it found would not be
+    /// reported to this entry (an own-check call, `own`, made under the
+    /// entry's outermost call being an own-check call too, or being this one).
+    fn memoised_call(&mut self, item: &Arc<str>, args: &[Val], own: bool) -> Option<Val> {
         if !self.record_values_of_callees_unneeded() {
-            return None;
-        }
-        let outer_own = self
-            .call_stack
-            .iter()
-            .find(|(caller, _, _, _)| *caller == self.entry)
-            .is_none_or(|c| c.3);
-        if !outer_own {
             return None;
         }
         let widened: Option<Vec<AbsVal>> = args
             .iter()
             .map(|a| a.as_ref().map(AbsVal::widen).filter(|v| !has_func(v)))
             .collect();
-        self.source.call_result(item, &widened?)
+        let summary = self.source.call_result(item, &widened?)?;
+        if !summary.clean {
+            let outer_own = self
+                .call_stack
+                .iter()
+                .find(|(caller, _, _, _)| *caller == self.entry)
+                .is_none_or(|c| c.3);
+            if !(own && outer_own) {
+                // Evaluated here, the call reports what it finds.
+                return None;
+            }
+            self.problems = true;
+        }
+        Some(summary.output)
     }
 
     /// A memoised call skips the callee's evaluation, so the values its nodes
@@ -908,8 +933,8 @@ impl Engine<'_> {
                     call_args.push(value);
                 }
                 let own = env.is_empty() && graph == GraphId(0) && sig.is_own_check(&call_args);
-                if own && g_item != self.entry {
-                    if let Some(out) = self.memoised_call(&g_item, &call_args) {
+                if env.is_empty() && graph == GraphId(0) && g_item != self.entry {
+                    if let Some(out) = self.memoised_call(&g_item, &call_args, own) {
                         return out;
                     }
                 }

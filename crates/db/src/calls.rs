@@ -5,15 +5,17 @@
 //! naively, an edit inside a graph re-infers every graph that calls it,
 //! transitively, each time re-evaluating the whole chain below. Two queries
 //! stop that: a call reads the callee's [`signature`] (unchanged by an edit of
-//! the body), and a call with the callee's own declared parameter types (whose
-//! problems the callee's own entry reports) reads only its result,
-//! [`call_output`], memoised per graph and arguments. When an edit leaves that
-//! result unchanged, salsa keeps the callers' inference as it was.
+//! the body), and, where nothing would be reported at the call (the
+//! evaluation found no problem, or the call has the callee's own declared
+//! parameter types, whose problems the callee's own entry reports), only the
+//! call's summary, [`call_output`], memoised per graph and arguments. When an
+//! edit leaves that summary unchanged, salsa keeps the callers' inference as
+//! it was.
 
 use std::cell::Cell;
 use std::sync::Arc;
 
-use analysis::infer::{infer_call, Signature};
+use analysis::infer::{infer_call, CallSummary, Signature};
 use ir::{AbsVal, NodeKind, Value};
 
 use crate::{catch_panic, lowered, DbSource, ItemKey};
@@ -54,17 +56,28 @@ pub fn callees(db: &dyn salsa::Database, key: ItemKey) -> Vec<String> {
     out
 }
 
-/// Whether a graph can reach itself through calls (in its file): recursion,
-/// which inference solves by iterating within one engine, so such calls are
-/// not memoised apart.
+/// The item `name` names in `from`'s file (its imports resolved), as
+/// [`DbSource`] resolves it.
+fn resolve(db: &dyn salsa::Database, from: ItemKey, name: &str) -> ItemKey {
+    let file = from.file(db);
+    if !file.imports(db).is_empty() {
+        if let Some(key) = crate::namespace(db, file).resolve.get(name) {
+            return *key;
+        }
+    }
+    ItemKey::new(db, file, name.to_string())
+}
+
+/// Whether a graph can reach itself through calls (across imported files
+/// too): recursion, which inference solves by iterating within one engine,
+/// so such calls are not memoised apart.
 #[salsa::tracked]
 pub fn recursive(db: &dyn salsa::Database, key: ItemKey) -> bool {
-    let file = key.file(db);
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<ItemKey> = vec![key];
     while let Some(k) = stack.pop() {
         for name in callees(db, k) {
-            let next = ItemKey::new(db, file, name.clone());
+            let next = resolve(db, k, name);
             if next == key {
                 return true;
             }
@@ -90,11 +103,12 @@ pub(crate) fn may_nest() -> bool {
     NESTED.with(|n| n.get() < MAX_NESTED)
 }
 
-/// The result of a call of `call.callee` with `call.args`, evaluated on its
-/// own; `None` where it cannot be memoised apart (recursion, a function in
-/// the result, a failure), and the caller evaluates the call itself.
+/// A call of `call.callee` with `call.args`, evaluated on its own: its
+/// result, and whether it found no problem; `None` where it cannot be
+/// memoised apart (recursion, a function in the result, a failure), and the
+/// caller evaluates the call itself.
 #[salsa::tracked(returns(ref))]
-pub fn call_output(db: &dyn salsa::Database, call: CallKey) -> Option<Option<AbsVal>> {
+pub fn call_output(db: &dyn salsa::Database, call: CallKey) -> Option<CallSummary> {
     let key = call.callee(db);
     if *recursive(db, key) {
         return None;

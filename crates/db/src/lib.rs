@@ -48,10 +48,10 @@
 //!
 //! Inference of an entry reads what it needs of the graphs it calls through
 //! [`ProgramSource`], so salsa records those dependencies: a callee's
-//! signature, and for a call with the callee's own declared parameter types
-//! only its memoised result ([`calls`]), so an edit inside a graph re-infers
-//! its callers only when its result changes. A callee evaluated in place
-//! (a closure, a generic call, recursion) is read whole; its ranges
+//! signature, and where nothing would be reported at the call only the
+//! call's memoised summary ([`calls`]), so an edit inside a graph re-infers
+//! its callers only when that summary changes. A callee evaluated in place
+//! (a closure, recursion, a call that finds a problem) is read whole; its ranges
 //! are moved into a virtual region (from [`VIRTUAL_BASE`] on, one segment per
 //! callee, in order of first use) so the ranges that inference reports from
 //! other graphs can be told apart and mapped back to their own items.
@@ -1049,20 +1049,33 @@ impl ProgramSource for DbSource<'_> {
     }
 
     fn signature(&self, name: &str) -> Option<Arc<Signature>> {
-        if !self.file.imports(self.db).is_empty() {
-            // Imported names are renamed into this file's namespace: take
-            // the renamed lowering.
-            return self
-                .graph(name)
-                .map(|g| Arc::new(Signature::of(&g, g.body.root())));
+        let key = self.key(name);
+        let sig = calls::signature(self.db, key).clone()?;
+        if self.file.imports(self.db).is_empty() && key.file(self.db) == self.file {
+            return Some(sig);
         }
-        calls::signature(self.db, self.key(name)).clone()
+        // The graph's name in this program's global names, as
+        // `lowered_global` renames it.
+        let ns = namespace(self.db, self.file);
+        match ns
+            .renames
+            .get(&key.file(self.db))
+            .and_then(|m| m.get(&sig.name))
+        {
+            Some(global) => Some(Arc::new(Signature {
+                name: global.clone(),
+                ..(*sig).clone()
+            })),
+            None => Some(sig),
+        }
     }
 
-    fn call_result(&self, name: &str, args: &[ir::AbsVal]) -> Option<Option<ir::AbsVal>> {
-        if !self.file.imports(self.db).is_empty() || !calls::may_nest() {
+    fn call_result(&self, name: &str, args: &[ir::AbsVal]) -> Option<analysis::infer::CallSummary> {
+        if !calls::may_nest() {
             return None;
         }
+        // Evaluated in the callee's own file and names: a result holds no
+        // names, so it is the same in any caller's.
         let key = self.key(name);
         calls::call_output(self.db, calls::CallKey::new(self.db, key, args.to_vec())).clone()
     }

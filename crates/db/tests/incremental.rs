@@ -501,3 +501,38 @@ fn an_edit_inside_one_graph_of_many_does_work_independent_of_their_number() {
         "the work depends on the number of graphs"
     );
 }
+
+/// A generic graph's problem with a caller's arguments is reported at the
+/// call, also after edits that bring it and take it away: the memoised call
+/// is used only where its evaluation found nothing to report.
+#[test]
+fn a_problem_in_a_memoised_call_reaches_the_caller() {
+    let text = "\
+graph g(x) {
+  return x * 2.0
+}
+
+graph h(x: f32[2, 3]) {
+  return g(x)
+}
+";
+    let mut f = Fixture::new(text);
+    assert!(db::file_diagnostics(&f.db, f.file).is_empty());
+    f.edit("graph g", "x * 2.0", "MatMul(x, x)");
+    // `executed` also checks the diagnostics against a new database's.
+    f.executed();
+    let messages: Vec<String> = db::file_diagnostics(&f.db, f.file)
+        .to_vec()
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("calling `g` with these arguments fails")),
+        "{messages:?}"
+    );
+    f.edit("graph g", "MatMul(x, x)", "x * 3.0");
+    f.executed();
+    assert!(db::file_diagnostics(&f.db, f.file).is_empty());
+}
