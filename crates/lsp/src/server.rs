@@ -987,7 +987,9 @@ fn capabilities(unit: ColumnUnit, pull: bool, commands: Vec<String>) -> lsp::Ser
         diagnostic_provider: pull.then(|| {
             lsp::DiagnosticServerCapabilities::Options(lsp::DiagnosticOptions {
                 identifier: Some("mirdsl".into()),
-                inter_file_dependencies: false,
+                // `import`: an edit of one file changes the diagnostics of the
+                // files that import it.
+                inter_file_dependencies: true,
                 workspace_diagnostics: true,
                 work_done_progress_options: Default::default(),
             })

@@ -12,7 +12,7 @@
 //! Messages go out through an [`Outbox`]: whole frames, written in the order
 //! they are sent, by the thread that sends them.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -137,12 +137,14 @@ fn read_frame(input: &mut impl BufRead) -> io::Result<Option<Result<Vec<u8>, Str
             "a body of {length} bytes is larger than {MAX_BODY}"
         ))));
     }
-    let mut body = vec![0; length];
-    match input.read_exact(&mut body) {
-        Ok(()) => Ok(Some(Ok(body))),
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-        Err(e) => Err(e),
+    // Grown as the bytes arrive: a header that promises a gigabyte and sends
+    // a few bytes costs a few bytes.
+    let mut body = Vec::with_capacity(length.min(1 << 20));
+    (&mut *input).take(length as u64).read_to_end(&mut body)?;
+    if body.len() < length {
+        return Ok(None);
     }
+    Ok(Some(Ok(body)))
 }
 
 /// Classifies a frame's body.

@@ -390,7 +390,10 @@ fn diagnostics_are_pulled_or_pushed_as_the_client_can() {
                 json!({"processId": null, "rootUri": null, "capabilities": {"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": true}}}}),
             )
             .await;
-        assert_eq!(r["result"]["capabilities"]["diagnosticProvider"]["workspaceDiagnostics"], true);
+        let provider = &r["result"]["capabilities"]["diagnosticProvider"];
+        assert_eq!(provider["workspaceDiagnostics"], true);
+        // Imports make one file's diagnostics depend on another's.
+        assert_eq!(provider["interFileDependencies"], true);
         c.notify("initialized", json!({})).await;
         let uri = "file:///work/pull.mir";
         c.open(uri, "graph f(x) {\n  return Bogus(x)\n}\n").await;
