@@ -218,7 +218,7 @@ pub struct Items {
     /// Counts updates (see [`ItemInfo::stamp`]).
     generation: u64,
     /// For each name, the items whose text refers to it.
-    referrers: Arc<HashMap<String, Vec<String>>>,
+    referrers: Arc<Referrers>,
 }
 
 impl Items {
@@ -364,6 +364,8 @@ impl Default for RootDb {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Node {
     green: Green,
+    /// Where it starts in the file.
+    start: TextSize,
     /// Its index in [`Items::items`], if it has a name.
     info: Option<usize>,
     calls: Arc<ItemCalls>,
@@ -491,6 +493,17 @@ impl RootDb {
         }
         if cfg!(debug_assertions) && text.len() < 1 << 20 {
             assert_eq!(parse.syntax_node().to_string(), text);
+            let full = syntax::parse(&text);
+            assert_eq!(
+                parse.green(),
+                full.green(),
+                "reparse differs from a full parse of {text:?}"
+            );
+            assert_eq!(
+                parse.errors(),
+                full.errors(),
+                "reparse errors differ for {text:?}"
+            );
             assert_eq!(index, LineIndex::new(&text));
         }
         self.update(file, Arc::from(text), parse, index);
@@ -515,13 +528,14 @@ impl RootDb {
             .collect();
         let (n_old, n_new) = (old.nodes.len(), nodes.len());
         let same = |j: usize, i: usize| old.nodes[j].green.same(nodes[i].green());
+        // A reparse shares the nodes outside the window it parsed again: those
+        // before it keep their place, those after it move by the edit's length.
         let mut pre = 0;
-        while pre < n_old.min(n_new) && same(pre, pre) {
+        while pre < n_old.min(n_new)
+            && same(pre, pre)
+            && old.nodes[pre].start == nodes[pre].text_range().start()
+        {
             pre += 1;
-        }
-        let mut suf = 0;
-        while suf < (n_old - pre).min(n_new - pre) && same(n_old - 1 - suf, n_new - 1 - suf) {
-            suf += 1;
         }
         let delta = i64::from(u32::from(root.text_range().len()))
             - old.text_len.map_or(0, |l| i64::from(u32::from(l)));
@@ -529,6 +543,14 @@ impl RootDb {
             let start = (i64::from(u32::from(r.start())) + delta) as u32;
             TextRange::at(start.into(), r.len())
         };
+        let mut suf = 0;
+        while suf < (n_old - pre).min(n_new - pre)
+            && same(n_old - 1 - suf, n_new - 1 - suf)
+            && shift(TextRange::empty(old.nodes[n_old - 1 - suf].start)).start()
+                == nodes[n_new - 1 - suf].text_range().start()
+        {
+            suf += 1;
+        }
         // The changed part: what was there, what is there now.
         let fresh: Vec<(Node, Option<ItemInfo>)> = nodes[pre..n_new - suf]
             .iter()
@@ -578,13 +600,15 @@ impl RootDb {
             push(&mut items, node, info);
         }
         for node in &old.nodes[n_old - suf..] {
+            let mut node = node.clone();
+            node.start = shift(TextRange::empty(node.start)).start();
             let info = node.info.map(|i| {
                 let mut info = old.items[i].clone();
                 info.range = shift(info.range);
                 info.name_range = shift(info.name_range);
                 info
             });
-            push(&mut items, node.clone(), info);
+            push(&mut items, node, info);
         }
         // Which item of each name is the first (only where names changed).
         let mut touched: HashSet<String> = HashSet::new();
@@ -650,7 +674,13 @@ impl RootDb {
                 .to(slots);
         }
         let mut names_changed = false;
-        if !calls_same {
+        // With the same names and no effects before or in the changed items,
+        // the index (names and effectful graphs) is the same: no need to
+        // build it again for every edit that adds or drops a call.
+        let effects_unchanged = structure_same
+            && file.names(self).effectful.is_empty()
+            && fresh.iter().all(|(f, _)| f.calls.direct.is_empty());
+        if !calls_same && !effects_unchanged {
             let index = items.index();
             if **file.names(self) != index {
                 names_changed = true;
@@ -660,7 +690,21 @@ impl RootDb {
             }
         }
         if !refs_same {
-            items.referrers = Arc::new(referrers(&items));
+            items.referrers = Arc::new(if structure_same {
+                // The same items by name: move only the changed items' references
+                // (a full rebuild clones every reference of the file).
+                let mut map = (*old.referrers).clone();
+                for (o, (f, info)) in old_middle.iter().zip(&fresh) {
+                    if o.refs != f.refs {
+                        if let Some(info) = info {
+                            move_references(&mut map, &info.name, &o.refs, &f.refs);
+                        }
+                    }
+                }
+                map
+            } else {
+                referrers(&items)
+            });
         }
         // Stamp the items whose diagnostics may have changed: those that
         // changed and those that refer to them, transitively; all of them
@@ -674,9 +718,15 @@ impl RootDb {
             let mut dirty: HashSet<String> = changed.iter().cloned().collect();
             let mut work = changed;
             while let Some(name) = work.pop() {
-                for referrer in items.referrers.get(&name).into_iter().flatten() {
-                    if dirty.insert(referrer.clone()) {
-                        work.push(referrer.clone());
+                for referrer in items
+                    .referrers
+                    .get(name.as_str())
+                    .iter()
+                    .flat_map(|l| l.iter())
+                {
+                    if !dirty.contains(&**referrer) {
+                        dirty.insert(referrer.to_string());
+                        work.push(referrer.to_string());
                     }
                 }
             }
@@ -741,6 +791,7 @@ impl RootDb {
         (
             Node {
                 green,
+                start: node.text_range().start(),
                 info: None,
                 calls,
                 refs: Arc::new(refs),
@@ -778,18 +829,52 @@ pub fn diff_edit(old: &str, new: &str) -> TextEdit {
     }
 }
 
-/// For each name, the named items whose text refers to it.
-fn referrers(items: &Items) -> HashMap<String, Vec<String>> {
-    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+/// For each name, the named items whose text refers to it (one entry per
+/// referring item). Shared strings and lists: an edit clones the map, not
+/// every reference of the file.
+type Referrers = HashMap<Arc<str>, Arc<[Arc<str>]>>;
+
+fn referrers(items: &Items) -> Referrers {
+    let mut out: HashMap<Arc<str>, Vec<Arc<str>>> = HashMap::new();
     for node in &items.nodes {
         let Some(i) = node.info else { continue };
+        let referrer: Arc<str> = Arc::from(items.items[i].name.as_str());
         for name in node.refs.iter() {
-            out.entry(name.clone())
+            out.entry(Arc::from(name.as_str()))
                 .or_default()
-                .push(items.items[i].name.clone());
+                .push(referrer.clone());
         }
     }
-    out
+    out.into_iter().map(|(k, v)| (k, v.into())).collect()
+}
+
+/// Updates the referrers map for one item whose references went from `old`
+/// to `new` (both sorted): one entry of `name` per referring item, as
+/// [`referrers`] builds them.
+fn move_references(map: &mut Referrers, name: &str, old: &[String], new: &[String]) {
+    for gone in old.iter().filter(|r| new.binary_search(r).is_err()) {
+        let Some(list) = map.get_mut(gone.as_str()) else {
+            continue;
+        };
+        let mut kept: Vec<Arc<str>> = list.to_vec();
+        if let Some(i) = kept.iter().position(|n| &**n == name) {
+            kept.swap_remove(i);
+        }
+        if kept.is_empty() {
+            map.remove(gone.as_str());
+        } else {
+            *list = kept.into();
+        }
+    }
+    let referrer: Arc<str> = Arc::from(name);
+    for added in new.iter().filter(|r| old.binary_search(r).is_err()) {
+        let list = map
+            .entry(Arc::from(added.as_str()))
+            .or_insert_with(|| Arc::from([]));
+        let mut grown = list.to_vec();
+        grown.push(referrer.clone());
+        *list = grown.into();
+    }
 }
 
 /// Errors for the second and later items of one name.

@@ -17,8 +17,6 @@ pub use line_index::{ColumnUnit, LineCol, LineIndex};
 pub use rowan::{Direction, GreenNode, NodeOrToken, TextRange, TextSize, WalkEvent};
 pub use syntax_kind::{MirLanguage, SyntaxKind};
 
-use parser::Entry;
-
 pub type SyntaxNode = rowan::SyntaxNode<MirLanguage>;
 pub type SyntaxToken = rowan::SyntaxToken<MirLanguage>;
 pub type SyntaxElement = rowan::SyntaxElement<MirLanguage>;
@@ -51,7 +49,7 @@ pub struct Parse {
 /// Parses a whole `.mir` file.
 pub fn parse(text: &str) -> Parse {
     let (tokens, mut errors) = lexer::tokenize(text);
-    let (green, parse_errors) = parser::parse_tokens(text, &tokens, Entry::SourceFile);
+    let (green, parse_errors) = parser::parse_tokens(text, &tokens);
     merge_errors(&mut errors, parse_errors);
     Parse {
         green,
@@ -119,12 +117,14 @@ impl Parse {
         out
     }
 
-    /// The parse of the text after `edit`. When the edit falls inside one
-    /// top-level item and the item still parses cleanly on its own, only that item
-    /// is re-lexed and re-parsed and spliced into the old tree; otherwise the whole
-    /// text is parsed again. The result is always what `parse` would give.
+    /// The parse of the text after `edit`. Only a window of top-level children
+    /// around the edit is re-lexed and re-parsed and spliced into the old tree
+    /// (so the other items keep their green nodes, pointer-equal), whether or not
+    /// the window has errors; where the window cannot be shown to parse as it
+    /// would in the whole file, the whole text is parsed again. The result is
+    /// always what `parse` would give.
     pub fn reparse(&self, edit: &TextEdit) -> Parse {
-        if let Some(parse) = self.reparse_item(edit) {
+        if let Some(parse) = self.reparse_window(edit) {
             return parse;
         }
         let mut new_text = String::with_capacity(usize::from(self.green.text_len()));
@@ -133,69 +133,163 @@ impl Parse {
         parse(&new_text)
     }
 
-    fn reparse_item(&self, edit: &TextEdit) -> Option<Parse> {
-        let root = self.syntax_node();
-        // A binary search over the top-level children, not a walk of them all.
-        let item = root.child_or_token_at_range(edit.delete)?.into_node()?;
-        let range = item.text_range();
-        // The edit must stay strictly inside the item: edits at its edges can join it
-        // with its neighbours.
-        if edit.delete.start() == range.start() || edit.delete.end() == range.end() {
-            return None;
+    /// The window runs from the start of the last `graph` or `param` that begins
+    /// a line before the edit, with its keyword untouched (the parser is at the
+    /// top level there, as at the file's start, and what came before looked at
+    /// most at that keyword), to the first top-level item that begins after the
+    /// edit. The text from that item on is unchanged, so when the window's parse
+    /// reaches an item at that same offset (the parser back at the top level),
+    /// the old tree from there on is what a full parse would build. The window
+    /// includes that next item, since the parser looks one token ahead.
+    ///
+    /// Errors: an item never reports one at its own first token, so one at a
+    /// boundary belongs to what precedes it.
+    fn reparse_window(&self, edit: &TextEdit) -> Option<Parse> {
+        let kind = <MirLanguage as rowan::Language>::kind_from_raw;
+        struct Child {
+            range: TextRange,
+            item: bool,
+            /// Where its keyword ends, for a `graph` or `param` that begins a line.
+            window_start: Option<TextSize>,
         }
-        if self
-            .errors
+        let mut children: Vec<Child> = Vec::new();
+        let mut offset = TextSize::from(0);
+        let mut line_start = true;
+        for child in self.green.children() {
+            let range = TextRange::at(offset, child.text_len());
+            offset += child.text_len();
+            let (item, window_start) = match child {
+                NodeOrToken::Node(n) => {
+                    let k = kind(n.kind());
+                    let keyword = match n.children().next() {
+                        Some(NodeOrToken::Token(t))
+                            if matches!(
+                                kind(t.kind()),
+                                SyntaxKind::GRAPH_KW | SyntaxKind::PARAM_KW
+                            ) =>
+                        {
+                            Some(range.start() + t.text_len())
+                        }
+                        _ => None,
+                    };
+                    let item = matches!(
+                        k,
+                        SyntaxKind::GRAPH | SyntaxKind::WEIGHT | SyntaxKind::IMPORT
+                    );
+                    (item, keyword.filter(|_| item && line_start))
+                }
+                NodeOrToken::Token(_) => (false, None),
+            };
+            children.push(Child {
+                range,
+                item,
+                window_start,
+            });
+            line_start =
+                matches!(child, NodeOrToken::Token(t) if kind(t.kind()) == SyntaxKind::NEWLINE);
+        }
+        let first = children
             .iter()
-            .any(|e| e.range.intersect(range).is_some() || e.range.start() == range.end())
+            .rposition(|c| c.window_start.is_some_and(|k| k < edit.delete.start()))
+            .unwrap_or(0);
+        let next = (first + 1..children.len())
+            .find(|&i| children[i].item && children[i].range.start() > edit.delete.end());
+        let window_start = children.get(first).map_or(0.into(), |c| c.range.start());
+        let end = next.unwrap_or(children.len());
+        let mut text = String::new();
+        for child in self
+            .green
+            .children()
+            .skip(first)
+            .take(next.map_or(end, |i| i + 1) - first)
         {
+            match child {
+                NodeOrToken::Node(n) => push_text(n, &mut text),
+                NodeOrToken::Token(t) => text.push_str(t.text()),
+            }
+        }
+        let relative = edit.delete - window_start;
+        if usize::from(relative.end()) > text.len() {
             return None;
         }
-        let mut text = String::with_capacity(usize::from(range.len()));
-        push_text(item.green(), &mut text);
-        let relative = edit.delete - range.start();
         text.replace_range(
             usize::from(relative.start())..usize::from(relative.end()),
             &edit.insert,
         );
-        let (tokens, lex_errors) = lexer::tokenize(&text);
-        if !lex_errors.is_empty() {
-            return None;
-        }
-        let (green, errors) = parser::parse_tokens(&text, &tokens, Entry::Item);
-        if !errors.is_empty() {
-            return None;
-        }
-        // The item parse is wrapped in a SOURCE_FILE; it must hold exactly one item
-        // of the old kind and nothing else.
-        let new_root = SyntaxNode::new_root(green);
-        let mut children = new_root.children_with_tokens();
-        let new_item = children.next()?.into_node()?;
-        if children.next().is_some() || new_item.kind() != item.kind() {
-            return None;
-        }
-        let new_green = item.replace_with(new_item.green().to_owned());
-        let shift = |r: TextRange| -> TextRange {
-            if r.start() >= range.end() {
-                let new_len = TextSize::of(text.as_str());
-                TextRange::at(r.start() - range.len() + new_len, r.len())
-            } else {
-                r
+        let delta = i64::from(u32::from(TextSize::of(edit.insert.as_str())))
+            - i64::from(u32::from(edit.delete.len()));
+        let shift = |at: TextSize| TextSize::from((i64::from(u32::from(at)) + delta) as u32);
+        // Where the next item starts: in the old text, in the window's text.
+        let next_start = next.map(|i| children[i].range.start());
+        let next_relative = next_start.map(|s| shift(s - window_start));
+        let (tokens, mut errors) = lexer::tokenize(&text);
+        let (green, parse_errors) = parser::parse_tokens(&text, &tokens);
+        merge_errors(&mut errors, parse_errors);
+        // The window's children up to the next item, which must start where it did.
+        let mut replacement = Vec::new();
+        let mut at = TextSize::from(0);
+        let mut reached = next_relative.is_none();
+        for child in green.children() {
+            if Some(at) == next_relative {
+                reached = matches!(child, NodeOrToken::Node(n)
+                    if matches!(kind(n.kind()), SyntaxKind::GRAPH | SyntaxKind::WEIGHT | SyntaxKind::IMPORT));
+                break;
             }
+            at += child.text_len();
+            replacement.push(child.to_owned());
+        }
+        if !reached {
+            return None;
+        }
+        let straddles = |r: TextRange, at: Option<TextSize>| {
+            at.is_some_and(|at| r.start() < at && at < r.end())
         };
-        let errors: Vec<SyntaxError> = self
+        if errors.iter().any(|e| straddles(e.range, next_relative))
+            || self
+                .errors
+                .iter()
+                .any(|e| straddles(e.range, next_start) || straddles(e.range, Some(window_start)))
+        {
+            return None;
+        }
+        let before_next = |at: TextSize, next: Option<TextSize>| next.is_none_or(|n| at <= n);
+        let mut merged: Vec<SyntaxError> = self
             .errors
             .iter()
-            .map(|e| SyntaxError::new(e.message.clone(), shift(e.range)))
+            // One at the window's start is from before it (when there is a before).
+            .filter(|e| {
+                let at = e.range.start();
+                at < window_start || (at == window_start && window_start > 0.into())
+            })
+            .cloned()
             .collect();
+        merged.extend(
+            errors
+                .into_iter()
+                .filter(|e| before_next(e.range.start(), next_relative))
+                .map(|e| SyntaxError::new(e.message, e.range + window_start)),
+        );
+        if let Some(next_start) = next_start {
+            merged.extend(
+                self.errors
+                    .iter()
+                    .filter(|e| e.range.start() > next_start)
+                    .map(|e| {
+                        SyntaxError::new(
+                            e.message.clone(),
+                            TextRange::at(shift(e.range.start()), e.range.len()),
+                        )
+                    }),
+            );
+        }
+        let new_green = self.green.splice_children(first..end, replacement);
         Some(Parse {
             green: new_green,
-            errors: errors.into(),
+            errors: merged.into(),
         })
     }
 }
 
-/// Appends the text of a green tree: much cheaper than `SyntaxNode::to_string`,
-/// which goes through a cursor per token.
 fn push_text(node: &rowan::GreenNodeData, out: &mut String) {
     for child in node.children() {
         match child {

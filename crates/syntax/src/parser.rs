@@ -14,18 +14,8 @@ use rowan::{GreenNode, GreenNodeData, GreenToken, GreenTokenData, NodeOrToken};
 use crate::lexer::Token;
 use crate::{SyntaxError, SyntaxKind, SyntaxKind::*, TextRange, TextSize};
 
-/// What to parse: a whole file, or one top-level item (for incremental reparsing).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Entry {
-    SourceFile,
-    Item,
-}
-
-pub(crate) fn parse_tokens(
-    text: &str,
-    tokens: &[Token],
-    entry: Entry,
-) -> (GreenNode, Vec<SyntaxError>) {
+/// Parses a file's tokens (or a window of top-level children, when reparsing).
+pub(crate) fn parse_tokens(text: &str, tokens: &[Token]) -> (GreenNode, Vec<SyntaxError>) {
     let mut starts = Vec::with_capacity(tokens.len() + 1);
     let mut offset = TextSize::from(0);
     for token in tokens {
@@ -44,20 +34,7 @@ pub(crate) fn parse_tokens(
         last_significant_end: TextSize::from(0),
         depth: 0,
     };
-    match entry {
-        Entry::SourceFile => source_file(&mut p),
-        Entry::Item => {
-            p.builder.start_node(SOURCE_FILE);
-            item(&mut p);
-            p.flush_trivia();
-            if p.current() != EOF {
-                p.error_here("expected the end of the item");
-                p.recover_until(&[]);
-            }
-            p.flush_trivia();
-            p.builder.finish_node();
-        }
-    }
+    source_file(&mut p);
     (p.builder.finish(), p.errors)
 }
 

@@ -120,6 +120,13 @@ proptest! {
             Just("}".to_string()),
             Just("graph".to_string()),
             Just("\ngraph g() { return 1 }\n".to_string()),
+            Just(" *".to_string()),
+            Just("[1.0, ".to_string()),
+            Just("\"".to_string()),
+            Just("# ".to_string()),
+            Just("\nparam".to_string()),
+            Just("import ".to_string()),
+            Just("\r".to_string()),
             "[a-z0-9 ()\\[\\]{},=+\\n#\"]{0,8}",
         ],
     ) {
@@ -142,6 +149,55 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A sequence of edits, each reparsed from the last reparse (as an editor's
+    /// keystrokes are), agrees with a full parse after every step.
+    #[test]
+    fn reparse_sequences_agree_with_full_parse(
+        file in any::<prop::sample::Index>(),
+        edits in prop::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                0usize..6,
+                prop_oneof![
+                    Just(String::new()),
+                    Just(" *".to_string()),
+                    Just("(".to_string()),
+                    Just(")".to_string()),
+                    Just("{".to_string()),
+                    Just("}".to_string()),
+                    Just("\n".to_string()),
+                    Just("\"".to_string()),
+                    Just("graph g() {\n".to_string()),
+                    "[a-z0-9 (){},=+\\n#]{0,4}",
+                ],
+            ),
+            1..24,
+        ),
+    ) {
+        let texts = examples();
+        let mut text = texts[file.index(texts.len())].clone();
+        // Three copies: items before and after every edit.
+        text = text.repeat(3);
+        let mut parse = syntax::parse(&text);
+        for (at, len, insert) in edits {
+            let start = floor_char_boundary(&text, at.index(text.len() + 1));
+            let end = floor_char_boundary(&text, start + len);
+            let edit = TextEdit {
+                delete: TextRange::new(TextSize::from(start as u32), TextSize::from(end as u32)),
+                insert,
+            };
+            edit.apply(&mut text);
+            parse = parse.reparse(&edit);
+            let full = syntax::parse(&text);
+            prop_assert_eq!(parse.green(), full.green());
+            prop_assert_eq!(parse.errors(), full.errors());
+        }
+    }
+}
+
 /// An edit inside one graph's body reuses the untouched items' green nodes.
 #[test]
 fn reparse_of_an_edit_in_one_graph_shares_the_other_graphs() {
@@ -161,4 +217,44 @@ fn reparse_of_an_edit_in_one_graph_shares_the_other_graphs() {
     // Same green node (pointer-equal), not just equal text.
     assert!(std::ptr::eq(old_g.green(), new_g.green()));
     assert!(new.syntax_node().to_string().contains("a = Neg(x)"));
+}
+
+/// An edit that leaves a syntax error in one graph (as typing does) and the edit
+/// that repairs it are both reparsed in a window: the other items keep their
+/// green nodes, and the errors are those of a full parse.
+#[test]
+fn reparse_of_an_edit_with_a_syntax_error_shares_the_other_items() {
+    let text = "param w: f32[2] = zeros\n\ngraph f(x) {\n  a = x\n  return a\n}\n\ngraph g(y) {\n  return y\n}\n\ngraph h(z) {\n  return z\n}\n";
+    let offset = TextSize::from((text.find("a = x").unwrap() + 5) as u32);
+    let broken = TextEdit {
+        delete: TextRange::empty(offset),
+        insert: " *".to_string(),
+    };
+    let old = syntax::parse(text);
+    let new = old.reparse(&broken);
+    let mut new_text = text.to_string();
+    broken.apply(&mut new_text);
+    let full = syntax::parse(&new_text);
+    assert_eq!(new.green(), full.green());
+    assert_eq!(new.errors(), full.errors());
+    assert!(!new.errors().is_empty());
+    let same = |a: &syntax::Parse, b: &syntax::Parse, i: usize| {
+        let x = a.syntax_node().children().nth(i).unwrap();
+        let y = b.syntax_node().children().nth(i).unwrap();
+        std::ptr::eq(x.green(), y.green())
+    };
+    // The weight and `g` before and after the window, `h` after it.
+    for i in [0, 2, 3] {
+        assert!(same(&old, &new, i), "item {i} was rebuilt");
+    }
+    let repaired = TextEdit {
+        delete: TextRange::at(offset, TextSize::from(2)),
+        insert: String::new(),
+    };
+    let back = new.reparse(&repaired);
+    assert_eq!(back.green(), old.green());
+    assert!(back.errors().is_empty());
+    for i in [0, 2, 3] {
+        assert!(same(&new, &back, i), "item {i} was rebuilt on repair");
+    }
 }
