@@ -1,10 +1,13 @@
 //! `bench lsp`: the language server's edit latency, open time and memory,
 //! next to MLIR's.
 //!
-//! Drives `mirdsl lsp` over stdio on four workloads: a 1,000-line program, a
+//! Drives `mirdsl lsp` over stdio on six workloads: a 1,000-line program, a
 //! 20,000-line program, a 20,000-line stress file whose semantics are random
 //! (about 10,000 errors), and a 100,000-line workspace of many models calling
-//! shared layers. For each: opens it (timed from `didOpen` to the first
+//! shared layers; the 1,000-line program and the workspace once more with
+//! edits that type a new term at line ends, keystroke group by keystroke
+//! group (every other state a syntax error, new references and calls:
+//! [`typing_edits`]). For each: opens it (timed from `didOpen` to the first
 //! `publishDiagnostics`), then makes `--edits` one-line changes inside graphs
 //! (30 unless given; inside models for the workspace), each timed from sending
 //! `didChange` to receiving the `publishDiagnostics` of that version; reports
@@ -332,6 +335,48 @@ fn mir_edits(text: &str, count: usize) -> Vec<LineEdit> {
         .collect()
 }
 
+/// Typing at the ends of the lines `edits` picked, a keystroke group at a
+/// time, as a person writes a new term: `x + ` (a syntax error: an operand is
+/// missing), `x + Neg(` (an open parenthesis), `x + Neg(y` and `x + Neg(y)`
+/// (new references), where `y` is the graph's first parameter. Every other
+/// state is broken, so the edits cover the reparse of broken items and the
+/// reference and call changes that plain edits leave out.
+fn typing_edits(text: &str, edits: &[LineEdit], count: usize) -> Vec<LineEdit> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for e in edits {
+        if out.len() >= count {
+            break;
+        }
+        // The parameter of the graph this line is in.
+        let Some(param) = lines[..e.line].iter().rev().find_map(|l| {
+            let l = l.strip_prefix("graph ")?;
+            let open = l.find('(')?;
+            let name: String = l[open + 1..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        }) else {
+            continue;
+        };
+        let base = lines[e.line];
+        for suffix in [
+            " + ".to_string(),
+            " + Neg(".to_string(),
+            format!(" + Neg({param}"),
+            format!(" + Neg({param})"),
+        ] {
+            out.push(LineEdit {
+                line: e.line,
+                new_line: format!("{base}{suffix}"),
+            });
+        }
+    }
+    out.truncate(count);
+    out
+}
+
 fn balanced(line: &str) -> bool {
     let mut depth = 0i32;
     for c in line.chars() {
@@ -572,8 +617,22 @@ pub fn run(options: &Options) {
         };
         let stress = generate(20_000, seed);
         let workspace = workspace_text(100_000, seed);
+        let typing = |name, text: String, target| {
+            let lines = mir_edits(&text, edits.div_ceil(4) * 2);
+            Workload {
+                name,
+                edits: typing_edits(&text, &lines, edits),
+                text,
+                target: Some(target),
+            }
+        };
         vec![
             program(1_000, (5.0, 5.0)),
+            typing(
+                "program, typing",
+                crate::check::generate_valid(1_000, seed),
+                (5.0, 5.0),
+            ),
             program(20_000, (15.0, 30.0)),
             Workload {
                 name: "stress (10k errors)",
@@ -584,6 +643,12 @@ pub fn run(options: &Options) {
             Workload {
                 name: "models + shared layers",
                 edits: model_edits(&workspace, edits),
+                text: workspace.clone(),
+                target: Some((15.0, 30.0)),
+            },
+            Workload {
+                name: "models + shared layers, typing",
+                edits: typing_edits(&workspace, &model_edits(&workspace, edits), edits),
                 text: workspace,
                 target: Some((15.0, 30.0)),
             },

@@ -83,7 +83,16 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "print the well-typed program `check` and `lsp` time (for profiling)",
         print_generated_valid,
     ),
+    (
+        "gen-workspace",
+        "print the models-and-shared-layers workspace `lsp` times (for profiling)",
+        print_generated_workspace,
+    ),
 ];
+
+fn print_generated_workspace(options: &Options) {
+    print!("{}", lsp::workspace_text(options.lines, options.seed));
+}
 
 fn print_generated(options: &Options) {
     print!("{}", gen::generate(options.lines, options.seed));
