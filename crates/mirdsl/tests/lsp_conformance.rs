@@ -62,6 +62,18 @@ fn stderr_tail() -> String {
 
 impl Lsp {
     fn start() -> Lsp {
+        let mut lsp = Lsp::spawn();
+        let r = lsp.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}}),
+        );
+        assert!(r["result"]["capabilities"].is_object(), "{r}");
+        lsp.notify("initialized", json!({}));
+        lsp
+    }
+
+    /// The process, not initialized yet.
+    fn spawn() -> Lsp {
         let mut child = Command::new(server_program())
             .arg("lsp")
             .stdin(Stdio::piped())
@@ -74,20 +86,13 @@ impl Lsp {
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let messages = lsp_frames::read_messages(stdout);
-        let mut lsp = Lsp {
+        Lsp {
             child,
             stdin,
             messages,
             seen: Vec::new(),
             next_id: 1,
-        };
-        let r = lsp.request(
-            "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {}}),
-        );
-        assert!(r["result"]["capabilities"].is_object(), "{r}");
-        lsp.notify("initialized", json!({}));
-        lsp
+        }
     }
 
     fn send_body(&mut self, body: &[u8]) {
@@ -269,6 +274,40 @@ fn malformed_frames_are_answered_and_the_server_keeps_serving() {
     assert_eq!(answer["error"]["code"], -32700, "{answer}");
     assert!(hover_text(&lsp.hover(URI, 1, 10)).contains("Exp"));
     lsp.shutdown();
+}
+
+/// The lifecycle as the specification orders it: a request before
+/// `initialize` is answered -32002 (server not initialized), a second
+/// `initialize` is refused, a string id comes back as it was sent, and after
+/// `shutdown` requests are invalid (-32600) until `exit`.
+#[test]
+fn the_lifecycle_is_enforced() {
+    let mut lsp = Lsp::spawn();
+    let r = lsp.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(r["error"]["code"], -32002, "{r}");
+    let r = lsp.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    assert!(r["result"]["capabilities"].is_object(), "{r}");
+    lsp.notify("initialized", json!({}));
+    let r = lsp.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    assert!(r["error"]["code"].is_i64(), "a second initialize: {r}");
+    lsp.send(&json!({"jsonrpc": "2.0", "id": "text-id", "method": "workspace/symbol", "params": {"query": ""}}));
+    let r = lsp.response("text-id");
+    assert!(r["result"].is_array(), "{r}");
+    let r = lsp.request("shutdown", Json::Null);
+    assert_eq!(r["result"], Json::Null, "{r}");
+    let r = lsp.request("workspace/symbol", json!({"query": ""}));
+    assert_eq!(r["error"]["code"], -32600, "after shutdown: {r}");
+    lsp.notify("exit", Json::Null);
+    assert_eq!(lsp.exit_status(), Some(0));
 }
 
 /// Finding 1: `exit` without `shutdown` exits with status 1; with it, 0.
