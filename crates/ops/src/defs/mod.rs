@@ -21,6 +21,7 @@ pub mod nn_conv;
 pub mod nn_conv3d;
 mod nn_conv3d_gemm;
 pub mod nn_conv_ext;
+mod nn_conv_gemm;
 pub mod nn_ext;
 pub mod nn_misc_ext;
 pub mod norm_ext;

@@ -735,7 +735,7 @@ fn kernel_conv2d(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, w) = (c.tensor(0)?, c.tensor(1)?);
     let g = conv_geom(x.shape(), w.shape(), c.attrs)?;
     g.check_scratch("Conv2D", x.dtype().size_of())?;
-    let buffer = float_dispatch!("Conv2D", [x, w], |xv, wv| conv2d_forward(xv, wv, &g));
+    let buffer = float_dispatch!("Conv2D", [x, w], |xv, wv| conv_forward(xv, wv, &g));
     tensor_out(x.dtype(), vec![g.n, g.oc, g.oh, g.ow], buffer)
 }
 
@@ -746,7 +746,7 @@ pub(crate) fn kernel_conv2d_backprop_input(c: &KernelCall) -> Result<KValue, OpE
     check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
     g.check_scratch("_Conv2DBackpropInput", dout.dtype().size_of())?;
     let buffer = float_dispatch!("_Conv2DBackpropInput", [dout, w], |dv, wv| {
-        conv2d_backprop_input(dv, wv, &g)
+        conv_backprop_input(dv, wv, &g)
     });
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
 }
@@ -758,7 +758,7 @@ pub(crate) fn kernel_conv2d_backprop_filter(c: &KernelCall) -> Result<KValue, Op
     check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
     g.check_scratch("_Conv2DBackpropFilter", dout.dtype().size_of())?;
     let buffer = float_dispatch!("_Conv2DBackpropFilter", [dout, x], |dv, xv| {
-        conv2d_backprop_filter(dv, xv, &g)
+        conv_backprop_filter(dv, xv, &g)
     });
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
 }

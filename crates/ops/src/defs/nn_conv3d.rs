@@ -10,8 +10,9 @@ use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
 use crate::defs::nn_conv::{divides, out_size, PadMode, P_MODE};
-use crate::defs::nn_conv3d_gemm::{
-    conv3d_backprop_filter, conv3d_backprop_input, conv3d_forward, Geom3,
+use crate::defs::nn_conv3d_gemm::Geom3;
+use crate::defs::nn_conv_gemm::{
+    conv_backprop_filter, conv_backprop_input, conv_forward, ColumnGeom,
 };
 use crate::defs::nn_ext::{all_attrs, float_input, real_dispatch, tensor_out};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs};
@@ -329,7 +330,7 @@ fn kernel_conv3d(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, w) = (c.tensor(0)?, c.tensor(1)?);
     let g = geom3("Conv3D", x.shape(), w.shape(), c.attrs)?;
     g.check_scratch("Conv3D", 8)?; // f64 at most
-    let buffer = real_dispatch!("Conv3D", [x, w], |xv, wv| conv3d_forward(xv, wv, &g));
+    let buffer = real_dispatch!("Conv3D", [x, w], |xv, wv| conv_forward(xv, wv, &g));
     tensor_out(x.dtype(), vec![g.n, g.oc, g.o[0], g.o[1], g.o[2]], buffer)
 }
 
@@ -340,7 +341,7 @@ fn kernel_conv3d_backprop_input(c: &KernelCall) -> Result<KValue, OpError> {
     let g = geom3(op, like.shape(), w.shape(), c.attrs)?;
     g.check_scratch(op, 8)?; // f64 at most
     check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
-    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv3d_backprop_input(dv, wv, &g));
+    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv_backprop_input(dv, wv, &g));
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
 }
 
@@ -351,7 +352,7 @@ fn kernel_conv3d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
     let g = geom3(op, x.shape(), like.shape(), c.attrs)?;
     g.check_scratch(op, 8)?; // f64 at most
     check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
-    let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv3d_backprop_filter(dv, xv, &g));
+    let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv_backprop_filter(dv, xv, &g));
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
 }
 
@@ -554,7 +555,7 @@ fn kernel_conv3d_transpose(c: &KernelCall) -> Result<KValue, OpError> {
     let g = geom3_transpose(dout.shape(), w.shape(), c.attrs)?;
     g.check_scratch("Conv3DTranspose", 8)?; // f64 at most
     let buffer = real_dispatch!("Conv3DTranspose", [dout, w], |dv, wv| {
-        conv3d_backprop_input(dv, wv, &g)
+        conv_backprop_input(dv, wv, &g)
     });
     tensor_out(
         dout.dtype(),
@@ -581,7 +582,7 @@ fn kernel_conv3d_transpose_filter(c: &KernelCall) -> Result<KValue, OpError> {
         ));
     }
     let buffer = real_dispatch!("_Conv3DTransposeFilter", [x, dout], |xv, dv| {
-        conv3d_backprop_filter(xv, dv, &g)
+        conv_backprop_filter(xv, dv, &g)
     });
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
 }
@@ -603,7 +604,7 @@ fn kernel_conv3d_transpose_input(c: &KernelCall) -> Result<KValue, OpError> {
         ));
     }
     let buffer = real_dispatch!("_Conv3DTransposeInput", [dout, w], |dv, wv| {
-        conv3d_forward(dv, wv, &g)
+        conv_forward(dv, wv, &g)
     });
     tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
 }

@@ -16,9 +16,9 @@ use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
 use crate::defs::nn_conv::{
-    conv2d_backprop_filter, conv2d_backprop_input, conv_attrs, conv_geom, divides, out_size,
-    PadMode, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE, P_OUT_CHANNEL,
-    P_PAD, P_STRIDE,
+    conv_attrs, conv_backprop_filter, conv_backprop_input, conv_geom, divides, out_size,
+    ColumnGeom, PadMode, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
+    P_OUT_CHANNEL, P_PAD, P_STRIDE,
 };
 use crate::defs::nn_ext::{float_input, known, real_dispatch, tensor_out};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs};
@@ -271,7 +271,7 @@ fn kernel_conv2d_backprop_input(c: &KernelCall, op: &str) -> Result<KValue, OpEr
     let g = conv_geom(&sizes, w.shape(), c.attrs)?;
     check_dout(op, dout, &[g.n, g.oc, g.oh, g.ow])?;
     g.check_scratch(op, dout.dtype().size_of())?;
-    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv2d_backprop_input(dv, wv, &g));
+    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv_backprop_input(dv, wv, &g));
     tensor_out(dout.dtype(), sizes, buffer)
 }
 
@@ -282,7 +282,7 @@ fn kernel_conv2d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
     let g = conv_geom(x.shape(), &sizes, c.attrs)?;
     check_dout(op, dout, &[g.n, g.oc, g.oh, g.ow])?;
     g.check_scratch(op, dout.dtype().size_of())?;
-    let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv2d_backprop_filter(dv, xv, &g));
+    let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv_backprop_filter(dv, xv, &g));
     tensor_out(dout.dtype(), sizes, buffer)
 }
 

@@ -1,7 +1,10 @@
-//! Convolution kernels: direct loops and the GEMM (im2col) drivers, for
-//! the forward pass and both gradients (the table is in `nn_conv.rs`).
+//! Conv2D's geometry and its im2col and col2im; the GEMM drivers shared with
+//! Conv3D are in `nn_conv_gemm.rs`, the table in `nn_conv.rs`.
 
 use super::*;
+pub(crate) use crate::defs::nn_conv_gemm::{
+    conv_backprop_filter, conv_backprop_input, conv_forward, valid_range, ColumnGeom,
+};
 
 // ---------------------------------------------------------------------------
 // Convolution kernels.
@@ -28,35 +31,38 @@ pub struct ConvGeom {
 }
 
 impl ConvGeom {
-    fn cg(&self) -> usize {
-        self.c / self.group
-    }
-    fn ocg(&self) -> usize {
-        self.oc / self.group
-    }
-    /// Rows of a group's column matrix: `C/group · kh · kw`.
-    fn kg(&self) -> usize {
-        self.cg() * self.kh * self.kw
-    }
     fn ohw(&self) -> usize {
         self.oh * self.ow
     }
-    /// How many images one im2col buffer holds (bounded to ~16 MiB of f32).
-    fn chunk(&self) -> usize {
-        const LIMIT: usize = 1 << 22;
-        let per_image = (self.kg() * self.ohw()).max(1);
-        (LIMIT / per_image).clamp(1, self.n.max(1))
+}
+
+impl ColumnGeom for ConvGeom {
+    fn batch(&self) -> usize {
+        self.n
     }
-    /// Checks the working buffers of the forward and backward kernels
-    /// (im2col columns and a gathered gradient for one chunk of images,
-    /// `(kg + ocg)·chunk·oh·ow`, and a `ocg·kg` product) against the budget.
-    pub(crate) fn check_scratch(&self, op: &str, elem_size: usize) -> Result<(), OpError> {
-        let elements = (self.kg() + self.ocg())
-            .checked_mul(self.chunk())
-            .and_then(|n| n.checked_mul(self.oh))
-            .and_then(|n| n.checked_mul(self.ow))
-            .and_then(|n| n.checked_add(self.ocg().checked_mul(self.kg())?));
-        crate::guard::scratch(op, "working buffer (im2col)", elements, elem_size)
+    fn channels(&self) -> usize {
+        self.c
+    }
+    fn out_channels(&self) -> usize {
+        self.oc
+    }
+    fn groups(&self) -> usize {
+        self.group
+    }
+    fn kernel_cells(&self) -> usize {
+        self.kh * self.kw
+    }
+    fn in_cells(&self) -> usize {
+        self.h * self.w
+    }
+    fn out_cells(&self) -> usize {
+        self.ohw()
+    }
+    fn im2col<T: Real>(&self, x: &[T], n0: usize, nb: usize, grp: usize, cols: &mut [T]) {
+        im2col(x, self, n0, nb, grp, cols)
+    }
+    fn col2im<T: Real>(&self, cols: &[T], n0: usize, nb: usize, grp: usize, dx: &mut [T]) {
+        col2im(cols, self, n0, nb, grp, dx)
     }
 }
 
@@ -116,23 +122,6 @@ pub fn conv_geom(x: &[usize], w: &[usize], attrs: &Attrs) -> Result<ConvGeom, Op
         pl,
         group: g,
     })
-}
-
-/// The outputs `o` in `0..count` with `0 <= o*s + off < size`, as a range.
-pub(super) fn valid_range(off: isize, s: usize, size: usize, count: usize) -> (usize, usize) {
-    let lo = if off >= 0 {
-        0
-    } else {
-        (off.unsigned_abs()).div_ceil(s)
-    };
-    let lim = size as isize - off;
-    let hi = if lim <= 0 {
-        0
-    } else {
-        (lim as usize).div_ceil(s)
-    };
-    let lo = lo.min(count);
-    (lo, hi.clamp(lo, count))
 }
 
 /// Fills `cols` (`[C/group·kh·kw, nb·oh·ow]`) with the patches of images
@@ -232,26 +221,6 @@ pub(super) fn col2im<T: Real>(
     }
 }
 
-/// Copies `dout`'s channels of group `grp` for images `n0..n0+nb` into a
-/// `[oc/group, nb·oh·ow]` matrix.
-pub(super) fn gather_dout<T: Real>(
-    dout: &[T],
-    g: &ConvGeom,
-    n0: usize,
-    nb: usize,
-    grp: usize,
-    d: &mut [T],
-) {
-    let ohw = g.ohw();
-    let ncols = nb * ohw;
-    for o in 0..g.ocg() {
-        for b in 0..nb {
-            d[o * ncols + b * ohw..][..ohw]
-                .copy_from_slice(&dout[((n0 + b) * g.oc + grp * g.ocg() + o) * ohw..][..ohw]);
-        }
-    }
-}
-
 /// [`im2col`] of image `n` (group 0) on `f32`, for compiled plans: `cols` is
 /// `[C·kh·kw, oh·ow]`.
 pub fn im2col_f32(x: &[f32], g: &ConvGeom, n: usize, cols: &mut [f32]) {
@@ -262,142 +231,4 @@ pub fn im2col_f32(x: &[f32], g: &ConvGeom, n: usize, cols: &mut [f32]) {
 /// `cols` into the images `dx`.
 pub fn col2im_f32(cols: &[f32], g: &ConvGeom, n: usize, dx: &mut [f32]) {
     col2im(cols, g, n, 1, 0, dx)
-}
-
-/// Conv2D: `out[n, o] = Σ_c,ki,kj w[o, c, ki, kj] · x[n, c, ...]` per group.
-pub(crate) fn conv2d_forward<T: Real>(x: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
-    let ohw = g.ohw();
-    let mut out = vec![T::default(); g.n * g.oc * ohw];
-    if out.is_empty() {
-        return out;
-    }
-    let (kg, ocg) = (g.kg(), g.ocg());
-    let chunk = g.chunk();
-    let mut cols = Vec::new();
-    let mut tmp = Vec::new();
-    let mut n0 = 0;
-    while n0 < g.n {
-        let nb = chunk.min(g.n - n0);
-        let ncols = nb * ohw;
-        cols.resize(kg * ncols, T::default());
-        for grp in 0..g.group {
-            im2col(x, g, n0, nb, grp, &mut cols);
-            let wg = &w[grp * ocg * kg..][..ocg * kg];
-            if nb == 1 {
-                let dst = &mut out[(n0 * g.oc + grp * ocg) * ohw..][..ocg * ohw];
-                T::gemm(
-                    ocg,
-                    ncols,
-                    kg,
-                    wg,
-                    kg as isize,
-                    1,
-                    &cols,
-                    ncols as isize,
-                    1,
-                    dst,
-                );
-            } else {
-                tmp.resize(ocg * ncols, T::default());
-                T::gemm(
-                    ocg,
-                    ncols,
-                    kg,
-                    wg,
-                    kg as isize,
-                    1,
-                    &cols,
-                    ncols as isize,
-                    1,
-                    &mut tmp,
-                );
-                for o in 0..ocg {
-                    for b in 0..nb {
-                        out[((n0 + b) * g.oc + grp * ocg + o) * ohw..][..ohw]
-                            .copy_from_slice(&tmp[o * ncols + b * ohw..][..ohw]);
-                    }
-                }
-            }
-        }
-        n0 += nb;
-    }
-    out
-}
-
-/// The gradient of Conv2D with respect to its weight: `[oc, C/group, kh, kw]`.
-pub(crate) fn conv2d_backprop_filter<T: Real>(dout: &[T], x: &[T], g: &ConvGeom) -> Vec<T> {
-    let (kg, ocg, ohw) = (g.kg(), g.ocg(), g.ohw());
-    let mut dw = vec![T::default(); g.oc * kg];
-    if dw.is_empty() || g.n * ohw == 0 {
-        return dw;
-    }
-    let chunk = g.chunk();
-    let (mut cols, mut d, mut tmp) = (Vec::new(), Vec::new(), vec![T::default(); ocg * kg]);
-    let mut n0 = 0;
-    while n0 < g.n {
-        let nb = chunk.min(g.n - n0);
-        let ncols = nb * ohw;
-        cols.resize(kg * ncols, T::default());
-        d.resize(ocg * ncols, T::default());
-        for grp in 0..g.group {
-            im2col(x, g, n0, nb, grp, &mut cols);
-            gather_dout(dout, g, n0, nb, grp, &mut d);
-            // tmp[o, r] = Σ_j d[o, j] · cols[r, j]
-            T::gemm(
-                ocg,
-                kg,
-                ncols,
-                &d,
-                ncols as isize,
-                1,
-                &cols,
-                1,
-                ncols as isize,
-                &mut tmp,
-            );
-            for (acc, &v) in dw[grp * ocg * kg..][..ocg * kg].iter_mut().zip(&tmp) {
-                *acc += v;
-            }
-        }
-        n0 += nb;
-    }
-    dw
-}
-
-/// The gradient of Conv2D with respect to its input: `[n, c, h, w]`.
-pub(crate) fn conv2d_backprop_input<T: Real>(dout: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
-    let (kg, ocg, ohw) = (g.kg(), g.ocg(), g.ohw());
-    let mut dx = vec![T::default(); g.n * g.c * g.h * g.w];
-    if dx.is_empty() || ohw == 0 || kg == 0 {
-        return dx;
-    }
-    let chunk = g.chunk();
-    let (mut dcols, mut d) = (Vec::new(), Vec::new());
-    let mut n0 = 0;
-    while n0 < g.n {
-        let nb = chunk.min(g.n - n0);
-        let ncols = nb * ohw;
-        dcols.resize(kg * ncols, T::default());
-        d.resize(ocg * ncols, T::default());
-        for grp in 0..g.group {
-            gather_dout(dout, g, n0, nb, grp, &mut d);
-            let wg = &w[grp * ocg * kg..][..ocg * kg];
-            // dcols[r, j] = Σ_o w[o, r] · d[o, j]
-            T::gemm(
-                kg,
-                ncols,
-                ocg,
-                wg,
-                1,
-                kg as isize,
-                &d,
-                ncols as isize,
-                1,
-                &mut dcols,
-            );
-            col2im(&dcols, g, n0, nb, grp, &mut dx);
-        }
-        n0 += nb;
-    }
-    dx
 }
