@@ -226,6 +226,15 @@ impl Items {
         self.by_name.get(name).map(|&i| &self.items[i])
     }
 
+    /// The named items whose text refers to `name` (a superset of those
+    /// that use the item: local names of the same spelling count too).
+    pub fn referrers_of(&self, name: &str) -> impl Iterator<Item = &str> {
+        self.referrers
+            .get(name)
+            .into_iter()
+            .flat_map(|l| l.iter().map(|n| &**n))
+    }
+
     /// The item whose range contains `offset` (an offset at an item's end counts).
     pub fn at(&self, offset: TextSize) -> Option<&ItemInfo> {
         let i = self.items.partition_point(|it| it.range.end() < offset);

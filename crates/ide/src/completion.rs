@@ -164,7 +164,7 @@ pub(crate) fn completions(analysis: &Analysis, offset: TextSize) -> Vec<Completi
 fn candidates(sema: &Sema, offset: TextSize) -> (Vec<CompletionItem>, Option<TextRange>) {
     let root = &sema.root;
     // The identifier being typed, if any, ends at the cursor.
-    let left = root.token_at_offset(offset).left_biased();
+    let left = syntax::token_at_offset(root, offset).left_biased();
     let (replace, before) = match &left {
         Some(t)
             if matches!(t.kind(), SyntaxKind::IDENT | SyntaxKind::TEMP)

@@ -26,10 +26,7 @@ pub struct InlayHint {
 pub(crate) fn inlay_hints(analysis: &Analysis, range: Option<TextRange>) -> Vec<InlayHint> {
     let sema = Sema::new(analysis);
     let mut out = Vec::new();
-    for g in sema.graphs() {
-        if range.is_some_and(|r| r.intersect(g.info.range).is_none()) {
-            continue;
-        }
+    for g in sema.graphs_in(range) {
         for name in g.names() {
             let (true, Target::Local { node, .. }) = (name.is_def, &name.target) else {
                 continue;

@@ -73,7 +73,7 @@ pub struct GraphSema<'a> {
     pub text: &'a str,
 }
 
-impl GraphSema<'_> {
+impl<'a> GraphSema<'a> {
     pub fn name(&self) -> &str {
         &self.info.name
     }
@@ -100,6 +100,16 @@ impl GraphSema<'_> {
         let mut out: Vec<NameAt> = map.defs.iter().map(|(r, d)| at(r, d, true)).collect();
         out.extend(map.refs.iter().map(|(r, d)| at(r, d, false)));
         out
+    }
+
+    /// Uses of names in file coordinates, with what they resolve to (no
+    /// copies: for passes over every name of a file).
+    pub fn uses(&self) -> impl Iterator<Item = (TextRange, &Def)> + use<'_, 'a> {
+        self.lowered
+            .source_map
+            .refs
+            .iter()
+            .map(|(r, d)| (self.mapper.range(*r), d))
     }
 
     /// The values a node took (one per specialisation), known ones only.
@@ -268,6 +278,36 @@ impl<'a> Sema<'a> {
             .collect()
     }
 
+    /// The first-of-their-name top-level graphs whose text refers to the
+    /// top-level `name` (by the file's index of references, not a scan).
+    pub fn graphs_referring_to(&self, name: &str) -> Vec<GraphSema<'a>> {
+        let mut names: Vec<&str> = self.items.referrers_of(name).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.into_iter().filter_map(|n| self.graph(n)).collect()
+    }
+
+    /// The first-of-their-name top-level graphs whose text meets `range`
+    /// (all of them for `None`): a view of a few lines of a large file costs
+    /// the graphs in it, not the file.
+    pub fn graphs_in(&self, range: Option<TextRange>) -> Vec<GraphSema<'a>> {
+        let items = &self.items.items;
+        let (lo, hi) = match range {
+            None => (0, items.len()),
+            // Items are in source order, their ranges disjoint.
+            Some(r) => (
+                items.partition_point(|i| i.range.end() < r.start()),
+                items.partition_point(|i| i.range.start() <= r.end()),
+            ),
+        };
+        items[lo..hi.max(lo)]
+            .iter()
+            .filter(|i| i.first && i.kind == ItemKind::Graph)
+            .filter(|i| range.is_none_or(|r| r.intersect(i.range).is_some()))
+            .filter_map(|i| self.graph(&i.name))
+            .collect()
+    }
+
     /// The name (definition or use) at `offset`.
     pub fn name_at(&self, offset: TextSize) -> Option<NameAt> {
         // Top-level names.
@@ -313,7 +353,7 @@ impl<'a> Sema<'a> {
                         is_def: true,
                     });
                 }
-                for g in self.graphs() {
+                for g in self.graphs_referring_to(name) {
                     out.extend(
                         g.names()
                             .into_iter()
@@ -334,7 +374,7 @@ impl<'a> Sema<'a> {
 
     /// The token at `offset`, preferring identifiers when between two tokens.
     pub fn token_at(&self, offset: TextSize) -> Option<SyntaxToken> {
-        pick_token(self.root.token_at_offset(offset))
+        pick_token(syntax::token_at_offset(&self.root, offset))
     }
 }
 

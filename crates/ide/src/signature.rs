@@ -18,7 +18,7 @@ pub struct SignatureHelp {
 
 pub(crate) fn signature_help(analysis: &Analysis, offset: TextSize) -> Option<SignatureHelp> {
     let sema = Sema::new(analysis);
-    let token = sema.root.token_at_offset(offset).left_biased()?;
+    let token = syntax::token_at_offset(&sema.root, offset).left_biased()?;
     // The innermost argument list whose parentheses hold the cursor.
     let args = token.parent_ancestors().find(|n| {
         n.kind() == SyntaxKind::ARG_LIST && {

@@ -87,7 +87,7 @@ pub(crate) fn incoming_calls(analysis: &Analysis, name: &str) -> Vec<Calls> {
     let sema = Sema::new(analysis);
     let target = Target::Graph(name.to_string());
     let mut by_caller: BTreeMap<TextSize, (String, Vec<TextRange>)> = BTreeMap::new();
-    for g in sema.graphs() {
+    for g in sema.graphs_referring_to(name) {
         let ranges: Vec<TextRange> = g
             .names()
             .into_iter()

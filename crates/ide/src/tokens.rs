@@ -2,11 +2,10 @@
 //! a parameter, a weight, a primitive, a dtype...), names resolved through the
 //! lowering's source map.
 
-use std::collections::HashMap;
+use analysis::Def;
+use syntax::{NodeOrToken, SyntaxKind, TextRange, TextSize};
 
-use syntax::{NodeOrToken, SyntaxKind, SyntaxToken, TextRange};
-
-use crate::sema::{Sema, Target};
+use crate::sema::{GraphSema, Sema};
 use crate::Analysis;
 
 /// Token types; the legend is [`TOKEN_KINDS`] (standard LSP names).
@@ -70,44 +69,81 @@ const DECL: u32 = 1 << TokenModifier::Declaration as u32;
 const STATIC: u32 = 1 << TokenModifier::Static as u32;
 const LIB: u32 = 1 << TokenModifier::DefaultLibrary as u32;
 
+/// The class of a name use, by what it resolves to.
+fn use_class(g: &GraphSema, def: &Def) -> (TokenKind, u32) {
+    match def {
+        Def::Node(n) if g.is_param(*n) => (TokenKind::Parameter, 0),
+        Def::Node(_) => (TokenKind::Variable, 0),
+        Def::Graph(_) | Def::Global(_) => (TokenKind::Function, 0),
+        Def::Weight(_) => (TokenKind::Variable, STATIC),
+        Def::Prim(_) | Def::Meta(_) => (TokenKind::Function, LIB),
+        Def::DType(_) => (TokenKind::Type, 0),
+    }
+}
+
+/// Every token in `range` (the whole file for `None`) with a class, in order.
+/// The tree is walked as green nodes (no cursor per node), each token seen
+/// with its parent's and grandparent's kinds; name uses are classified by a
+/// lookup in the sorted uses of the graphs in view.
 pub(crate) fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> Vec<SemanticToken> {
     let sema = Sema::new(analysis);
     let wanted = |r: TextRange| {
         range.is_none_or(|w| w.intersect(r).is_some_and(|i| !i.is_empty()) || w.contains_range(r))
     };
-    // Resolved names of the graphs in range.
-    let mut resolved: HashMap<TextRange, (Target, bool)> = HashMap::new();
-    for g in sema.graphs() {
-        if !wanted(g.info.range) {
-            continue;
-        }
-        for n in g.names() {
-            let is_param = matches!(&n.target, Target::Local { node, .. } if g.is_param(*node));
-            resolved.insert(n.range, (n.target, is_param));
-        }
+    let mut uses: Vec<(TextRange, (TokenKind, u32))> = Vec::new();
+    for g in sema.graphs_in(range) {
+        uses.extend(g.uses().map(|(r, def)| (r, use_class(&g, def))));
     }
+    // By start; of equal ranges the last wins, as when they were a map.
+    uses.sort_by_key(|(r, _)| r.start());
+    let resolve = |r: TextRange| {
+        let end = uses.partition_point(|(u, _)| u.start() <= r.start());
+        uses[..end]
+            .iter()
+            .rev()
+            .take_while(|(u, _)| u.start() == r.start())
+            .find(|(u, _)| *u == r)
+            .map(|&(_, class)| class)
+    };
+    let kind = <syntax::MirLanguage as rowan::Language>::kind_from_raw;
     let mut out = Vec::new();
-    for child in sema.root.children_with_tokens() {
-        if !wanted(child.text_range()) {
+    // (children left, the node's kind, its parent's kind); offsets run on.
+    let root = sema.root.green();
+    let mut stack = vec![(
+        root.children(),
+        SyntaxKind::SOURCE_FILE,
+        SyntaxKind::SOURCE_FILE,
+    )];
+    let mut offset = TextSize::from(0);
+    while let Some((children, parent, grandparent)) = stack.last_mut() {
+        let Some(child) = children.next() else {
+            stack.pop();
             continue;
-        }
-        let tokens: Vec<SyntaxToken> = match child {
-            NodeOrToken::Token(t) => vec![t],
-            NodeOrToken::Node(n) => n
-                .descendants_with_tokens()
-                .filter_map(NodeOrToken::into_token)
-                .collect(),
         };
-        for t in tokens {
-            if !wanted(t.text_range()) {
-                continue;
+        let (parent, grandparent) = (*parent, *grandparent);
+        let r = TextRange::at(offset, child.text_len());
+        match child {
+            NodeOrToken::Node(n) => {
+                if wanted(r) {
+                    stack.push((n.children(), kind(n.kind()), parent));
+                } else {
+                    offset += child.text_len();
+                }
             }
-            if let Some((kind, modifiers)) = classify(&t, &resolved) {
-                out.push(SemanticToken {
-                    range: t.text_range(),
-                    kind,
-                    modifiers,
-                });
+            NodeOrToken::Token(t) => {
+                offset += child.text_len();
+                if !wanted(r) {
+                    continue;
+                }
+                if let Some((kind, modifiers)) =
+                    classify(kind(t.kind()), t.text(), parent, grandparent, || resolve(r))
+                {
+                    out.push(SemanticToken {
+                        range: r,
+                        kind,
+                        modifiers,
+                    });
+                }
             }
         }
     }
@@ -115,11 +151,13 @@ pub(crate) fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> 
 }
 
 fn classify(
-    t: &SyntaxToken,
-    resolved: &HashMap<TextRange, (Target, bool)>,
+    kind: SyntaxKind,
+    text: &str,
+    parent: SyntaxKind,
+    grandparent: SyntaxKind,
+    resolve: impl FnOnce() -> Option<(TokenKind, u32)>,
 ) -> Option<(TokenKind, u32)> {
     use SyntaxKind::*;
-    let kind = t.kind();
     Some(match kind {
         COMMENT => (TokenKind::Comment, 0),
         INT | FLOAT => (TokenKind::Number, 0),
@@ -127,32 +165,24 @@ fn classify(
         k if k.is_keyword() => (TokenKind::Keyword, 0),
         EQ | EQ2 | NEQ | LT | LTEQ | GT | GTEQ | PLUS | MINUS | STAR | SLASH | AT | THIN_ARROW
         | FAT_ARROW => (TokenKind::Operator, 0),
-        IDENT | TEMP => {
-            let parent = t.parent()?;
-            match parent.kind() {
-                NAME => match parent.parent()?.kind() {
-                    GRAPH => (TokenKind::Function, DECL),
-                    WEIGHT => (TokenKind::Variable, DECL | STATIC),
-                    PARAM => (TokenKind::Parameter, DECL),
-                    KEYWORD_ARG => (TokenKind::Property, 0),
-                    _ => (TokenKind::Variable, DECL),
-                },
-                NAME_REF => match resolved.get(&t.text_range()) {
-                    Some((Target::Local { .. }, true)) => (TokenKind::Parameter, 0),
-                    Some((Target::Local { .. }, false)) => (TokenKind::Variable, 0),
-                    Some((Target::Nested { .. } | Target::Graph(_), _)) => (TokenKind::Function, 0),
-                    Some((Target::Weight(_), _)) => (TokenKind::Variable, STATIC),
-                    Some((Target::Prim(_) | Target::Meta(_), _)) => (TokenKind::Function, LIB),
-                    Some((Target::DType(_), _)) => (TokenKind::Type, 0),
-                    None if ops::lookup(t.text()).is_some() => (TokenKind::Function, LIB),
-                    None if t.text().parse::<ir::DType>().is_ok() => (TokenKind::Type, 0),
-                    None => (TokenKind::Variable, 0),
-                },
-                NAMED_TYPE => (TokenKind::Type, 0),
-                DIM => (TokenKind::TypeParameter, 0),
-                _ => return None,
-            }
-        }
+        IDENT | TEMP => match parent {
+            NAME => match grandparent {
+                GRAPH => (TokenKind::Function, DECL),
+                WEIGHT => (TokenKind::Variable, DECL | STATIC),
+                PARAM => (TokenKind::Parameter, DECL),
+                KEYWORD_ARG => (TokenKind::Property, 0),
+                _ => (TokenKind::Variable, DECL),
+            },
+            NAME_REF => match resolve() {
+                Some(class) => class,
+                None if ops::lookup(text).is_some() => (TokenKind::Function, LIB),
+                None if text.parse::<ir::DType>().is_ok() => (TokenKind::Type, 0),
+                None => (TokenKind::Variable, 0),
+            },
+            NAMED_TYPE => (TokenKind::Type, 0),
+            DIM => (TokenKind::TypeParameter, 0),
+            _ => return None,
+        },
         _ => return None,
     })
 }

@@ -46,6 +46,37 @@ pub struct Parse {
     errors: Arc<[SyntaxError]>,
 }
 
+/// The token(s) at `offset` below `root`, as `root.token_at_offset` gives
+/// them, found by a binary search over the top-level children (rowan walks
+/// them one by one, and a file has thousands).
+pub fn token_at_offset(root: &SyntaxNode, offset: TextSize) -> rowan::TokenAtOffset<SyntaxToken> {
+    use rowan::TokenAtOffset::{Between, None as Nothing, Single};
+    let found = match root.child_or_token_at_range(TextRange::empty(offset)) {
+        Some(NodeOrToken::Node(n)) => n.token_at_offset(offset),
+        Some(NodeOrToken::Token(t)) => Single(t),
+        None => Nothing,
+    };
+    match found {
+        Single(t) => {
+            let r = t.text_range();
+            // At the edge of a top-level child, the token across the edge.
+            if r.start() == offset {
+                if let Some(p) = t.prev_token().filter(|p| p.text_range().end() == offset) {
+                    return Between(p, t);
+                }
+            }
+            if r.end() == offset {
+                if let Some(n) = t.next_token().filter(|n| n.text_range().start() == offset) {
+                    return Between(t, n);
+                }
+            }
+            Single(t)
+        }
+        Nothing => root.token_at_offset(offset),
+        between => between,
+    }
+}
+
 /// Parses a whole `.mir` file.
 pub fn parse(text: &str) -> Parse {
     let (tokens, mut errors) = lexer::tokenize(text);

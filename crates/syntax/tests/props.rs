@@ -258,3 +258,28 @@ fn reparse_of_an_edit_with_a_syntax_error_shares_the_other_items() {
         assert!(same(&new, &back, i), "item {i} was rebuilt on repair");
     }
 }
+
+/// The binary-searching `token_at_offset` answers as rowan's own walk does,
+/// at every offset of every example (and of the examples with errors).
+#[test]
+fn token_at_offset_agrees_with_rowan() {
+    use rowan::TokenAtOffset::{Between, None as Nothing, Single};
+    for text in examples() {
+        let root = syntax::parse(&text).syntax_node();
+        for offset in 0..=text.len() {
+            let offset = TextSize::from(offset as u32);
+            let ours = syntax::token_at_offset(&root, offset);
+            let theirs = root.token_at_offset(offset);
+            let same = match (&ours, &theirs) {
+                (Single(a), Single(b)) => a == b,
+                (Between(a, b), Between(c, d)) => a == c && b == d,
+                (Nothing, Nothing) => true,
+                _ => false,
+            };
+            assert!(
+                same,
+                "at {offset:?} of {text:?}: {ours:?} against {theirs:?}"
+            );
+        }
+    }
+}
