@@ -10,6 +10,7 @@
 mod actions;
 mod completion;
 mod folding;
+mod green;
 mod hover;
 mod inlay;
 mod nav;

@@ -3,7 +3,9 @@
 //! lowering's source map.
 
 use analysis::Def;
-use syntax::{NodeOrToken, SyntaxKind, TextRange, TextSize};
+use syntax::{SyntaxKind, TextRange};
+
+use crate::green::Visit;
 
 use crate::sema::{GraphSema, Sema};
 use crate::Analysis;
@@ -105,48 +107,30 @@ pub(crate) fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> 
             .find(|(u, _)| *u == r)
             .map(|&(_, class)| class)
     };
-    let kind = <syntax::MirLanguage as rowan::Language>::kind_from_raw;
     let mut out = Vec::new();
-    // (children left, the node's kind, its parent's kind); offsets run on.
-    let root = sema.root.green();
-    let mut stack = vec![(
-        root.children(),
-        SyntaxKind::SOURCE_FILE,
-        SyntaxKind::SOURCE_FILE,
-    )];
-    let mut offset = TextSize::from(0);
-    while let Some((children, parent, grandparent)) = stack.last_mut() {
-        let Some(child) = children.next() else {
-            stack.pop();
-            continue;
-        };
-        let (parent, grandparent) = (*parent, *grandparent);
-        let r = TextRange::at(offset, child.text_len());
-        match child {
-            NodeOrToken::Node(n) => {
-                if wanted(r) {
-                    stack.push((n.children(), kind(n.kind()), parent));
-                } else {
-                    offset += child.text_len();
-                }
-            }
-            NodeOrToken::Token(t) => {
-                offset += child.text_len();
-                if !wanted(r) {
-                    continue;
-                }
+    crate::green::walk(sema.root.green(), |visit| match visit {
+        Visit::Node { range, .. } => wanted(range),
+        Visit::Token {
+            kind,
+            text,
+            range,
+            parent,
+            grandparent,
+        } => {
+            if wanted(range) {
                 if let Some((kind, modifiers)) =
-                    classify(kind(t.kind()), t.text(), parent, grandparent, || resolve(r))
+                    classify(kind, text, parent, grandparent, || resolve(range))
                 {
                     out.push(SemanticToken {
-                        range: r,
+                        range,
                         kind,
                         modifiers,
                     });
                 }
             }
+            false
         }
-    }
+    });
     out
 }
 

@@ -195,9 +195,13 @@ pub fn document_symbol(snap: &Snap, s: &ide::Symbol) -> lsp::DocumentSymbol {
 pub fn semantic_tokens(snap: &Snap, tokens: &[ide::SemanticToken]) -> Vec<lsp::SemanticToken> {
     let mut out = Vec::with_capacity(tokens.len());
     let (mut last_line, mut last_col) = (0u32, 0u32);
+    // Tokens come in order: positions by stepping, not a search each.
+    let mut cursor = snap.index().cursor(snap.text(), snap.unit);
     for t in tokens {
-        let start = snap.position(t.range.start());
-        let end = snap.position(t.range.end());
+        let start = cursor.line_col(t.range.start());
+        let end = cursor.line_col(t.range.end());
+        let start = lsp::Position::new(start.line, start.col);
+        let end = lsp::Position::new(end.line, end.col);
         let length = if end.line == start.line {
             end.character - start.character
         } else {

@@ -13,7 +13,7 @@ mod syntax_kind;
 use std::sync::Arc;
 
 pub use lexer::{tokenize, unescape_string, Token};
-pub use line_index::{ColumnUnit, LineCol, LineIndex};
+pub use line_index::{ColumnUnit, LineCol, LineCursor, LineIndex};
 pub use rowan::{Direction, GreenNode, NodeOrToken, TextRange, TextSize, WalkEvent};
 pub use syntax_kind::{MirLanguage, SyntaxKind};
 

@@ -21,6 +21,36 @@ pub struct LineIndex {
     text_len: TextSize,
 }
 
+/// See [`LineIndex::cursor`].
+pub struct LineCursor<'a> {
+    index: &'a LineIndex,
+    text: &'a str,
+    unit: ColumnUnit,
+    line: usize,
+}
+
+impl LineCursor<'_> {
+    /// What [`LineIndex::line_col`] gives.
+    pub fn line_col(&mut self, offset: TextSize) -> LineCol {
+        let index = self.index;
+        let offset = offset.min(index.text_len);
+        if index.starts[self.line] > offset {
+            self.line = index.starts.partition_point(|&s| s <= offset) - 1;
+        }
+        // A few lines ahead at most: step; further: search.
+        let mut steps = 0;
+        while self.line + 1 < index.starts.len() && index.starts[self.line + 1] <= offset {
+            self.line += 1;
+            steps += 1;
+            if steps == 8 {
+                self.line = index.starts.partition_point(|&s| s <= offset) - 1;
+                break;
+            }
+        }
+        index.col_in(self.text, self.line, offset, self.unit)
+    }
+}
+
 /// A 0-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineCol {
@@ -109,6 +139,21 @@ impl LineIndex {
     pub fn line_col(&self, text: &str, offset: TextSize, unit: ColumnUnit) -> LineCol {
         let offset = offset.min(self.text_len);
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        self.col_in(text, line, offset, unit)
+    }
+
+    /// A cursor for the positions of offsets that mostly come in order (the
+    /// tokens of a file): it steps from the last line instead of searching.
+    pub fn cursor<'a>(&'a self, text: &'a str, unit: ColumnUnit) -> LineCursor<'a> {
+        LineCursor {
+            index: self,
+            text,
+            unit,
+            line: 0,
+        }
+    }
+
+    fn col_in(&self, text: &str, line: usize, offset: TextSize, unit: ColumnUnit) -> LineCol {
         let start = usize::from(self.starts[line]);
         let mut end = usize::from(offset);
         while !text.is_char_boundary(end) {
@@ -117,6 +162,8 @@ impl LineIndex {
         let segment = &text[start..end];
         let col = match unit {
             ColumnUnit::Utf8 => segment.len(),
+            // ASCII, as most lines are: bytes are units.
+            _ if segment.is_ascii() => segment.len(),
             ColumnUnit::Char => segment.chars().count(),
             ColumnUnit::Utf16 => segment.encode_utf16().count(),
         };
@@ -186,6 +233,29 @@ mod tests {
     }
 
     /// Issue 14, finding 5: a lone CR ends a line, as LF and CRLF do.
+    /// The cursor gives what `line_col` gives, for offsets in order, in any
+    /// order, and far apart.
+    #[test]
+    fn the_cursor_agrees_with_line_col() {
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(["a = 1\n", "# 日本 ✓ 😀 x\r\n", "\r", "b\rc\n", "\n"][i % 5]);
+        }
+        let index = LineIndex::new(&text);
+        let offsets: Vec<TextSize> = (0..=text.len() as u32).map(TextSize::from).collect();
+        let mut shuffled = offsets.clone();
+        shuffled.reverse();
+        shuffled.extend(offsets.iter().step_by(37));
+        for unit in [ColumnUnit::Utf8, ColumnUnit::Utf16, ColumnUnit::Char] {
+            for order in [&offsets, &shuffled] {
+                let mut cursor = index.cursor(&text, unit);
+                for &o in order.iter() {
+                    assert_eq!(cursor.line_col(o), index.line_col(&text, o, unit), "{o:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn cr_lf_and_crlf_are_line_breaks() {
         let text = "a\rb\r\nc\nd\r";
