@@ -13,7 +13,8 @@
 //! `didChange` to receiving the `publishDiagnostics` of that version; reports
 //! p50/p95/max, the median round trip of a request answered at once (the
 //! floor under those numbers: pipes, client threads, scheduling), and the
-//! server's resident memory now and at its peak (`VmRSS`, `VmHWM`). Then the same with `mlir-lsp-server-22` (Debian's
+//! server's resident memory now and at its peak (`VmRSS`, `VmHWM`), then the
+//! time of the other requests an editor makes after an edit ([`REQUESTS`]). Then the same with `mlir-lsp-server-22` (Debian's
 //! `mlir-22-tools`) on MLIR files of the same line counts, when it is installed.
 //! `--lines N` runs one workload of N lines (a program) instead.
 //!
@@ -140,17 +141,22 @@ impl Server {
     }
 
     fn request(&mut self, method: &str, params: Json) -> Result<Json, String> {
+        self.request_timed(method, params).map(|(_, m)| m)
+    }
+
+    /// A request's answer and when its last byte arrived.
+    fn request_timed(&mut self, method: &str, params: Json) -> Result<(Instant, Json), String> {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
-            let (_, m) = self
+            let (arrived, m) = self
                 .messages
                 .recv_timeout(WAIT)
                 .map_err(|_| format!("no answer to `{method}`"))?;
             if let Message::Other(m) = m {
                 if m["id"] == id && m.get("method").is_none() {
-                    return Ok(m);
+                    return Ok((arrived, m));
                 }
             }
         }
@@ -235,7 +241,55 @@ struct Measured {
     rss_kib: Option<u64>,
     peak_kib: Option<u64>,
     diagnostics: usize,
+    /// The median time of each of [`REQUESTS`] after the edits (mirdsl only).
+    requests: Vec<Duration>,
 }
+
+/// What an editor asks for after an edit, besides diagnostics: name, method,
+/// and the params for a file, a line in its middle and that line's length.
+type RequestParams = fn(&str, usize, usize) -> Json;
+const REQUESTS: &[(&str, &str, RequestParams)] = &[
+    (
+        "semanticTokens/full",
+        "textDocument/semanticTokens/full",
+        |uri, _, _| json!({"textDocument": {"uri": uri}}),
+    ),
+    (
+        "semanticTokens/range (60 lines)",
+        "textDocument/semanticTokens/range",
+        |uri, line, _| json!({"textDocument": {"uri": uri}, "range": {"start": {"line": line - 30, "character": 0}, "end": {"line": line + 30, "character": 0}}}),
+    ),
+    (
+        "inlayHint (60 lines)",
+        "textDocument/inlayHint",
+        |uri, line, _| json!({"textDocument": {"uri": uri}, "range": {"start": {"line": line - 30, "character": 0}, "end": {"line": line + 30, "character": 0}}}),
+    ),
+    (
+        "documentSymbol",
+        "textDocument/documentSymbol",
+        |uri, _, _| json!({"textDocument": {"uri": uri}}),
+    ),
+    (
+        "foldingRange",
+        "textDocument/foldingRange",
+        |uri, _, _| json!({"textDocument": {"uri": uri}}),
+    ),
+    (
+        "codeLens",
+        "textDocument/codeLens",
+        |uri, _, _| json!({"textDocument": {"uri": uri}}),
+    ),
+    (
+        "hover",
+        "textDocument/hover",
+        |uri, line, _| json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": 3}}),
+    ),
+    (
+        "completion",
+        "textDocument/completion",
+        |uri, line, len| json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": len}}),
+    ),
+];
 
 fn measure(
     program: &str,
@@ -244,6 +298,7 @@ fn measure(
     language: &str,
     text: &str,
     edits: &[LineEdit],
+    time_requests: bool,
 ) -> Result<Measured, String> {
     let mut server = Server::start(program, args)?;
     server.initialize()?;
@@ -288,7 +343,26 @@ fn measure(
         round_trips.push(start.elapsed());
         std::thread::sleep(Duration::from_millis(10));
     }
+    // Memory after the edits (the requests below allocate their answers).
     let (rss_kib, peak_kib) = server.memory_kib();
+    let mut requests = Vec::new();
+    if time_requests {
+        // A statement line near the middle of the file.
+        let mid = (lines.len() / 2..lines.len())
+            .find(|&i| lines[i].starts_with("  ") && lines[i].contains(" = "))
+            .unwrap_or(lines.len() / 2)
+            .max(30);
+        for (_, method, params) in REQUESTS {
+            let params = params(uri, mid, lines[mid].encode_utf16().count());
+            let mut times = Vec::new();
+            for _ in 0..5 {
+                let start = Instant::now();
+                let (arrived, _) = server.request_timed(method, params.clone())?;
+                times.push(arrived - start);
+            }
+            requests.push(Summary::of(&times).median);
+        }
+    }
     server.stop();
     Ok(Measured {
         open,
@@ -297,6 +371,7 @@ fn measure(
         rss_kib,
         peak_kib,
         diagnostics,
+        requests,
     })
 }
 
@@ -660,6 +735,7 @@ pub fn run(options: &Options) {
     println!("| server, workload | lines | open ms | p50 ms | p95 ms | max ms | round trip ms | RSS | peak RSS | diagnostics | targets |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mirdsl = mirdsl_path();
+    let mut request_rows = Vec::new();
     for w in &workloads {
         let lines = w.text.lines().count();
         match measure(
@@ -669,8 +745,12 @@ pub fn run(options: &Options) {
             "mindir",
             &w.text,
             &w.edits,
+            true,
         ) {
-            Ok(m) => report(&format!("mirdsl lsp, {}", w.name), lines, &m, w.target),
+            Ok(m) => {
+                report(&format!("mirdsl lsp, {}", w.name), lines, &m, w.target);
+                request_rows.push((w.name, lines, m.requests));
+            }
             Err(e) => println!(
                 "mirdsl lsp: {e} (build it: cargo build --release -p mirdsl, or set MIRDSL)"
             ),
@@ -688,6 +768,7 @@ pub fn run(options: &Options) {
             "mlir",
             &mlir,
             &mlir_changes,
+            false,
         ) {
             Ok(m) => report("mlir-lsp-server-22, func.func of arith", lines, &m, None),
             Err(e) => {
@@ -695,6 +776,20 @@ pub fn run(options: &Options) {
                 break;
             }
         }
+    }
+    println!(
+        "\nmirdsl lsp, requests after the edits (median of 5, ms, to the answer's last byte; \
+         ranges and positions near the middle of the file):\n"
+    );
+    let names: Vec<&str> = REQUESTS.iter().map(|(n, _, _)| *n).collect();
+    println!("| workload | lines | {} |", names.join(" | "));
+    println!("|---|---|{}", "---|".repeat(names.len()));
+    for (name, lines, times) in request_rows {
+        let cells: Vec<String> = times
+            .iter()
+            .map(|d| format!("{:.2}", d.as_secs_f64() * 1e3))
+            .collect();
+        println!("| {name} | {lines} | {} |", cells.join(" | "));
     }
 }
 
