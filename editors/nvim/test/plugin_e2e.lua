@@ -51,6 +51,10 @@ check("the server attaches", function()
     return c ~= nil and c.initialized
   end, "mirdsl to attach")
 end)
+check("changes are sent after the plugin's short debounce", function()
+  local c = vim.lsp.get_clients({ bufnr = err_buf, name = "mirdsl" })[1]
+  assert(c.flags.debounce_text_changes == 30, vim.inspect(c.flags))
+end)
 check("diagnostics for a broken file", function()
   wait(20000, function() return #vim.diagnostic.get(err_buf, { severity = vim.diagnostic.severity.ERROR }) > 0 end, "an error")
   local d = vim.diagnostic.get(err_buf)[1]

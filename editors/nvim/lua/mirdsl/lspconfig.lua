@@ -25,6 +25,9 @@ M.default_config = {
   single_file_support = true,
   settings = {},
   init_options = { inlayHints = { enabled = true } },
+  -- The server answers an edit in a few ms: send changes sooner than
+  -- Neovim's default 150 ms.
+  flags = { debounce_text_changes = 30 },
 }
 
 M.docs = {
@@ -43,6 +46,7 @@ M.config = {
   root_markers = { ".git" },
   settings = {},
   init_options = { inlayHints = { enabled = true } },
+  flags = { debounce_text_changes = 30 },
 }
 
 return M
