@@ -98,13 +98,17 @@ pub(crate) fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> 
     }
     // By start; of equal ranges the last wins, as when they were a map.
     uses.sort_by_key(|(r, _)| r.start());
-    let resolve = |r: TextRange| {
-        let end = uses.partition_point(|(u, _)| u.start() <= r.start());
-        uses[..end]
+    // Tokens come in order: the uses before a token's start are passed once.
+    let mut passed = 0;
+    let mut resolve = |r: TextRange| {
+        while passed < uses.len() && uses[passed].0.start() < r.start() {
+            passed += 1;
+        }
+        uses[passed..]
             .iter()
-            .rev()
             .take_while(|(u, _)| u.start() == r.start())
-            .find(|(u, _)| *u == r)
+            .filter(|(u, _)| *u == r)
+            .last()
             .map(|&(_, class)| class)
     };
     let mut out = Vec::new();
