@@ -548,14 +548,12 @@ impl RootDb {
         }
         let delta = i64::from(u32::from(root.text_range().len()))
             - old.text_len.map_or(0, |l| i64::from(u32::from(l)));
-        let shift = |r: TextRange| {
-            let start = (i64::from(u32::from(r.start())) + delta) as u32;
-            TextRange::at(start.into(), r.len())
-        };
+        let shift_at = |o: TextSize| TextSize::from((i64::from(u32::from(o)) + delta) as u32);
+        let shift = |r: TextRange| TextRange::at(shift_at(r.start()), r.len());
         let mut suf = 0;
         while suf < (n_old - pre).min(n_new - pre)
             && same(n_old - 1 - suf, n_new - 1 - suf)
-            && shift(TextRange::empty(old.nodes[n_old - 1 - suf].start)).start()
+            && shift_at(old.nodes[n_old - 1 - suf].start)
                 == nodes[n_new - 1 - suf].text_range().start()
         {
             suf += 1;
@@ -610,7 +608,7 @@ impl RootDb {
         }
         for node in &old.nodes[n_old - suf..] {
             let mut node = node.clone();
-            node.start = shift(TextRange::empty(node.start)).start();
+            node.start = shift_at(node.start);
             let info = node.info.map(|i| {
                 let mut info = old.items[i].clone();
                 info.range = shift(info.range);
@@ -714,6 +712,23 @@ impl RootDb {
             } else {
                 referrers(&items)
             });
+            if cfg!(debug_assertions) {
+                // Moved or rebuilt, the map is what a rebuild gives (lists
+                // compared as multisets: moving reorders them).
+                let sorted = |m: &Referrers| {
+                    let mut v: Vec<(Arc<str>, Vec<Arc<str>>)> = m
+                        .iter()
+                        .map(|(k, l)| {
+                            let mut l = l.to_vec();
+                            l.sort();
+                            (k.clone(), l)
+                        })
+                        .collect();
+                    v.sort();
+                    v
+                };
+                assert_eq!(sorted(&items.referrers), sorted(&referrers(&items)));
+            }
         }
         // Stamp the items whose diagnostics may have changed: those that
         // changed and those that refer to them, transitively; all of them

@@ -40,10 +40,11 @@ pub(crate) fn folding_ranges(analysis: &Analysis) -> Vec<Fold> {
                     SyntaxKind::TENSOR_EXPR => (SyntaxKind::L_BRACK, SyntaxKind::R_BRACK),
                     _ => return true,
                 };
-                let last = last_token(node).filter(|&(k, _)| k == close);
-                if let (Some(_), Some((_, len))) =
-                    (first_token_kind(node).filter(|&k| k == open), last)
+                if let (Some(first), Some((last, len))) = (first_token_kind(node), last_token(node))
                 {
+                    if first != open || last != close {
+                        return true;
+                    }
                     // The first token starts the node, the last ends it.
                     let (a, b) = (line(range.start()), line(range.end() - len));
                     // Keep the closing line visible.

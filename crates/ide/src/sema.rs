@@ -270,12 +270,7 @@ impl<'a> Sema<'a> {
 
     /// All first-of-their-name top-level graphs.
     pub fn graphs(&self) -> Vec<GraphSema<'a>> {
-        self.items
-            .items
-            .iter()
-            .filter(|i| i.first && i.kind == ItemKind::Graph)
-            .filter_map(|i| self.graph(&i.name))
-            .collect()
+        self.graphs_in(None)
     }
 
     /// The first-of-their-name top-level graphs whose text refers to the
@@ -292,9 +287,10 @@ impl<'a> Sema<'a> {
     /// the graphs in it, not the file.
     pub fn graphs_in(&self, range: Option<TextRange>) -> Vec<GraphSema<'a>> {
         let items = &self.items.items;
+        // Items are in source order, their ranges disjoint: those that meet
+        // `range` are a slice.
         let (lo, hi) = match range {
             None => (0, items.len()),
-            // Items are in source order, their ranges disjoint.
             Some(r) => (
                 items.partition_point(|i| i.range.end() < r.start()),
                 items.partition_point(|i| i.range.start() <= r.end()),
@@ -303,7 +299,6 @@ impl<'a> Sema<'a> {
         items[lo..hi.max(lo)]
             .iter()
             .filter(|i| i.first && i.kind == ItemKind::Graph)
-            .filter(|i| range.is_none_or(|r| r.intersect(i.range).is_some()))
             .filter_map(|i| self.graph(&i.name))
             .collect()
     }

@@ -203,10 +203,7 @@ impl Parse {
                         }
                         _ => None,
                     };
-                    let item = matches!(
-                        k,
-                        SyntaxKind::GRAPH | SyntaxKind::WEIGHT | SyntaxKind::IMPORT
-                    );
+                    let item = is_item(k);
                     (item, keyword.filter(|_| item && line_start))
                 }
                 NodeOrToken::Token(_) => (false, None),
@@ -262,8 +259,7 @@ impl Parse {
         let mut reached = next_relative.is_none();
         for child in green.children() {
             if Some(at) == next_relative {
-                reached = matches!(child, NodeOrToken::Node(n)
-                    if matches!(kind(n.kind()), SyntaxKind::GRAPH | SyntaxKind::WEIGHT | SyntaxKind::IMPORT));
+                reached = matches!(child, NodeOrToken::Node(n) if is_item(kind(n.kind())));
                 break;
             }
             at += child.text_len();
@@ -319,6 +315,14 @@ impl Parse {
             errors: merged.into(),
         })
     }
+}
+
+/// Whether a top-level node is an item (what the parser's top level starts).
+fn is_item(kind: SyntaxKind) -> bool {
+    matches!(
+        kind,
+        SyntaxKind::GRAPH | SyntaxKind::WEIGHT | SyntaxKind::IMPORT
+    )
 }
 
 fn push_text(node: &rowan::GreenNodeData, out: &mut String) {

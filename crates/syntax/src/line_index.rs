@@ -32,22 +32,16 @@ pub struct LineCursor<'a> {
 impl LineCursor<'_> {
     /// What [`LineIndex::line_col`] gives.
     pub fn line_col(&mut self, offset: TextSize) -> LineCol {
-        let index = self.index;
-        let offset = offset.min(index.text_len);
-        if index.starts[self.line] > offset {
-            self.line = index.starts.partition_point(|&s| s <= offset) - 1;
+        let starts = &self.index.starts;
+        let offset = offset.min(self.index.text_len);
+        // Behind, or more than a few lines ahead: search; else step.
+        if starts[self.line] > offset || starts.get(self.line + 8).is_some_and(|&s| s <= offset) {
+            self.line = starts.partition_point(|&s| s <= offset) - 1;
         }
-        // A few lines ahead at most: step; further: search.
-        let mut steps = 0;
-        while self.line + 1 < index.starts.len() && index.starts[self.line + 1] <= offset {
+        while starts.get(self.line + 1).is_some_and(|&s| s <= offset) {
             self.line += 1;
-            steps += 1;
-            if steps == 8 {
-                self.line = index.starts.partition_point(|&s| s <= offset) - 1;
-                break;
-            }
         }
-        index.col_in(self.text, self.line, offset, self.unit)
+        self.index.col_in(self.text, self.line, offset, self.unit)
     }
 }
 
@@ -232,7 +226,6 @@ mod tests {
         );
     }
 
-    /// Issue 14, finding 5: a lone CR ends a line, as LF and CRLF do.
     /// The cursor gives what `line_col` gives, for offsets in order, in any
     /// order, and far apart.
     #[test]
@@ -256,6 +249,7 @@ mod tests {
         }
     }
 
+    /// Issue 14, finding 5: a lone CR ends a line, as LF and CRLF do.
     #[test]
     fn cr_lf_and_crlf_are_line_breaks() {
         let text = "a\rb\r\nc\nd\r";
