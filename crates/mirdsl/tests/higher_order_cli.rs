@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
@@ -85,6 +86,12 @@ struct Case {
     dir: PathBuf,
 }
 
+impl Drop for Case {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 impl Case {
     fn load(name: &'static str) -> Case {
         let json: Value = serde_json::from_str(
@@ -121,7 +128,14 @@ impl Case {
                 Some((k.clone(), v.as_array()?.iter().map(T::from_json).collect()))
             })
             .collect();
-        let dir = std::env::temp_dir().join(format!("mirdsl-higher-{name}-{}", std::process::id()));
+        // Tests run as threads of one process, and two may load the same
+        // program: each load has a directory of its own.
+        static LOADS: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mirdsl-higher-{name}-{}-{}",
+            std::process::id(),
+            LOADS.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let text = std::fs::read_to_string(data_dir().join(format!("{name}.mir"))).unwrap();
