@@ -841,6 +841,21 @@ impl Server {
                 return;
             }
         };
+        let unknown = |command: &str| {
+            format!(
+                "unknown command `{command}` (the commands are {})",
+                COMMANDS.join(", ")
+            )
+        };
+        // The command is checked first: a client sending a command we do not
+        // serve should hear that, not what our commands' arguments are.
+        if !COMMANDS.contains(&p.command.as_str()) {
+            let message = unknown(&p.command);
+            self.shared
+                .outbox
+                .respond_error(Some(id), code::INVALID_PARAMS, &message);
+            return;
+        }
         let (uri, graph) = match p.arguments.as_slice() {
             [Json::String(uri), Json::String(graph), ..] => (uri.clone(), graph.clone()),
             _ => {
@@ -880,14 +895,11 @@ impl Server {
                     crate::custom::show(s, shared, p, gradient, show)
                 })
             }
-            other => self.shared.outbox.respond_error(
-                Some(id),
-                code::INVALID_PARAMS,
-                &format!(
-                    "unknown command `{other}` (the commands are {})",
-                    COMMANDS.join(", ")
-                ),
-            ),
+            other => {
+                self.shared
+                    .outbox
+                    .respond_error(Some(id), code::INVALID_PARAMS, &unknown(other))
+            }
         }
     }
 }

@@ -364,6 +364,13 @@ fn code_lens_commands_are_carried_out_by_the_server() {
             .request("workspace/executeCommand", json!({"command": "mirdsl.nope", "arguments": [uri, "sq"]}))
             .await;
         assert_eq!(r["error"]["code"], -32602, "{r}");
+        // Named as unknown whatever its arguments.
+        let r = c
+            .request("workspace/executeCommand", json!({"command": "mirdsl.nope", "arguments": []}))
+            .await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("unknown command `mirdsl.nope`"), "{message}");
         c.shutdown().await;
         // A client with commands of its own.
         let mut c = Client::start();
