@@ -4,152 +4,52 @@
 //! server's memory budget (`mirdsl lsp --max-memory`); a run past its
 //! `timeoutMs` or cancelled stops, and the server goes on answering.
 
-#[path = "common/lsp_frames.rs"]
-mod lsp_frames;
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::Receiver;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use lsp_client::Lsp;
 use serde_json::{json, Value as Json};
-
-const WAIT: Duration = Duration::from_secs(60);
 
 /// The most memory the server (and its run worker) may map.
 const ADDRESS_SPACE: u64 = 4 << 30;
 
-struct Lsp {
-    child: Child,
-    stdin: ChildStdin,
-    messages: Receiver<Json>,
-    seen: Vec<Json>,
-    next_id: i64,
+/// `mirdsl lsp ARGS`, initialized, within [`ADDRESS_SPACE`].
+fn start(args: &[&str]) -> Lsp {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mirdsl"));
+    command
+        .arg("lsp")
+        .args(args)
+        .env_remove("MIRDSL_MAX_MEMORY");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: ADDRESS_SPACE,
+                    rlim_max: ADDRESS_SPACE,
+                };
+                libc::setrlimit(libc::RLIMIT_AS, &lim);
+                Ok(())
+            });
+        }
+    }
+    let mut lsp = Lsp::start(command);
+    // Runs take their time.
+    lsp.wait = Duration::from_secs(60);
+    lsp
 }
 
-impl Lsp {
-    fn start(args: &[&str]) -> Lsp {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_mirdsl"));
-        command
-            .arg("lsp")
-            .args(args)
-            .env_remove("MIRDSL_MAX_MEMORY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: setrlimit is async-signal-safe.
-            unsafe {
-                command.pre_exec(|| {
-                    let lim = libc::rlimit {
-                        rlim_cur: ADDRESS_SPACE,
-                        rlim_max: ADDRESS_SPACE,
-                    };
-                    libc::setrlimit(libc::RLIMIT_AS, &lim);
-                    Ok(())
-                });
-            }
-        }
-        let mut child = command.spawn().expect("mirdsl lsp starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let messages = lsp_frames::read_messages(stdout);
-        let mut lsp = Lsp {
-            child,
-            stdin,
-            messages,
-            seen: Vec::new(),
-            next_id: 1,
-        };
-        let r = lsp.request(
-            "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {}}),
-        );
-        assert!(r["result"]["capabilities"].is_object(), "{r}");
-        lsp.notify("initialized", json!({}));
-        lsp
-    }
-
-    fn send(&mut self, message: &Json) {
-        let body = serde_json::to_string(message).unwrap();
-        let _ = self.stdin.write_all(&lsp_frames::frame(body.as_bytes()));
-        let _ = self.stdin.flush();
-    }
-
-    fn notify(&mut self, method: &str, params: Json) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    fn send_request(&mut self, method: &str, params: Json) -> i64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
-    }
-
-    fn response(&mut self, id: i64) -> Json {
-        let id = Json::from(id);
-        if let Some(i) = self
-            .seen
-            .iter()
-            .position(|m| m["id"] == id && m.get("method").is_none())
-        {
-            return self.seen.remove(i);
-        }
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.messages.recv_timeout(left) {
-                Ok(m) if m["id"] == id && m.get("method").is_none() => return m,
-                Ok(m) => self.seen.push(m),
-                Err(_) => panic!("no answer to request {id} within {WAIT:?}"),
-            }
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Json) -> Json {
-        let id = self.send_request(method, params);
-        self.response(id)
-    }
-
-    fn open(&mut self, uri: &str, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "mindir", "version": 1, "text": text}}),
-        );
-    }
-
-    /// `mirdsl/run`: its answer and how long it took.
-    fn run(&mut self, params: Json) -> (Json, Duration) {
-        let start = Instant::now();
-        let r = self.request("mirdsl/run", params);
-        (r, start.elapsed())
-    }
-
-    fn shutdown(mut self) {
-        let r = self.request("shutdown", Json::Null);
-        assert_eq!(r["result"], Json::Null, "{r}");
-        self.notify("exit", Json::Null);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                assert_eq!(status.code(), Some(0));
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("the server did not exit");
-    }
-}
-
-impl Drop for Lsp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `mirdsl/run`: its answer and how long it took.
+fn run(lsp: &mut Lsp, params: Json) -> (Json, Duration) {
+    let start = Instant::now();
+    let r = lsp.request("mirdsl/run", params);
+    (r, start.elapsed())
 }
 
 /// A fresh directory for one test.
@@ -181,7 +81,7 @@ fn error_message(r: &Json) -> String {
 #[test]
 fn server_runs_refuse_hostile_programs_with_clear_errors() {
     let d = dir("refuse");
-    let mut lsp = Lsp::start(&["--max-memory", "1G"]);
+    let mut lsp = start(&["--max-memory", "1G"]);
     let cases: &[(&str, &str, &[&str])] = &[
         // An outer product of 149 GiB: refused before allocating.
         (
@@ -223,7 +123,7 @@ fn server_runs_refuse_hostile_programs_with_clear_errors() {
         std::fs::write(&path, text).unwrap();
         let u = uri(&path);
         lsp.open(&u, text);
-        let (r, took) = lsp.run(json!({"uri": u, "graph": graph}));
+        let (r, took) = run(&mut lsp, json!({"uri": u, "graph": graph}));
         let message = error_message(&r);
         for n in *needles {
             assert!(message.contains(n), "case {i}: missing {n:?} in {message}");
@@ -234,8 +134,10 @@ fn server_runs_refuse_hostile_programs_with_clear_errors() {
     let path = d.join("fine.mir");
     let text = "graph main(x: f32[3]) {\n  return x * 2.0\n}\n";
     lsp.open(&uri(&path), text);
-    let (r, _) =
-        lsp.run(json!({"uri": uri(&path), "graph": "main", "args": {"x": "[1.0, 2.0, 3.0]"}}));
+    let (r, _) = run(
+        &mut lsp,
+        json!({"uri": uri(&path), "graph": "main", "args": {"x": "[1.0, 2.0, 3.0]"}}),
+    );
     assert_eq!(r["result"]["result"]["data"], json!([2.0, 4.0, 6.0]), "{r}");
     lsp.shutdown();
 }
@@ -248,11 +150,11 @@ fn a_server_run_of_a_fifo_does_not_block() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-    let mut lsp = Lsp::start(&[]);
+    let mut lsp = start(&[]);
     let path = d.join("prog.mir");
     let text = "param w: f32[4] = load(\"w.npy\")\ngraph main() {\n  return ReduceSum(w)\n}\n";
     lsp.open(&uri(&path), text);
-    let (r, took) = lsp.run(json!({"uri": uri(&path), "graph": "main"}));
+    let (r, took) = run(&mut lsp, json!({"uri": uri(&path), "graph": "main"}));
     let message = error_message(&r);
     assert!(message.contains("FIFO"), "{message}");
     assert!(took < Duration::from_secs(20), "{took:?}");
@@ -276,10 +178,13 @@ graph main() {
 #[test]
 fn server_runs_stop_at_their_time_limit_and_when_cancelled() {
     let d = dir("stop");
-    let mut lsp = Lsp::start(&[]);
+    let mut lsp = start(&[]);
     let path = d.join("prog.mir");
     lsp.open(&uri(&path), FIBONACCI);
-    let (r, took) = lsp.run(json!({"uri": uri(&path), "graph": "main", "timeoutMs": 500}));
+    let (r, took) = run(
+        &mut lsp,
+        json!({"uri": uri(&path), "graph": "main", "timeoutMs": 500}),
+    );
     let message = error_message(&r);
     assert!(message.contains("did not finish within"), "{message}");
     assert!(took < Duration::from_secs(10), "{took:?}");

@@ -2,209 +2,23 @@
 //! the findings of issue 14, each a test. `MIRDSL_LSP_UNDER_TEST=PATH` runs
 //! them against another build of the server (an older one, to see them fail).
 
-#[path = "common/lsp_frames.rs"]
-mod lsp_frames;
+#[path = "common/lsp_client.rs"]
+mod lsp_client;
 
 use std::io::Write;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::Receiver;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use lsp_client::Lsp;
 use serde_json::{json, Value as Json};
 
-const WAIT: Duration = Duration::from_secs(30);
-
-fn server_program() -> String {
-    std::env::var("MIRDSL_LSP_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_mirdsl").into())
-}
-
-struct Lsp {
-    child: Child,
-    stdin: ChildStdin,
-    messages: Receiver<Json>,
-    seen: Vec<Json>,
-    next_id: i64,
-}
-
-thread_local! {
-    static STDERR_PATH: std::cell::RefCell<Option<std::path::PathBuf>> = const { std::cell::RefCell::new(None) };
-}
-
-/// A file for this test thread's server's stderr (shown when a wait fails).
-fn tempfile_for_stderr() -> std::io::Result<std::fs::File> {
-    let dir = std::env::temp_dir().join("mirdsl-lsp-conformance");
-    std::fs::create_dir_all(&dir)?;
-    let name = format!(
-        "{}-{:?}.stderr",
-        std::process::id(),
-        std::thread::current().id()
-    )
-    .replace(
-        |c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '-',
-        "_",
-    );
-    let path = dir.join(name);
-    STDERR_PATH.with(|p| *p.borrow_mut() = Some(path.clone()));
-    std::fs::File::create(path)
-}
-
-fn stderr_tail() -> String {
-    let text = STDERR_PATH
-        .with(|p| p.borrow().clone())
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .unwrap_or_default();
-    let start = text.len().saturating_sub(4000);
-    let start = (start..=text.len())
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(text.len());
-    text[start..].to_string()
-}
-
-impl Lsp {
-    fn start() -> Lsp {
-        let mut lsp = Lsp::spawn();
-        let r = lsp.request(
-            "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": {}}),
-        );
-        assert!(r["result"]["capabilities"].is_object(), "{r}");
-        lsp.notify("initialized", json!({}));
-        lsp
-    }
-
-    /// The process, not initialized yet.
-    fn spawn() -> Lsp {
-        let mut child = Command::new(server_program())
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(
-                tempfile_for_stderr().expect("a file for the server's stderr"),
-            ))
-            .spawn()
-            .expect("mirdsl lsp starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let messages = lsp_frames::read_messages(stdout);
-        Lsp {
-            child,
-            stdin,
-            messages,
-            seen: Vec::new(),
-            next_id: 1,
-        }
-    }
-
-    fn send_body(&mut self, body: &[u8]) {
-        let _ = self.stdin.write_all(&lsp_frames::frame(body));
-        let _ = self.stdin.flush();
-    }
-
-    fn send(&mut self, message: &Json) {
-        self.send_body(serde_json::to_string(message).unwrap().as_bytes());
-    }
-
-    fn notify(&mut self, method: &str, params: Json) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
-    }
-
-    fn send_request(&mut self, method: &str, params: Json) -> i64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        id
-    }
-
-    /// The next message that satisfies `pred` (others are kept in `seen`).
-    fn wait_for(&mut self, what: &str, pred: impl Fn(&Json) -> bool) -> Json {
-        if let Some(i) = self.seen.iter().position(&pred) {
-            return self.seen.remove(i);
-        }
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.messages.recv_timeout(left) {
-                Ok(m) if pred(&m) => return m,
-                Ok(m) => self.seen.push(m),
-                Err(_) => panic!(
-                    "no {what} within {WAIT:?} (the server {}); its stderr ends:\n{}",
-                    if self.alive() {
-                        "is alive"
-                    } else {
-                        "has exited"
-                    },
-                    stderr_tail()
-                ),
-            }
-        }
-    }
-
-    fn response(&mut self, id: impl Into<Json>) -> Json {
-        let id = id.into();
-        self.wait_for(&format!("answer to request {id}"), |m| {
-            m["id"] == id && m.get("method").is_none()
-        })
-    }
-
-    fn request(&mut self, method: &str, params: Json) -> Json {
-        let id = self.send_request(method, params);
-        self.response(id)
-    }
-
-    fn open(&mut self, uri: &str, text: &str) {
-        self.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "mindir", "version": 1, "text": text}}),
-        );
-    }
-
-    fn hover(&mut self, uri: &str, line: u32, character: u32) -> Json {
-        self.request(
-            "textDocument/hover",
-            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
-        )
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
-    }
-
-    /// Waits for the process to end; its exit status.
-    fn exit_status(&mut self) -> Option<i32> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return status.code();
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        None
-    }
-
-    fn status_field(&self, name: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    }
-
-    fn shutdown(mut self) {
-        let r = self.request("shutdown", Json::Null);
-        assert_eq!(r["result"], Json::Null, "{r}");
-        self.notify("exit", Json::Null);
-        assert_eq!(self.exit_status(), Some(0));
-    }
-}
-
-impl Drop for Lsp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `mirdsl lsp`, or the server `MIRDSL_LSP_UNDER_TEST` names.
+fn server() -> Command {
+    let program = std::env::var("MIRDSL_LSP_UNDER_TEST")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_mirdsl").into());
+    let mut command = Command::new(program);
+    command.arg("lsp");
+    command
 }
 
 const URI: &str = "file:///conformance/f.mir";
@@ -221,7 +35,7 @@ fn hover_text(r: &Json) -> String {
 /// the JSON-RPC error it calls for, and the document stays open and served.
 #[test]
 fn malformed_frames_are_answered_and_the_server_keeps_serving() {
-    let mut lsp = Lsp::start();
+    let mut lsp = Lsp::start(server());
     lsp.open(URI, TEXT);
     assert!(hover_text(&lsp.hover(URI, 1, 10)).contains("Exp"));
     let cases: [(&[u8], i64); 6] = [
@@ -282,7 +96,7 @@ fn malformed_frames_are_answered_and_the_server_keeps_serving() {
 /// `shutdown` requests are invalid (-32600) until `exit`.
 #[test]
 fn the_lifecycle_is_enforced() {
-    let mut lsp = Lsp::spawn();
+    let mut lsp = Lsp::spawn(server());
     let r = lsp.request(
         "textDocument/hover",
         json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}}),
@@ -313,10 +127,10 @@ fn the_lifecycle_is_enforced() {
 /// Finding 1: `exit` without `shutdown` exits with status 1; with it, 0.
 #[test]
 fn exit_without_shutdown_exits_with_status_1() {
-    let mut lsp = Lsp::start();
+    let mut lsp = Lsp::start(server());
     lsp.notify("exit", Json::Null);
     assert_eq!(lsp.exit_status(), Some(1));
-    let lsp = Lsp::start();
+    let lsp = Lsp::start(server());
     lsp.shutdown();
 }
 
@@ -324,7 +138,7 @@ fn exit_without_shutdown_exits_with_status_1() {
 /// is not applied.
 #[test]
 fn stale_versions_are_not_applied() {
-    let mut lsp = Lsp::start();
+    let mut lsp = Lsp::start(server());
     lsp.open(URI, TEXT);
     let change = |version: i64, text: &str| json!({"textDocument": {"uri": URI, "version": version}, "contentChanges": [{"text": text}]});
     lsp.notify(
@@ -356,7 +170,7 @@ fn stale_versions_are_not_applied() {
 /// both ways.
 #[test]
 fn a_lone_cr_is_a_line_break() {
-    let mut lsp = Lsp::start();
+    let mut lsp = Lsp::start(server());
     lsp.open(URI, "graph f(x: f32[3]) {\r  return Exp(x)\r}\r");
     let h = lsp.hover(URI, 1, 10);
     assert!(hover_text(&h).contains("Exp"), "{h}");
@@ -385,7 +199,7 @@ fn heavy() -> String {
 /// memory comes back.
 #[test]
 fn runs_are_cancelled_and_concurrent_requests_stay_bounded() {
-    let mut lsp = Lsp::start();
+    let mut lsp = Lsp::start(server());
     lsp.open(URI, &heavy());
     let _ = lsp.hover(URI, 1, 2);
     let rss_before = lsp.status_field("VmRSS:");
@@ -454,7 +268,7 @@ fn runs_are_cancelled_and_concurrent_requests_stay_bounded() {
 /// preparing to rename a metafunction.
 #[test]
 fn renaming_to_a_metafunction_is_refused() {
-    let mut lsp = Lsp::start();
+    let mut lsp = Lsp::start(server());
     let text = "graph loss(x: f32[3]) {\n  return ReduceSum(x * x)\n}\ngraph main(x: f32[3]) {\n  return grad(loss)(x)\n}\n";
     lsp.open(URI, text);
     for new_name in ["grad", "value_and_grad", "vjp"] {
