@@ -698,6 +698,11 @@ impl Engine<'_> {
             };
             let list = map.entry(node).or_default();
             if !list.contains(v) {
+                // Most nodes have one value: a first push would make room
+                // for four, kept as long as the inference is.
+                if list.is_empty() {
+                    list.reserve_exact(1);
+                }
                 list.push(v.clone());
             }
         }

@@ -152,6 +152,18 @@ pub struct SourceMap {
     pub annotations: Vec<(NodeId, Ty, TextRange)>,
 }
 
+impl SourceMap {
+    /// As [`ir::Body::shrink_to_fit`]: the map lives as long as its body.
+    pub fn shrink_to_fit(&mut self) {
+        self.input_spans.shrink_to_fit();
+        self.attr_spans.shrink_to_fit();
+        self.defs.shrink_to_fit();
+        self.refs.shrink_to_fit();
+        self.ifs.shrink_to_fit();
+        self.annotations.shrink_to_fit();
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct IfInfo {
     pub call: NodeId,
@@ -253,6 +265,8 @@ pub fn lower_graph(graph: &ast::Graph, index: &ItemIndex) -> LoweredGraph {
     };
     let root = l.body.add_graph(name.clone(), None, GraphOrigin::Named);
     l.graph_into(root, graph);
+    l.body.shrink_to_fit();
+    l.map.shrink_to_fit();
     LoweredGraph {
         name,
         body: Arc::new(l.body),

@@ -67,17 +67,17 @@ use analysis::{Code, Diagnostic, ItemIndex, LoweredGraph};
 use ir::{Ty, WeightDef};
 use salsa::{Durability, Setter};
 use syntax::ast::{self, AstNode};
-use syntax::{
-    GreenNode, LineIndex, NodeOrToken, Parse, SyntaxKind, SyntaxNode, TextEdit, TextRange, TextSize,
-};
+use syntax::{GreenNode, LineIndex, Parse, SyntaxKind, SyntaxNode, TextEdit, TextRange, TextSize};
 
 pub use salsa;
 
 pub mod calls;
 mod diagnostics;
+mod normal;
 mod workspace;
 pub use analysis::link::{map_diagnostic, shift_lowered};
 pub use diagnostics::*;
+pub use normal::{norm, positions, PositionMap};
 pub use workspace::{closure, namespace, scope, visible_names, FileScope, Namespace};
 
 /// A source file. Every field is set by the writer; the queries read them.
@@ -294,49 +294,6 @@ pub struct Inferred {
     pub result: EntryResult,
     /// Callee graphs moved into the virtual region: name, base, length.
     pub segments: Vec<(String, u32, u32)>,
-}
-
-/// Maps an item's normalised offsets back to the real text of the item.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PositionMap {
-    /// For each token: normalised start, real start, real length.
-    tokens: Vec<(u32, u32, u32)>,
-    norm_len: u32,
-    real_len: u32,
-}
-
-impl PositionMap {
-    /// The real offset (relative to the item) of a normalised one.
-    pub fn to_real(&self, offset: TextSize) -> TextSize {
-        let x = u32::from(offset);
-        if x >= self.norm_len {
-            return TextSize::from(self.real_len);
-        }
-        let i = self.tokens.partition_point(|t| t.0 <= x).saturating_sub(1);
-        let Some(&(norm, real, len)) = self.tokens.get(i) else {
-            return offset;
-        };
-        TextSize::from(real + (x - norm).min(len))
-    }
-
-    /// The normalised offset of a real one (the start of the token it is in,
-    /// plus the distance into it, clamped for trivia).
-    pub fn to_norm(&self, offset: TextSize) -> TextSize {
-        let x = u32::from(offset);
-        if x >= self.real_len {
-            return TextSize::from(self.norm_len);
-        }
-        let i = self.tokens.partition_point(|t| t.1 <= x).saturating_sub(1);
-        let Some(&(norm, real, _)) = self.tokens.get(i) else {
-            return offset;
-        };
-        let next = self.tokens.get(i + 1).map_or(self.norm_len, |t| t.0);
-        TextSize::from((norm + (x - real)).min(next))
-    }
-
-    pub fn range_to_real(&self, r: TextRange) -> TextRange {
-        TextRange::new(self.to_real(r.start()), self.to_real(r.end()))
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -950,62 +907,6 @@ pub fn line_index(db: &dyn salsa::Database, file: File) -> &LineIndex {
 pub fn item_syntax(db: &dyn salsa::Database, key: ItemKey) -> Option<(ItemKind, Green)> {
     let slot = *key.file(db).slots(db).get(key.name(db))?;
     slot.syntax(db).clone()
-}
-
-/// The item's tree with trivia normalised (see the crate docs).
-#[salsa::tracked(returns(ref))]
-pub fn norm(db: &dyn salsa::Database, key: ItemKey) -> Option<(ItemKind, Green)> {
-    let (kind, green) = item_syntax(db, key).as_ref()?;
-    Some((*kind, Green(normalise(&green.0))))
-}
-
-/// Normalised → real offsets of the item's tokens.
-#[salsa::tracked(returns(ref))]
-pub fn positions(db: &dyn salsa::Database, key: ItemKey) -> PositionMap {
-    let Some((_, green)) = item_syntax(db, key).as_ref() else {
-        return PositionMap::default();
-    };
-    let root = SyntaxNode::new_root(green.0.clone());
-    let mut map = PositionMap::default();
-    let mut norm = 0u32;
-    for token in root
-        .descendants_with_tokens()
-        .filter_map(NodeOrToken::into_token)
-    {
-        let r = token.text_range();
-        map.tokens
-            .push((norm, u32::from(r.start()), u32::from(r.len())));
-        norm += match trivia_text(token.kind()) {
-            Some(t) => t.len() as u32,
-            None => u32::from(r.len()),
-        };
-    }
-    map.norm_len = norm;
-    map.real_len = u32::from(root.text_range().len());
-    map
-}
-
-fn trivia_text(kind: SyntaxKind) -> Option<&'static str> {
-    match kind {
-        SyntaxKind::WHITESPACE => Some(" "),
-        SyntaxKind::NEWLINE => Some("\n"),
-        SyntaxKind::COMMENT => Some("#"),
-        _ => None,
-    }
-}
-
-fn normalise(green: &GreenNode) -> GreenNode {
-    let children = green.children().map(|child| match child {
-        NodeOrToken::Node(n) => NodeOrToken::Node(normalise(&n.to_owned())),
-        NodeOrToken::Token(t) => {
-            let kind = syntax_kind(t.kind());
-            match trivia_text(kind) {
-                Some(text) => NodeOrToken::Token(rowan::GreenToken::new(t.kind(), text)),
-                None => NodeOrToken::Token(t.to_owned()),
-            }
-        }
-    });
-    GreenNode::new(green.kind(), children)
 }
 
 fn syntax_kind(raw: rowan::SyntaxKind) -> SyntaxKind {

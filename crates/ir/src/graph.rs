@@ -105,6 +105,22 @@ impl Body {
         &mut self.nodes[id.0 as usize]
     }
 
+    /// Gives back the room its vectors grew into: a lowered body is kept
+    /// (in the database, per graph) far longer than it took to build.
+    pub fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        for node in &mut self.nodes {
+            if let NodeKind::Apply(inputs) = &mut node.kind {
+                inputs.shrink_to_fit();
+            }
+        }
+        self.graphs.shrink_to_fit();
+        for graph in &mut self.graphs {
+            graph.nodes.shrink_to_fit();
+            graph.params.shrink_to_fit();
+        }
+    }
+
     pub fn graph_ids(&self) -> impl Iterator<Item = GraphId> {
         (0..self.graphs.len() as u32).map(GraphId)
     }
@@ -189,7 +205,8 @@ impl Body {
         span: Option<TextRange>,
     ) -> NodeId {
         let callee = self.add_const(Value::Prim(prim), span);
-        let mut inputs = vec![callee];
+        let mut inputs = Vec::with_capacity(args.len() + 1);
+        inputs.push(callee);
         inputs.extend_from_slice(args);
         self.add_apply(graph, inputs, span)
     }

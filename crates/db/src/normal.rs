@@ -1,0 +1,197 @@
+//! The normalised view of an item (see the crate docs): its tree with each
+//! whitespace run one space, each newline one `\n` and each comment one `#`,
+//! which lowering reads, and the map that takes its offsets back to the real
+//! text.
+
+use syntax::{GreenNode, NodeOrToken, SyntaxKind, SyntaxNode, TextRange, TextSize};
+
+use crate::{item_syntax, syntax_kind, Green, ItemKey, ItemKind};
+
+/// Maps an item's normalised offsets back to the real text of the item.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PositionMap {
+    /// Runs of tokens, each: normalised start, real start, real length. A run
+    /// is one trivia token whose normalised text is shorter or longer than its
+    /// real one, or as many tokens in a row as keep their length (most of a
+    /// line): one entry per run, not per token, as every graph's map is kept.
+    tokens: Vec<(u32, u32, u32)>,
+    norm_len: u32,
+    real_len: u32,
+}
+
+impl PositionMap {
+    /// The map of tokens given in order as (real length, normalised length).
+    fn from_tokens(tokens: impl IntoIterator<Item = (u32, u32)>) -> PositionMap {
+        let mut map = PositionMap::default();
+        let (mut norm, mut real) = (0u32, 0u32);
+        // Whether the last run kept its length, so a token that keeps its
+        // own extends it.
+        let mut last_kept = false;
+        for (real_len, norm_len) in tokens {
+            let kept = real_len == norm_len;
+            match map.tokens.last_mut() {
+                Some(run) if kept && last_kept => run.2 += real_len,
+                _ => map.tokens.push((norm, real, real_len)),
+            }
+            last_kept = kept;
+            norm += norm_len;
+            real += real_len;
+        }
+        map.tokens.shrink_to_fit();
+        map.norm_len = norm;
+        map.real_len = real;
+        map
+    }
+
+    /// The real offset (relative to the item) of a normalised one.
+    pub fn to_real(&self, offset: TextSize) -> TextSize {
+        let x = u32::from(offset);
+        if x >= self.norm_len {
+            return TextSize::from(self.real_len);
+        }
+        let i = self.tokens.partition_point(|t| t.0 <= x).saturating_sub(1);
+        let Some(&(norm, real, len)) = self.tokens.get(i) else {
+            return offset;
+        };
+        TextSize::from(real + (x - norm).min(len))
+    }
+
+    /// The normalised offset of a real one (the start of the token it is in,
+    /// plus the distance into it, clamped for trivia).
+    pub fn to_norm(&self, offset: TextSize) -> TextSize {
+        let x = u32::from(offset);
+        if x >= self.real_len {
+            return TextSize::from(self.norm_len);
+        }
+        let i = self.tokens.partition_point(|t| t.1 <= x).saturating_sub(1);
+        let Some(&(norm, real, _)) = self.tokens.get(i) else {
+            return offset;
+        };
+        let next = self.tokens.get(i + 1).map_or(self.norm_len, |t| t.0);
+        TextSize::from((norm + (x - real)).min(next))
+    }
+
+    pub fn range_to_real(&self, r: TextRange) -> TextRange {
+        TextRange::new(self.to_real(r.start()), self.to_real(r.end()))
+    }
+}
+
+/// The item's tree with trivia normalised (see the crate docs).
+#[salsa::tracked(returns(ref))]
+pub fn norm(db: &dyn salsa::Database, key: ItemKey) -> Option<(ItemKind, Green)> {
+    let (kind, green) = item_syntax(db, key).as_ref()?;
+    Some((*kind, Green(normalise(&green.0))))
+}
+
+/// Normalised → real offsets of the item's tokens.
+#[salsa::tracked(returns(ref))]
+pub fn positions(db: &dyn salsa::Database, key: ItemKey) -> PositionMap {
+    let Some((_, green)) = item_syntax(db, key).as_ref() else {
+        return PositionMap::default();
+    };
+    let root = SyntaxNode::new_root(green.0.clone());
+    PositionMap::from_tokens(
+        root.descendants_with_tokens()
+            .filter_map(NodeOrToken::into_token)
+            .map(|token| {
+                let real = u32::from(token.text_range().len());
+                let norm = trivia_text(token.kind()).map_or(real, |t| t.len() as u32);
+                (real, norm)
+            }),
+    )
+}
+
+fn trivia_text(kind: SyntaxKind) -> Option<&'static str> {
+    match kind {
+        SyntaxKind::WHITESPACE => Some(" "),
+        SyntaxKind::NEWLINE => Some("\n"),
+        SyntaxKind::COMMENT => Some("#"),
+        _ => None,
+    }
+}
+
+fn normalise(green: &GreenNode) -> GreenNode {
+    // Built through a cache, so the item's equal tokens and small nodes are
+    // one allocation each, as in the parser's own tree.
+    let mut cache = rowan::NodeCache::default();
+    let mut builder = rowan::GreenNodeBuilder::with_cache(&mut cache);
+    fn build(builder: &mut rowan::GreenNodeBuilder, node: &rowan::GreenNodeData) {
+        builder.start_node(node.kind());
+        for child in node.children() {
+            match child {
+                NodeOrToken::Node(n) => build(builder, n),
+                NodeOrToken::Token(t) => {
+                    let text = trivia_text(syntax_kind(t.kind())).unwrap_or(t.text());
+                    builder.token(t.kind(), text);
+                }
+            }
+        }
+        builder.finish_node();
+    }
+    build(&mut builder, green);
+    builder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The map with an entry per token, as it was before runs were merged.
+    fn per_token(tokens: &[(u32, u32)]) -> PositionMap {
+        let mut map = PositionMap::default();
+        for &(real_len, norm_len) in tokens {
+            map.tokens.push((map.norm_len, map.real_len, real_len));
+            map.norm_len += norm_len;
+            map.real_len += real_len;
+        }
+        map
+    }
+
+    /// Merged runs map every offset, both ways, as an entry per token does.
+    #[test]
+    fn runs_map_offsets_as_tokens_do() {
+        // (real length, normalised length): names and punctuation keep
+        // theirs, indentation and comments shrink, an empty token, a
+        // newline.
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let tokens: Vec<(u32, u32)> = (0..next() % 40)
+                .map(|_| match next() % 5 {
+                    0 => (1 + (next() % 6) as u32, 1),
+                    1 => (0, 0),
+                    2 => (1, 1),
+                    _ => {
+                        let n = 1 + (next() % 5) as u32;
+                        (n, n)
+                    }
+                })
+                .collect();
+            let runs = PositionMap::from_tokens(tokens.iter().copied());
+            let reference = per_token(&tokens);
+            assert!(runs.tokens.len() <= reference.tokens.len());
+            assert_eq!(
+                (runs.norm_len, runs.real_len),
+                (reference.norm_len, reference.real_len)
+            );
+            for x in 0..=reference.real_len + 1 {
+                let x = TextSize::from(x);
+                assert_eq!(
+                    runs.to_norm(x),
+                    reference.to_norm(x),
+                    "{tokens:?} real {x:?}"
+                );
+                assert_eq!(
+                    runs.to_real(x),
+                    reference.to_real(x),
+                    "{tokens:?} norm {x:?}"
+                );
+            }
+        }
+    }
+}
