@@ -111,10 +111,26 @@ fn trivia_text(kind: SyntaxKind) -> Option<&'static str> {
 }
 
 fn normalise(green: &GreenNode) -> GreenNode {
-    // Built through a cache, so the item's equal tokens and small nodes are
-    // one allocation each, as in the parser's own tree.
-    let mut cache = rowan::NodeCache::default();
-    let mut builder = rowan::GreenNodeBuilder::with_cache(&mut cache);
+    // Built through a cache, so equal tokens and small nodes are one
+    // allocation each, as in the parser's own tree; shared by the items this
+    // thread normalises (most share names and punctuation), and started
+    // afresh now and then, since it keeps alive whatever it holds.
+    const ITEMS_PER_CACHE: u32 = 1024;
+    thread_local! {
+        static CACHE: std::cell::RefCell<(rowan::NodeCache, u32)> = Default::default();
+    }
+    CACHE.with_borrow_mut(|(cache, items)| {
+        *items += 1;
+        if *items > ITEMS_PER_CACHE {
+            *cache = rowan::NodeCache::default();
+            *items = 1;
+        }
+        normalise_with(cache, green)
+    })
+}
+
+fn normalise_with(cache: &mut rowan::NodeCache, green: &GreenNode) -> GreenNode {
+    let mut builder = rowan::GreenNodeBuilder::with_cache(cache);
     fn build(builder: &mut rowan::GreenNodeBuilder, node: &rowan::GreenNodeData) {
         builder.start_node(node.kind());
         for child in node.children() {
