@@ -683,7 +683,15 @@ impl Engine<'_> {
                 );
             }
         }
-        out
+        match (&g.ret_annotation, out) {
+            // A body that comes to nothing known (an error in it, reported
+            // there) gives its callers what it declares, as a parameter
+            // declared but given nothing known is what it declares: callers
+            // see the signature, and an edit that breaks the body for a
+            // moment leaves their inference as it was.
+            (Some((ty, _)), Some(AbsVal::Any)) => Some(declared_value(ty, &symbols)),
+            (_, out) => out,
+        }
     }
 
     fn record(&mut self, item: &Arc<str>, node: NodeId, value: &Val) {

@@ -125,3 +125,46 @@ fn examples_check_clean() {
         assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
     }
 }
+
+/// A graph whose body comes to nothing known (an error in it, reported
+/// there) gives callers the type it declares, its symbols bound by the
+/// call: `y` is f32[2, 3], and a misuse of it is caught at the caller. A
+/// graph that declares nothing still gives its callers nothing known.
+#[test]
+fn callers_see_the_declared_result_of_a_broken_body() {
+    let text = "\
+graph layer(x: f32[B, 3]) -> f32[B, 3] {
+  return Bogus(x)
+}
+graph undeclared(x: f32[B, 3]) {
+  return Bogus(x)
+}
+graph model(x: f32[2, 3], v: f32[4]) {
+  y = layer(x)
+  z = undeclared(x)
+  return Add(y, v)
+}
+";
+    expect_test::expect![[r#"
+        graph layer:
+          x: f32[B, 3] | f32[2, 3]
+          -> ?
+        entry layer: (f32[B, 3]) -> f32[B, 3]
+        graph undeclared:
+          x: f32[B, 3] | f32[2, 3]
+          -> ?
+        entry undeclared: (f32[B, 3]) -> ?
+        graph model:
+          x: f32[2, 3]
+          v: f32[4]
+          y: f32[2, 3]
+          z: ?
+          -> ?
+        entry model: (f32[2, 3], f32[4]) -> ?
+        E0140 unknown primitive `Bogus`
+        E0140 unknown primitive `Bogus`
+        W0001 `z` is never used
+        E0201 `Add`: shapes [2, 3] and [4] cannot be broadcast: dimension 3 against 4
+    "#]]
+    .assert_eq(&describe(text));
+}

@@ -171,6 +171,32 @@ fn edit_that_keeps_the_result_type_does_not_reinfer_callers() {
 }
 
 #[test]
+fn a_broken_body_that_declares_its_result_does_not_reinfer_callers() {
+    let text = "\
+graph layer(x: f32[B, 3]) -> f32[B, 3] {
+  y = Exp(x)
+  return y
+}
+
+graph model(x: f32[2, 3]) {
+  return layer(x) + 1.0
+}
+";
+    let mut f = Fixture::new(text);
+    // Typing leaves the body broken for a moment: it comes to nothing known,
+    // so callers get what `layer` declares (f32[2, 3], B bound by the call),
+    // as before, and model's inference stands.
+    f.edit("graph layer", "Exp(x)", "Exp(x) *");
+    let executed = f.executed();
+    assert!(executed.contains("call_output(call)"), "{executed}");
+    assert!(!executed.contains("infer(model)"), "{executed}");
+    // An unknown primitive: the same.
+    f.edit("graph layer", "Exp(x) *", "Bogus(x)");
+    let executed = f.executed();
+    assert!(!executed.contains("infer(model)"), "{executed}");
+}
+
+#[test]
 fn edit_that_changes_the_result_type_spreads_to_callers() {
     let mut f = Fixture::new(TEXT);
     // b's result becomes f32[2, 3] -> f32[3]: d's inference re-runs (and would
