@@ -1,13 +1,14 @@
 //! `bench lsp`: the language server's edit latency, open time and memory,
 //! next to MLIR's.
 //!
-//! Drives `mirdsl lsp` over stdio on six workloads: a 1,000-line program, a
+//! Drives `mirdsl lsp` over stdio on seven workloads: a 1,000-line program, a
 //! 20,000-line program, a 20,000-line stress file whose semantics are random
 //! (about 10,000 errors), and a 100,000-line workspace of many models calling
 //! shared layers; the 1,000-line program and the workspace once more with
 //! edits that type a new term at line ends, keystroke group by keystroke
 //! group (every other state a syntax error, new references and calls:
-//! [`typing_edits`]). For each: opens it (timed from `didOpen` to the first
+//! [`typing_edits`]), in the workspace's models and then in its shared
+//! layers. For each: opens it (timed from `didOpen` to the first
 //! `publishDiagnostics`), then makes `--edits` one-line changes inside graphs
 //! (30 unless given; inside models for the workspace), each timed from sending
 //! `didChange` to receiving the `publishDiagnostics` of that version; reports
@@ -529,7 +530,8 @@ fn mirdsl_path() -> PathBuf {
 /// A workspace of `lines` lines that checks clean: 64 shared layers (each a
 /// graph with two weights, a nested graph and an `if`), then models that
 /// each call several shared layers between elementwise work. Edits go inside
-/// models ([`model_edits`]), as when one model of many is being written.
+/// models ([`model_edits`]), as when one model of many is being written, or
+/// inside the shared layers ([`layer_edits`]).
 pub fn workspace_text(lines: usize, seed: u64) -> String {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut next = move || {
@@ -602,12 +604,26 @@ pub fn workspace_text(lines: usize, seed: u64) -> String {
 /// Statement lines inside the models of [`workspace_text`], spread over the
 /// file; each edit multiplies the value by one.
 fn model_edits(text: &str, count: usize) -> Vec<LineEdit> {
-    let mut in_model = false;
+    statement_edits(text, count, "graph model", "  a")
+}
+
+/// Statement lines inside the shared layers of [`workspace_text`] (each
+/// called by hundreds of models), spread over them; each edit multiplies the
+/// value by one.
+fn layer_edits(text: &str, count: usize) -> Vec<LineEdit> {
+    statement_edits(text, count, "graph shared", "  a = ")
+}
+
+/// Up to `count` lines that start with `statement` and bind a name, inside
+/// graphs whose header starts with `graph`, spread evenly; each edit
+/// multiplies the value by one.
+fn statement_edits(text: &str, count: usize, graph: &str, statement: &str) -> Vec<LineEdit> {
+    let mut inside = false;
     let mut candidates = Vec::new();
     for (i, l) in text.lines().enumerate() {
         if l.starts_with("graph ") {
-            in_model = l.starts_with("graph model");
-        } else if in_model && l.starts_with("  a") && l.contains(" = ") {
+            inside = l.starts_with(graph);
+        } else if inside && l.starts_with(statement) && l.contains(" = ") {
             candidates.push(i);
         }
     }
@@ -724,6 +740,14 @@ pub fn run(options: &Options) {
             Workload {
                 name: "models + shared layers, typing",
                 edits: typing_edits(&workspace, &model_edits(&workspace, edits), edits),
+                text: workspace.clone(),
+                target: Some((15.0, 30.0)),
+            },
+            // Typing in a layer that hundreds of models call: every caller
+            // depends on it.
+            Workload {
+                name: "models + shared layers, typing in a shared layer",
+                edits: typing_edits(&workspace, &layer_edits(&workspace, edits), edits),
                 text: workspace,
                 target: Some((15.0, 30.0)),
             },
@@ -846,5 +870,32 @@ mod tests {
         }
         let analysis = analysis::analyze(&(edited.join("\n") + "\n"));
         assert!(analysis.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn layer_edits_stay_inside_shared_layers_and_check_clean() {
+        let text = workspace_text(3_000, 1);
+        let lines: Vec<&str> = text.lines().collect();
+        let edits = layer_edits(&text, 8);
+        assert_eq!(edits.len(), 8);
+        let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        for e in &edits {
+            let header = lines[..e.line]
+                .iter()
+                .rev()
+                .find(|l| l.starts_with("graph "))
+                .unwrap();
+            assert!(header.starts_with("graph shared"), "{header}");
+            edited[e.line] = e.new_line.clone();
+        }
+        for e in typing_edits(&text, &edits, 32) {
+            edited[e.line] = e.new_line;
+        }
+        let analysis = analysis::analyze(&(edited.join("\n") + "\n"));
+        assert!(
+            analysis.diagnostics.is_empty(),
+            "{:?}",
+            &analysis.diagnostics[..1]
+        );
     }
 }
