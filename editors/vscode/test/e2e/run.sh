@@ -3,7 +3,8 @@
 # 1.99.3) driven through Debian's Chromium with playwright-core. Installs what is
 # missing (code-server under target/code-server, chromium via apt, playwright-core
 # under target/editors-e2e), builds `mirdsl` and the .vsix, then runs vscode.e2e.mjs.
-# Screenshots go to editors/vscode/test/e2e/screenshots/.
+# Screenshots go to target/e2e-screenshots/; MIRDSL_E2E_SHOTS="$PWD/editors/vscode/test/e2e/screenshots"
+# renews the ones the docs show (tracked), on purpose rather than on every run.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 EXT="$(cd "$HERE/../.." && pwd)"
@@ -84,7 +85,7 @@ done
 
 set +e
 MIRDSL_E2E_DEPS="$DEPS" MIRDSL_E2E_URL="http://127.0.0.1:$PORT/?folder=$WS" MIRDSL_E2E_WS="$WS" \
-  MIRDSL_E2E_LOGS="$UD/logs" MIRDSL_E2E_SHOTS="$HERE/screenshots" \
+  MIRDSL_E2E_LOGS="$UD/logs" MIRDSL_E2E_SHOTS="${MIRDSL_E2E_SHOTS:-$ROOT/target/e2e-screenshots}" \
   node "$HERE/vscode.e2e.mjs"
 rc=$?
 set -e
