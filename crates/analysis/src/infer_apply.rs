@@ -1,0 +1,306 @@
+//! Applying a function value: a primitive (its shape rule), a graph or a
+//! closure (evaluated, or its memoised call), a partial application, or a
+//! metafunction (`grad`, `vjp`, `jvp`...: the type of what it makes).
+
+use super::*;
+
+impl Engine<'_> {
+    pub(super) fn apply_value(
+        &mut self,
+        frame: &mut Frame,
+        n: NodeId,
+        callee: AbsVal,
+        args: Vec<Val>,
+    ) -> Val {
+        let item = frame.item.clone();
+        let AbsVal::Func(id) = callee else {
+            if matches!(callee, AbsVal::Any) {
+                return Some(AbsVal::Any);
+            }
+            let span = self.span(frame, n, Some(0));
+            self.report(
+                &item,
+                Diagnostic::error(
+                    Code::NotCallable,
+                    span,
+                    format!("this is {callee}, not a function; it cannot be called"),
+                ),
+            );
+            return Some(AbsVal::Any);
+        };
+        match self.funcs[id as usize].clone() {
+            FuncVal::Prim(p) => self.apply_prim(frame, n, &p, args),
+            FuncVal::Graph {
+                item: g_item,
+                graph,
+                env,
+            } => {
+                // A top-level graph's signature comes from the source (a query
+                // an edit inside its body leaves unchanged); a nested graph's
+                // from its lowering.
+                let sig = if graph == GraphId(0) {
+                    self.source.signature(&g_item)
+                } else {
+                    self.lowered(&g_item)
+                        .map(|l| Arc::new(Signature::of(&l, graph)))
+                };
+                let Some(sig) = sig else {
+                    return Some(AbsVal::Any);
+                };
+                let params = sig.params.len();
+                let name = sig.name.clone();
+                if params != args.len() {
+                    let span = self.span(frame, n, None);
+                    let d = Diagnostic::error(
+                        Code::WrongArity,
+                        span,
+                        format!(
+                            "`{name}` takes {params} argument{} but is given {}",
+                            if params == 1 { "" } else { "s" },
+                            args.len()
+                        ),
+                    );
+                    let d = match self.annotation_ranges(&g_item, graph).0 {
+                        Some(r) => d.with_related(r, format!("`{name}` is defined here")),
+                        None => d,
+                    };
+                    self.report(&item, d);
+                    return Some(AbsVal::Any);
+                }
+                // Check arguments against annotations at the call site.
+                let mut symbols = HashMap::default();
+                let mut call_args = Vec::new();
+                for (i, ((pname, ann), a)) in sig.params.iter().zip(&args).enumerate() {
+                    let mut value = a.clone();
+                    if let (Some(ty), Some(v)) = (ann, a) {
+                        if let Err(why) = conforms(v, ty, &mut symbols) {
+                            let span = self.span(frame, n, Some(i + 1));
+                            let pname = pname.clone().unwrap_or_default();
+                            let range = self
+                                .annotation_ranges(&g_item, graph)
+                                .1
+                                .get(i)
+                                .copied()
+                                .flatten()
+                                .unwrap_or_default();
+                            self.report(
+                                &item,
+                                Diagnostic::error(Code::ArgumentMismatch, span, format!("argument `{pname}` of `{name}` must be {ty}, but this is {v}: {why}"))
+                                    .with_related(range, format!("`{pname}` is declared {ty} here")),
+                            );
+                            value = Some(AbsVal::from_ty(ty));
+                        }
+                    }
+                    call_args.push(value);
+                }
+                let own = env.is_empty() && graph == GraphId(0) && sig.is_own_check(&call_args);
+                if env.is_empty() && graph == GraphId(0) && g_item != self.entry {
+                    if let Some(out) = self.memoised_call(&g_item, &call_args, own) {
+                        return out;
+                    }
+                }
+                let env_map: HashMap<NodeId, Val> =
+                    env.into_iter().map(|(k, v)| (k, Some(v))).collect();
+                let span = self.span(frame, n, None);
+                self.call_stack.push((item.clone(), span, name, own));
+                let result =
+                    self.call_graph(&g_item, graph, call_args, Arc::new(env_map), Some(span));
+                self.call_stack.pop();
+                result
+            }
+            FuncVal::Partial { f, args: bound } => {
+                let mut all: Vec<Val> = bound.into_iter().map(Some).collect();
+                all.extend(args);
+                self.apply_value(frame, n, AbsVal::Func(f), all)
+            }
+            FuncVal::MetaOp(meta) => {
+                let [Some(f)] = args.as_slice() else {
+                    let span = self.span(frame, n, None);
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::WrongArity,
+                            span,
+                            format!("`{}` takes one function", meta.name()),
+                        ),
+                    );
+                    return Some(AbsVal::Any);
+                };
+                match f {
+                    AbsVal::Func(f) => Some(self.intern(FuncVal::Meta { meta, f: *f })),
+                    AbsVal::Any => Some(AbsVal::Any),
+                    other => {
+                        let span = self.span(frame, n, Some(1));
+                        self.report(
+                            &item,
+                            Diagnostic::error(
+                                Code::BadGradient,
+                                span,
+                                format!("`{}` differentiates a function, not {other}", meta.name()),
+                            ),
+                        );
+                        Some(AbsVal::Any)
+                    }
+                }
+            }
+            FuncVal::Meta { meta, f } => {
+                let k = match meta.primal_arity(args.len()) {
+                    Some(k) if k > 0 || !matches!(meta, MetaFn::Hvp) => k,
+                    _ => {
+                        let span = self.span(frame, n, None);
+                        let what = match meta {
+                            MetaFn::Jvp => "`jvp(f)` takes `f`'s arguments, then one tangent for each",
+                            _ => "`hvp(f)` takes `f`'s arguments, then the vector (like the first argument)",
+                        };
+                        self.report(&item, Diagnostic::error(Code::WrongArity, span, what));
+                        return Some(AbsVal::Any);
+                    }
+                };
+                let out = self.apply_value(frame, n, AbsVal::Func(f), args[..k].to_vec())?;
+                if args.iter().any(Option::is_none) {
+                    return None;
+                }
+                let args: Vec<AbsVal> = args.into_iter().map(Option::unwrap).collect();
+                let span = self.span(frame, n, None);
+                if let Err(why) = check_differentiable(&out) {
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::BadGradient,
+                            span,
+                            format!("cannot differentiate: the output {why}"),
+                        ),
+                    );
+                    return Some(AbsVal::Any);
+                }
+                let grads = match &meta {
+                    MetaFn::Grad { wrt } | MetaFn::ValueAndGrad { wrt } => match self
+                        .wrt_values(wrt.as_ref(), &args)
+                    {
+                        Ok(g) => g,
+                        Err(message) => {
+                            self.report(&item, Diagnostic::error(Code::BadGradient, span, message));
+                            return Some(AbsVal::Any);
+                        }
+                    },
+                    MetaFn::Vjp => {
+                        let back = self.intern(FuncVal::Backprop {
+                            f,
+                            args: args.clone(),
+                        });
+                        return Some(AbsVal::Tuple(vec![out, back]));
+                    }
+                    MetaFn::Jvp => {
+                        // One tangent per argument, of the argument's type.
+                        for (i, (x, v)) in args[..k].iter().zip(&args[k..]).enumerate() {
+                            if let Err(why) = tangent_fits(x, v) {
+                                let span = self.span(frame, n, Some(k + i + 1));
+                                self.report(
+                                    &item,
+                                    Diagnostic::error(
+                                        Code::BadGradient,
+                                        span,
+                                        format!("the tangent of argument {i} must be like it ({x}), but this is {v}: {why}"),
+                                    ),
+                                );
+                            }
+                        }
+                        let tangent = grad_like(&out);
+                        return Some(AbsVal::Tuple(vec![out, tangent]));
+                    }
+                    MetaFn::Hvp => {
+                        if let Err(why) = tangent_fits(&args[0], &args[k]) {
+                            let span = self.span(frame, n, Some(k + 1));
+                            self.report(
+                                &item,
+                                Diagnostic::error(
+                                    Code::BadGradient,
+                                    span,
+                                    format!("the vector of `hvp` must be like the first argument ({}), but this is {}: {why}", args[0], args[k]),
+                                ),
+                            );
+                        }
+                        return Some(grad_like(&args[0]));
+                    }
+                };
+                Some(match meta {
+                    MetaFn::ValueAndGrad { .. } => AbsVal::Tuple(vec![out, grads]),
+                    _ => grads,
+                })
+            }
+            FuncVal::Backprop { f, args: fargs } => {
+                if args.len() != 1 {
+                    let span = self.span(frame, n, None);
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::WrongArity,
+                            span,
+                            "a backpropagator takes one argument: the output's sensitivity",
+                        ),
+                    );
+                    return Some(AbsVal::Any);
+                }
+                let _ = f;
+                Some(AbsVal::Tuple(fargs.iter().map(grad_like).collect()))
+            }
+            FuncVal::Union(fs) => {
+                // The call of a Switch between graphs: each branch may run.
+                let mut result: Val = None;
+                let mut seen: Vec<AbsVal> = Vec::new();
+                for f in fs {
+                    let Some(r) = self.apply_value(frame, n, AbsVal::Func(f), args.clone()) else {
+                        continue;
+                    };
+                    seen.push(r.clone());
+                    result = match result {
+                        None => Some(r),
+                        Some(acc) => match self.join_values(&acc, &r) {
+                            Some(j) => Some(j),
+                            None => {
+                                self.branch_mismatch(frame, n, &seen);
+                                return Some(AbsVal::Any);
+                            }
+                        },
+                    };
+                }
+                result
+            }
+        }
+    }
+
+    fn wrt_values(
+        &mut self,
+        wrt: Option<&Vec<WrtItem>>,
+        args: &[AbsVal],
+    ) -> Result<AbsVal, String> {
+        let Some(items) = wrt else {
+            return match args.first() {
+                Some(a) => Ok(grad_like(a)),
+                None => Err(
+                    "`grad` needs a function with at least one parameter (or `wrt=` weights)"
+                        .into(),
+                ),
+            };
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                WrtItem::Param(i) => match args.get(*i) {
+                    Some(a) => out.push(grad_like(a)),
+                    None => {
+                        return Err(format!(
+                            "`wrt` names parameter {i}, but the function takes {} parameters",
+                            args.len()
+                        ));
+                    }
+                },
+                WrtItem::Weight(w) => match self.source.weight(w) {
+                    Some(t) => out.push(AbsVal::from_ty(&t)),
+                    None => return Err(format!("`{w}` is not a weight")),
+                },
+            }
+        }
+        Ok(AbsVal::Tuple(out))
+    }
+}
