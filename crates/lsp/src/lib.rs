@@ -22,6 +22,7 @@
 //!   (`mirdsl.run`, `mirdsl.showGraph`, `mirdsl.showGradient`) for clients
 //!   that do not (editors that do list them in `initializationOptions.clientCommands`).
 
+mod capabilities;
 mod convert;
 mod custom;
 mod handlers;

@@ -26,6 +26,7 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 use syntax::{ColumnUnit, TextRange};
 
+use crate::capabilities::{capabilities, column_unit};
 use crate::convert::{self, Snap};
 use crate::handlers;
 use crate::pool::{Pool, Task};
@@ -911,103 +912,6 @@ pub(crate) fn uri_param(params: &Json) -> Result<lsp::Uri> {
         .ok_or_else(|| RpcError::invalid_params("missing `uri`"))?;
     s.parse()
         .map_err(|_| RpcError::invalid_params(format!("bad uri `{s}`")))
-}
-
-/// UTF-8 if the client offers it, else UTF-32 if it offers that, else UTF-16.
-fn column_unit(params: &lsp::InitializeParams) -> ColumnUnit {
-    let offered = params
-        .capabilities
-        .general
-        .as_ref()
-        .and_then(|g| g.position_encodings.as_ref());
-    match offered {
-        Some(list) if list.contains(&lsp::PositionEncodingKind::UTF8) => ColumnUnit::Utf8,
-        Some(list) if list.contains(&lsp::PositionEncodingKind::UTF32) => ColumnUnit::Char,
-        _ => ColumnUnit::Utf16,
-    }
-}
-
-fn capabilities(unit: ColumnUnit, pull: bool, commands: Vec<String>) -> lsp::ServerCapabilities {
-    let encoding = match unit {
-        ColumnUnit::Utf8 => lsp::PositionEncodingKind::UTF8,
-        ColumnUnit::Char => lsp::PositionEncodingKind::UTF32,
-        ColumnUnit::Utf16 => lsp::PositionEncodingKind::UTF16,
-    };
-    lsp::ServerCapabilities {
-        position_encoding: Some(encoding),
-        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
-            lsp::TextDocumentSyncOptions {
-                open_close: Some(true),
-                change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
-                ..Default::default()
-            },
-        )),
-        hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
-        completion_provider: Some(lsp::CompletionOptions {
-            trigger_characters: Some(vec!["(".into(), ",".into(), ":".into(), ".".into()]),
-            ..Default::default()
-        }),
-        signature_help_provider: Some(lsp::SignatureHelpOptions {
-            trigger_characters: Some(vec!["(".into(), ",".into()]),
-            retrigger_characters: Some(vec!["=".into()]),
-            ..Default::default()
-        }),
-        definition_provider: Some(lsp::OneOf::Left(true)),
-        references_provider: Some(lsp::OneOf::Left(true)),
-        document_highlight_provider: Some(lsp::OneOf::Left(true)),
-        rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
-            prepare_provider: Some(true),
-            work_done_progress_options: Default::default(),
-        })),
-        document_symbol_provider: Some(lsp::OneOf::Left(true)),
-        workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
-        semantic_tokens_provider: Some(
-            lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
-                lsp::SemanticTokensOptions {
-                    legend: convert::legend(),
-                    range: Some(true),
-                    full: Some(lsp::SemanticTokensFullOptions::Delta { delta: Some(true) }),
-                    ..Default::default()
-                },
-            ),
-        ),
-        folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
-        document_formatting_provider: Some(lsp::OneOf::Left(true)),
-        document_range_formatting_provider: Some(lsp::OneOf::Left(true)),
-        code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
-            lsp::CodeActionOptions {
-                code_action_kinds: Some(vec![
-                    lsp::CodeActionKind::QUICKFIX,
-                    lsp::CodeActionKind::REFACTOR_REWRITE,
-                ]),
-                ..Default::default()
-            },
-        )),
-        code_lens_provider: Some(lsp::CodeLensOptions {
-            resolve_provider: Some(false),
-        }),
-        inlay_hint_provider: Some(lsp::OneOf::Left(true)),
-        selection_range_provider: Some(lsp::SelectionRangeProviderCapability::Simple(true)),
-        call_hierarchy_provider: Some(lsp::CallHierarchyServerCapability::Simple(true)),
-        linked_editing_range_provider: Some(lsp::LinkedEditingRangeServerCapabilities::Simple(
-            true,
-        )),
-        execute_command_provider: Some(lsp::ExecuteCommandOptions {
-            commands,
-            work_done_progress_options: Default::default(),
-        }),
-        diagnostic_provider: pull.then(|| {
-            lsp::DiagnosticServerCapabilities::Options(lsp::DiagnosticOptions {
-                identifier: Some("mirdsl".into()),
-                // `import`: an edit of one file changes the diagnostics of the
-                // files that import it.
-                inter_file_dependencies: true,
-                workspace_diagnostics: true,
-                work_done_progress_options: Default::default(),
-            })
-        }),
-        ..Default::default()
-    }
 }
 
 #[path = "server_sync.rs"]
