@@ -29,7 +29,7 @@ pub(crate) fn folding_ranges(analysis: &Analysis) -> Vec<Fold> {
     let mut comment_run: Option<(u32, u32)> = None;
     // Whether only whitespace stands between the last line break and here.
     let mut line_start = true;
-    walk(root.green(), |visit| {
+    walk(analysis.db, root.green(), |visit| {
         match visit {
             Visit::Node { node, kind, range } => {
                 let (open, close) = match kind {

@@ -94,10 +94,14 @@ pub(crate) fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> 
     };
     let mut uses: Vec<(TextRange, (TokenKind, u32))> = Vec::new();
     for g in sema.graphs_in(range) {
+        // By start; of equal ranges the last wins, as when they were a map.
+        // Graphs come in order and their ranges are disjoint, so sorting
+        // each graph's uses sorts them all (in short sorts, between which
+        // a waiting edit is noticed: each graph is a query).
+        let first = uses.len();
         uses.extend(g.uses().map(|(r, def)| (r, use_class(&g, def))));
+        uses[first..].sort_by_key(|(r, _)| r.start());
     }
-    // By start; of equal ranges the last wins, as when they were a map.
-    uses.sort_by_key(|(r, _)| r.start());
     // Tokens come in order: the uses before a token's start are passed once.
     let mut passed = 0;
     let mut resolve = |r: TextRange| {
@@ -112,7 +116,7 @@ pub(crate) fn semantic_tokens(analysis: &Analysis, range: Option<TextRange>) -> 
             .map(|&(_, class)| class)
     };
     let mut out = Vec::new();
-    crate::green::walk(sema.root.green(), |visit| match visit {
+    crate::green::walk(analysis.db, sema.root.green(), |visit| match visit {
         Visit::Node { range, .. } => wanted(range),
         Visit::Token {
             kind,
