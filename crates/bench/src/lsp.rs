@@ -1,14 +1,15 @@
 //! `bench lsp`: the language server's edit latency, open time and memory,
 //! next to MLIR's.
 //!
-//! Drives `mirdsl lsp` over stdio on seven workloads: a 1,000-line program, a
+//! Drives `mirdsl lsp` over stdio on eight workloads: a 1,000-line program, a
 //! 20,000-line program, a 20,000-line stress file whose semantics are random
 //! (about 10,000 errors), and a 100,000-line workspace of many models calling
 //! shared layers; the 1,000-line program and the workspace once more with
 //! edits that type a new term at line ends, keystroke group by keystroke
 //! group (every other state a syntax error, new references and calls:
-//! [`typing_edits`]), in the workspace's models and then in its shared
-//! layers. For each: opens it (timed from `didOpen` to the first
+//! [`typing_edits`]), in the workspace's models (once more with the requests
+//! an editor makes after each change running when the next comes) and then
+//! in its shared layers. For each: opens it (timed from `didOpen` to the first
 //! `publishDiagnostics`), then makes `--edits` one-line changes inside graphs
 //! (30 unless given; inside models for the workspace), each timed from sending
 //! `didChange` to receiving the `publishDiagnostics` of that version; reports
@@ -64,6 +65,23 @@ fn scan_diagnostics(body: &[u8]) -> Option<Message> {
     Some(Message::Diagnostics { version, count })
 }
 
+/// A large answer (whole-file semantic tokens, symbols, lenses: megabytes)
+/// as its id alone, for the same reason as [`scan_diagnostics`]: only when
+/// it arrived is measured.
+fn scan_large(body: &[u8]) -> Option<Message> {
+    const LARGE: usize = 256 << 10;
+    if body.len() < LARGE {
+        return None;
+    }
+    let head = std::str::from_utf8(&body[..64]).ok()?;
+    let rest = &head[head.find("\"id\":")? + "\"id\":".len()..];
+    let end = rest.find(|c: char| !c.is_ascii_digit())?;
+    let id: i64 = rest[..end].parse().ok()?;
+    Some(Message::Other(
+        json!({"jsonrpc": "2.0", "id": id, "result": {"bytes": body.len()}}),
+    ))
+}
+
 struct Server {
     child: Child,
     stdin: ChildStdin,
@@ -110,7 +128,7 @@ impl Server {
                     return;
                 }
                 let arrived = Instant::now();
-                let message = match scan_diagnostics(&body) {
+                let message = match scan_diagnostics(&body).or_else(|| scan_large(&body)) {
                     Some(m) => m,
                     None => match serde_json::from_slice(&body) {
                         Ok(m) => Message::Other(m),
@@ -139,6 +157,13 @@ impl Server {
 
     fn notify(&mut self, method: &str, params: Json) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request without waiting for its answer.
+    fn send_request(&mut self, method: &str, params: Json) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     }
 
     fn request(&mut self, method: &str, params: Json) -> Result<Json, String> {
@@ -292,6 +317,16 @@ const REQUESTS: &[(&str, &str, RequestParams)] = &[
     ),
 ];
 
+/// What the client asks for besides diagnostics.
+#[derive(Debug, Clone, Copy)]
+struct Asks {
+    /// Time each of [`REQUESTS`] after the edits (mirdsl only).
+    time_requests: bool,
+    /// Follow each edit's diagnostics with [`REQUESTS`], as an editor
+    /// refreshes its views, without waiting for their answers.
+    editor_requests: bool,
+}
+
 fn measure(
     program: &str,
     args: &[&str],
@@ -299,8 +334,12 @@ fn measure(
     language: &str,
     text: &str,
     edits: &[LineEdit],
-    time_requests: bool,
+    asks: Asks,
 ) -> Result<Measured, String> {
+    let Asks {
+        time_requests,
+        editor_requests,
+    } = asks;
     let mut server = Server::start(program, args)?;
     server.initialize()?;
     let started = Instant::now();
@@ -331,6 +370,14 @@ fn measure(
         let (arrived, count) = server.diagnostics(version)?;
         latencies.push(arrived - start);
         diagnostics = count;
+        if editor_requests {
+            // As an editor refreshes its views after a change: the next
+            // edit comes while these run (and cancels them).
+            let mid = e.line.max(30);
+            for (_, method, params) in REQUESTS {
+                server.send_request(method, params(uri, mid, e.new_line.encode_utf16().count()));
+            }
+        }
         // Let the server settle between keystrokes, as a person types.
         std::thread::sleep(Duration::from_millis(30));
     }
@@ -677,6 +724,9 @@ struct Workload {
     edits: Vec<LineEdit>,
     /// p50 and p95 targets in ms.
     target: Option<(f64, f64)>,
+    /// Whether each edit's diagnostics are followed by the requests an
+    /// editor makes to refresh its views ([`REQUESTS`]).
+    editor_requests: bool,
 }
 
 pub fn run(options: &Options) {
@@ -694,6 +744,7 @@ pub fn run(options: &Options) {
             text,
             edits: changes,
             target: None,
+            editor_requests: false,
         }]
     } else {
         let program = |lines: usize, target| {
@@ -704,6 +755,7 @@ pub fn run(options: &Options) {
                 text,
                 edits,
                 target: Some(target),
+                editor_requests: false,
             }
         };
         let stress = generate(20_000, seed);
@@ -715,6 +767,7 @@ pub fn run(options: &Options) {
                 edits: typing_edits(&text, &lines, edits),
                 text,
                 target: Some(target),
+                editor_requests: false,
             }
         };
         vec![
@@ -730,18 +783,31 @@ pub fn run(options: &Options) {
                 edits: mir_edits(&stress, edits),
                 text: stress,
                 target: Some((15.0, 30.0)),
+                editor_requests: false,
             },
             Workload {
                 name: "models + shared layers",
                 edits: model_edits(&workspace, edits),
                 text: workspace.clone(),
                 target: Some((15.0, 30.0)),
+                editor_requests: false,
             },
             Workload {
                 name: "models + shared layers, typing",
                 edits: typing_edits(&workspace, &model_edits(&workspace, edits), edits),
                 text: workspace.clone(),
                 target: Some((15.0, 30.0)),
+                editor_requests: false,
+            },
+            // The same typing, each keystroke group's diagnostics followed by
+            // an editor's refresh (whole-file semantic tokens, symbols,
+            // folds, lenses...): the next edit must not wait for them.
+            Workload {
+                name: "models + shared layers, typing, with an editor's requests",
+                edits: typing_edits(&workspace, &model_edits(&workspace, edits), edits),
+                text: workspace.clone(),
+                target: Some((15.0, 30.0)),
+                editor_requests: true,
             },
             // Typing in a layer that hundreds of models call: every caller
             // depends on it.
@@ -750,6 +816,7 @@ pub fn run(options: &Options) {
                 edits: typing_edits(&workspace, &layer_edits(&workspace, edits), edits),
                 text: workspace,
                 target: Some((15.0, 30.0)),
+                editor_requests: false,
             },
         ]
     };
@@ -769,7 +836,10 @@ pub fn run(options: &Options) {
             "mindir",
             &w.text,
             &w.edits,
-            true,
+            Asks {
+                time_requests: true,
+                editor_requests: w.editor_requests,
+            },
         ) {
             Ok(m) => {
                 report(&format!("mirdsl lsp, {}", w.name), lines, &m, w.target);
@@ -792,7 +862,10 @@ pub fn run(options: &Options) {
             "mlir",
             &mlir,
             &mlir_changes,
-            false,
+            Asks {
+                time_requests: false,
+                editor_requests: false,
+            },
         ) {
             Ok(m) => report("mlir-lsp-server-22, func.func of arith", lines, &m, None),
             Err(e) => {
@@ -870,6 +943,17 @@ mod tests {
         }
         let analysis = analysis::analyze(&(edited.join("\n") + "\n"));
         assert!(analysis.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn large_answers_are_scanned_for_their_id() {
+        let data = "1,".repeat(200_000);
+        let body = format!(r#"{{"id":42,"jsonrpc":"2.0","result":{{"data":[{data}0]}}}}"#);
+        match scan_large(body.as_bytes()) {
+            Some(Message::Other(m)) => assert_eq!(m["id"], 42),
+            _ => panic!("not scanned"),
+        }
+        assert!(scan_large(br#"{"id":1,"jsonrpc":"2.0","result":null}"#).is_none());
     }
 
     #[test]
