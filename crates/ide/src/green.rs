@@ -42,7 +42,7 @@ pub(crate) fn walk<'a>(
     let mut visits = 0u32;
     let mut f = move |visit| {
         visits = visits.wrapping_add(1);
-        if visits % CHECK_EVERY == 0 {
+        if visits.is_multiple_of(CHECK_EVERY) {
             db.unwind_if_revision_cancelled();
         }
         f(visit)
