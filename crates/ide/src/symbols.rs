@@ -38,12 +38,12 @@ pub(crate) fn document_symbols(analysis: &Analysis) -> Vec<Symbol> {
         .tree()
         .items()
         .enumerate()
-        .filter_map(|(i, item)| {
+        .map(|(i, item)| {
             // A large file has thousands of items: an edit must not wait.
             if i % 64 == 63 {
                 analysis.db.unwind_if_revision_cancelled();
             }
-            Some(item)
+            item
         })
         .filter_map(|item| match item {
             ast::Item::Graph(g) => graph_symbol(&g, SymbolKind::Graph),
