@@ -132,7 +132,7 @@ mod tests {
             let result = Cancelled::catch(|| {
                 let root = db::parse(&snapshot, file).syntax_node();
                 let mut visits = 0usize;
-                walk(&snapshot, &root.green(), |_| {
+                walk(&snapshot, root.green(), |_| {
                     if visits == 0 {
                         started.send(()).unwrap();
                         // The edit comes meanwhile.
