@@ -21,10 +21,20 @@ pub fn format(text: &str) -> Result<String, Vec<SyntaxError>> {
 
 /// Formats a parsed file; refuses if the parse has errors.
 pub fn format_parse(parse: &Parse) -> Result<String, Vec<SyntaxError>> {
+    format_parse_checked(parse, &mut || {})
+}
+
+/// [`format_parse`], calling `check` every few thousand tokens: a caller
+/// that must stop when asked (a language server, when an edit comes) unwinds
+/// from it.
+pub fn format_parse_checked(
+    parse: &Parse,
+    check: &mut dyn FnMut(),
+) -> Result<String, Vec<SyntaxError>> {
     if !parse.errors().is_empty() {
         return Err(parse.errors().to_vec());
     }
-    Ok(Formatter::default().run(parse))
+    Ok(Formatter::default().run(parse, check))
 }
 
 /// One open bracket: the indentation of the line it was opened on.
@@ -49,7 +59,7 @@ struct Formatter {
 }
 
 impl Formatter {
-    fn run(mut self, parse: &Parse) -> String {
+    fn run(mut self, parse: &Parse, check: &mut dyn FnMut()) -> String {
         let root = parse.syntax_node();
         // The file's own line ending: its first line break's.
         let ending = root
@@ -58,7 +68,12 @@ impl Formatter {
             .find(|t| t.kind() == NEWLINE)
             .map(|t| t.text().to_string());
         let mut token = root.first_token();
+        let mut seen = 0u32;
         while let Some(t) = token {
+            seen = seen.wrapping_add(1);
+            if seen.is_multiple_of(4096) {
+                check();
+            }
             match t.kind() {
                 WHITESPACE => {}
                 NEWLINE => self.pending_newlines += 1,

@@ -105,6 +105,27 @@ fn refuses_files_with_syntax_errors() {
     );
 }
 
+/// The checked formatter asks its caller every few thousand tokens whether
+/// to go on (a language server unwinds from there when an edit comes), and
+/// formats as the plain one does.
+#[test]
+fn the_checked_formatter_asks_as_it_goes() {
+    let text: String = (0..400)
+        .map(|i| format!("graph g{i}(x:f32[3]){{\n    y=Exp( x )+1.0\n  return y\n}}\n"))
+        .collect();
+    let parse = syntax::parse(&text);
+    let mut asked = 0;
+    let checked = fmt::format_parse_checked(&parse, &mut || asked += 1).unwrap();
+    assert_eq!(checked, fmt::format(&text).unwrap());
+    let tokens = parse
+        .syntax_node()
+        .descendants_with_tokens()
+        .filter(|e| e.as_token().is_some())
+        .count();
+    assert!(tokens > 8192, "{tokens} tokens");
+    assert_eq!(asked, tokens / 4096, "{tokens} tokens");
+}
+
 fn example_files() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for dir in ["../../testdata", "../syntax/test_data/ok"] {

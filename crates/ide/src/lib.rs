@@ -164,7 +164,9 @@ impl<'a> Analysis<'a> {
     /// The edits that format the file, or why it cannot be formatted.
     pub fn format(&self) -> Result<Vec<Edit>, String> {
         let text = self.text();
-        match fmt::format(text) {
+        let parse = db::parse(self.db, self.file);
+        // A large file takes a while: an edit must not wait for it.
+        match fmt::format_parse_checked(parse, &mut || self.db.unwind_if_revision_cancelled()) {
             Ok(formatted) => Ok(minimal_edit(text, &formatted).into_iter().collect()),
             Err(errors) => Err(format!(
                 "the file has {} syntax error{}; fix {} before formatting",
