@@ -254,6 +254,7 @@ impl Server {
 }
 
 /// A one-line edit: replace line `line` (0-based) with `new_line`.
+#[derive(Clone)]
 struct LineEdit {
     line: usize,
     new_line: String,
@@ -736,88 +737,78 @@ pub fn run(options: &Options) {
         options.edits
     };
     let seed = options.seed;
+    // The targets: (p50, p95) in ms.
+    const SMALL: Option<(f64, f64)> = Some((5.0, 5.0));
+    const LARGE: Option<(f64, f64)> = Some((15.0, 30.0));
+    let workload = |name, text: String, edits, target| Workload {
+        name,
+        text,
+        edits,
+        target,
+        editor_requests: false,
+    };
     let workloads: Vec<Workload> = if options.lines != Options::default().lines {
         let text = crate::check::generate_valid(options.lines, seed);
-        let changes = mir_edits(&text, edits);
-        vec![Workload {
-            name: "program",
-            text,
-            edits: changes,
-            target: None,
-            editor_requests: false,
-        }]
+        vec![workload(
+            "program",
+            text.clone(),
+            mir_edits(&text, edits),
+            None,
+        )]
     } else {
-        let program = |lines: usize, target| {
-            let text = crate::check::generate_valid(lines, seed);
-            let edits = mir_edits(&text, edits);
-            Workload {
-                name: "program",
-                text,
-                edits,
-                target: Some(target),
-                editor_requests: false,
-            }
-        };
+        let small = crate::check::generate_valid(1_000, seed);
+        let medium = crate::check::generate_valid(20_000, seed);
         let stress = generate(20_000, seed);
         let workspace = workspace_text(100_000, seed);
-        let typing = |name, text: String, target| {
-            let lines = mir_edits(&text, edits.div_ceil(4) * 2);
-            Workload {
-                name,
-                edits: typing_edits(&text, &lines, edits),
-                text,
-                target: Some(target),
-                editor_requests: false,
-            }
-        };
+        let typing = |text: &str, lines: &[LineEdit]| typing_edits(text, lines, edits);
+        let in_models = typing(&workspace, &model_edits(&workspace, edits));
         vec![
-            program(1_000, (5.0, 5.0)),
-            typing(
+            workload("program", small.clone(), mir_edits(&small, edits), SMALL),
+            workload(
                 "program, typing",
-                crate::check::generate_valid(1_000, seed),
-                (5.0, 5.0),
+                small.clone(),
+                typing(&small, &mir_edits(&small, edits.div_ceil(4) * 2)),
+                SMALL,
             ),
-            program(20_000, (15.0, 30.0)),
-            Workload {
-                name: "stress (10k errors)",
-                edits: mir_edits(&stress, edits),
-                text: stress,
-                target: Some((15.0, 30.0)),
-                editor_requests: false,
-            },
-            Workload {
-                name: "models + shared layers",
-                edits: model_edits(&workspace, edits),
-                text: workspace.clone(),
-                target: Some((15.0, 30.0)),
-                editor_requests: false,
-            },
-            Workload {
-                name: "models + shared layers, typing",
-                edits: typing_edits(&workspace, &model_edits(&workspace, edits), edits),
-                text: workspace.clone(),
-                target: Some((15.0, 30.0)),
-                editor_requests: false,
-            },
+            workload("program", medium.clone(), mir_edits(&medium, edits), LARGE),
+            workload(
+                "stress (10k errors)",
+                stress.clone(),
+                mir_edits(&stress, edits),
+                LARGE,
+            ),
+            workload(
+                "models + shared layers",
+                workspace.clone(),
+                model_edits(&workspace, edits),
+                LARGE,
+            ),
+            workload(
+                "models + shared layers, typing",
+                workspace.clone(),
+                in_models.clone(),
+                LARGE,
+            ),
             // The same typing, each keystroke group's diagnostics followed by
             // an editor's refresh (whole-file semantic tokens, symbols,
             // folds, lenses...): the next edit must not wait for them.
             Workload {
-                name: "models + shared layers, typing, with an editor's requests",
-                edits: typing_edits(&workspace, &model_edits(&workspace, edits), edits),
-                text: workspace.clone(),
-                target: Some((15.0, 30.0)),
                 editor_requests: true,
+                ..workload(
+                    "models + shared layers, typing, with an editor's requests",
+                    workspace.clone(),
+                    in_models,
+                    LARGE,
+                )
             },
             // Typing in a layer that hundreds of models call: every caller
             // depends on it.
-            Workload {
-                name: "models + shared layers, typing in a shared layer",
-                edits: typing_edits(&workspace, &layer_edits(&workspace, edits), edits),
-                text: workspace,
-                target: Some((15.0, 30.0)),
-                editor_requests: false,
-            },
+            workload(
+                "models + shared layers, typing in a shared layer",
+                workspace.clone(),
+                typing(&workspace, &layer_edits(&workspace, edits)),
+                LARGE,
+            ),
         ]
     };
     println!(
