@@ -3,7 +3,7 @@
 //! which lowering reads, and the map that takes its offsets back to the real
 //! text.
 
-use syntax::{GreenNode, NodeOrToken, SyntaxKind, SyntaxNode, TextRange, TextSize};
+use syntax::{GreenNode, NodeOrToken, SyntaxKind, TextRange, TextSize};
 
 use crate::{item_syntax, syntax_kind, Green, ItemKey, ItemKind};
 
@@ -89,16 +89,17 @@ pub fn positions(db: &dyn salsa::Database, key: ItemKey) -> PositionMap {
     let Some((_, green)) = item_syntax(db, key).as_ref() else {
         return PositionMap::default();
     };
-    let root = SyntaxNode::new_root(green.0.clone());
-    PositionMap::from_tokens(
-        root.descendants_with_tokens()
-            .filter_map(NodeOrToken::into_token)
-            .map(|token| {
-                let real = u32::from(token.text_range().len());
-                let norm = trivia_text(token.kind()).map_or(real, |t| t.len() as u32);
-                (real, norm)
-            }),
-    )
+    // Through the green tree: a cursor per token cost more than the map.
+    let mut tokens = Vec::new();
+    syntax::green::walk(&green.0, |visit| {
+        if let syntax::green::Visit::Token { kind, range, .. } = visit {
+            let real = u32::from(range.len());
+            let norm = trivia_text(kind).map_or(real, |t| t.len() as u32);
+            tokens.push((real, norm));
+        }
+        true
+    });
+    PositionMap::from_tokens(tokens)
 }
 
 fn trivia_text(kind: SyntaxKind) -> Option<&'static str> {

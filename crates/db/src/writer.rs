@@ -415,15 +415,20 @@ impl RootDb {
     /// and ranges if it has a name.
     fn describe(&self, file: File, node: &SyntaxNode) -> (Node, Option<ItemInfo>) {
         let calls = Arc::new(ItemCalls::of(node));
-        let mut refs: Vec<String> = node
-            .descendants_with_tokens()
-            .filter_map(|e| e.into_token())
-            .filter(|t| {
-                t.kind() == SyntaxKind::IDENT
-                    && t.parent().is_some_and(|p| p.kind() == SyntaxKind::NAME_REF)
-            })
-            .map(|t| t.text().to_string())
-            .collect();
+        let mut refs: Vec<String> = Vec::new();
+        // Through the green tree: a cursor per token cost more than the rest.
+        syntax::green::walk(node.green(), |visit| {
+            if let syntax::green::Visit::Token {
+                kind: SyntaxKind::IDENT,
+                text,
+                parent: SyntaxKind::NAME_REF,
+                ..
+            } = visit
+            {
+                refs.push(text.to_string());
+            }
+            true
+        });
         refs.sort();
         refs.dedup();
         let green = Green(node.green().to_owned());

@@ -5,6 +5,7 @@
 //! and the text of the tree is always exactly the input.
 
 pub mod ast;
+pub mod green;
 mod lexer;
 mod line_index;
 mod parser;
