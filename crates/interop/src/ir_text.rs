@@ -211,16 +211,23 @@ fn parse_abstract(s: &str) -> Option<Ty> {
         });
     let ty = ty?.trim();
     let shape = shape.unwrap_or("").trim();
-    type_with_shape(ty, shape)
+    let mut budget = MAX_TYPE_ELEMENTS;
+    type_with_shape(ty, shape, &mut budget)
 }
 
-fn type_with_shape(ty: &str, shape: &str) -> Option<Ty> {
+/// The most elements one type may expand to (`Tuple[Tensor[Float32]*N]`,
+/// nested: the counts multiply): far above any real model's (a tuple of
+/// optimizer states holds one per parameter), far below what would exhaust
+/// memory on a hostile dump. Past it the type is not known.
+const MAX_TYPE_ELEMENTS: usize = 1 << 16;
+
+fn type_with_shape(ty: &str, shape: &str, budget: &mut usize) -> Option<Ty> {
     if let Some(inner) = ty.strip_prefix("Tensor[").and_then(|t| t.strip_suffix(']')) {
         let d = ms_dtype(inner)?;
         return Some(Ty::Tensor(d, parse_shape(shape)?));
     }
     if let Some(inner) = ty.strip_prefix("Tuple[").and_then(|t| t.strip_suffix(']')) {
-        let elems = expand_repeats(&split_top(inner, ','));
+        let elems = expand_repeats(&split_top(inner, ','), budget)?;
         let shapes: Vec<&str> = match shape
             .strip_prefix("TupleShape(")
             .and_then(|s| s.strip_suffix(')'))
@@ -228,14 +235,15 @@ fn type_with_shape(ty: &str, shape: &str) -> Option<Ty> {
             Some(inner) => split_top(inner, ','),
             None => vec!["NoShape"; elems.len()],
         };
-        let shapes = expand_repeats(&shapes);
+        // The shapes stand beside the elements already counted.
+        let shapes = expand_repeats(&shapes, &mut elems.len())?;
         if shapes.len() != elems.len() {
             return None;
         }
         return elems
             .iter()
             .zip(&shapes)
-            .map(|(t, s)| type_with_shape(t.trim(), s.trim()))
+            .map(|(t, s)| type_with_shape(t.trim(), s.trim(), budget))
             .collect::<Option<Vec<_>>>()
             .map(Ty::Tuple);
     }
@@ -246,20 +254,23 @@ fn type_with_shape(ty: &str, shape: &str) -> Option<Ty> {
     }
 }
 
-/// `Tensor[Float32]*2` is two elements.
-fn expand_repeats(items: &[&str]) -> Vec<String> {
+/// `Tensor[Float32]*2` is two elements; `None` past `budget` elements (what
+/// is left of it is taken).
+fn expand_repeats<'a>(items: &[&'a str], budget: &mut usize) -> Option<Vec<&'a str>> {
     let mut out = Vec::new();
-    for item in items {
-        match item.rsplit_once('*') {
-            Some((t, n)) if n.trim().parse::<usize>().is_ok() => {
-                for _ in 0..n.trim().parse::<usize>().unwrap() {
-                    out.push(t.trim().to_string());
-                }
-            }
-            _ => out.push(item.trim().to_string()),
-        }
+    for &item in items {
+        let (text, count) = match item.rsplit_once('*') {
+            Some((t, n)) => match n.trim().parse::<usize>() {
+                Ok(n) => (t, n),
+                Err(_) => (item, 1),
+            },
+            None => (item, 1),
+        };
+        *budget = budget.checked_sub(count)?;
+        // Borrowed: a long element type repeated is not copied.
+        out.extend(std::iter::repeat_n(text.trim(), count));
     }
-    out
+    Some(out)
 }
 
 /// `(3)`, `(2, 3)`, `()`, `(-1, 4)`, `(-2)`.
@@ -841,6 +852,22 @@ mod tests {
             Some(Ty::Scalar(DType::I64))
         );
         assert_eq!(parse_abstract("Func, NoShape"), None);
+        // Repeats that would exhaust memory: not a known type, at once.
+        assert_eq!(
+            parse_abstract("Tuple[Tensor[Float32]*99999999999], NoShape"),
+            None
+        );
+        assert_eq!(
+            parse_abstract(&format!(
+                "Tuple[Tuple[{}*4096]*4096], NoShape",
+                "Tensor[Float32]"
+            )),
+            None
+        );
+        assert!(matches!(
+            parse_abstract("Tuple[Tensor[Float32]*3], TupleShape((2)*3)"),
+            Some(Ty::Tuple(items)) if items.len() == 3
+        ));
         assert_eq!(
             parse_abstract(
                 "Tuple[Tensor[Float32],None,Bool], TupleShape((2), NoShape, NoShape), elements_use_flags={[const vector]{1, 1, 1}}"
