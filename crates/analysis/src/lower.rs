@@ -25,10 +25,12 @@ pub struct ItemIndex {
     /// Graph names (top-level and nested) whose bodies have side effects,
     /// sorted ([`crate::effects::effectful_graphs`]).
     pub effectful: Vec<String>,
-    /// Every name of `graphs` and `weights`, sorted, with whether it is a
-    /// weight: lookups by name are a binary search, not a scan (a file of
-    /// thousands of graphs looks names up for every reference).
-    sorted: Vec<(String, bool)>,
+    /// Every name of `graphs` and `weights`, with whether it names a graph
+    /// (bit 0) and a weight (bit 1): lookups by name are a hash, not a scan
+    /// or a search (a file of thousands of graphs looks names up for every
+    /// reference), and how many names it was built from: where the fields
+    /// were filled in or grown without [`ItemIndex::new`], lookups scan.
+    lookup: Option<(rustc_hash::FxHashMap<String, u8>, usize)>,
 }
 
 impl ItemIndex {
@@ -75,17 +77,22 @@ impl ItemIndex {
             graphs,
             weights,
             effectful,
-            sorted: Vec::new(),
+            lookup: None,
         }
         .finish()
     }
 
-    /// Builds the sorted lookup table from `graphs` and `weights`.
+    /// Builds the lookup table from `graphs` and `weights`.
     fn finish(mut self) -> ItemIndex {
-        self.sorted = (self.graphs.iter().map(|(n, _)| (n.clone(), false)))
-            .chain(self.weights.iter().map(|(n, _)| (n.clone(), true)))
-            .collect();
-        self.sorted.sort();
+        let mut lookup = rustc_hash::FxHashMap::default();
+        lookup.reserve(self.graphs.len() + self.weights.len());
+        for (name, _) in &self.graphs {
+            *lookup.entry(name.clone()).or_insert(0) |= 1;
+        }
+        for (name, _) in &self.weights {
+            *lookup.entry(name.clone()).or_insert(0) |= 2;
+        }
+        self.lookup = Some((lookup, self.graphs.len() + self.weights.len()));
         self
     }
 
@@ -96,19 +103,20 @@ impl ItemIndex {
             .is_ok()
     }
 
-    /// Whether `name` is a weight (`weight`) or a graph (`!weight`): a binary
-    /// search of the sorted table, or a scan where the fields were filled in
+    /// Whether `name` is a weight (`weight`) or a graph (`!weight`): a
+    /// lookup in the table, or a scan where the fields were filled in
     /// without [`ItemIndex::new`].
     fn has(&self, name: &str, weight: bool) -> bool {
-        if self.sorted.len() != self.graphs.len() + self.weights.len() {
-            let list = if weight { &self.weights } else { &self.graphs };
-            return list.iter().any(|(n, _)| n == name);
+        match &self.lookup {
+            Some((lookup, built_from)) if *built_from == self.graphs.len() + self.weights.len() => {
+                let bit = if weight { 2 } else { 1 };
+                lookup.get(name).is_some_and(|b| b & bit != 0)
+            }
+            _ => {
+                let list = if weight { &self.weights } else { &self.graphs };
+                list.iter().any(|(n, _)| n == name)
+            }
         }
-        let i = self.sorted.partition_point(|(n, _)| n.as_str() < name);
-        self.sorted[i..]
-            .iter()
-            .take_while(|(n, _)| n == name)
-            .any(|&(_, w)| w == weight)
     }
 
     pub fn is_graph(&self, name: &str) -> bool {
@@ -965,3 +973,26 @@ mod weights;
 pub use weights::*;
 #[path = "lower_exprs.rs"]
 mod exprs;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names are found by kind through the table; an index grown after it
+    /// was built (as one with imported names is) is looked up by a scan.
+    #[test]
+    fn item_index_lookups() {
+        let at = TextRange::default();
+        let mut index = ItemIndex::new(
+            vec![("f".into(), at), ("both".into(), at)],
+            vec![("w".into(), at), ("both".into(), at)],
+            Vec::new(),
+        );
+        assert!(index.is_graph("f") && !index.is_weight("f"));
+        assert!(index.is_weight("w") && !index.is_graph("w"));
+        assert!(index.is_graph("both") && index.is_weight("both"));
+        assert!(!index.is_graph("g") && !index.is_weight("g"));
+        index.graphs.push(("imported".into(), at));
+        assert!(index.is_graph("imported") && !index.is_weight("imported"));
+    }
+}

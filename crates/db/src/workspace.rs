@@ -389,7 +389,8 @@ pub fn visible_names(db: &dyn salsa::Database, file: File) -> ItemIndex {
         e.sort();
         index.effectful = e;
     }
-    index
+    // Indexed again with the imported names.
+    ItemIndex::new(index.graphs, index.weights, index.effectful)
 }
 
 /// The global names of the program whose entries are in `file`: its own
