@@ -574,28 +574,22 @@ pub fn conforms(v: &AbsVal, ty: &Ty, symbols: &mut HashMap<String, Dim>) -> Resu
 /// The value a declared type stands for, its symbolic dims bound as
 /// [`conforms`] bound them (those it did not bind stay symbolic).
 pub fn declared_value(ty: &Ty, symbols: &HashMap<String, Dim>) -> AbsVal {
-    match AbsVal::from_ty(ty) {
-        AbsVal::Tensor {
-            dtype,
-            shape: Shape::Ranked(dims),
-        } => AbsVal::Tensor {
-            dtype,
+    match ty {
+        Ty::Tensor(dtype, Shape::Ranked(dims)) => AbsVal::Tensor {
+            dtype: *dtype,
             shape: Shape::Ranked(
-                dims.into_iter()
-                    .map(|d| match &d {
-                        Dim::Sym(s) => symbols.get(s).cloned().unwrap_or(d),
-                        _ => d,
+                dims.iter()
+                    .map(|d| match d {
+                        Dim::Sym(s) => symbols.get(s).unwrap_or(d).clone(),
+                        _ => d.clone(),
                     })
                     .collect(),
             ),
         },
-        AbsVal::Tuple(_) => match ty {
-            Ty::Tuple(items) => {
-                AbsVal::Tuple(items.iter().map(|t| declared_value(t, symbols)).collect())
-            }
-            _ => AbsVal::Any,
-        },
-        v => v,
+        Ty::Tuple(items) => {
+            AbsVal::Tuple(items.iter().map(|t| declared_value(t, symbols)).collect())
+        }
+        _ => AbsVal::from_ty(ty),
     }
 }
 

@@ -28,9 +28,11 @@ pub struct ItemIndex {
     /// Every name of `graphs` and `weights`, with whether it names a graph
     /// (bit 0) and a weight (bit 1): lookups by name are a hash, not a scan
     /// or a search (a file of thousands of graphs looks names up for every
-    /// reference), and how many names it was built from: where the fields
-    /// were filled in or grown without [`ItemIndex::new`], lookups scan.
-    lookup: Option<(rustc_hash::FxHashMap<String, u8>, usize)>,
+    /// reference).
+    lookup: rustc_hash::FxHashMap<String, u8>,
+    /// How many names `lookup` was built from: where the fields were filled
+    /// in or grown without [`ItemIndex::new`], lookups scan.
+    indexed: usize,
 }
 
 impl ItemIndex {
@@ -77,22 +79,20 @@ impl ItemIndex {
             graphs,
             weights,
             effectful,
-            lookup: None,
+            ..ItemIndex::default()
         }
         .finish()
     }
 
     /// Builds the lookup table from `graphs` and `weights`.
     fn finish(mut self) -> ItemIndex {
-        let mut lookup = rustc_hash::FxHashMap::default();
-        lookup.reserve(self.graphs.len() + self.weights.len());
-        for (name, _) in &self.graphs {
-            *lookup.entry(name.clone()).or_insert(0) |= 1;
+        self.indexed = self.graphs.len() + self.weights.len();
+        self.lookup.reserve(self.indexed);
+        for (names, bit) in [(&self.graphs, 1), (&self.weights, 2)] {
+            for (name, _) in names {
+                *self.lookup.entry(name.clone()).or_insert(0) |= bit;
+            }
         }
-        for (name, _) in &self.weights {
-            *lookup.entry(name.clone()).or_insert(0) |= 2;
-        }
-        self.lookup = Some((lookup, self.graphs.len() + self.weights.len()));
         self
     }
 
@@ -107,16 +107,12 @@ impl ItemIndex {
     /// lookup in the table, or a scan where the fields were filled in
     /// without [`ItemIndex::new`].
     fn has(&self, name: &str, weight: bool) -> bool {
-        match &self.lookup {
-            Some((lookup, built_from)) if *built_from == self.graphs.len() + self.weights.len() => {
-                let bit = if weight { 2 } else { 1 };
-                lookup.get(name).is_some_and(|b| b & bit != 0)
-            }
-            _ => {
-                let list = if weight { &self.weights } else { &self.graphs };
-                list.iter().any(|(n, _)| n == name)
-            }
+        if self.indexed != self.graphs.len() + self.weights.len() {
+            let list = if weight { &self.weights } else { &self.graphs };
+            return list.iter().any(|(n, _)| n == name);
         }
+        let bit = if weight { 2 } else { 1 };
+        self.lookup.get(name).is_some_and(|b| b & bit != 0)
     }
 
     pub fn is_graph(&self, name: &str) -> bool {

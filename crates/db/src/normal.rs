@@ -20,27 +20,17 @@ pub struct PositionMap {
 }
 
 impl PositionMap {
-    /// The map of tokens given in order as (real length, normalised length).
-    fn from_tokens(tokens: impl IntoIterator<Item = (u32, u32)>) -> PositionMap {
-        let mut map = PositionMap::default();
-        let (mut norm, mut real) = (0u32, 0u32);
-        // Whether the last run kept its length, so a token that keeps its
-        // own extends it.
-        let mut last_kept = false;
-        for (real_len, norm_len) in tokens {
-            let kept = real_len == norm_len;
-            match map.tokens.last_mut() {
-                Some(run) if kept && last_kept => run.2 += real_len,
-                _ => map.tokens.push((norm, real, real_len)),
-            }
-            last_kept = kept;
-            norm += norm_len;
-            real += real_len;
+    /// Adds the item's next token, by its real and normalised lengths: to
+    /// the last run if both keep their length (a run keeps it when its
+    /// normalised span, up to the end so far, is its real length).
+    fn push(&mut self, real_len: u32, norm_len: u32) {
+        let norm_end = self.norm_len;
+        match self.tokens.last_mut() {
+            Some(run) if real_len == norm_len && run.2 == norm_end - run.0 => run.2 += real_len,
+            _ => self.tokens.push((self.norm_len, self.real_len, real_len)),
         }
-        map.tokens.shrink_to_fit();
-        map.norm_len = norm;
-        map.real_len = real;
-        map
+        self.norm_len += norm_len;
+        self.real_len += real_len;
     }
 
     /// The real offset (relative to the item) of a normalised one.
@@ -90,16 +80,16 @@ pub fn positions(db: &dyn salsa::Database, key: ItemKey) -> PositionMap {
         return PositionMap::default();
     };
     // Through the green tree: a cursor per token cost more than the map.
-    let mut tokens = Vec::new();
+    let mut map = PositionMap::default();
     syntax::green::walk(&green.0, |visit| {
         if let syntax::green::Visit::Token { kind, range, .. } = visit {
             let real = u32::from(range.len());
-            let norm = trivia_text(kind).map_or(real, |t| t.len() as u32);
-            tokens.push((real, norm));
+            map.push(real, trivia_text(kind).map_or(real, |t| t.len() as u32));
         }
         true
     });
-    PositionMap::from_tokens(tokens)
+    map.tokens.shrink_to_fit();
+    map
 }
 
 fn trivia_text(kind: SyntaxKind) -> Option<&'static str> {
@@ -189,7 +179,10 @@ mod tests {
                     }
                 })
                 .collect();
-            let runs = PositionMap::from_tokens(tokens.iter().copied());
+            let mut runs = PositionMap::default();
+            for &(real, norm) in &tokens {
+                runs.push(real, norm);
+            }
             let reference = per_token(&tokens);
             assert!(runs.tokens.len() <= reference.tokens.len());
             assert_eq!(

@@ -353,18 +353,19 @@ pub fn visible_names(db: &dyn salsa::Database, file: File) -> ItemIndex {
         return (**own).clone();
     }
     let fs = scope(db, file);
-    let mut index = (**own).clone();
+    let (mut graphs, mut weights) = (own.graphs.clone(), own.weights.clone());
+    let mut effectful_graphs = own.effectful.clone();
     let mut seeds: HashSet<String> = HashSet::new();
     for v in fs.scope.items.iter().filter(|v| v.import.is_some()) {
         let entry = (v.name.clone(), syntax::TextRange::default());
         if v.is_graph {
-            index.graphs.push(entry);
+            graphs.push(entry);
             let (t, item) = fs.item(v);
             if visible_names(db, t).is_effectful(item) {
                 seeds.insert(v.name.clone());
             }
         } else {
-            index.weights.push(entry);
+            weights.push(entry);
         }
     }
     if !seeds.is_empty() {
@@ -385,12 +386,10 @@ pub fn visible_names(db: &dyn salsa::Database, file: File) -> ItemIndex {
                 break;
             }
         }
-        let mut e: Vec<String> = effectful.into_iter().collect();
-        e.sort();
-        index.effectful = e;
+        effectful_graphs = effectful.into_iter().collect();
+        effectful_graphs.sort();
     }
-    // Indexed again with the imported names.
-    ItemIndex::new(index.graphs, index.weights, index.effectful)
+    ItemIndex::new(graphs, weights, effectful_graphs)
 }
 
 /// The global names of the program whose entries are in `file`: its own

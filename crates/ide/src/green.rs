@@ -5,25 +5,30 @@ use rowan::GreenNodeData;
 
 pub(crate) use syntax::green::{first_token_kind, last_token, Visit};
 
-/// How many steps of a long pass run between two checks for a waiting edit
-/// (a check reads an atomic; 4,096 tokens take some 0.1 ms).
-pub(crate) const CHECK_EVERY: u32 = 4096;
+/// A step counter for long passes that hold a database snapshot: every
+/// 4,096 steps (some 0.1 ms of work; a check reads an atomic) it asks `db`
+/// whether an edit is waiting, and salsa then unwinds the pass. An edit
+/// cannot apply while a snapshot is held, so a pass over a large file must
+/// not make it wait.
+pub fn cancellation_check(db: &dyn salsa::Database) -> impl FnMut() + '_ {
+    let mut steps = 0u32;
+    move || {
+        steps = steps.wrapping_add(1);
+        if steps.is_multiple_of(4096) {
+            db.unwind_if_revision_cancelled();
+        }
+    }
+}
 
-/// [`syntax::green::walk`], asking `db` every few thousand visits whether an
-/// edit is waiting (salsa then unwinds the request): an edit cannot apply
-/// while a request holds a snapshot, so a walk over a large file must not
-/// make it wait.
+/// [`syntax::green::walk`], with a [`cancellation_check`] per visit.
 pub(crate) fn walk<'a>(
     db: &dyn salsa::Database,
     root: &'a GreenNodeData,
     mut f: impl FnMut(Visit<'a>) -> bool,
 ) {
-    let mut visits = 0u32;
+    let mut check = cancellation_check(db);
     syntax::green::walk(root, move |visit| {
-        visits = visits.wrapping_add(1);
-        if visits.is_multiple_of(CHECK_EVERY) {
-            db.unwind_if_revision_cancelled();
-        }
+        check();
         f(visit)
     })
 }

@@ -34,6 +34,7 @@ pub use actions::{CodeAction, CodeActionKind, CodeLens};
 pub use analysis::{Code, Diagnostic, Severity};
 pub use completion::{CompletionItem, CompletionKind, CompletionList, MAX_ITEMS};
 pub use folding::{Fold, FoldKind};
+pub use green::cancellation_check;
 pub use hover::HoverResult;
 pub use inlay::{InlayHint, InlayKind};
 pub use nav::{FileOccurrence, Highlight, NavTarget};

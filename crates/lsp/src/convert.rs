@@ -197,11 +197,10 @@ pub fn semantic_tokens(snap: &Snap, tokens: &[ide::SemanticToken]) -> Vec<lsp::S
     let (mut last_line, mut last_col) = (0u32, 0u32);
     // Tokens come in order: positions by stepping, not a search each.
     let mut cursor = snap.index().cursor(snap.text(), snap.unit);
-    for (i, t) in tokens.iter().enumerate() {
-        // Hundreds of thousands in a large file: an edit must not wait.
-        if i % 4096 == 4095 {
-            db::salsa::Database::unwind_if_revision_cancelled(&snap.db);
-        }
+    // Hundreds of thousands in a large file: an edit must not wait.
+    let mut check = ide::cancellation_check(&snap.db);
+    for t in tokens {
+        check();
         let start = cursor.line_col(t.range.start());
         let end = cursor.line_col(t.range.end());
         let start = lsp::Position::new(start.line, start.col);
