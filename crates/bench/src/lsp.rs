@@ -159,11 +159,12 @@ impl Server {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
-    /// Sends a request without waiting for its answer.
-    fn send_request(&mut self, method: &str, params: Json) {
+    /// Sends a request without waiting for its answer; its id.
+    fn send_request(&mut self, method: &str, params: Json) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
     }
 
     fn request(&mut self, method: &str, params: Json) -> Result<Json, String> {
@@ -172,9 +173,7 @@ impl Server {
 
     /// A request's answer and when its last byte arrived.
     fn request_timed(&mut self, method: &str, params: Json) -> Result<(Instant, Json), String> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let id = self.send_request(method, params);
         loop {
             let (arrived, m) = self
                 .messages
@@ -376,7 +375,8 @@ fn measure(
             // edit comes while these run (and cancels them).
             let mid = e.line.max(30);
             for (_, method, params) in REQUESTS {
-                server.send_request(method, params(uri, mid, e.new_line.encode_utf16().count()));
+                let params = params(uri, mid, e.new_line.encode_utf16().count());
+                server.send_request(method, params);
             }
         }
         // Let the server settle between keystrokes, as a person types.
