@@ -11,7 +11,7 @@ fn main() {
             d.message,
             d.related
                 .iter()
-                .map(|(_, m)| m.clone())
+                .map(|r| r.message.clone())
                 .collect::<Vec<_>>()
                 .join(" | ")
         );

@@ -1,6 +1,9 @@
 //! Diagnostics: stable codes, a primary span, related spans with notes, and
 //! quick-fix data where the fix is obvious.
 
+use std::path::Path;
+use std::sync::Arc;
+
 use ir::TextRange;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -15,6 +18,43 @@ pub struct Fix {
     pub label: String,
     pub range: TextRange,
     pub replacement: String,
+    /// The replacement surrounds the text it replaces: its `$0` stands for
+    /// that text (`Cast($0, f32)`), which the checker does not have.
+    pub wraps: bool,
+}
+
+impl Fix {
+    /// The text that replaces `range` in `source` (the file's text).
+    pub fn new_text(&self, source: &str) -> String {
+        if !self.wraps {
+            return self.replacement.clone();
+        }
+        let old = source
+            .get(usize::from(self.range.start())..usize::from(self.range.end()))
+            .unwrap_or_default();
+        self.replacement.replacen("$0", old, 1)
+    }
+}
+
+/// Another place that explains a diagnostic: where a shape came from, the
+/// other branch, the definition of a called graph.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Related {
+    pub range: TextRange,
+    pub message: String,
+    /// The file the range is in, when it is not the diagnostic's own (an
+    /// imported file); `None` for the diagnostic's own file.
+    pub file: Option<Arc<Path>>,
+}
+
+impl Related {
+    pub fn new(range: TextRange, message: impl Into<String>) -> Related {
+        Related {
+            range,
+            message: message.into(),
+            file: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -23,11 +63,19 @@ pub struct Diagnostic {
     pub severity: Severity,
     pub message: String,
     pub range: TextRange,
+    /// What the primary range is (`this is i32[4]`), shown under it.
+    pub label: Option<String>,
     /// Other places that explain this one (where a shape came from, the other branch).
-    pub related: Vec<(TextRange, String)>,
+    pub related: Vec<Related>,
     /// Facts without a place.
     pub notes: Vec<String>,
+    /// Advice without an edit (`help:` lines); advice with one is a [`Fix`].
+    pub help: Vec<String>,
     pub fixes: Vec<Fix>,
+    /// For an undefined name: the `import` item that would define it
+    /// (`import "@std/nn/loss.mir"`). It goes at the top of the file, which
+    /// the item-by-item checker does not see, so the IDE layer makes it a fix.
+    pub missing_import: Option<String>,
 }
 
 impl Diagnostic {
@@ -37,14 +85,36 @@ impl Diagnostic {
             severity: code.severity(),
             message: message.into(),
             range,
+            label: None,
             related: Vec::new(),
             notes: Vec::new(),
+            help: Vec::new(),
             fixes: Vec::new(),
+            missing_import: None,
+        }
+    }
+
+    /// The advice for [`Diagnostic::missing_import`].
+    pub fn import_help(import: &str) -> String {
+        format!("add `{import}` at the top of the file")
+    }
+
+    /// A syntax error; an unclosed bracket points at its opener.
+    pub fn syntax(e: &syntax::SyntaxError) -> Diagnostic {
+        let d = Diagnostic::error(Code::Syntax, e.range, e.message.clone());
+        match &e.opener {
+            Some((range, text)) => d.with_related(*range, format!("this `{text}` is never closed")),
+            None => d,
         }
     }
 
     pub fn with_related(mut self, range: TextRange, note: impl Into<String>) -> Diagnostic {
-        self.related.push((range, note.into()));
+        self.related.push(Related::new(range, note));
+        self
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help.push(help.into());
         self
     }
 
@@ -63,6 +133,24 @@ impl Diagnostic {
             label: label.into(),
             range,
             replacement: replacement.into(),
+            wraps: false,
+        });
+        self
+    }
+
+    /// A fix that surrounds the text at `range`: `template`'s `$0` stands
+    /// for it (see [`Fix::wraps`]).
+    pub fn with_wrapping_fix(
+        mut self,
+        label: impl Into<String>,
+        range: TextRange,
+        template: impl Into<String>,
+    ) -> Diagnostic {
+        self.fixes.push(Fix {
+            label: label.into(),
+            range,
+            replacement: template.into(),
+            wraps: true,
         });
         self
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ir::{Program, Ty, WeightDef};
 use syntax::ast;
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::Diagnostic;
 use crate::infer::{EntryResult, ProgramSource};
 use crate::lower::{lower_graph, lower_weight, ItemIndex, LoweredGraph};
 
@@ -89,11 +89,7 @@ impl FileAnalysis {
 /// Parses, lowers and infers every graph of a file.
 pub fn analyze(text: &str) -> FileAnalysis {
     let parse = syntax::parse(text);
-    let mut diagnostics: Vec<Diagnostic> = parse
-        .errors()
-        .iter()
-        .map(|e| Diagnostic::error(Code::Syntax, e.range, e.message.clone()))
-        .collect();
+    let mut diagnostics: Vec<Diagnostic> = parse.errors().iter().map(Diagnostic::syntax).collect();
     let file = parse.tree();
     let (index, index_diagnostics) = ItemIndex::build(&file);
     diagnostics.extend(index_diagnostics);

@@ -17,7 +17,7 @@ use ir::{
     ScalarConst, Shape, TextRange, Ty, Value, WrtItem,
 };
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Code, Diagnostic, Related};
 use crate::lower::LoweredGraph;
 
 /// Where inference gets the program from (a plain map, or the incremental database).

@@ -51,17 +51,18 @@ impl Engine<'_> {
                 let name = sig.name.clone();
                 if params != args.len() {
                     let span = self.span(frame, n, None);
-                    let d = Diagnostic::error(
-                        Code::WrongArity,
-                        span,
-                        format!(
-                            "`{name}` takes {params} argument{} but is given {}",
-                            if params == 1 { "" } else { "s" },
-                            args.len()
-                        ),
-                    );
+                    let d = self.arity_error(frame, n, span, &sig, args.len());
+                    let names: Vec<String> = sig
+                        .params
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (p, _))| p.clone().unwrap_or_else(|| format!("#{i}")))
+                        .collect();
                     let d = match self.annotation_ranges(&g_item, graph).0 {
-                        Some(r) => d.with_related(r, format!("`{name}` is defined here")),
+                        Some(r) => d.with_related(
+                            r,
+                            format!("`{name}({})` is defined here", names.join(", ")),
+                        ),
                         None => d,
                     };
                     self.report(&item, d);
@@ -267,6 +268,85 @@ impl Engine<'_> {
                 result
             }
         }
+    }
+
+    /// E0143 for a call of a graph with `given` arguments: which parameters
+    /// are missing, or which arguments are extra (with a fix removing them).
+    fn arity_error(
+        &self,
+        frame: &Frame,
+        n: NodeId,
+        span: TextRange,
+        sig: &Signature,
+        given: usize,
+    ) -> Diagnostic {
+        let params = sig.params.len();
+        let name = &sig.name;
+        let head = format!(
+            "`{name}` takes {params} argument{} but is given {given}",
+            if params == 1 { "" } else { "s" },
+        );
+        if given < params {
+            let missing: Vec<String> = sig.params[given..]
+                .iter()
+                .enumerate()
+                .map(|(i, (p, _))| match p {
+                    Some(p) => format!("`{p}`"),
+                    None => format!("parameter {}", given + i),
+                })
+                .collect();
+            let (list, verb) = match missing.as_slice() {
+                [one] => (one.clone(), "is"),
+                [rest @ .., last] => (format!("{} and {last}", rest.join(", ")), "are"),
+                [] => unreachable!("fewer arguments than parameters"),
+            };
+            return Diagnostic::error(
+                Code::WrongArity,
+                span,
+                format!("{head}: {list} {verb} missing"),
+            )
+            .with_help(format!(
+                "pass {list} after the {given} argument{} given",
+                if given == 1 { "" } else { "s" }
+            ));
+        }
+        let extra = given - params;
+        let mut d = Diagnostic::error(
+            Code::WrongArity,
+            span,
+            format!(
+                "{head}: {}",
+                if extra == 1 {
+                    "the last argument is extra".to_string()
+                } else {
+                    format!("the last {extra} arguments are extra")
+                }
+            ),
+        );
+        let arg = |i: usize| self.span(frame, n, Some(i + 1));
+        for i in params..given {
+            d = d.with_related(arg(i), "extra argument");
+        }
+        // From the end of the last argument kept (or the first extra one) to
+        // the end of the last: `f(a, b, c)` -> `f(a)`.
+        let (first, last) = (arg(params), arg(given - 1));
+        let from = if params == 0 {
+            first.start()
+        } else {
+            arg(params - 1).end()
+        };
+        if first != span && last != span && from <= last.end() {
+            d = d.with_fix(
+                if extra == 1 {
+                    "remove the extra argument".to_string()
+                } else {
+                    format!("remove the {extra} extra arguments")
+                },
+                TextRange::new(from, last.end()),
+                "",
+            );
+        }
+        d
     }
 
     fn wrt_values(

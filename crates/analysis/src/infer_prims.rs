@@ -294,15 +294,26 @@ impl Engine<'_> {
                 };
                 let mut d = Diagnostic::error(code, span, e.message.clone());
                 d.notes = e.notes.clone();
-                // Where the operands came from.
+                // What each operand is, where it is written: the one at
+                // fault under the primary span, the others beside it.
                 if let Some(spans) = frame.lowered.source_map.input_spans.get(&n).cloned() {
                     for (i, v) in inputs.iter().enumerate() {
-                        if let (Some(r), Some(dt)) = (spans.get(i + 1), v.dtype()) {
-                            let _ = dt;
-                            if *r != span {
-                                d.related.push((*r, format!("this is {v}")));
-                            }
+                        let Some(r) = spans.get(i + 1).copied() else {
+                            continue;
+                        };
+                        if v.dtype().is_none() || (r == span && d.label.is_some()) {
+                            continue;
                         }
+                        if r == span {
+                            d.label = Some(format!("this is {v}"));
+                        } else if !d.related.iter().any(|x| x.range == r) {
+                            d.related.push(Related::new(r, format!("this is {v}")));
+                        }
+                    }
+                }
+                if code == Code::DTypeMismatch {
+                    if let ops::ErrorTarget::Input(i) = e.target {
+                        d = cast_fix(d, span, i, &inputs);
                     }
                 }
                 self.report(&item, d);
@@ -631,4 +642,26 @@ pub(super) fn shape_conforms(
         }
     }
     Ok(())
+}
+
+/// A dtype mismatch at input `at` (written at `span`) whose other operands
+/// agree on a numeric dtype: offer `Cast(operand, that dtype)`.
+fn cast_fix(d: Diagnostic, span: TextRange, at: usize, inputs: &[AbsVal]) -> Diagnostic {
+    let Some(from) = inputs.get(at).and_then(AbsVal::dtype) else {
+        return d;
+    };
+    let numeric = |t: DType| t.is_float() || t.is_int();
+    let mut others = inputs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != at)
+        .filter_map(|(_, v)| v.dtype())
+        .filter(|t| *t != from && numeric(*t));
+    let Some(to) = others.next() else {
+        return d;
+    };
+    if !numeric(from) || others.any(|t| t != to) {
+        return d;
+    }
+    d.with_wrapping_fix(format!("cast to {to}"), span, format!("Cast($0, {to})"))
 }

@@ -10,7 +10,7 @@ pub mod link;
 pub mod lower;
 pub mod modules;
 
-pub use diagnostic::{Code, Diagnostic, Fix, Severity};
+pub use diagnostic::{Code, Diagnostic, Fix, Related, Severity};
 pub use lower::{Def, ItemIndex, LoweredGraph, SourceMap};
 pub mod file;
 

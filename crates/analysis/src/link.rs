@@ -471,8 +471,8 @@ pub fn shift_lowered(g: &LoweredGraph, delta: TextSize) -> LoweredGraph {
 pub fn map_diagnostic(d: &Diagnostic, f: &dyn Fn(TextRange) -> TextRange) -> Diagnostic {
     let mut d = d.clone();
     d.range = f(d.range);
-    for (r, _) in &mut d.related {
-        *r = f(*r);
+    for r in &mut d.related {
+        r.range = f(r.range);
     }
     for fix in &mut d.fixes {
         fix.range = f(fix.range);
@@ -664,7 +664,7 @@ pub fn link_graph(g: ModuleGraph) -> Linked {
                 .parse
                 .errors()
                 .iter()
-                .map(|e| Diagnostic::error(Code::Syntax, shift(e.range), e.message.clone())),
+                .map(|e| map_diagnostic(&Diagnostic::syntax(e), &shift)),
         );
         diagnostics.extend(
             scopes[m]
@@ -730,25 +730,13 @@ pub fn link_graph(g: ModuleGraph) -> Linked {
         for fix in &mut local.fixes {
             fix.range = linked.locate(fix.range).1;
         }
-        let mut related = Vec::new();
-        for (r, note) in &d.related {
-            let (k, r) = linked.locate(*r);
-            if k == m {
-                related.push((r, note.clone()));
-            } else {
-                let text = &linked.graph.modules[k].text;
-                let line = text[..usize::from(r.start()).min(text.len())]
-                    .matches('\n')
-                    .count()
-                    + 1;
-                local.notes.push(format!(
-                    "{} (in {}, line {line})",
-                    note,
-                    linked.graph.modules[k].path.display()
-                ));
+        for r in &mut local.related {
+            let (k, range) = linked.locate(r.range);
+            r.range = range;
+            if k != m {
+                r.file = Some(Arc::from(linked.graph.modules[k].path.as_path()));
             }
         }
-        local.related = related;
         linked.diagnostics[m].push(local);
     }
     for ds in &mut linked.diagnostics {

@@ -15,7 +15,7 @@ use ir::{
 use syntax::ast::{self, AstNode};
 use tensor::Tensor;
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{Code, Diagnostic, Related};
 
 /// The names visible at the top level of a file: graphs and weights.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -579,7 +579,7 @@ impl Lowerer<'_> {
                 format!("`{name}` is already bound in this graph"),
             )
             .related
-            .push((first, "first bound here".into()));
+            .push(Related::new(first, "first bound here"));
             return;
         }
         scope.later.remove(name);
@@ -598,7 +598,7 @@ impl Lowerer<'_> {
                     "statement after `return` is never reached",
                 )
                 .related
-                .push((first, "the graph returns here".into()));
+                .push(Related::new(first, "the graph returns here"));
                 break;
             }
             match stmt {
@@ -805,7 +805,7 @@ impl Lowerer<'_> {
                     format!("`{name}` is used before it is bound"),
                 )
                 .related
-                .push((later, "bound here, later".into()));
+                .push(Related::new(later, "bound here, later"));
                 return None;
             }
         }
@@ -832,6 +832,10 @@ impl Lowerer<'_> {
                 self.diagnostics.push(unsupported_primitive(prim, range));
                 return None;
             }
+        }
+        if let Some(d) = std_definition(name, range) {
+            self.diagnostics.push(d);
+            return None;
         }
         let mut candidates: Vec<&str> = Vec::new();
         for s in &self.scopes {
@@ -881,6 +885,28 @@ impl Lowerer<'_> {
     fn error_node(&mut self, range: TextRange) -> NodeId {
         self.body.add_const(Value::Type(Ty::Unknown), Some(range))
     }
+}
+
+/// E0100 for a name the standard library defines: which file, and the
+/// import that makes it visible (`nn.dense` asks for `as nn`).
+fn std_definition(name: &str, range: TextRange) -> Option<Diagnostic> {
+    let std = crate::modules::std_definitions();
+    let (path, import) = match std.get(name) {
+        Some(path) => (path, format!("import \"{path}\"")),
+        None => {
+            let (alias, item) = name.split_once('.')?;
+            let path = std.get(item)?;
+            (path, format!("import \"{path}\" as {alias}"))
+        }
+    };
+    let mut d = Diagnostic::error(
+        Code::UndefinedName,
+        range,
+        format!("`{name}` is not defined here; the standard library defines it in `{path}`"),
+    )
+    .with_help(Diagnostic::import_help(&import));
+    d.missing_import = Some(import);
+    Some(d)
 }
 
 fn pattern_names(pat: Option<ast::Pat>) -> Vec<(String, TextRange)> {

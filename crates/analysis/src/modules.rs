@@ -149,3 +149,24 @@ impl Loader for FsLoader {
         }
     }
 }
+
+/// Where the standard library defines each of its top-level names: name →
+/// the import path of its file (`@std/nn/loss.mir`), for "import it" advice.
+/// Parsed once; the first file (in path order) wins a name defined twice.
+pub fn std_definitions() -> &'static std::collections::BTreeMap<String, String> {
+    static INDEX: OnceLock<std::collections::BTreeMap<String, String>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut out = std::collections::BTreeMap::new();
+        let mut files: Vec<&(&str, &str)> = std_files().iter().collect();
+        files.sort();
+        for (path, text) in files {
+            let parse = syntax::parse(text);
+            let (index, _) = crate::lower::ItemIndex::build(&parse.tree());
+            for (name, _) in index.graphs.iter().chain(&index.weights) {
+                out.entry(name.clone())
+                    .or_insert_with(|| format!("{STD_PREFIX}{path}"));
+            }
+        }
+        out
+    })
+}

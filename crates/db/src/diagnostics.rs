@@ -126,8 +126,19 @@ pub fn item_diagnostics(db: &dyn salsa::Database, key: ItemKey) -> Arc<ItemDiagn
     let mut out = ItemDiagnostics::default();
     let own = positions(db, key);
     let file = key.file(db);
+    // The item a callee segment belongs to: of this file, or of an
+    // imported one (its global name resolved through the namespace).
+    let has_imports = !file.imports(db).is_empty();
+    let callee_key = |name: &str| -> ItemKey {
+        if has_imports {
+            if let Some(k) = namespace(db, file).resolve.get(name) {
+                return *k;
+            }
+        }
+        ItemKey::new(db, file, name)
+    };
     // A range of the item (normalised) or of a callee segment → (callee, real relative range).
-    let map = |segments: &[(String, u32, u32)], r: TextRange| -> (Option<String>, TextRange) {
+    let map = |segments: &[(String, u32, u32)], r: TextRange| -> (Option<ItemKey>, TextRange) {
         let start = u32::from(r.start());
         let r = TextRange::new(r.start(), r.end().max(r.start()));
         if start < VIRTUAL_BASE {
@@ -136,20 +147,11 @@ pub fn item_diagnostics(db: &dyn salsa::Database, key: ItemKey) -> Arc<ItemDiagn
         match segments.iter().rev().find(|(_, b, _)| *b <= start) {
             Some((name, base, _)) => {
                 let rel = r - TextSize::from(*base);
-                let callee = positions(db, ItemKey::new(db, file, name.as_str()));
-                (Some(name.clone()), callee.range_to_real(rel))
+                let callee = callee_key(name);
+                (Some(callee), positions(db, callee).range_to_real(rel))
             }
             None => (None, TextRange::default()),
         }
-    };
-    // Items of other files (imported) that ranges may point into.
-    let has_imports = !file.imports(db).is_empty();
-    let elsewhere = |name: &str| {
-        has_imports
-            && namespace(db, file)
-                .resolve
-                .get(name)
-                .is_some_and(|k| k.file(db) != file)
     };
     let add = |d: &Diagnostic, segments: &[(String, u32, u32)], out: &mut ItemDiagnostics| {
         let index = out.diagnostics.len() as u32;
@@ -158,18 +160,30 @@ pub fn item_diagnostics(db: &dyn salsa::Database, key: ItemKey) -> Arc<ItemDiagn
         for fix in &mut d.fixes {
             fix.range = map(segments, fix.range).1;
         }
-        // Related ranges in other files are left out (a diagnostic's
-        // related ranges are in its own file).
         let related = std::mem::take(&mut d.related);
-        for (r, note) in related {
-            match map(segments, r) {
-                (None, rel) => d.related.push((rel, note)),
-                (Some(item), _) if elsewhere(&item) => {}
-                (Some(item), rel) => {
+        for mut r in related {
+            match map(segments, r.range) {
+                (None, rel) => r.range = rel,
+                // In an imported file: placed in that file now (its path
+                // says where), so the diagnostic follows that file's edits.
+                (Some(callee), rel) if callee.file(db) != file => {
+                    let other = callee.file(db);
+                    let Some(info) = items(db, other).get(callee.name(db)) else {
+                        continue;
+                    };
+                    let Some(path) = other.path(db).clone() else {
+                        continue;
+                    };
+                    r.range = rel + info.range.start();
+                    r.file = Some(path);
+                }
+                (Some(callee), rel) => {
+                    let item = callee.name(db).clone();
                     out.foreign.push((index, d.related.len() as u32, item, rel));
-                    d.related.push((TextRange::default(), note));
+                    r.range = TextRange::default();
                 }
             }
+            d.related.push(r);
         }
         out.diagnostics.push(d);
     };
@@ -367,8 +381,10 @@ impl FileDiagnostics {
             for fix in &mut d.fixes {
                 fix.range = p.range(fix.range);
             }
-            for (i, (r, _)) in d.related.iter_mut().enumerate() {
-                *r = p.related(i, *r);
+            for (i, r) in d.related.iter_mut().enumerate() {
+                if r.file.is_none() {
+                    r.range = p.related(i, r.range);
+                }
             }
             out.push(d);
         });
@@ -531,11 +547,7 @@ fn build_file_diagnostics(
     fetch: &mut dyn FnMut(usize, &ItemInfo) -> Arc<ItemDiagnostics>,
 ) -> FileDiagnostics {
     let parse = file.parse(db);
-    let mut file_level: Vec<Diagnostic> = parse
-        .errors()
-        .iter()
-        .map(|e| Diagnostic::error(Code::Syntax, e.range, e.message.clone()))
-        .collect();
+    let mut file_level: Vec<Diagnostic> = parse.errors().iter().map(Diagnostic::syntax).collect();
     let items = file.items(db);
     file_level.extend(items.diagnostics.iter().cloned());
     if !file.imports(db).is_empty() {

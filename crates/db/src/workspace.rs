@@ -301,15 +301,15 @@ pub fn scope(db: &dyn salsa::Database, file: File) -> Arc<FileScope> {
     if scope.diagnostics.iter().any(|d| {
         d.related
             .iter()
-            .any(|(r, _)| *r == syntax::TextRange::default())
+            .any(|r| r.range == syntax::TextRange::default())
     }) {
         let items = file.items(db);
         for d in &mut scope.diagnostics {
             let first = d.message.split('`').nth(3).map(str::to_string);
-            for (r, _) in &mut d.related {
-                if *r == syntax::TextRange::default() {
+            for r in &mut d.related {
+                if r.range == syntax::TextRange::default() {
                     if let Some(info) = first.as_deref().and_then(|n| items.get(n)) {
-                        *r = info.name_range;
+                        r.range = info.name_range;
                     }
                 }
             }

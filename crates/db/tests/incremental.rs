@@ -299,7 +299,7 @@ graph caller(v: f32[3]) {
         .find(|d| d.message.starts_with("calling `callee`"))
         .expect("an error at the call");
     assert_eq!(&text[at_call.range], "callee(v)");
-    let (related, _) = at_call.related[0];
+    let related = at_call.related[0].range;
     assert!(text[related].starts_with('x'), "{}", &text[related]);
 }
 

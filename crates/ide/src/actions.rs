@@ -1,6 +1,7 @@
 //! Code actions (quick fixes from diagnostics, "add type annotation") and code
 //! lenses (run, show graph, show gradient).
 
+use db::File;
 use ir::AbsVal;
 use syntax::TextRange;
 
@@ -35,17 +36,22 @@ pub struct CodeLens {
     pub graph: String,
 }
 
-pub(crate) fn code_actions(analysis: &Analysis, range: TextRange) -> Vec<CodeAction> {
+pub(crate) fn code_actions(
+    analysis: &Analysis,
+    range: TextRange,
+    others: &[File],
+) -> Vec<CodeAction> {
     let mut out = Vec::new();
     let touches = |r: TextRange| r.intersect(range).is_some() || r.contains_range(range);
-    for d in analysis.diagnostics().iter().filter(|d| touches(d.range)) {
+    let diagnostics = analysis.diagnostics_seeing(others);
+    for d in diagnostics.iter().filter(|d| touches(d.range)) {
         for fix in &d.fixes {
             out.push(CodeAction {
                 title: fix.label.clone(),
                 kind: CodeActionKind::QuickFix,
                 edits: vec![Edit {
                     range: fix.range,
-                    new_text: fix.replacement.clone(),
+                    new_text: fix.new_text(analysis.text()),
                 }],
                 diagnostic: Some(d.clone()),
                 is_preferred: d.fixes.len() == 1,

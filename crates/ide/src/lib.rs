@@ -12,6 +12,7 @@ mod completion;
 mod folding;
 mod green;
 mod hover;
+mod imports;
 mod inlay;
 mod nav;
 mod sema;
@@ -67,8 +68,18 @@ impl<'a> Analysis<'a> {
     }
 
     /// Every diagnostic: syntax, names, types and shapes; sorted by position.
+    /// An undefined name that the standard library defines has the fix that
+    /// imports it.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
-        db::file_diagnostics(self.db, self.file).to_vec()
+        self.diagnostics_seeing(&[])
+    }
+
+    /// [`Analysis::diagnostics`], where an undefined name that one of
+    /// `others` (the workspace's files) defines names it, with the fix that
+    /// imports it.
+    pub fn diagnostics_seeing(&self, others: &[File]) -> Vec<Diagnostic> {
+        let ds = db::file_diagnostics(self.db, self.file).to_vec();
+        imports::advise(self, ds, others)
     }
 
     /// The diagnostics as the database keeps them (per item, not copied), and
@@ -208,8 +219,11 @@ impl<'a> Analysis<'a> {
         structure::linked_editing_ranges(self, offset)
     }
 
-    pub fn code_actions(&self, range: TextRange) -> Vec<CodeAction> {
-        actions::code_actions(self, range)
+    /// Quick fixes and refactorings at `range`; `others` are the
+    /// workspace's files (an undefined name one of them defines gets the
+    /// import that makes it visible).
+    pub fn code_actions(&self, range: TextRange, others: &[File]) -> Vec<CodeAction> {
+        actions::code_actions(self, range, others)
     }
 
     pub fn code_lenses(&self) -> Vec<CodeLens> {
@@ -250,10 +264,11 @@ pub fn check_paths(paths: &[std::path::PathBuf]) -> Vec<CheckedFile> {
     let check = |file: File, path: std::path::PathBuf| {
         db::prefetch_item_diagnostics(&db, file, threads);
         let ds = db::file_diagnostics(&db, file);
+        let seen: Vec<File> = db.files().into_iter().map(|(_, f)| f).collect();
         CheckedFile {
             path,
             text: file.text(&db).to_string(),
-            diagnostics: ds.to_vec(),
+            diagnostics: imports::advise(&Analysis::new(&db, file), ds.to_vec(), &seen),
             failures: ds.failures(),
         }
     };

@@ -99,13 +99,24 @@ fn placed(
         message.push_str("\nnote: ");
         message.push_str(note);
     }
+    for help in &d.help {
+        message.push_str("\nhelp: ");
+        message.push_str(help);
+    }
     let related: Vec<lsp::DiagnosticRelatedInformation> = d
         .related
         .iter()
         .enumerate()
-        .map(|(i, (r, m))| lsp::DiagnosticRelatedInformation {
-            location: snap.location(related_range(i, *r)),
-            message: m.clone(),
+        .filter_map(|(i, r)| {
+            let location = match &r.file {
+                None => snap.location(related_range(i, r.range)),
+                // In an imported file: that file's positions and URI.
+                Some(path) => snap.other(snap.db.file_at(path)?)?.location(r.range),
+            };
+            Some(lsp::DiagnosticRelatedInformation {
+                location,
+                message: r.message.clone(),
+            })
         })
         .collect();
     let unused = d.code == ide::Code::UnusedBinding || d.code == ide::Code::UnreachableGraph;

@@ -366,9 +366,10 @@ pub fn code_action(
     p: lsp::CodeActionParams,
 ) -> Result<Option<lsp::CodeActionResponse>> {
     let range = s.text_range(p.range);
+    let workspace: Vec<db::File> = s.db.files().into_iter().map(|(_, f)| f).collect();
     Ok(Some(
         s.analysis()
-            .code_actions(range)
+            .code_actions(range, &workspace)
             .into_iter()
             .map(|a| {
                 let mut changes = HashMap::new();

@@ -28,6 +28,9 @@ pub type SyntaxNodeChildren = rowan::SyntaxNodeChildren<MirLanguage>;
 pub struct SyntaxError {
     pub message: String,
     pub range: TextRange,
+    /// The bracket this error leaves unclosed (its range and text), when a
+    /// missing closer is the likely cause.
+    pub opener: Option<(TextRange, String)>,
 }
 
 impl SyntaxError {
@@ -35,6 +38,16 @@ impl SyntaxError {
         SyntaxError {
             message: message.into(),
             range,
+            opener: None,
+        }
+    }
+
+    /// The error with its ranges moved by `f`.
+    pub fn shifted(&self, f: impl Fn(TextRange) -> TextRange) -> SyntaxError {
+        SyntaxError {
+            message: self.message.clone(),
+            range: f(self.range),
+            opener: self.opener.as_ref().map(|(r, t)| (f(*r), t.clone())),
         }
     }
 }
@@ -295,19 +308,14 @@ impl Parse {
             errors
                 .into_iter()
                 .filter(|e| before_next(e.range.start(), next_relative))
-                .map(|e| SyntaxError::new(e.message, e.range + window_start)),
+                .map(|e| e.shifted(|r| r + window_start)),
         );
         if let Some(next_start) = next_start {
             merged.extend(
                 self.errors
                     .iter()
                     .filter(|e| e.range.start() > next_start)
-                    .map(|e| {
-                        SyntaxError::new(
-                            e.message.clone(),
-                            TextRange::at(shift(e.range.start()), e.range.len()),
-                        )
-                    }),
+                    .map(|e| e.shifted(|r| TextRange::at(shift(r.start()), r.len()))),
             );
         }
         let new_green = self.green.splice_children(first..end, replacement);

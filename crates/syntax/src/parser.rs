@@ -245,6 +245,25 @@ impl<'t> Parser<'t> {
         self.errors.push(SyntaxError::new(message, range));
     }
 
+    /// The last significant token consumed (an opening bracket, right after [`Parser::open`]).
+    fn last_bumped(&self) -> Option<(TextRange, String)> {
+        let i = (0..self.pos)
+            .rev()
+            .find(|&i| !self.tokens[i].kind.is_trivia() && self.tokens[i].kind != NEWLINE)?;
+        let range = self.token_range(i);
+        Some((
+            range,
+            self.text[range.start().into()..range.end().into()].to_string(),
+        ))
+    }
+
+    /// Marks the errors reported since there were `before` as leaving `opener` unclosed.
+    fn unclosed_since(&mut self, before: usize, opener: &Option<(TextRange, String)>) {
+        for e in &mut self.errors[before..] {
+            e.opener = opener.clone();
+        }
+    }
+
     fn expect(&mut self, kind: SyntaxKind) -> bool {
         if self.at(kind) {
             self.bump();
@@ -385,6 +404,7 @@ fn weight(p: &mut Parser) {
 /// A comma-separated list up to `close`; the opener is already consumed.
 /// `elem` parses one element and returns false if nothing was consumed.
 fn list(p: &mut Parser, close: SyntaxKind, what: &str, elem: fn(&mut Parser) -> bool) {
+    let opener = p.last_bumped();
     loop {
         if p.at(close) || p.at(EOF) {
             break;
@@ -409,6 +429,7 @@ fn list(p: &mut Parser, close: SyntaxKind, what: &str, elem: fn(&mut Parser) -> 
         }
         // Something else follows the element. On a new line, or a token that
         // cannot be inside the list, the closer is most likely missing.
+        let before = p.errors.len();
         p.error_here(&format!("expected `,` or {}", close.describe()));
         if p.newline_before_current()
             || p.at_any(&[
@@ -416,6 +437,7 @@ fn list(p: &mut Parser, close: SyntaxKind, what: &str, elem: fn(&mut Parser) -> 
                 FAT_ARROW,
             ])
         {
+            p.unclosed_since(before, &opener);
             return;
         }
         p.bump_as_error();
@@ -423,10 +445,12 @@ fn list(p: &mut Parser, close: SyntaxKind, what: &str, elem: fn(&mut Parser) -> 
     if p.at(close) {
         p.bump();
     } else {
+        let before = p.errors.len();
         p.error_here(&format!(
             "expected {} to close the {what}",
             close.describe()
         ));
+        p.unclosed_since(before, &opener);
     }
 }
 
@@ -524,6 +548,7 @@ fn dim(p: &mut Parser) -> bool {
 fn block(p: &mut Parser) {
     p.start_node(BLOCK);
     p.open(false);
+    let opener = p.last_bumped();
     loop {
         match p.current() {
             NEWLINE | SEMI => p.bump(),
@@ -543,7 +568,9 @@ fn block(p: &mut Parser) {
     if p.at(R_BRACE) {
         p.bump();
     } else {
+        let before = p.errors.len();
         p.error_here("expected `}`");
+        p.unclosed_since(before, &opener);
     }
     p.finish_node();
 }

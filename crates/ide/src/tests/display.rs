@@ -45,6 +45,7 @@ fn diagnostics_of_a_file_with_syntax_errors_keep_the_rest() {
         expect![[r#"
             E0140 31..40 "Undefined": unknown primitive `Undefined`
             E0001 61..62 "{": expected `,` or `)`, found `{`
+              related "(": this `(` is never closed
             E0100 110..111 "y": `y` is not defined; did you mean `x`?
               fix change to `x`: "y" -> "x"
         "#]],

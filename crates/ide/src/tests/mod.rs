@@ -205,8 +205,11 @@ fn check_diagnostics(fixture: &str, expect: Expect) {
             &f.text[d.range],
             d.message
         ));
-        for (r, note) in &d.related {
-            out.push_str(&format!("  related {:?}: {note}\n", &f.text[*r]));
+        for r in &d.related {
+            out.push_str(&format!(
+                "  related {:?}: {}\n",
+                &f.text[r.range], r.message
+            ));
         }
         for note in &d.notes {
             out.push_str(&format!("  note: {note}\n"));
@@ -223,7 +226,7 @@ fn check_diagnostics(fixture: &str, expect: Expect) {
 
 fn check_actions(fixture: &str, expect: Expect) {
     let f = Fixture::new(fixture);
-    let actions = f.analysis().code_actions(f.range);
+    let actions = f.analysis().code_actions(f.range, &[]);
     let mut out = String::new();
     for a in actions {
         let mut text = f.text.clone();
