@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{
     self,
     termcolor::{ColorChoice, StandardStream},
@@ -372,7 +372,7 @@ fn run_inner(a: &RunArgs) -> u8 {
                     }
                     _ => {}
                 }
-                render_error(&a.file, &linked, &e);
+                render_error(&a.file, &linked, &entry, &e);
                 return if e.kind == exec::ErrorKind::Interrupted {
                     EXIT_INTERRUPTED
                 } else {
@@ -497,40 +497,105 @@ fn human_bytes(n: usize) -> String {
     }
 }
 
-/// A run-time fault with a source snippet, the call stack as secondary labels.
-fn render_error(root: &Path, linked: &analysis::link::Linked, e: &exec::RunError) {
-    // Spans are in the linked program's virtual text: the file of the
-    // primary span is shown, with the call sites in it.
-    let module = e.span.map_or(0, |s| linked.locate(s).0);
-    let local = |r: ir::TextRange| {
-        let (m, r) = linked.locate(r);
-        (m == module).then_some(r)
+/// How a module of a linked program is named in messages: the root by the
+/// path it was given, the others by their path (relative to the current
+/// folder when below it).
+pub(crate) fn module_path(root: &Path, linked: &analysis::link::Linked, m: usize) -> String {
+    if m == 0 {
+        return root.display().to_string();
+    }
+    let path = &linked.graph.modules[m].path;
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.clone())
+        .display()
+        .to_string()
+}
+
+/// What the primary label of a fault says: the message without the
+/// primitive it starts with (`` `Gather`: index 7 ...`` -> `index 7 ...`),
+/// which the header names.
+fn fault_label(message: &str) -> String {
+    let first = message.lines().next().unwrap_or(message);
+    // "`Gather`: index 7 is ..." or "`Reshape` cannot reshape ...".
+    let detail = first.strip_prefix('`').and_then(|rest| {
+        let (name, detail) = rest.split_once('`')?;
+        let detail = detail.strip_prefix(':').unwrap_or(detail).trim_start();
+        (!name.contains(' ') && !detail.is_empty()).then_some(detail)
+    });
+    detail.unwrap_or(first).to_string()
+}
+
+/// The innermost call sites shown of a fault's call stack (the outermost
+/// call in the file the user ran is always shown too).
+const SHOWN_CALLS: usize = 6;
+
+/// A run-time fault with a source snippet, the call stack as secondary
+/// labels: the fault where it happened (a library's graph, a graph of
+/// another file) and each call that led there, in whichever file it is,
+/// down to the user's own line in the file they ran.
+pub(crate) fn render_error(
+    root: &Path,
+    linked: &analysis::link::Linked,
+    entry: &str,
+    e: &exec::RunError,
+) {
+    let mut files = SimpleFiles::new();
+    let mut ids: Vec<Option<usize>> = vec![None; linked.graph.modules.len()];
+    let mut file_of = |m: usize| {
+        *ids[m].get_or_insert_with(|| {
+            files.add(
+                module_path(root, linked, m),
+                linked.graph.modules[m].text.to_string(),
+            )
+        })
     };
-    let range = |r: ir::TextRange| usize::from(r.start())..usize::from(r.end());
+    // Spans are in the linked program's virtual text.
+    let place = |r: ir::TextRange| {
+        let (m, r) = linked.locate(r);
+        (m, usize::from(r.start())..usize::from(r.end()))
+    };
     let mut labels = Vec::new();
-    if let Some(span) = e.span.and_then(local) {
-        labels.push(Label::primary((), range(span)).with_message(e.kind.as_str()));
+    let primary = e.span.map(place);
+    if let Some((m, range)) = &primary {
+        labels
+            .push(Label::primary(file_of(*m), range.clone()).with_message(fault_label(&e.message)));
+    }
+    // Innermost first; the outermost call made from the root file always.
+    let sites: Vec<(&str, (usize, std::ops::Range<usize>))> = e
+        .trace
+        .iter()
+        .filter_map(|t| Some((t.graph.as_str(), place(t.call_site?))))
+        .collect();
+    let outermost_root = sites.iter().rposition(|(_, (m, _))| *m == 0);
+    let mut shown: Vec<(usize, std::ops::Range<usize>)> = primary.iter().cloned().collect();
+    let mut skipped = 0;
+    for (k, (graph, site)) in sites.iter().enumerate() {
+        if shown.contains(site) {
+            continue;
+        }
+        if shown.len() > SHOWN_CALLS && Some(k) != outermost_root {
+            skipped += 1;
+            continue;
+        }
+        labels.push(
+            Label::secondary(file_of(site.0), site.1.clone())
+                .with_message(format!("in this call of `{graph}`")),
+        );
+        shown.push(site.clone());
     }
     let mut notes = e.notes.clone();
-    let mut shown: Vec<ir::TextRange> = Vec::new();
-    for t in &e.trace {
-        match t.call_site.and_then(local) {
-            Some(site)
-                if Some(site) != e.span.and_then(local)
-                    && !shown.contains(&site)
-                    && shown.len() < 4 =>
-            {
-                labels.push(
-                    Label::secondary((), range(site))
-                        .with_message(format!("in this call of `{}`", t.graph)),
-                );
-                shown.push(site);
-            }
-            _ => {}
-        }
+    if skipped > 0 {
+        notes.push(format!(
+            "{skipped} more call{} not shown",
+            if skipped == 1 { "" } else { "s" }
+        ));
     }
-    if e.trace.len() > 1 {
-        let chain: Vec<&str> = e.trace.iter().rev().map(|t| t.graph.as_str()).collect();
+    if !e.trace.is_empty() {
+        let chain: Vec<&str> = std::iter::once(entry)
+            .chain(e.trace.iter().rev().map(|t| t.graph.as_str()))
+            .collect();
         let chain = if chain.len() > 8 {
             format!(
                 "{} -> ... -> {}",
@@ -546,14 +611,9 @@ fn render_error(root: &Path, linked: &analysis::link::Linked, e: &exec::RunError
         .with_message(format!("run-time fault: {}", e.message))
         .with_labels(labels)
         .with_notes(notes);
-    let path = if module == 0 {
-        root.display().to_string()
-    } else {
-        linked.graph.modules[module].path.display().to_string()
-    };
-    let file = SimpleFile::new(path, &*linked.graph.modules[module].text);
     let writer = StandardStream::stderr(color());
-    if term::emit_to_write_style(&mut writer.lock(), &term::Config::default(), &file, &d).is_err() {
+    if term::emit_to_write_style(&mut writer.lock(), &term::Config::default(), &files, &d).is_err()
+    {
         eprintln!("error: run-time fault: {}", e.message);
     }
 }
