@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use ir::DType;
 use syntax::{ast, AstNode, SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
 
-use crate::hover::{graph_signature, meta_doc, unsupported_hover, values_text};
+use crate::hover::{graph_signature, imported_signature, meta_doc, unsupported_hover, values_text};
 use crate::sema::{Sema, Target};
 use crate::Analysis;
 
@@ -137,7 +137,8 @@ pub(crate) fn completion_list(analysis: &Analysis, offset: TextSize) -> Completi
         .map(|(_, mut c)| {
             match c.kind {
                 CompletionKind::Graph if c.detail.is_none() => {
-                    c.detail = graph_signature(&sema, &c.label);
+                    c.detail = graph_signature(&sema, &c.label)
+                        .or_else(|| imported_signature(&sema.analysis, &c.label));
                 }
                 CompletionKind::Weight if c.detail.is_none() => {
                     if let Some(w) = db::weight(sema.analysis.db, sema.key(&c.label)) {

@@ -40,10 +40,12 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
                     .clone()
                     .unwrap_or_else(|| analysis.text()[name.range].to_string());
                 let kind = if g.is_param(*node) { "param" } else { "let" };
-                let mut md = format!(
-                    "```mindir\n{kind} {ident}: {}\n```",
-                    values_text(&g, &g.values(*node))
-                );
+                // A name bound to a lambda: the lambda's inferred signature.
+                let value = match &g.lowered.body.node(*node).kind {
+                    ir::NodeKind::Const(ir::Value::Graph(h)) => lambda_signature(&g, *h),
+                    _ => values_text(&g, &g.values(*node)),
+                };
+                let mut md = format!("```mindir\n{kind} {ident}: {value}\n```");
                 if let Some((ty, _)) = &g.lowered.body.node(*node).annotation {
                     md.push_str(&format!("\n\ndeclared {}", code_span(&ty.to_string())));
                 }
@@ -107,6 +109,12 @@ pub(crate) fn hover(analysis: &Analysis, offset: TextSize) -> Option<HoverResult
             range: name.range,
             markdown,
         });
+    }
+    // The `fn` of a lambda: its inferred signature.
+    if token.kind() == syntax::SyntaxKind::FN_KW {
+        if let Some(h) = lambda_hover(&sema, &token) {
+            return Some(h);
+        }
     }
     // A MindSpore primitive the registry does not support (the checker
     // reports it, E0145): MindSpore's signature.
@@ -181,12 +189,63 @@ pub(crate) fn code_span(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+fn lambda_hover(sema: &Sema, token: &syntax::SyntaxToken) -> Option<HoverResult> {
+    let lambda = token.parent().and_then(ast::LambdaExpr::cast)?;
+    let range = lambda.syntax().text_range();
+    let g = sema.graph_at(range.start())?;
+    let body = &g.lowered.body;
+    let graph = body.graph_ids().find(|&h| {
+        body.graph(h)
+            .span
+            .is_some_and(|s| g.mapper.range(s) == range)
+    })?;
+    Some(HoverResult {
+        range: token.text_range(),
+        markdown: format!(
+            "```mindir\n{}\n```\n\na lambda",
+            lambda_signature(&g, graph)
+        ),
+    })
+}
+
+/// `fn(a: f32[4]) -> f32[4]`: a nested graph's parameters and result as
+/// inferred where it is used (`?` where it never is).
+fn lambda_signature(g: &GraphSema, graph: ir::GraphId) -> String {
+    let body = &g.lowered.body;
+    let nested = body.graph(graph);
+    let params: Vec<String> = nested
+        .params
+        .iter()
+        .map(|&p| {
+            let name = body.node(p).name.clone().unwrap_or_default();
+            format!("{name}: {}", values_text(g, &g.values(p)))
+        })
+        .collect();
+    let result = nested
+        .output
+        .map_or_else(|| "?".to_string(), |o| values_text(g, &g.values(o)));
+    format!("fn({}) -> {result}", params.join(", "))
+}
+
 pub(crate) fn values_text(g: &GraphSema, vals: &[AbsVal]) -> String {
     if vals.is_empty() {
         return "?".into();
     }
     let parts: Vec<String> = vals.iter().map(|v| g.describe(v)).collect();
     parts.join(" | ")
+}
+
+/// The signature of a graph an import makes visible as `name` (`dense`,
+/// `nn.dense`), under that name.
+pub(crate) fn imported_signature(analysis: &Analysis, name: &str) -> Option<String> {
+    let nav = crate::nav::imported_item(analysis, name)?;
+    let there = Analysis::new(analysis.db, nav.file?);
+    let item = &there.text()[nav.focus_range];
+    let sig = graph_signature(&Sema::new(&there), item)?;
+    Some(format!(
+        "graph {name}{}",
+        sig.strip_prefix(&format!("graph {item}"))?
+    ))
 }
 
 /// `graph NAME(PARAMS) -> RET` with inferred types where none are written.

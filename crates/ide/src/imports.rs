@@ -26,22 +26,22 @@ pub(crate) fn advise(
         if d.code != Code::UndefinedName {
             continue;
         }
-        if d.missing_import.is_none() {
-            let name = &text[d.range];
-            if let Some((path, import)) = defining_file(analysis, name, others) {
-                d.message = format!("`{name}` is not defined here; `{path}` defines it");
-                // The edit-distance guess is a worse answer than the real definition.
-                d.fixes.clear();
-                d.missing_import = Some(import);
-            }
+        // The workspace's own definition first, the standard library's next.
+        let mut imports: Vec<String> = d.missing_import.iter().cloned().collect();
+        let name = &text[d.range];
+        if let Some((path, import)) = defining_file(analysis, name, others) {
+            d.message = format!("`{name}` is not defined here; `{path}` defines it");
+            // The edit-distance guess is a worse answer than the real definition.
+            d.fixes.clear();
+            imports.insert(0, import);
         }
-        if let Some(import) = &d.missing_import {
+        for (i, import) in imports.iter().enumerate() {
             let (at, new_text) = insertion(analysis, import);
             let label = analysis::Diagnostic::import_help(import);
             // The advice becomes the fix that follows it.
             d.help.retain(|h| *h != label);
             d.fixes.insert(
-                0,
+                i,
                 analysis::Fix {
                     label,
                     range: TextRange::empty(at),
@@ -50,6 +50,7 @@ pub(crate) fn advise(
                 },
             );
         }
+        d.missing_import = imports.into_iter().next();
     }
     diagnostics
 }

@@ -144,3 +144,90 @@ fn references_and_rename_cross_files() {
     assert!(err.contains("already defined"), "{err}");
     let _ = &mut db;
 }
+
+#[test]
+fn completion_of_an_imported_graph_shows_its_signature() {
+    let (mut db, model, _) = workspace();
+    let text = MODEL.replace("return L.dense(x)", "y = L.dense(x)\n  return L.");
+    db.set_text(model, &text);
+    let a = ide::Analysis::new(&db, model);
+    let offset = TextSize::from((text.find("return L.").unwrap() + "return L.".len()) as u32);
+    let dense = a
+        .completions(offset)
+        .into_iter()
+        .find(|c| c.label == "L.dense")
+        .expect("L.dense is offered");
+    assert_eq!(
+        dense.detail.as_deref(),
+        Some("graph L.dense(x: f32[B, 3]) -> f32[B, 4]")
+    );
+}
+
+/// A file of the workspace that uses `dense` without importing it: the
+/// error names the file that defines it, and the fix adds the import.
+#[test]
+fn an_undefined_name_another_workspace_file_defines_is_imported_by_a_fix() {
+    let (mut db, _, layers) = workspace();
+    let user = "# Uses a layer.\n\ngraph use_it(x: f32[2, 3]) {\n  return dense(x)\n}\n";
+    let file = db.open(Path::new("/ws/apps/user.mir"), Some(user));
+    let a = ide::Analysis::new(&db, file);
+    let ds = a.diagnostics_seeing(&[layers, file]);
+    let d = ds
+        .iter()
+        .find(|d| d.code == analysis::Code::UndefinedName)
+        .expect("E0100");
+    assert_eq!(
+        d.message,
+        "`dense` is not defined here; `../nn/layers.mir` defines it"
+    );
+    let actions = a.code_actions(d.range, &[layers, file]);
+    let fix = actions
+        .iter()
+        .find(|c| c.title.contains("import \"../nn/layers.mir\""))
+        .expect("an import fix");
+    let mut fixed = user.to_string();
+    for e in fix.edits.iter().rev() {
+        fixed.replace_range(
+            usize::from(e.range.start())..usize::from(e.range.end()),
+            &e.new_text,
+        );
+    }
+    // Below the file's header comment, above the first item.
+    assert_eq!(
+        fixed,
+        "# Uses a layer.\n\nimport \"../nn/layers.mir\"\n\ngraph use_it(x: f32[2, 3]) {\n  return dense(x)\n}\n"
+    );
+    // With the import, the file checks.
+    db.set_text(file, &fixed);
+    let a = ide::Analysis::new(&db, file);
+    assert!(a.diagnostics().is_empty(), "{:?}", a.diagnostics());
+}
+
+/// A name of the standard library: the file it is in, and the import after
+/// the file's own imports.
+#[test]
+fn an_undefined_name_of_the_standard_library_is_imported_by_a_fix() {
+    let mut db = RootDb::new();
+    let text = "import \"@std/nn/dense.mir\"\n\n# Loss.\ngraph loss(x: f32[2, 4], labels: i32[2]) {\n  return sparse_softmax_cross_entropy(x, labels)\n}\n";
+    let file = db.new_file(text);
+    let a = ide::Analysis::new(&db, file);
+    let ds = a.diagnostics();
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert_eq!(
+        ds[0].message,
+        "`sparse_softmax_cross_entropy` is not defined here; the standard library defines it in `@std/nn/loss.mir`"
+    );
+    let fix = &ds[0].fixes[0];
+    assert_eq!(
+        fix.label,
+        "add `import \"@std/nn/loss.mir\"` at the top of the file"
+    );
+    let mut fixed = text.to_string();
+    fixed.insert_str(usize::from(fix.range.start()), &fix.new_text(text));
+    assert!(
+        fixed.starts_with("import \"@std/nn/dense.mir\"\nimport \"@std/nn/loss.mir\"\n\n# Loss."),
+        "{fixed}"
+    );
+    db.set_text(file, &fixed);
+    assert!(ide::Analysis::new(&db, file).diagnostics().is_empty());
+}

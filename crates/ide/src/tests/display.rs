@@ -574,3 +574,68 @@ fn range_formatting_formats_the_items_it_touches() {
         .format_range(TextRange::up_to(TextSize::of(broken.text.as_str())))
         .is_err());
 }
+
+#[test]
+fn diagnostics_at_rustc_level_arity_dtype_and_brackets() {
+    // A missing argument is named; the definition is related.
+    check_diagnostics(
+        r#"
+graph helper(a, b, c) {
+  return a + b * c
+}
+graph f(x: f32[4]) -> f32[4] {
+  return helper(x, x)
+}
+"#,
+        expect![[r#"
+            E0143 85..97 "helper(x, x)": `helper` takes 3 arguments but is given 2: `c` is missing
+              related "helper": `helper(a, b, c)` is defined here
+              help: pass `c` after the 2 arguments given
+        "#]],
+    );
+    // Extra arguments are marked, and a fix removes them.
+    check_diagnostics(
+        r#"
+graph helper(a) {
+  return a
+}
+graph f(x: f32[4]) -> f32[4] {
+  return helper(x, Neg(x), x)
+}
+"#,
+        expect![[r#"
+            E0143 71..91 "helper(x, Neg(x), x)": `helper` takes 1 argument but is given 3: the last 2 arguments are extra
+              related "Neg(x)": extra argument
+              related "x": extra argument
+              related "helper": `helper(a)` is defined here
+              fix remove the 2 extra arguments: ", Neg(x), x" -> ""
+        "#]],
+    );
+    // The operand at fault carries its type, and a cast is offered.
+    check_diagnostics(
+        r#"
+graph f(x: f32[4, 4], n: i32[4, 4]) -> f32[4, 4] {
+  return MatMul(x, n)
+}
+"#,
+        expect![[r#"
+            E0200 70..71 "n": `MatMul` needs operands of one dtype, got f32 and i32
+              label: this is i32[4, 4]
+              related "x": this is f32[4, 4]
+              fix cast to f32: "n" -> "Cast(n, f32)"
+        "#]],
+    );
+    // An unclosed bracket points at its opener.
+    check_diagnostics(
+        r#"
+graph f(x: f32[4]) -> f32[4] {
+  y = Add(x, Mul(x, x)
+  return y
+}
+"#,
+        expect![[r#"
+            E0001 56..62 "return": expected `,` or `)`, found `return`
+              related "(": this `(` is never closed
+        "#]],
+    );
+}

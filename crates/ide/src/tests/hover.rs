@@ -393,3 +393,40 @@ fn hover_markdown_is_well_formed_for_functions_of_functions() {
     let h = f.analysis().hover(TextSize::from(at as u32)).unwrap();
     assert!(h.markdown.contains("grad of graph loss"), "{}", h.markdown);
 }
+
+#[test]
+fn hover_on_a_lambda_shows_its_inferred_signature() {
+    check_hover(
+        "graph f(x: f32[4]) -> f32[4] {\n  g$0 = fn(a) => a * x\n  return g(x)\n}\n",
+        expect![[r#"
+            g
+            ---
+            ```mindir
+            let g: fn(a: f32[4]) -> f32[4]
+            ```
+        "#]],
+    );
+    check_hover(
+        "graph f(x: f32[4]) -> f32[4] {\n  g = f$0n(a) => a * x\n  return g(x)\n}\n",
+        expect![[r#"
+            fn
+            ---
+            ```mindir
+            fn(a: f32[4]) -> f32[4]
+            ```
+
+            a lambda
+        "#]],
+    );
+    // Never called: what is known without a call.
+    check_hover(
+        "graph f(x: f32[4]) -> f32[4] {\n  _g$0 = fn(a) => a * x\n  return x\n}\n",
+        expect![[r#"
+            _g
+            ---
+            ```mindir
+            let _g: fn(a: ?) -> ?
+            ```
+        "#]],
+    );
+}

@@ -205,6 +205,9 @@ fn check_diagnostics(fixture: &str, expect: Expect) {
             &f.text[d.range],
             d.message
         ));
+        if let Some(label) = &d.label {
+            out.push_str(&format!("  label: {label}\n"));
+        }
         for r in &d.related {
             out.push_str(&format!(
                 "  related {:?}: {}\n",
@@ -214,10 +217,15 @@ fn check_diagnostics(fixture: &str, expect: Expect) {
         for note in &d.notes {
             out.push_str(&format!("  note: {note}\n"));
         }
+        for help in &d.help {
+            out.push_str(&format!("  help: {help}\n"));
+        }
         for fix in &d.fixes {
             out.push_str(&format!(
                 "  fix {}: {:?} -> {:?}\n",
-                fix.label, &f.text[fix.range], fix.replacement
+                fix.label,
+                &f.text[fix.range],
+                fix.new_text(&f.text)
             ));
         }
     }
