@@ -257,8 +257,13 @@ pub fn build_args(
                 Err(_) => {
                     let names: Vec<String> =
                         params.iter().map(|p| format!("`{}`", p.name)).collect();
+                    let close = ops::similar_names(name, params.iter().map(|p| p.name.as_str()));
+                    let hint = match close.as_slice() {
+                        [] => String::new(),
+                        [one, ..] => format!("; did you mean `{one}`?"),
+                    };
                     return Err(ArgError::usage(format!(
-                        "`--arg {name}=...`: the entry has no parameter `{name}` (its parameters: {})",
+                        "`--arg {name}=...`: the entry has no parameter `{name}`{hint} (its parameters: {})",
                         if names.is_empty() { "none".to_string() } else { names.join(", ") }
                     )));
                 }

@@ -42,6 +42,19 @@ pub fn print_program(program: &Program, types: &dyn Fn(&str, NodeId) -> Option<A
     printer.print()
 }
 
+/// The program as a MindSpore `.ir` dump whose entry is `entry` (a graph
+/// of the program).
+pub fn print_program_entry(
+    program: &Program,
+    entry: &str,
+    types: &dyn Fn(&str, NodeId) -> Option<AbsVal>,
+) -> String {
+    if program.graph(entry).is_none() {
+        return print_program(program, types);
+    }
+    MsPrinter::new(program, entry, types).print()
+}
+
 /// MindSpore's name for a dtype in abstract values (`Float32`).
 pub fn ms_dtype(d: DType) -> &'static str {
     d.mindspore_name()

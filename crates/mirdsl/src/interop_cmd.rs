@@ -1,6 +1,7 @@
 //! `mirdsl import`, `mirdsl export` and `mirdsl dot`: MindSpore's file formats
 //! and graph pictures.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
@@ -31,7 +32,8 @@ pub struct ExportArgs {
 pub struct DotArgs {
     /// A `.mir` file (or a `.mindir` / `.ir` file, imported first).
     pub file: PathBuf,
-    /// Only this graph, with the graphs it uses.
+    /// This graph and every graph it reaches (calls, graph values), with the
+    /// weights they use (as `mirdsl ir --entry`).
     #[arg(long)]
     pub entry: Option<String>,
     /// Render SVG instead of printing DOT.
@@ -135,6 +137,11 @@ pub fn export_command(args: &ExportArgs) -> u8 {
         Ok(l) => l,
         Err(c) => return c,
     };
+    if let Some(name) = &args.entry {
+        if let Err(code) = crate::check_entry(&args.file, &linked, name) {
+            return code;
+        }
+    }
     let base = args
         .file
         .parent()
@@ -184,25 +191,67 @@ pub fn node_types(
     }
 }
 
-/// `program` limited to `entry` and the top-level graphs it uses.
-pub fn with_callees(program: &ir::Program, entry: &str) -> ir::Program {
-    let mut keep = vec![entry.to_string()];
+/// What `--entry G` shows (`ir`, `dot`): `entry` and every top-level graph
+/// it reaches (calls and graph values, transitively), in the program's order,
+/// with only the weights those graphs use.
+pub fn entry_program(program: &ir::Program, entry: &str) -> ir::Program {
+    fn refs<'v>(v: &'v ir::Value, graphs: &mut Vec<&'v str>, weights: &mut HashSet<&'v str>) {
+        match v {
+            ir::Value::Global(name) => graphs.push(name),
+            ir::Value::Tuple(items) => items.iter().for_each(|i| refs(i, graphs, weights)),
+            ir::Value::Meta(
+                ir::MetaFn::Grad { wrt: Some(items) }
+                | ir::MetaFn::ValueAndGrad { wrt: Some(items) },
+            ) => weights.extend(items.iter().filter_map(|w| match w {
+                ir::WrtItem::Weight(name) => Some(name.as_str()),
+                ir::WrtItem::Param(_) => None,
+            })),
+            _ => {}
+        }
+    }
+    let bodies: HashMap<&str, &ir::Body> = program
+        .graphs
+        .iter()
+        .map(|(n, b)| (n.as_str(), &**b))
+        .collect();
+    let mut keep: Vec<&str> = vec![entry];
+    let mut kept: HashSet<&str> = HashSet::from([entry]);
+    let mut weights: HashSet<&str> = HashSet::new();
     let mut i = 0;
     while i < keep.len() {
-        if let Some(body) = program.graph(&keep[i]) {
+        if let Some(body) = bodies.get(keep[i]) {
+            let mut graphs = Vec::new();
             for n in &body.nodes {
-                if let ir::NodeKind::Const(ir::Value::Global(name)) = &n.kind {
-                    if !keep.contains(name) && program.graph(name).is_some() {
-                        keep.push(name.clone());
+                match &n.kind {
+                    ir::NodeKind::Const(v) => refs(v, &mut graphs, &mut weights),
+                    ir::NodeKind::Weight(name) => {
+                        weights.insert(name);
                     }
+                    _ => {}
+                }
+            }
+            for g in graphs {
+                if bodies.contains_key(g) && kept.insert(g) {
+                    keep.push(g);
                 }
             }
         }
         i += 1;
     }
-    let mut out = program.clone();
-    out.graphs.retain(|(n, _)| keep.contains(n));
-    out
+    ir::Program {
+        graphs: program
+            .graphs
+            .iter()
+            .filter(|(n, _)| kept.contains(n.as_str()))
+            .cloned()
+            .collect(),
+        weights: program
+            .weights
+            .iter()
+            .filter(|w| weights.contains(w.name.as_str()))
+            .cloned()
+            .collect(),
+    }
 }
 
 pub fn dot_command(args: &DotArgs) -> u8 {
@@ -242,11 +291,10 @@ pub fn dot_command(args: &DotArgs) -> u8 {
     let analysis = &linked.analysis;
     let mut program = analysis.source.program();
     if let Some(name) = &args.entry {
-        if program.graph(name).is_none() {
-            eprintln!("error: no graph `{name}` in {}", args.file.display());
-            return EXIT_USAGE;
+        if let Err(code) = crate::check_entry(&args.file, &linked, name) {
+            return code;
         }
-        program = with_callees(&program, name);
+        program = entry_program(&program, name);
     }
     let types = node_types(analysis);
     let dot = ir::print_dot::print_program(&program, &types);

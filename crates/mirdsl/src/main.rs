@@ -65,7 +65,8 @@ enum Command {
     /// Print the lowered MindIR of a file's graphs.
     Ir {
         file: PathBuf,
-        /// Only this graph (with its nested graphs).
+        /// This graph and every graph it reaches (calls, graph values), with the
+        /// weights they use.
         #[arg(long)]
         entry: Option<String>,
         #[arg(long, value_enum, default_value_t = IrFormat::Mir)]
@@ -368,17 +369,17 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
 }
 
 fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
-    let (_text, analysis) = match analyze_clean(file, "to see its IR") {
-        Ok(ok) => ok,
+    let linked = match link_clean(file, "to see its IR") {
+        Ok(l) => l,
         Err(code) => return code,
     };
+    let analysis = &linked.analysis;
     let mut program = analysis.source.program();
     if let Some(name) = entry {
-        if program.graph(name).is_none() {
-            eprintln!("error: no graph `{name}` in {}", file.display());
-            return EXIT_USAGE;
+        if let Err(code) = check_entry(file, &linked, name) {
+            return code;
         }
-        program.graphs.retain(|(n, _)| n == name);
+        program = interop_cmd::entry_program(&program, name);
     }
     let arity = |name: &str| ops::lookup(name).map(|o| o.input_count());
     let out = match format {
@@ -395,25 +396,18 @@ fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
             }
             out
         }
-        IrFormat::MsIr => {
-            ir::print_ms::print_program(&program, &interop_cmd::node_types(&analysis))
-        }
-        IrFormat::Dot => {
-            ir::print_dot::print_program(&program, &interop_cmd::node_types(&analysis))
-        }
+        IrFormat::MsIr => match entry {
+            Some(name) => ir::print_ms::print_program_entry(
+                &program,
+                name,
+                &interop_cmd::node_types(analysis),
+            ),
+            None => ir::print_ms::print_program(&program, &interop_cmd::node_types(analysis)),
+        },
+        IrFormat::Dot => ir::print_dot::print_program(&program, &interop_cmd::node_types(analysis)),
     };
     print!("{out}");
     EXIT_OK
-}
-
-/// Reads and checks `file` for a command that needs a program without errors
-/// (`ir`, `grad`): on errors, prints them and says what could not be done.
-pub(crate) fn analyze_clean(
-    file: &Path,
-    purpose: &str,
-) -> Result<(String, analysis::FileAnalysis), u8> {
-    let linked = link_clean(file, purpose)?;
-    Ok((linked.graph.modules[0].text.to_string(), linked.analysis))
 }
 
 /// Reads `file` with every file it imports and links them into one program
@@ -472,4 +466,138 @@ pub(crate) fn render_linked_errors(root: &Path, linked: &analysis::link::Linked)
         })
         .collect();
     render::human(&checked);
+}
+
+/// `"; did you mean `x`?"` (or `` `x` or `y` ``) when `name` is close to one
+/// of `candidates`; empty otherwise.
+pub(crate) fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let close = ops::similar_names(name, candidates);
+    match close.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean `{one}`?"),
+        [rest @ .., last] => {
+            let rest: Vec<String> = rest.iter().map(|n| format!("`{n}`")).collect();
+            format!("; did you mean {} or `{last}`?", rest.join(", "))
+        }
+    }
+}
+
+/// A list of names for a message: `` `a`, `b`, `c` `` and "and N more" past `max`.
+fn name_list(names: &[String], max: usize) -> String {
+    let shown: Vec<String> = names.iter().take(max).map(|n| format!("`{n}`")).collect();
+    if names.len() > max {
+        format!("{}, and {} more", shown.join(", "), names.len() - max)
+    } else {
+        shown.join(", ")
+    }
+}
+
+/// How an imported module is named in notes: `@std/nn/dense.mir` for the
+/// standard library's, else its file name.
+fn import_name(linked: &analysis::link::Linked, m: usize) -> String {
+    let path = &linked.graph.modules[m].path;
+    let std_rel = analysis::modules::std_root()
+        .and_then(|root| path.strip_prefix(root).ok())
+        .and_then(|rel| rel.to_str());
+    match std_rel {
+        Some(rel) => format!("{}{rel}", analysis::modules::STD_PREFIX),
+        None if path.starts_with(analysis::modules::STD_PREFIX) => path.display().to_string(),
+        None => linked.graph.display_name(m),
+    }
+}
+
+/// The graphs of a linked program: the root file's own, in source order, and
+/// those of each imported file (by its file name), with their linked names.
+pub(crate) struct GraphNames {
+    pub own: Vec<String>,
+    pub imported: Vec<(String, Vec<String>)>,
+}
+
+impl GraphNames {
+    pub fn of(linked: &analysis::link::Linked) -> GraphNames {
+        let source = &linked.analysis.source;
+        let graphs_of = |m: usize| -> Vec<String> {
+            let tree = linked.graph.modules[m].parse.tree();
+            analysis::link::own_items(&tree)
+                .into_iter()
+                .filter(|(_, is_graph, _)| *is_graph)
+                .map(|(name, _, _)| format!("{}{name}", linked.prefixes[m]))
+                .filter(|name| source.graphs.contains_key(name))
+                .collect()
+        };
+        let own = graphs_of(0);
+        let mut imported: Vec<(String, Vec<String>)> = Vec::new();
+        for m in 1..linked.graph.modules.len() {
+            let names: Vec<String> = graphs_of(m)
+                .into_iter()
+                .filter(|n| !own.contains(n))
+                .collect();
+            if !names.is_empty() {
+                imported.push((import_name(linked, m), names));
+            }
+        }
+        GraphNames { own, imported }
+    }
+
+    fn all(&self) -> impl Iterator<Item = &str> {
+        self.own
+            .iter()
+            .chain(self.imported.iter().flat_map(|(_, names)| names))
+            .map(String::as_str)
+    }
+
+    /// "no graph `x` in FILE; did you mean `y`?" with notes naming the file's
+    /// own graphs, then the imported ones briefly, per file.
+    pub fn missing(&self, file: &Path, name: &str) -> String {
+        let mut out = format!(
+            "error: no graph `{name}` in {}{}",
+            file.display(),
+            did_you_mean(name, self.all())
+        );
+        if self.own.is_empty() {
+            out.push_str(&format!(
+                "\nnote: {} has no graphs of its own",
+                file.display()
+            ));
+        } else {
+            out.push_str(&format!(
+                "\nnote: the graphs of {}: {}",
+                file.display(),
+                name_list(&self.own, 12)
+            ));
+        }
+        const FILES: usize = 4;
+        for (module, names) in self.imported.iter().take(FILES) {
+            out.push_str(&format!(
+                "\nnote: imported from {module}: {}",
+                name_list(names, 3)
+            ));
+        }
+        if self.imported.len() > FILES {
+            let rest: usize = self.imported[FILES..].iter().map(|(_, n)| n.len()).sum();
+            out.push_str(&format!(
+                "\nnote: and {rest} graph{} from {} more imported files",
+                if rest == 1 { "" } else { "s" },
+                self.imported.len() - FILES
+            ));
+        }
+        out
+    }
+}
+
+/// Checks that `name` is a graph of the linked program; if not, prints why
+/// (with what it might have meant) and gives the usage exit code.
+pub(crate) fn check_entry(
+    file: &Path,
+    linked: &analysis::link::Linked,
+    name: &str,
+) -> Result<(), u8> {
+    if linked.analysis.source.graphs.contains_key(name) {
+        return Ok(());
+    }
+    eprintln!("{}", GraphNames::of(linked).missing(file, name));
+    Err(EXIT_USAGE)
 }

@@ -273,22 +273,8 @@ fn run_inner(a: &RunArgs) -> u8 {
     let program = analysis.source.program();
     let entry = match &a.entry {
         Some(e) => {
-            if program.graph(e).is_none() {
-                let names: Vec<String> = program
-                    .graphs
-                    .iter()
-                    .map(|(n, _)| format!("`{n}`"))
-                    .collect();
-                eprintln!(
-                    "error: no graph `{e}` in {} (its graphs: {})",
-                    a.file.display(),
-                    if names.is_empty() {
-                        "none".into()
-                    } else {
-                        names.join(", ")
-                    }
-                );
-                return EXIT_USAGE;
+            if let Err(code) = crate::check_entry(&a.file, &linked, e) {
+                return code;
             }
             e.clone()
         }

@@ -153,3 +153,264 @@ fn fault_in_the_users_other_file_shows_both_files() {
     assert!(err.contains("prog.mir:4:7"), "{err}");
     assert!(err.contains("- in this call of `L.triples`"), "{err}");
 }
+
+// ---------------------------------------------------------------------------
+// B. Did-you-mean for names given on the command line.
+
+const TRAIN: &str = r#"import "@std/nn/dense.mir" as nn
+import "@std/nn/embedding.mir" as emb
+
+param tok.table: f32[5, 4] = ones
+param fc.w: f32[3, 4] = ones
+param fc.b: f32[3] = zeros
+param spare: f32[2] = zeros
+param step: i64[] = zeros
+
+graph loss(ids: i32[B], labels: i32[B]) -> f32[] {
+  h = emb.embedding(ids, tok.table)
+  logits = nn.dense(h, fc.w, fc.b)
+  return SparseSoftmaxCrossEntropyWithLogits(logits, labels)
+}
+
+graph train_step(ids: i32[B], labels: i32[B]) -> f32[] {
+  return loss(ids, labels)
+}
+
+graph scaled(x: f32[3], k: i32[]) -> f32[] {
+  return ReduceSum(x * Cast(k, f32) * fc.b)
+}
+"#;
+
+#[test]
+fn unknown_entry_suggests_and_lists_own_graphs_apart() {
+    let dir = setup("entry", &[("x.mir", TRAIN)]);
+    for cmd in [
+        vec!["run", "x.mir", "--entry", "trainstep"],
+        vec!["grad", "x.mir", "--entry", "trainstep"],
+        vec!["ir", "x.mir", "--entry", "trainstep"],
+        vec!["dot", "x.mir", "--entry", "trainstep"],
+        vec!["export", "x.mir", "--entry", "trainstep", "-o", "x.mindir"],
+    ] {
+        let o = mirdsl(&dir, &cmd);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{cmd:?}: {err}");
+        let mut lines = err.lines();
+        assert_eq!(
+            lines.next(),
+            Some("error: no graph `trainstep` in x.mir; did you mean `train_step`?"),
+            "{cmd:?}: {err}"
+        );
+        assert_eq!(
+            lines.next(),
+            Some("note: the graphs of x.mir: `loss`, `train_step`, `scaled`"),
+            "{cmd:?}: the file's own graphs first: {err}"
+        );
+        // The library's graphs apart, one short line per imported file.
+        assert!(
+            err.contains(
+                "note: imported from @std/nn/dense.mir: `nn.dense`, `nn.dense_no_bias`, `nn.dense_act`, and 2 more"
+            ),
+            "{cmd:?}: {err}"
+        );
+        assert!(
+            err.contains("note: imported from @std/nn/embedding.mir: `emb.embedding`, `emb.embedding_scaled`"),
+            "{cmd:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 4, "{cmd:?}: brief: {err}");
+        assert!(!dir.join("x.mindir").exists());
+    }
+    // An imported graph is found by its linked name, and suggested.
+    let o = mirdsl(&dir, &["ir", "x.mir", "--entry", "emb.embeding"]);
+    assert!(
+        stderr(&o)
+            .starts_with("error: no graph `emb.embeding` in x.mir; did you mean `emb.embedding`"),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing close: no guess.
+    let o = mirdsl(&dir, &["run", "x.mir", "--entry", "zzzzzz"]);
+    assert!(
+        stderr(&o).starts_with("error: no graph `zzzzzz` in x.mir\n"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn unknown_wrt_and_arg_names_suggest() {
+    let dir = setup("names", &[("x.mir", TRAIN)]);
+    let o = mirdsl(
+        &dir,
+        &["grad", "x.mir", "--entry", "loss", "--wrt", "tok.tabel"],
+    );
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains(
+            "error: `--wrt tok.tabel`: `tok.tabel` is neither a parameter of `loss` nor a weight; did you mean `tok.table`?"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: the parameters of `loss`: `ids`, `labels`"),
+        "{err}"
+    );
+    let o = mirdsl(
+        &dir,
+        &["grad", "x.mir", "--entry", "loss", "--wrt", "label"],
+    );
+    assert!(
+        stderr(&o).contains("did you mean `labels`?"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = mirdsl(
+        &dir,
+        &[
+            "run",
+            "x.mir",
+            "--entry",
+            "loss",
+            "--arg",
+            "idz=[1]",
+            "--arg",
+            "labels=[0]",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("error: `--arg idz=...`: the entry has no parameter `idz`; did you mean `ids`? (its parameters: `ids`, `labels`)"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// C. Integers and booleans have no gradient.
+
+#[test]
+fn grad_refuses_integer_parameters_and_weights() {
+    let dir = setup("intgrad", &[("x.mir", TRAIN)]);
+    let o = mirdsl(
+        &dir,
+        &["grad", "x.mir", "--entry", "loss", "--wrt", "labels"],
+    );
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(stdout(&o).is_empty());
+    assert!(
+        err.contains("error: `--wrt labels`: parameter `labels` of `loss` is i32; an integer has no gradient"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: `loss` has no float parameter; the float weights it uses: `tok.table`, `fc.w`, `fc.b`"),
+        "only the weights `loss` uses: {err}"
+    );
+    // By position, and an integer weight.
+    let o = mirdsl(&dir, &["grad", "x.mir", "--entry", "scaled", "--wrt", "1"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(err.contains("parameter `k` of `scaled` is i32"), "{err}");
+    assert!(err.contains("note: its float parameters: `x`"), "{err}");
+    let o = mirdsl(
+        &dir,
+        &["grad", "x.mir", "--entry", "scaled", "--wrt", "x,step"],
+    );
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("`--wrt step`: weight `step` is i64; an integer has no gradient"),
+        "{}",
+        stderr(&o)
+    );
+    // The default is the first parameter: an integer one is refused too.
+    let o = mirdsl(&dir, &["grad", "x.mir", "--entry", "loss"]);
+    let err = stderr(&o);
+    assert_eq!(code(&o), 2, "{err}");
+    assert!(
+        err.contains("without `--wrt`, the gradient is with respect to the first parameter, but `ids` is i32"),
+        "{err}"
+    );
+    assert!(
+        err.contains("help: choose what to differentiate with `--wrt"),
+        "{err}"
+    );
+    // Float ones still work, and the program checks.
+    let o = mirdsl(
+        &dir,
+        &[
+            "grad",
+            "x.mir",
+            "--entry",
+            "loss",
+            "--wrt",
+            "tok.table,fc.w",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("graph grad_loss("), "{}", stdout(&o));
+    let o = mirdsl(&dir, &["grad", "x.mir", "--entry", "scaled"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+// ---------------------------------------------------------------------------
+// F. `ir --entry` and `dot --entry` show the same graphs and weights.
+
+const REACH: &str = r#"param a.w: f32[3] = ones
+param b.w: f32[3] = ones
+param unused: f32[2] = zeros
+
+graph helper(x) { return x * a.w }
+graph other(x) { return x + b.w }
+graph apply(f, x) { return f(x) }
+graph top(x: f32[3]) {
+  y = apply(helper, x)
+  return y
+}
+graph main(x: f32[3]) { return other(top(x)) }
+"#;
+
+#[test]
+fn ir_and_dot_entry_select_the_same_graphs() {
+    let dir = setup("reach", &[("r.mir", REACH)]);
+    let o = mirdsl(&dir, &["ir", "r.mir", "--entry", "top"]);
+    let ir = stdout(&o);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let graphs: Vec<&str> = ir
+        .lines()
+        .filter_map(|l| l.strip_prefix("graph "))
+        .map(|l| l.split('(').next().unwrap())
+        .collect();
+    // The entry, the graph it calls and the graph it passes as a value, in
+    // the program's order; nothing it does not reach.
+    assert_eq!(graphs, ["helper", "apply", "top"], "{ir}");
+    let weights: Vec<&str> = ir.lines().filter(|l| l.starts_with("param ")).collect();
+    assert_eq!(weights, ["param a.w: f32[3] = ..."], "{ir}");
+
+    let o = mirdsl(&dir, &["dot", "r.mir", "--entry", "top"]);
+    let dot = stdout(&o);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let clusters: Vec<&str> = dot
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("subgraph \"cluster_"))
+        .filter_map(|l| l.strip_suffix(":g0\" {"))
+        .collect();
+    assert_eq!(clusters, graphs, "{dot}");
+    assert!(dot.contains("\"weight:a.w\" ["), "{dot}");
+    assert!(
+        !dot.contains("weight:b.w"),
+        "a weight no included graph uses: {dot}"
+    );
+    assert!(!dot.contains("weight:unused"), "{dot}");
+
+    // The MindSpore form names the chosen entry.
+    let o = mirdsl(
+        &dir,
+        &["ir", "r.mir", "--entry", "top", "--format", "ms-ir"],
+    );
+    assert!(
+        stdout(&o).starts_with("# IR entry: @top\n"),
+        "{}",
+        stdout(&o)
+    );
+}
