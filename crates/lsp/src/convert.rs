@@ -103,11 +103,15 @@ fn placed(
         message.push_str("\nhelp: ");
         message.push_str(help);
     }
-    let related: Vec<lsp::DiagnosticRelatedInformation> = d
-        .related
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
+    // The primary range's label (`this is i32[4]`) has no place of its own
+    // in LSP: it goes first among the related places, at that range.
+    let label = d.label.as_ref().map(|l| lsp::DiagnosticRelatedInformation {
+        location: snap.location(range(d.range)),
+        message: l.clone(),
+    });
+    let related: Vec<lsp::DiagnosticRelatedInformation> = label
+        .into_iter()
+        .chain(d.related.iter().enumerate().filter_map(|(i, r)| {
             let location = match &r.file {
                 None => snap.location(related_range(i, r.range)),
                 // In an imported file: that file's positions and URI.
@@ -117,7 +121,7 @@ fn placed(
                 location,
                 message: r.message.clone(),
             })
-        })
+        }))
         .collect();
     let unused = d.code == ide::Code::UnusedBinding || d.code == ide::Code::UnreachableGraph;
     lsp::Diagnostic {

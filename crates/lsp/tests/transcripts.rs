@@ -390,4 +390,5 @@ transcripts!(
     custom,
     robustness,
     protocol_pieces,
+    quick_fixes,
 );
