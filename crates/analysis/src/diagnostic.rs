@@ -99,6 +99,11 @@ impl Diagnostic {
         format!("add `{import}` at the top of the file")
     }
 
+    pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = Some(label.into());
+        self
+    }
+
     /// A syntax error; an unclosed bracket points at its opener.
     pub fn syntax(e: &syntax::SyntaxError) -> Diagnostic {
         let d = Diagnostic::error(Code::Syntax, e.range, e.message.clone());

@@ -656,6 +656,23 @@ impl Engine<'_> {
         for &n in &g.nodes {
             self.eval_node(&mut frame, n);
         }
+        // Annotated bindings of values that are not calls (`z: f32[4] = x`):
+        // a parameter of this graph, or a constant or weight (in the root graph).
+        let plain: Vec<NodeId> = lowered
+            .source_map
+            .annotations
+            .iter()
+            .map(|(n, _, _)| *n)
+            .filter(|&n| {
+                let node = body.node(n);
+                !matches!(node.kind, NodeKind::Apply(_))
+                    && (node.graph == Some(graph) || (node.graph.is_none() && graph == body.root()))
+            })
+            .collect();
+        for n in plain {
+            let value = self.lookup(&mut frame, n);
+            self.check_annotations(&frame, n, &value);
+        }
         let out = match g.output {
             Some(o) => {
                 let v = self.eval_node(&mut frame, o);
@@ -758,7 +775,19 @@ impl Engine<'_> {
         let values: Vec<Val> = inputs.iter().map(|&i| self.lookup(frame, i)).collect();
         let result = self.apply(frame, n, &values);
         frame.evaluating.remove(&n);
-        // Annotated binding?
+        self.check_annotations(frame, n, &result);
+        let item = frame.item.clone();
+        self.record(&item, n, &result);
+        frame.values.insert(n, result.clone());
+        result
+    }
+
+    /// E0210 for each annotation of a binding of node `n` (with value
+    /// `value`) that the value does not match.
+    fn check_annotations(&mut self, frame: &Frame, n: NodeId, value: &Val) {
+        let Some(v) = value else {
+            return;
+        };
         let annotations: Vec<(Ty, TextRange)> = frame
             .lowered
             .source_map
@@ -768,28 +797,24 @@ impl Engine<'_> {
             .map(|(_, t, r)| (t.clone(), *r))
             .collect();
         for (ty, range) in annotations {
-            if let Some(v) = &result {
-                if let Err(why) = conforms(v, &ty, &mut HashMap::default()) {
-                    self.report(
-                        &frame.item.clone(),
-                        Diagnostic::error(
-                            Code::AnnotationMismatch,
-                            range,
-                            format!("declared {ty} but the value is {v}: {why}"),
-                        )
-                        .with_fix(
-                            format!("change the annotation to `{v}`"),
-                            range,
-                            v.to_string(),
-                        ),
-                    );
+            if let Err(why) = conforms(v, &ty, &mut HashMap::default()) {
+                let mut d = Diagnostic::error(
+                    Code::AnnotationMismatch,
+                    range,
+                    format!("declared {ty} but the value is {v}: {why}"),
+                )
+                .with_fix(
+                    format!("change the annotation to `{v}`"),
+                    range,
+                    v.to_string(),
+                );
+                d.label = Some(format!("declared {ty}"));
+                if let Some(span) = frame.lowered.body.node(n).span.filter(|s| *s != range) {
+                    d = d.with_related(span, format!("this is {v}"));
                 }
+                self.report(&frame.item.clone(), d);
             }
         }
-        let item = frame.item.clone();
-        self.record(&item, n, &result);
-        frame.values.insert(n, result.clone());
-        result
     }
 
     fn constant(&mut self, frame: &mut Frame, v: &Value) -> AbsVal {

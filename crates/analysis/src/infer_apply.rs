@@ -84,11 +84,37 @@ impl Engine<'_> {
                                 .copied()
                                 .flatten()
                                 .unwrap_or_default();
-                            self.report(
-                                &item,
-                                Diagnostic::error(Code::ArgumentMismatch, span, format!("argument `{pname}` of `{name}` must be {ty}, but this is {v}: {why}"))
-                                    .with_related(range, format!("`{pname}` is declared {ty} here")),
-                            );
+                            let mut d = Diagnostic::error(Code::ArgumentMismatch, span, format!("argument `{pname}` of `{name}` must be {ty}, but this is {v}: {why}"))
+                                .with_label(format!("this is {v}"))
+                                .with_related(range, format!("`{pname}` is declared {ty} here"));
+                            // Only the dtype is off: cast the argument.
+                            let declared = match ty {
+                                Ty::Scalar(d) | Ty::Tensor(d, _) => Some(*d),
+                                _ => None,
+                            };
+                            if let (Some(to), Some(from)) = (declared, v.dtype()) {
+                                let as_declared = |d| match v {
+                                    AbsVal::Tensor { shape, .. } => AbsVal::Tensor {
+                                        dtype: d,
+                                        shape: shape.clone(),
+                                    },
+                                    other => other.clone(),
+                                };
+                                let numeric = |t: DType| t.is_float() || t.is_int();
+                                if to != from
+                                    && numeric(to)
+                                    && numeric(from)
+                                    && conforms(&as_declared(to), ty, &mut HashMap::default())
+                                        .is_ok()
+                                {
+                                    d = d.with_wrapping_fix(
+                                        format!("cast to {to}"),
+                                        span,
+                                        format!("Cast($0, {to})"),
+                                    );
+                                }
+                            }
+                            self.report(&item, d);
                             value = Some(AbsVal::from_ty(ty));
                         }
                     }
