@@ -1,5 +1,6 @@
 //! `mirdsl`: the command-line face of the MindIR DSL tools.
 
+mod diff;
 mod files;
 mod grad_cmd;
 mod interop_cmd;
@@ -41,12 +42,14 @@ enum Command {
         #[arg(long, value_name = "SIZE", help = run::max_memory_help("The most memory tensors may take at once in a `mirdsl/run`; W0003 warns against it too"))]
         max_memory: Option<String>,
     },
-    /// Format `.mir` files in place (directories are searched for `.mir` files).
+    /// Format `.mir` files in place (directories are searched for `.mir` files;
+    /// `-` formats standard input to standard output).
     Fmt {
-        /// Files or directories.
+        /// Files or directories, or `-` for standard input.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Report files that are not formatted instead of rewriting them; exit 1 if any.
+        /// Change nothing: print a unified diff of what formatting would
+        /// change (to stdout) and exit 1 if anything would.
         #[arg(long)]
         check: bool,
     },
@@ -252,6 +255,13 @@ fn collect_mir_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, u8> {
 }
 
 fn fmt_command(paths: &[PathBuf], check: bool) -> u8 {
+    if paths.iter().any(|p| p.as_os_str() == "-") {
+        if paths.len() > 1 {
+            eprintln!("error: `mirdsl fmt -` formats standard input alone; give no other files");
+            return EXIT_USAGE;
+        }
+        return fmt_stdin(check);
+    }
     let files = match collect_mir_files(paths) {
         Ok(files) => files,
         Err(code) => return code,
@@ -272,8 +282,18 @@ fn fmt_command(paths: &[PathBuf], check: bool) -> u8 {
                 code = EXIT_FAILURE;
             }
             Ok(formatted) if formatted == text => {}
-            Ok(_) if check => {
-                println!("{}: not formatted", file.display());
+            Ok(formatted) if check => {
+                let path = file.display();
+                print!(
+                    "{}",
+                    diff::unified(
+                        &format!("a/{path}"),
+                        &format!("b/{path}"),
+                        &text,
+                        &formatted
+                    )
+                );
+                eprintln!("{path}: not formatted");
                 code = EXIT_FAILURE;
             }
             Ok(formatted) => {
@@ -287,6 +307,53 @@ fn fmt_command(paths: &[PathBuf], check: bool) -> u8 {
         }
     }
     code
+}
+
+/// `mirdsl fmt -`: standard input formatted to standard output, or with
+/// `--check` the diff from standard input to its formatted text.
+fn fmt_stdin(check: bool) -> u8 {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let limit = files::MAX_SOURCE;
+    if let Err(e) = std::io::stdin()
+        .lock()
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+    {
+        eprintln!("error: cannot read standard input: {e}");
+        return EXIT_USAGE;
+    }
+    if bytes.len() as u64 > limit {
+        eprintln!(
+            "error: standard input is larger than {} MiB, the most a source may be",
+            limit >> 20
+        );
+        return EXIT_USAGE;
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        eprintln!("error: standard input is not UTF-8");
+        return EXIT_USAGE;
+    };
+    let name = Path::new("<stdin>");
+    match fmt::format(&text) {
+        Err(errors) => {
+            render::syntax_errors(name, &text, &errors);
+            eprintln!("error: not formatting standard input: it has syntax errors");
+            EXIT_FAILURE
+        }
+        Ok(formatted) if check => {
+            if formatted == text {
+                EXIT_OK
+            } else {
+                print!("{}", diff::unified("<stdin>", "<stdin>", &text, &formatted));
+                EXIT_FAILURE
+            }
+        }
+        Ok(formatted) => {
+            print!("{formatted}");
+            EXIT_OK
+        }
+    }
 }
 
 fn parse_command(file: &Path) -> u8 {

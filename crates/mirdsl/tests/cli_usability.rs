@@ -414,3 +414,122 @@ fn ir_and_dot_entry_select_the_same_graphs() {
         stdout(&o)
     );
 }
+
+// ---------------------------------------------------------------------------
+// E. `fmt --check` shows the diff; `fmt -` formats standard input.
+
+const UNFORMATTED: &str = "graph f(x){\n  y=x+1\n  return y\n}\n\n\n\n\n\n\ngraph g(x) {\n  return x\n}\n\n# the end\ngraph h(x) {return    x}\n";
+
+const FORMATTED: &str = "graph f(x) {\n  y = x + 1\n  return y\n}\n\ngraph g(x) {\n  return x\n}\n\n# the end\ngraph h(x) { return x }\n";
+
+const UNFORMATTED_DIFF: &str = "@@ -1,16 +1,11 @@
+-graph f(x){
+-  y=x+1
++graph f(x) {
++  y = x + 1
+   return y
+ }
+ 
+-
+-
+-
+-
+-
+ graph g(x) {
+   return x
+ }
+ 
+ # the end
+-graph h(x) {return    x}
++graph h(x) { return x }
+";
+
+#[test]
+fn fmt_check_prints_a_unified_diff() {
+    let dir = setup("fmtcheck", &[("u.mir", UNFORMATTED), ("ok.mir", FORMATTED)]);
+    let o = mirdsl(&dir, &["fmt", "--check", "u.mir", "ok.mir"]);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!("--- a/u.mir\n+++ b/u.mir\n{UNFORMATTED_DIFF}"),
+        "only the unformatted file, with 3 lines of context"
+    );
+    assert!(
+        stderr(&o).contains("u.mir: not formatted"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("ok.mir"), "{}", stderr(&o));
+    // Nothing was written.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("u.mir")).unwrap(),
+        UNFORMATTED
+    );
+    // Two hunks where the changes are far apart.
+    let far: String = (0..20)
+        .map(|i| format!("graph g{i}(x) {{\n  return x\n}}\n\n"))
+        .collect::<String>()
+        .replacen(
+            "graph g1(x) {\n  return x",
+            "graph g1(x) {\n  return    x",
+            1,
+        )
+        .replacen(
+            "graph g18(x) {\n  return x",
+            "graph g18(x) {\n  return    x",
+            1,
+        );
+    std::fs::write(dir.join("far.mir"), &far).unwrap();
+    let o = mirdsl(&dir, &["fmt", "--check", "far.mir"]);
+    assert_eq!(code(&o), 1);
+    let diff = stdout(&o);
+    assert_eq!(
+        diff.matches("\n@@ ").count() + usize::from(diff.starts_with("@@")),
+        2,
+        "{diff}"
+    );
+    assert!(
+        diff.contains(
+            "@@ -3,7 +3,7 @@\n }\n \n graph g1(x) {\n-  return    x\n+  return x\n }\n \n"
+        ),
+        "{diff}"
+    );
+    // Formatted, the check passes and prints nothing.
+    let o = mirdsl(&dir, &["fmt", "u.mir"]);
+    assert_eq!(code(&o), 0);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("u.mir")).unwrap(),
+        FORMATTED
+    );
+    let o = mirdsl(&dir, &["fmt", "--check", "u.mir"]);
+    assert_eq!((code(&o), stdout(&o).as_str()), (0, ""));
+}
+
+#[test]
+fn fmt_reads_standard_input() {
+    let dir = setup("fmtstdin", &[]);
+    let o = mirdsl_stdin(&dir, &["fmt", "-"], UNFORMATTED);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), FORMATTED);
+    let o = mirdsl_stdin(&dir, &["fmt", "-", "--check"], UNFORMATTED);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!("--- <stdin>\n+++ <stdin>\n{UNFORMATTED_DIFF}")
+    );
+    let o = mirdsl_stdin(&dir, &["fmt", "--check", "-"], FORMATTED);
+    assert_eq!((code(&o), stdout(&o).as_str()), (0, ""));
+    // Syntax errors: rendered, nothing on stdout, exit 1.
+    let o = mirdsl_stdin(&dir, &["fmt", "-"], "graph f(x) { return ( }\n");
+    assert_eq!(code(&o), 1);
+    assert_eq!(stdout(&o), "");
+    let err = stderr(&o);
+    assert!(err.contains("<stdin>:1:"), "{err}");
+    assert!(
+        err.contains("error: not formatting standard input: it has syntax errors"),
+        "{err}"
+    );
+    // `-` with files is a usage error.
+    let o = mirdsl_stdin(&dir, &["fmt", "-", "x.mir"], FORMATTED);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}
