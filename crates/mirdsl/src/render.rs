@@ -118,9 +118,8 @@ fn to_codespan(
             None => Some(file),
             Some(path) => files.other(path),
         };
-        match id {
-            Some(id) => labels.push(Label::secondary(id, range(r.range)).with_message(&r.message)),
-            None => {}
+        if let Some(id) = id {
+            labels.push(Label::secondary(id, range(r.range)).with_message(&r.message));
         }
     }
     let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
