@@ -2,10 +2,15 @@
 //! `--dim SYM=N`, spec §9).
 //!
 //! VALUE is one of:
-//! - `zeros`, `ones` or `random`: shaped from the parameter's annotation, its
-//!   symbolic dimensions from `--dim` or from other arguments. `random` is
-//!   deterministic (SplitMix64 seeded with the parameter's position): floats
-//!   uniform in `[-1, 1)`, integers in `[0, 10)`, booleans fair coins;
+//! - `zeros`, `ones`, `random` or `random(low, high)`: shaped from the
+//!   parameter's annotation, its symbolic dimensions from `--dim` or from other
+//!   arguments. `random` is deterministic (SplitMix64 seeded with the
+//!   parameter's position), by dtype: floats uniform in `[-1, 1)`, integers in
+//!   `[0, 10)`, booleans fair coins. `random(low, high)` is as deterministic:
+//!   floats uniform in `[low, high)`, integers uniform among the integers in
+//!   `[low, high)` (`--arg labels=random(0, 4)`: labels of 4 classes); the
+//!   bounds are numbers with `low < high`, integers for an integer dtype and
+//!   within its range, and booleans have none;
 //! - a path ending in `.npy` (relative to the working directory): its dtype
 //!   and shape must match the annotation;
 //! - a literal: a scalar, a tensor literal, a tuple, `true`, `none`, ...
@@ -19,6 +24,7 @@ use tensor::Tensor;
 
 use crate::machine::{ExecOptions, Executor};
 use crate::value::{TensorVal, Value};
+use crate::weights::Filler;
 
 /// A parameter of an entry graph.
 #[derive(Debug, Clone, PartialEq)]
@@ -350,7 +356,10 @@ pub fn build_args(
                 p.name
             )));
         };
-        let value = filled(ex, v, ty, &symbols, i as u64).map_err(|m| {
+        let kind = filler(v)
+            .expect("a filler")
+            .map_err(|m| ArgError::usage(format!("argument `{}` ({v}): {m}", p.name)))?;
+        let value = filled(ex, kind, ty, &symbols, i as u64).map_err(|m| {
             let m = format!("argument `{}` ({v}): {m}", p.name);
             // A value too large to make is a failed run (exit code 1), as a
             // result beyond the budget is; a missing `--dim` is a usage error.
@@ -369,12 +378,50 @@ pub fn build_args(
 }
 
 fn is_filler(v: &str) -> bool {
-    matches!(v, "zeros" | "ones" | "random")
+    filler(v).is_some()
+}
+
+/// `zeros`, `ones`, `random` or `random(low, high)` (with why its bounds
+/// cannot be used); `None` for other values.
+pub fn filler(v: &str) -> Option<Result<Filler, String>> {
+    let v = v.trim();
+    match v {
+        "zeros" => return Some(Ok(Filler::Zeros)),
+        "ones" => return Some(Ok(Filler::Ones)),
+        "random" => return Some(Ok(Filler::Random)),
+        _ => {}
+    }
+    let inner = v.strip_prefix("random")?.trim_start().strip_prefix('(')?;
+    let Some(inner) = inner.strip_suffix(')') else {
+        return Some(Err("expected `random(low, high)`".into()));
+    };
+    let bounds: Vec<&str> = inner.split(',').map(str::trim).collect();
+    let [low, high] = bounds.as_slice() else {
+        return Some(Err(format!(
+            "expected two bounds, `random(low, high)`, got {}",
+            bounds.iter().filter(|b| !b.is_empty()).count()
+        )));
+    };
+    let number = |b: &str| -> Result<f64, String> {
+        b.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("`{b}` is not a number (expected `random(low, high)`)"))
+    };
+    Some((|| {
+        let (low, high) = (number(low)?, number(high)?);
+        if low >= high {
+            return Err(format!(
+                "the low bound must be below the high bound (values are in [low, high)), but {low} >= {high}"
+            ));
+        }
+        Ok(Filler::Uniform(low, high))
+    })())
 }
 
 fn filled(
     ex: &Executor,
-    kind: &str,
+    kind: Filler,
     ty: &Ty,
     symbols: &HashMap<String, usize>,
     seed: u64,
@@ -405,7 +452,7 @@ fn filled(
                 .collect::<Result<Vec<_>, _>>()?,
         )),
         Ty::None => Ok(Value::None),
-        other => Err(format!("a {other} cannot be made with `{kind}`")),
+        other => Err(format!("a {other} cannot be made this way; give a value")),
     }
 }
 

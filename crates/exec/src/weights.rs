@@ -308,11 +308,65 @@ fn list(names: &[String]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
+/// What an argument made from its declared type holds (`--arg x=random`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Filler {
+    Zeros,
+    Ones,
+    /// Floats uniform in `[-1, 1)`, integers in `[0, 10)`, booleans fair coins.
+    Random,
+    /// `random(low, high)`: numbers uniform in `[low, high)` (integers: the
+    /// integers in it; checked with [`check_uniform`]).
+    Uniform(f64, f64),
+}
+
+/// The most an integer bound of `random(low, high)` may be in magnitude
+/// (every integer up to it is exact in an `f64`).
+const MAX_EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
+/// Whether `random(low, high)` can make values of `dtype`: numbers, `low <
+/// high`, integers for an integer dtype (within its range), no booleans.
+pub fn check_uniform(low: f64, high: f64, dtype: DType) -> Result<(), String> {
+    if !(low.is_finite() && high.is_finite()) {
+        return Err("the bounds must be finite numbers".into());
+    }
+    if low >= high {
+        return Err(format!(
+            "the low bound must be below the high bound (values are in [low, high)), but {low} >= {high}"
+        ));
+    }
+    if dtype.is_bool() {
+        return Err("`random(low, high)` makes numbers, not booleans: use `random`".into());
+    }
+    if dtype.is_float() {
+        return Ok(());
+    }
+    if low.fract() != 0.0 || high.fract() != 0.0 {
+        return Err(format!(
+            "the bounds must be integers for {dtype} values (which are in [low, high))"
+        ));
+    }
+    let (min, max) = match dtype {
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64 + 1.0),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64 + 1.0),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64 + 1.0),
+        DType::U8 => (0.0, u8::MAX as f64 + 1.0),
+        _ => (-MAX_EXACT_INT, MAX_EXACT_INT),
+    };
+    if low < min || high > max {
+        return Err(format!(
+            "[{low}, {high}) does not fit {dtype} (its values are in [{min}, {max}))"
+        ));
+    }
+    Ok(())
+}
+
 /// Zeros, ones or deterministic random values for a declared type, its symbolic
 /// dimensions taken from `dims`. Random floats are uniform in `[-1, 1)`,
-/// integers uniform in `[0, 10)`, booleans fair coins (SplitMix64 from `seed`).
+/// integers uniform in `[0, 10)`, booleans fair coins (SplitMix64 from `seed`);
+/// `Uniform(low, high)` values in `[low, high)`.
 pub fn make_filled(
-    kind: &str,
+    kind: Filler,
     dtype: DType,
     shape: &Shape,
     dims: &dyn Fn(&str) -> Option<usize>,
@@ -345,9 +399,29 @@ pub fn make_filled(
         ));
     }
     match kind {
-        "zeros" => Tensor::try_zeros(dtype, out).map_err(|e| e.0),
-        "ones" => Tensor::try_full(dtype, out, 1.0).map_err(|e| e.0),
-        _ => {
+        Filler::Zeros => Tensor::try_zeros(dtype, out).map_err(|e| e.0),
+        Filler::Ones => Tensor::try_full(dtype, out, 1.0).map_err(|e| e.0),
+        Filler::Uniform(low, high) => {
+            check_uniform(low, high, dtype)?;
+            if dtype.is_float() {
+                let mut next = uniform_stream(low, high, seed);
+                // Rounded to f32, a value just below `high` may reach it.
+                let single = dtype.storage() == DType::F32;
+                generated(dtype, out, move || {
+                    let x = next();
+                    if single && f64::from(x as f32) >= high {
+                        f64::from((x as f32).next_down())
+                    } else {
+                        x.min(high.next_down())
+                    }
+                })
+            } else {
+                let mut rng = SplitMix64::new(seed);
+                let span = (high - low) as u64;
+                generated(dtype, out, move || low + (rng.next_u64() % span) as f64)
+            }
+        }
+        Filler::Random => {
             if dtype.is_float() {
                 generated(dtype, out, uniform_stream(-1.0, 1.0, seed))
             } else if dtype.is_bool() {

@@ -533,3 +533,177 @@ fn fmt_reads_standard_input() {
     let o = mirdsl_stdin(&dir, &["fmt", "-", "x.mir"], FORMATTED);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
+
+// ---------------------------------------------------------------------------
+// D. `random(low, high)`.
+
+const RANDOM: &str = r#"param w: f32[4, 3] = ones
+
+graph loss(x: f32[B, 3], labels: i32[B]) -> f32[] {
+  logits = MatMul(x, w, transpose_b=true)
+  return SparseSoftmaxCrossEntropyWithLogits(logits, labels)
+}
+
+graph echo(x: f32[B, 3], labels: i32[B], n: i64[B], flags: bool[B], d: f64[B]) {
+  return (x, labels, n, flags, d)
+}
+"#;
+
+/// The `data` arrays of a JSON tuple result, as numbers (booleans as 0/1).
+fn json_data(o: &Output) -> Vec<Vec<f64>> {
+    let v: serde_json::Value = serde_json::from_str(&stdout(o)).expect("JSON");
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().or(x.as_bool().map(f64::from)).unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn random_with_bounds_per_dtype() {
+    let dir = setup("random", &[("r.mir", RANDOM)]);
+    // Labels of 4 classes: the loss runs.
+    let o = mirdsl(
+        &dir,
+        &[
+            "run",
+            "r.mir",
+            "--entry",
+            "loss",
+            "--dim",
+            "B=64",
+            "--arg",
+            "x=random",
+            "--arg",
+            "labels=random(0,4)",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let args = [
+        "run",
+        "r.mir",
+        "--entry",
+        "echo",
+        "--dim",
+        "B=500",
+        "--format",
+        "json",
+        "--arg",
+        "x=random(2, 3)",
+        "--arg",
+        "labels=random(0, 4)",
+        "--arg",
+        "n=random(-5, -3)",
+        "--arg",
+        "flags=random",
+        "--arg",
+        "d=random(-0.001, 0.001)",
+    ];
+    let o = mirdsl(&dir, &args);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let data = json_data(&o);
+    let within = |v: &[f64], lo: f64, hi: f64| v.iter().all(|&x| lo <= x && x < hi);
+    assert!(within(&data[0], 2.0, 3.0), "{:?}", data[0]);
+    assert!(within(&data[1], 0.0, 4.0), "{:?}", data[1]);
+    for k in 0..4 {
+        assert!(data[1].contains(&(k as f64)), "every class appears");
+    }
+    assert!(
+        data[2].iter().all(|&x| x == -5.0 || x == -4.0),
+        "{:?}",
+        data[2]
+    );
+    assert!(data[2].contains(&-5.0) && data[2].contains(&-4.0));
+    assert!(within(&data[4], -0.001, 0.001), "{:?}", data[4]);
+    // Deterministic.
+    assert_eq!(json_data(&mirdsl(&dir, &args)), data);
+    // Plain `random` as before: floats in [-1, 1), integers in [0, 10), fair booleans.
+    let plain = [
+        "run",
+        "r.mir",
+        "--entry",
+        "echo",
+        "--dim",
+        "B=500",
+        "--format",
+        "json",
+        "--arg",
+        "x=random",
+        "--arg",
+        "labels=random",
+        "--arg",
+        "n=random",
+        "--arg",
+        "flags=random",
+        "--arg",
+        "d=random",
+    ];
+    let data = json_data(&mirdsl(&dir, &plain));
+    assert!(within(&data[0], -1.0, 1.0));
+    assert!(data[0].iter().any(|&x| x < -0.5) && data[0].iter().any(|&x| x > 0.5));
+    assert!(within(&data[1], 0.0, 10.0) && data[1].contains(&9.0));
+    assert!(data[1].iter().all(|x| x.fract() == 0.0));
+    assert!(data[3].contains(&0.0) && data[3].contains(&1.0));
+
+    // Bad bounds: a clear message, exit 2.
+    for (arg, message) in [
+        (
+            "labels=random(4, 0)",
+            "the low bound must be below the high bound",
+        ),
+        (
+            "labels=random(2, 2)",
+            "the low bound must be below the high bound",
+        ),
+        ("labels=random(a, 4)", "`a` is not a number"),
+        (
+            "labels=random(0)",
+            "expected two bounds, `random(low, high)`",
+        ),
+        (
+            "labels=random(0.5, 4)",
+            "the bounds must be integers for i32 values",
+        ),
+        ("labels=random(0, 1e10)", "does not fit i32"),
+        (
+            "flags=random(0, 1)",
+            "`random(low, high)` makes numbers, not booleans",
+        ),
+        (
+            "x=random(1, 1)",
+            "the low bound must be below the high bound",
+        ),
+    ] {
+        let mut args = vec![
+            "run", "r.mir", "--entry", "echo", "--dim", "B=2", "--arg", arg,
+        ];
+        for other in [
+            "x=zeros",
+            "labels=zeros",
+            "n=zeros",
+            "flags=zeros",
+            "d=zeros",
+        ] {
+            if other.split('=').next() != arg.split('=').next() {
+                args.extend(["--arg", other]);
+            }
+        }
+        let o = mirdsl(&dir, &args);
+        let err = stderr(&o);
+        assert_eq!(code(&o), 2, "{arg}: {err}");
+        let name = arg.split('=').next().unwrap();
+        let value = &arg[name.len() + 1..];
+        assert!(
+            err.starts_with(&format!("error: argument `{name}` ({value}): "))
+                && err.contains(message),
+            "{arg}: {err}"
+        );
+    }
+}
