@@ -689,7 +689,7 @@ impl<'m> Translator<'m> {
                     } else if v == 1.0 {
                         "ones".to_string()
                     } else {
-                        format!("constant({})", float_text(v))
+                        format!("constant({})", dtype_float_text(v, t.dtype()))
                     }
                 }
                 Some(t)
@@ -790,5 +790,29 @@ mod tests {
         assert_eq!(clean_var_name("фz"), Some("phi_z".into()));
         assert_eq!(clean_var_name("fc1.weight"), Some("fc1.weight".into()));
         assert_eq!(clean_var_name("if"), Some("if_".into()));
+    }
+
+    #[test]
+    fn floats_print_in_their_dtype() {
+        // An f32 (an attribute stored as one) in its own shortest form.
+        assert_eq!(dtype_float_text(f64::from(1e-7f32), DType::F32), "1e-7");
+        assert_eq!(dtype_float_text(f64::from(1e-5f32), DType::F32), "1e-5");
+        assert_eq!(dtype_float_text(f64::from(0.1f32), DType::F16), "0.1");
+        assert_eq!(dtype_float_text(2.0, DType::F32), "2.0");
+        // An f64 keeps every digit it needs, whatever it was widened from.
+        assert_eq!(
+            dtype_float_text(f64::from(1e-7f32), DType::F64),
+            "1.0000000116860974e-7"
+        );
+        assert_eq!(dtype_float_text(0.1, DType::F64), "0.1");
+        // Not an f32 value: printed as the f64 it is.
+        assert_eq!(
+            dtype_float_text(0.7174987660822651, DType::F32),
+            "0.7174987660822651"
+        );
+        let c = Const::Float(f64::from(1e-7f32), DType::F32);
+        assert_eq!(const_text(&c).unwrap(), "1e-7");
+        let c = Const::Float(f64::from(1e-7f32), DType::F16);
+        assert_eq!(const_text(&c).unwrap(), "Cast(1e-7, f16)");
     }
 }

@@ -370,7 +370,7 @@ impl Translator<'_> {
         if def.category == ops::Category::Elementwise && def.input_count() >= 2 {
             if let Resolved::Const(Const::Tensor(t)) = self.resolve(r) {
                 if t.rank() == 0 && t.dtype() == DType::F32 {
-                    return float_text(t.to_f64_vec()[0]);
+                    return dtype_float_text(t.to_f64_vec()[0], DType::F32);
                 }
             }
         }

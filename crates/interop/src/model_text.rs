@@ -197,6 +197,18 @@ pub(super) fn f32_text(x: f32) -> String {
     }
 }
 
+/// A float of dtype `d`: in the fewest digits that read back as the same
+/// value of that dtype. A value that came from an `f32` (attributes such as
+/// `epsilon=1e-7` are stored so) prints as the `f32` it is (`1e-7`, not
+/// `1.0000000116860974e-7`); an `f64` keeps every digit it needs.
+pub(super) fn dtype_float_text(x: f64, d: DType) -> String {
+    if d != DType::F64 && f64::from(x as f32) == x {
+        f32_text(x as f32)
+    } else {
+        float_text(x)
+    }
+}
+
 pub(super) fn tensor_literal(t: &Tensor) -> String {
     fn nest(out: &mut String, shape: &[usize], items: &mut dyn Iterator<Item = String>) {
         match shape.split_first() {
@@ -255,9 +267,9 @@ pub(super) fn const_text(c: &Const) -> Result<String, String> {
         }
         Const::Float(x, d) => {
             if *d == DType::F32 {
-                float_text(*x)
+                dtype_float_text(*x, *d)
             } else {
-                format!("Cast({}, {d})", float_text(*x))
+                format!("Cast({}, {d})", dtype_float_text(*x, *d))
             }
         }
         Const::Bool(b) => b.to_string(),

@@ -707,3 +707,46 @@ fn random_with_bounds_per_dtype() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// G. Imported floats in their shortest form.
+
+#[test]
+fn import_prints_f32_attributes_in_their_shortest_form() {
+    let zoo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/zoo");
+    let dir = setup("import", &[]);
+    // A transformer layer exported by MindSpore: LayerNorm's epsilon is an
+    // f32 attribute 1e-5 (not the default 1e-7, so it is written).
+    let o = mirdsl(
+        &dir,
+        &[
+            "import",
+            zoo.join("transformer_encoder_layer/model.mindir")
+                .to_str()
+                .unwrap(),
+            "-o",
+            "t.mir",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("t.mir")).unwrap();
+    assert!(text.contains("epsilon=1e-5)"), "{text}");
+    assert!(!text.contains("9.999999747378752e-6"), "{text}");
+    // ClampScalar's bounds, f32 attributes too.
+    let o = mirdsl(
+        &dir,
+        &[
+            "import",
+            zoo.join("activations/model.mindir").to_str().unwrap(),
+            "-o",
+            "a.mir",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.join("a.mir")).unwrap();
+    assert!(text.contains("min=-0.5, max=0.8)"), "{text}");
+    assert!(!text.contains("0.800000011920929"), "{text}");
+    // Both still check.
+    let o = mirdsl(&dir, &["check", "t.mir", "a.mir"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
