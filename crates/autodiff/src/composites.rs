@@ -28,9 +28,18 @@ pub fn is_inlined(prim: &PrimRef) -> bool {
     ops::composite::inlined_definition(&prim.name).is_some()
 }
 
+/// The primitive node `n` calls, if `inline` says its definition is inlined.
+fn callee_where<'b>(
+    body: &'b Body,
+    n: NodeId,
+    inline: &dyn Fn(&PrimRef) -> bool,
+) -> Option<&'b PrimRef> {
+    body.called_prim(n).filter(|p| inline(p))
+}
+
 /// The primitive node `n` calls, if its definition is inlined.
 fn composite_callee(body: &Body, n: NodeId) -> Option<&PrimRef> {
-    body.called_prim(n).filter(|p| is_inlined(p))
+    callee_where(body, n, &is_inlined)
 }
 
 /// Whether `body` calls a primitive whose definition is inlined.
@@ -75,7 +84,7 @@ pub fn expand_items(
             // refused where it happens ("has no gradient rule").
             continue;
         };
-        let (expanded, inlined) = inline_calls(&body, instance)?;
+        let (expanded, inlined) = inline_calls(&body, instance, &is_inlined)?;
         if inlined {
             world.bodies.insert(name, Arc::new(expanded));
             changed = true;
@@ -87,7 +96,19 @@ pub fn expand_items(
 /// `body` with its composite calls inlined (repeatedly: an instance may call
 /// other composites).
 pub fn expand_body(body: &Body, instance: InstanceFn) -> Result<Body, AdError> {
-    inline_calls(body, instance).map(|(b, _)| b)
+    inline_calls(body, instance, &is_inlined).map(|(b, _)| b)
+}
+
+/// `body` with the calls of the primitives `inline` picks (among those with
+/// a definition: composites and expansions) replaced by their definitions,
+/// repeatedly; and whether any was. Export uses it for the helpers MindSpore
+/// has no counterpart of.
+pub fn expand_body_where(
+    body: &Body,
+    instance: InstanceFn,
+    inline: &dyn Fn(&PrimRef) -> bool,
+) -> Result<(Body, bool), AdError> {
+    inline_calls(body, instance, &|p| is_inlined(p) && inline(p))
 }
 
 /// Whether `inst` calls primitive `name`: an expansion that, for the
@@ -103,8 +124,12 @@ fn falls_back(inst: &Body, name: &str) -> bool {
     })
 }
 
-/// [`expand_body`], and whether it inlined anything.
-fn inline_calls(body: &Body, instance: InstanceFn) -> Result<(Body, bool), AdError> {
+/// The calls of the primitives `inline` picks inlined, and whether any was.
+fn inline_calls(
+    body: &Body,
+    instance: InstanceFn,
+    inline: &dyn Fn(&PrimRef) -> bool,
+) -> Result<(Body, bool), AdError> {
     let mut b = body.clone();
     let mut any = false;
     for _round in 0..64 {
@@ -114,7 +139,7 @@ fn inline_calls(body: &Body, instance: InstanceFn) -> Result<(Body, bool), AdErr
             let nodes = std::mem::take(&mut b.graph_mut(g).nodes);
             let mut replace: HashMap<NodeId, NodeId> = HashMap::new();
             for n in nodes {
-                let Some(p) = composite_callee(&b, n).cloned() else {
+                let Some(p) = callee_where(&b, n, inline).cloned() else {
                     b.graph_mut(g).nodes.push(n);
                     continue;
                 };

@@ -1,14 +1,16 @@
-//! Before export: the registry's internal gradient helpers (`_SumToShapeOf`,
-//! `_BroadcastToShapeOf`, ...) are written with MindSpore primitives, using
-//! the shapes inference knows, as MindSpore's own bprops do when they compute
-//! reduction axes from static shapes. A helper whose shapes are not known
-//! statically is left, and export then names it.
+//! Before export: the registry's internal gradient helpers are written with
+//! MindSpore primitives. First, a helper MindSpore has no counterpart of
+//! whose expansion the registry has (`ops/composite/gradient-helpers.mir`:
+//! `_DenseGrad`, ...) is replaced by it; then the shape helpers
+//! (`_SumToShapeOf`, `_BroadcastToShapeOf`, ...) are written using the shapes
+//! inference knows, as MindSpore's own bprops do when they compute reduction
+//! axes from static shapes. A helper left over is named by export.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use analysis::{FileAnalysis, LoweredGraph};
-use ir::{AbsVal, AttrValue, Body, Dim, GraphId, NodeId, PrimRef};
+use ir::{AbsVal, AttrValue, Body, Dim, GraphId, NodeId, NodeKind, PrimRef, Value};
 
 use crate::export::ExportError;
 
@@ -24,6 +26,8 @@ fn ranked(values: &[AbsVal]) -> Option<Vec<Dim>> {
         let dims = match v {
             AbsVal::Tensor { shape, .. } => shape.dims()?.to_vec(),
             AbsVal::Scalar { .. } => Vec::new(),
+            // A constant scalar (see `lower_by_shape`).
+            AbsVal::Tuple(t) if t.is_empty() => Vec::new(),
             _ => return None,
         };
         match &out {
@@ -127,8 +131,56 @@ fn broadcast_like(e: &mut Emit, grad: NodeId, like: NodeId, rank: usize, p: &Pri
 }
 
 /// `analysis` with the internal helpers of the graphs it holds written with
-/// MindSpore primitives where shapes allow, checked again.
+/// MindSpore primitives where it can be, checked again.
 pub fn lower(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportError> {
+    let mut current = inline_unexportable(analysis)?;
+    // A helper whose operand another helper makes has no inferred shape until
+    // that one is written and the program inferred again: rounds until none
+    // changes (a chain of helpers is short).
+    for _ in 0..16 {
+        match lower_by_shape(&current)? {
+            Some(next) => current = next,
+            None => break,
+        }
+    }
+    Ok(current)
+}
+
+/// Whether export can write a call of `p` as it is.
+fn exportable(p: &PrimRef) -> bool {
+    ops::mindspore::export_mapping(&p.name).is_some()
+}
+
+/// Calls of primitives MindSpore has no counterpart of, replaced by their
+/// expansions where the registry has one (re-inferred when any was).
+fn inline_unexportable(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportError> {
+    let mut program = analysis.source.program();
+    let mut changed = false;
+    for (item, body) in program.graphs.iter_mut() {
+        let (b, inlined) = autodiff::composites::expand_body_where(
+            body,
+            analysis::composite::instance_body,
+            &|p| !exportable(p),
+        )
+        .map_err(|e| ExportError::Unsupported(format!("in `{item}`: {}", e.0)))?;
+        if inlined {
+            *body = Arc::new(b);
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(analysis.clone());
+    }
+    reinfer(
+        analysis,
+        &program,
+        "writing gradient helpers by their expansions",
+    )
+}
+
+/// The helpers whose writing needs shapes (see the module docs), written
+/// where their operands' shapes are known; `None` when none could be.
+fn lower_by_shape(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, ExportError> {
     let mut program = analysis.source.program();
     let mut changed = false;
     for (item, body) in program.graphs.iter_mut() {
@@ -139,7 +191,24 @@ pub fn lower(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportError> {
             for n in nodes {
                 let lowered = b.called_prim(n).cloned().and_then(|p| {
                     let args: Vec<NodeId> = b.inputs(n)[1..].to_vec();
-                    let shape = |k: usize| ranked(&analysis.values_of(item, args[k]));
+                    // Inference records no values for constants and weights: their own.
+                    let values = |k: usize| match &b.node(args[k]).kind {
+                        NodeKind::Const(Value::Scalar { .. }) => vec![AbsVal::Tuple(Vec::new())],
+                        NodeKind::Const(Value::Tensor(t)) => {
+                            let dims: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+                            vec![AbsVal::tensor(t.dtype(), &dims)]
+                        }
+                        NodeKind::Weight(w) => analysis
+                            .source
+                            .weights
+                            .get(w)
+                            .map(|d| vec![AbsVal::from_ty(&d.ty)])
+                            .unwrap_or_default(),
+                        _ => analysis.values_of(item, args[k]),
+                    };
+                    let shapes: Vec<Option<Vec<Dim>>> =
+                        (0..args.len()).map(|k| ranked(&values(k))).collect();
+                    let shape = |k: usize| shapes.get(k).cloned().flatten();
                     let mut e = Emit {
                         body: &mut b,
                         graph: g,
@@ -167,8 +236,15 @@ pub fn lower(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportError> {
                             Some(e.prim("Cast", vec![("dtype", AttrValue::DType(d))], &[args[0]]))
                         }
                         "_ReshapeLike" => {
-                            let ls: Option<Vec<i64>> = shape(1)?.iter().map(Dim::known).collect();
-                            Some(e.prim("Reshape", vec![("shape", ints(&ls?))], &[args[0]]))
+                            // One size not known statically (a batch `B`)
+                            // is MindSpore's -1: one program for every size.
+                            let dims = shape(1)?;
+                            if dims.iter().filter(|d| d.known().is_none()).count() > 1 {
+                                return None;
+                            }
+                            let sizes: Vec<i64> =
+                                dims.iter().map(|d| d.known().unwrap_or(-1)).collect();
+                            Some(e.prim("Reshape", vec![("shape", ints(&sizes))], &[args[0]]))
                         }
                         _ => None,
                     }
@@ -186,8 +262,23 @@ pub fn lower(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportError> {
         *body = Arc::new(b);
     }
     if !changed {
-        return Ok(analysis.clone());
+        return Ok(None);
     }
+    reinfer(
+        analysis,
+        &program,
+        "writing gradient helpers with MindSpore primitives",
+    )
+    .map(Some)
+}
+
+/// `analysis` with the graphs of `program` in place of its own, inferred
+/// again; an error then is one that `what` made.
+fn reinfer(
+    analysis: &FileAnalysis,
+    program: &ir::Program,
+    what: &str,
+) -> Result<FileAnalysis, ExportError> {
     let mut source = analysis.source.clone();
     for (name, body) in &program.graphs {
         let old = &source.graphs[name];
@@ -209,7 +300,7 @@ pub fn lower(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportError> {
         .find(|d| d.severity == analysis::Severity::Error)
     {
         return Err(ExportError::Unsupported(format!(
-            "writing gradient helpers with MindSpore primitives broke the program: {}",
+            "{what} broke the program: {}",
             d.message
         )));
     }

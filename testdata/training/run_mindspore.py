@@ -1,0 +1,23 @@
+"""Runs an exported training step in MindSpore 2.10 (CPU, graph mode) for a
+number of steps and prints the loss of each, one JSON list:
+
+    mirdsl export STEP.mir --entry train_step -o step.mindir
+    python3 run_mindspore.py step.mindir 3 x.npy labels.npy ...
+
+Each `.npy` is one input of the step, in order; the step's weights live in
+the model and each step sees the last one's updates (as `mirdsl run --steps`).
+"""
+import json
+import sys
+
+import numpy as np
+import mindspore as ms
+from mindspore import Tensor, nn
+
+model, steps, *inputs = sys.argv[1:]
+ms.set_context(mode=ms.GRAPH_MODE)
+ms.set_device("CPU")
+step = nn.GraphCell(ms.load(model))
+args = [Tensor(np.load(p)) for p in inputs]
+losses = [float(step(*args).asnumpy()) for _ in range(int(steps))]
+print(json.dumps(losses), flush=True)
