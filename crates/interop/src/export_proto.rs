@@ -661,6 +661,29 @@ pub(super) fn value_info(name: &str, ty: Option<&AbsVal>) -> ValueInfoProto {
         name: Some(name.to_string()),
         tensor,
         attr_info,
+        denotation: ty.and_then(symbolic_dims),
         ..Default::default()
     }
+}
+
+use crate::ms_ops::DIMS_DENOTATION;
+
+/// `mirdsl.dims=B,784` for a tensor with a symbolic dimension (`None` without).
+fn symbolic_dims(v: &AbsVal) -> Option<String> {
+    let AbsVal::Tensor { shape, .. } = v else {
+        return None;
+    };
+    let dims = shape.dims()?;
+    if !dims.iter().any(|d| matches!(d, Dim::Sym(_))) {
+        return None;
+    }
+    let parts: Vec<String> = dims
+        .iter()
+        .map(|d| match d {
+            Dim::Known(n) => n.to_string(),
+            Dim::Sym(s) => s.to_string(),
+            _ => "?".to_string(),
+        })
+        .collect();
+    Some(format!("{DIMS_DENOTATION}{}", parts.join(",")))
 }

@@ -182,6 +182,37 @@ fn tensor_ty(t: &TensorProto) -> Option<Ty> {
     Some(Ty::Tensor(d, Shape::Ranked(dims)))
 }
 
+/// `ty` with the unknown sizes that mirdsl's export named (a graph input's
+/// `denotation`, `mirdsl.dims=B,784`) named again.
+fn with_symbolic_dims(ty: Ty, denotation: &str) -> Ty {
+    let Some(names) = denotation.strip_prefix(ms_ops::DIMS_DENOTATION) else {
+        return ty;
+    };
+    let Ty::Tensor(d, Shape::Ranked(dims)) = ty else {
+        return ty;
+    };
+    let names: Vec<&str> = names.split(',').collect();
+    if names.len() != dims.len() {
+        return Ty::Tensor(d, Shape::Ranked(dims));
+    }
+    let dims = dims
+        .into_iter()
+        .zip(names)
+        .map(|(dim, name)| {
+            let symbol = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            match dim {
+                Dim::Unknown if symbol => Dim::Sym(name.into()),
+                other => other,
+            }
+        })
+        .collect();
+    Ty::Tensor(d, Shape::Ranked(dims))
+}
+
 /// An attribute's value as a constant.
 pub fn attr_const(a: &AttributeProto) -> Const {
     let ty = a.r#type();
@@ -344,7 +375,9 @@ pub fn to_module(m: &ModelProto) -> Result<Module, ImportError> {
                     .map_or(input.name(), |(_, n)| n)
                     .to_string(),
                 ty: match input.tensor.first() {
-                    Some(t) if input.attr_info.is_none() => tensor_ty(t),
+                    Some(t) if input.attr_info.is_none() => {
+                        tensor_ty(t).map(|ty| with_symbolic_dims(ty, input.denotation()))
+                    }
                     _ => None,
                 },
             })

@@ -66,6 +66,35 @@ fn export_then_import() {
     );
 }
 
+/// A symbolic dimension survives export (MindIR's -1, named in the input's
+/// `denotation`) and comes back by its name on import.
+#[test]
+fn symbolic_dimensions_survive_export_and_import() {
+    let dir = temp("cli_symbolic_dims");
+    let mir = dir.join("p.mir");
+    std::fs::write(
+        &mir,
+        "param w: f32[4, 8] = ones\ngraph main(x: f32[B, 8]) -> f32[B, 4] {\n  return MatMul(x, w, transpose_b=true)\n}\n",
+    )
+    .unwrap();
+    let model = dir.join("p.mindir");
+    let out = mirdsl()
+        .arg("export")
+        .arg(&mir)
+        .arg("-o")
+        .arg(&model)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = mirdsl().arg("import").arg(&model).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("graph main(x: f32[B, 8])"), "{text}");
+}
+
 #[test]
 fn export_reports_problems() {
     let dir = temp("cli_export_errors");
