@@ -85,6 +85,11 @@ pub fn dtype_of_data_type(t: i32) -> Option<DType> {
     })
 }
 
+/// The prefix of a graph input's `denotation` that names its symbolic
+/// dimensions (`mirdsl.dims=B,784`): MindIR writes them as -1 and MindSpore
+/// ignores the field, so an export keeps `B` for its import.
+pub const DIMS_DENOTATION: &str = "mirdsl.dims=";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,8 +129,3 @@ mod tests {
         assert_eq!(type_id(DType::Bool), 30);
     }
 }
-
-/// The prefix of a graph input's `denotation` that names its symbolic
-/// dimensions (`mirdsl.dims=B,784`): MindIR writes them as -1 and MindSpore
-/// ignores the field, so an export keeps `B` for its import.
-pub const DIMS_DENOTATION: &str = "mirdsl.dims=";
