@@ -27,7 +27,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ir::{AbsVal, Body, GraphId, MetaFn, Program};
+use ir::{AbsVal, Body, GraphId, MetaFn, NodeKind, Program, Value};
 
 pub mod absint;
 pub mod builder;
@@ -203,19 +203,74 @@ pub fn print_result(result: &GradResult) -> String {
     out
 }
 
-/// The generated graphs of [`differentiate`] as DSL text (for `mirdsl grad`
-/// and the language server's "Show gradient"), the entry first. It is meant to
-/// be read after the program's own text: it may call the program's graphs and
-/// use its weights. (Checking it needs the checker to resolve the registry's
-/// internal `_`-prefixed primitives some gradient rules use, and to join the
-/// different backpropagators the branches of a differentiated `if` return.)
+/// The generated graphs of [`differentiate`] as a DSL program that checks
+/// and runs on its own (for `mirdsl grad` and the language server's "Show
+/// gradient"): the weights they use, with their initialisers, then the
+/// program's graphs they call, then the generated graphs, the entry first.
+/// (Checking it needs the checker to resolve the registry's internal
+/// `_`-prefixed primitives some gradient rules use.)
 pub fn gradient_program_text(
     program: &Program,
     target: &GradTarget,
     meta: &MetaFn,
     options: &Options,
 ) -> Result<String, AdError> {
-    Ok(print_result(&differentiate_with(
-        program, target, meta, options,
-    )?))
+    let result = differentiate_with(program, target, meta, options)?;
+    Ok(standalone_text(program, &result))
+}
+
+/// [`print_result`] preceded by what it needs of `program`: the graphs the
+/// generated ones call, transitively, and the weights any of them uses.
+pub fn standalone_text(program: &Program, result: &GradResult) -> String {
+    let generated: HashSet<&str> = result.graphs.iter().map(|(n, _)| n.as_str()).collect();
+    let mut called: Vec<&str> = Vec::new();
+    let mut weights: HashSet<String> = HashSet::new();
+    let mut work: Vec<&Body> = result.graphs.iter().map(|(_, b)| &**b).collect();
+    while let Some(body) = work.pop() {
+        for node in &body.nodes {
+            match &node.kind {
+                NodeKind::Weight(w) => {
+                    weights.insert(w.clone());
+                }
+                NodeKind::Const(Value::Global(g)) if !generated.contains(g.as_str()) => {
+                    if let Some((name, b)) = program.graphs.iter().find(|(n, _)| n == g) {
+                        if !called.contains(&name.as_str()) {
+                            called.push(name);
+                            work.push(b);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = String::new();
+    for w in program.weights.iter().filter(|w| weights.contains(&w.name)) {
+        out.push_str(&format!(
+            "param {}: {} = {}\n",
+            w.name,
+            w.ty,
+            ir::print::print_init(&w.init)
+        ));
+    }
+    // The program's graphs in its own order.
+    for (_, body) in program
+        .graphs
+        .iter()
+        .filter(|(n, _)| called.contains(&n.as_str()))
+    {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&ir::print::print_body_signed(
+            body,
+            &prim_arity,
+            &prim_signature,
+        ));
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&print_result(result));
+    out
 }

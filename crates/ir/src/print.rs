@@ -28,7 +28,8 @@ pub fn print_program(program: &Program) -> String {
     out
 }
 
-fn print_init(init: &WeightInit) -> String {
+/// A weight's initialiser as written after `=`.
+pub fn print_init(init: &WeightInit) -> String {
     match init {
         WeightInit::Zeros => "zeros".into(),
         WeightInit::Ones => "ones".into(),
