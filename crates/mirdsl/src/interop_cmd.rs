@@ -195,6 +195,12 @@ pub fn node_types(
 /// it reaches (calls and graph values, transitively), in the program's order,
 /// with only the weights those graphs use.
 pub fn entry_program(program: &ir::Program, entry: &str) -> ir::Program {
+    reached_from(program, &[entry])
+}
+
+/// The graphs of `program` that `roots` reach (the roots included), in
+/// program order, with the weights those graphs use.
+pub fn reached_from(program: &ir::Program, roots: &[&str]) -> ir::Program {
     fn refs<'v>(v: &'v ir::Value, graphs: &mut Vec<&'v str>, weights: &mut HashSet<&'v str>) {
         match v {
             ir::Value::Global(name) => graphs.push(name),
@@ -214,8 +220,8 @@ pub fn entry_program(program: &ir::Program, entry: &str) -> ir::Program {
         .iter()
         .map(|(n, b)| (n.as_str(), &**b))
         .collect();
-    let mut keep: Vec<&str> = vec![entry];
-    let mut kept: HashSet<&str> = HashSet::from([entry]);
+    let mut keep: Vec<&str> = roots.to_vec();
+    let mut kept: HashSet<&str> = roots.iter().copied().collect();
     let mut weights: HashSet<&str> = HashSet::new();
     let mut i = 0;
     while i < keep.len() {
@@ -295,6 +301,12 @@ pub fn dot_command(args: &DotArgs) -> u8 {
             return code;
         }
         program = entry_program(&program, name);
+    } else {
+        // Every graph, and only the weights they use (an unused one would
+        // be drawn alone).
+        let all: Vec<String> = program.graphs.iter().map(|(n, _)| n.clone()).collect();
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        program = reached_from(&program, &all);
     }
     let types = node_types(analysis);
     let dot = ir::print_dot::print_program(&program, &types);

@@ -413,6 +413,19 @@ fn ir_and_dot_entry_select_the_same_graphs() {
         "{}",
         stdout(&o)
     );
+
+    // Without --entry: every graph, and the weights they use only.
+    let o = mirdsl(&dir, &["dot", "r.mir"]);
+    let dot = stdout(&o);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        dot.contains("\"weight:a.w\" [") && dot.contains("\"weight:b.w\" ["),
+        "{dot}"
+    );
+    assert!(
+        !dot.contains("weight:unused"),
+        "an unused weight is not drawn: {dot}"
+    );
 }
 
 // ---------------------------------------------------------------------------
