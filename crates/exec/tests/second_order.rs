@@ -1,5 +1,6 @@
 //! Second order through the primitives whose first-order rules emit gradient
-//! helpers (`_LayerNormGrad`, `_BatchNormGrad`, `_DenseGrad`, ...): `hvp(f)`
+//! helpers or backward primitives without a rule of their own
+//! (`LayerNormGrad`, `BatchNormGrad`, `_DenseGrad`, ...): `hvp(f)`
 //! and `grad(grad(f))` run by the executor (the helpers' expansions inlined
 //! where the gradient is differentiated again) against central finite
 //! differences of `grad(f)`, in f64.

@@ -266,8 +266,8 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
         &[
             "Softmax",
             "LogSoftmax",
-            "_SoftmaxGrad",
-            "_LogSoftmaxGrad",
+            "SoftmaxBackward",
+            "LogSoftmaxGrad",
             "SparseSoftmaxCrossEntropyWithLogits",
         ],
     ),
@@ -278,8 +278,8 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "LayerNormExt",
             "RmsNorm",
             "BatchNorm",
-            "_BatchNormGrad",
-            "_LayerNormGrad",
+            "BatchNormGrad",
+            "LayerNormGrad",
         ],
     ),
     (

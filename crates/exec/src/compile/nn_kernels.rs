@@ -19,9 +19,10 @@ fn reg(v: &SVal) -> Option<u32> {
     }
 }
 
-/// Whether `p`'s `axis` attribute names exactly the last of `rank` axes.
-fn last_axis_only(p: &PrimFn, rank: usize) -> bool {
-    match ints(p, "axis") {
+/// Whether `p`'s attribute `attr` (Softmax's `axis`, SoftmaxBackward's
+/// `dim`) names exactly the last of `rank` axes.
+fn last_axis_only(p: &PrimFn, attr: &str, rank: usize) -> bool {
+    match ints(p, attr) {
         Some(axes) => axes.len() == 1 && rank > 0 && (axes[0] == -1 || axes[0] == rank as i64 - 1),
         None => false,
     }
@@ -29,7 +30,7 @@ fn last_axis_only(p: &PrimFn, rank: usize) -> bool {
 
 /// This module's kernel for node `n`, if it has one.
 pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    if matches!(p.prim.name.as_str(), "LayerNorm" | "_LayerNormGrad") {
+    if matches!(p.prim.name.as_str(), "LayerNorm" | "LayerNormGrad") {
         return select_layer_norm(n, p, regs);
     }
     let ins = n.inputs();
@@ -38,19 +39,20 @@ pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
         OutTree::Reg(r) if regs[r as usize].dtype == DType::F32 => r,
         _ => return None,
     };
-    let grad = match p.prim.name.as_str() {
-        "Softmax" if ins.len() == 1 => false,
-        "_SoftmaxGrad" if ins.len() == 2 => true,
+    // Softmax(x), or SoftmaxBackward(dout, out): the kernel takes (y, dy).
+    let (grad, attr) = match p.prim.name.as_str() {
+        "Softmax" if ins.len() == 1 => (false, "axis"),
+        "SoftmaxBackward" if ins.len() == 2 => (true, "dim"),
         _ => return None,
     };
-    let x = f32_reg(&ins[0])?;
+    let x = f32_reg(&ins[usize::from(grad)])?;
     let shape = &regs[x as usize].shape;
-    if !last_axis_only(p, shape.len()) || regs[out as usize].shape != *shape {
+    if !last_axis_only(p, attr, shape.len()) || regs[out as usize].shape != *shape {
         return None;
     }
     let mut inputs = vec![In::Reg(x)];
     if grad {
-        let dy = f32_reg(&ins[1])?;
+        let dy = f32_reg(&ins[0])?;
         if regs[dy as usize].shape != *shape {
             return None;
         }
@@ -130,12 +132,12 @@ impl FastKernel for SoftmaxRows {
     }
 }
 
-/// `LayerNorm` (`(y, mean, variance)`) or `_LayerNormGrad` (`(dx, dgamma,
+/// `LayerNorm` (`(y, mean, variance)`) or `LayerNormGrad` (`(dx, dgamma,
 /// dbeta)`) of `f32` tensors normalised over their last axes, with `gamma`
 /// and `beta` of those axes' shape (`begin_params_axis` equal to
 /// `begin_norm_axis`, as `nn.LayerNorm` makes them).
 fn select_layer_norm(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let grad = p.prim.name == "_LayerNormGrad";
+    let grad = p.prim.name == "LayerNormGrad";
     let ins = n.inputs();
     let f32_reg = |v: &SVal| reg(v).filter(|&r| regs[r as usize].dtype == DType::F32);
     let inputs: Vec<u32> = ins.iter().map(f32_reg).collect::<Option<_>>()?;

@@ -281,12 +281,19 @@ pub(super) fn softmax(
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    let grad = op.name.starts_with('_');
-    let Some(x) = input(call, 0) else {
+    // Softmax(x; axis), LogSoftmax(logits; axis), SoftmaxBackward(dout, out;
+    // dim), LogSoftmaxGrad(logits, grad; axis): the forward output and its
+    // gradient's inputs, and the axis attribute.
+    let (grad, y_index, attr) = match op.name {
+        "SoftmaxBackward" => (true, 1, "dim"),
+        "LogSoftmaxGrad" => (true, 0, "axis"),
+        _ => (false, 0, "axis"),
+    };
+    let Some(x) = input(call, y_index) else {
         return Ok(None);
     };
     let dy = if grad {
-        match input(call, 1) {
+        match input(call, 1 - y_index) {
             Some(d) if d.dtype() == x.dtype() && d.shape() == x.shape() => Some(d),
             _ => return Ok(None),
         }
@@ -294,7 +301,7 @@ pub(super) fn softmax(
         None
     };
     let shape = x.shape().to_vec();
-    let axis = match call.attrs.ints("axis").as_deref() {
+    let axis = match call.attrs.ints(attr).as_deref() {
         Some([a]) => norm_axis(*a, shape.len()),
         _ => None,
     };
@@ -489,14 +496,15 @@ pub(super) fn norm(
     )))
 }
 
-/// `BatchNorm` (`(y, mean, variance, mean, variance)`) and `_BatchNormGrad`
-/// (`(dx, dscale, dbias)`) over `[N, C, ...]`, every tensor of one float dtype.
+/// `BatchNorm` (`(y, mean, variance, mean, variance)`) and `BatchNormGrad`
+/// (`(dx, dscale, dbias)`; its sixth input, `reserve`, is not read) over
+/// `[N, C, ...]`, every tensor of one float dtype.
 pub(super) fn batch_norm(
     dev: &Device,
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    let grad = op.name == "_BatchNormGrad";
+    let grad = op.name == "BatchNormGrad";
     let ts: Vec<_> = (0..5).map(|i| input(call, i)).collect();
     let Some(ts) = ts.into_iter().collect::<Option<Vec<_>>>() else {
         return Ok(None);
@@ -562,7 +570,7 @@ pub(super) fn batch_norm(
     })))
 }
 
-/// `_LayerNormGrad(x, dy, variance, mean, gamma)`: `(dx, dgamma, dbeta)`,
+/// `LayerNormGrad(x, dy, variance, mean, gamma)`: `(dx, dgamma, dbeta)`,
 /// where `gamma` covers the normalised dimensions exactly.
 pub(super) fn layer_norm_grad(
     dev: &Device,

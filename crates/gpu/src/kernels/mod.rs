@@ -25,14 +25,14 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         | "ReduceAny" | "SumExt" | "MeanExt" | "ProdExt" | "Max" | "Min" => {
             math::reduce(dev, op, call)
         }
-        "Softmax" | "LogSoftmax" | "_SoftmaxGrad" | "_LogSoftmaxGrad" => {
+        "Softmax" | "LogSoftmax" | "SoftmaxBackward" | "LogSoftmaxGrad" => {
             math::softmax(dev, op, call)
         }
         "BiasAddGrad" | "_SumToShapeOf" => math::sum_to(dev, op, call),
         "SparseSoftmaxCrossEntropyWithLogits" => math::sparse_ce(dev, op, call),
         "LayerNorm" | "LayerNormExt" | "RmsNorm" => math::norm(dev, op, call),
-        "BatchNorm" | "_BatchNormGrad" => math::batch_norm(dev, op, call),
-        "_LayerNormGrad" => math::layer_norm_grad(dev, op, call),
+        "BatchNorm" | "BatchNormGrad" => math::batch_norm(dev, op, call),
+        "LayerNormGrad" => math::layer_norm_grad(dev, op, call),
         "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" | "Load" => {
             data::view(op, call)
         }

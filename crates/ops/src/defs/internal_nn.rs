@@ -1,13 +1,10 @@
 //! Helpers the gradient rules of the shape and neural-network primitives build
-//! on (MindSpore's `*Grad` primitives). Their names start with `_`; users do
-//! not call them. Inputs named `*_like` are used for their shape only.
+//! on. Their names start with `_`; users do not call them. Inputs named
+//! `*_like` are used for their shape only. (MindSpore's own backward
+//! primitives, `LayerNormGrad` and the like, are public: `defs/backward/`.)
 
 use ir::{AbsVal, Shape};
 
-use crate::defs::nn::{
-    kernel_batch_norm_grad, kernel_dropout_grad, kernel_layer_norm_grad, kernel_log_softmax_grad,
-    kernel_softmax_grad,
-};
 use crate::defs::nn_conv::{
     kernel_avg_pool_grad, kernel_conv2d_backprop_filter, kernel_conv2d_backprop_input,
     kernel_max_pool_grad, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
@@ -43,10 +40,6 @@ fn like_0_1(call: &InferCall) -> Result<AbsVal, OpError> {
     like(call, 0, 1)
 }
 
-fn like_0_0(call: &InferCall) -> Result<AbsVal, OpError> {
-    like(call, 0, 0)
-}
-
 fn like_0_2(call: &InferCall) -> Result<AbsVal, OpError> {
     like(call, 0, 2)
 }
@@ -73,17 +66,6 @@ fn infer_concat_grad(call: &InferCall) -> Result<AbsVal, OpError> {
         }
         _ => Ok(AbsVal::Any),
     }
-}
-
-/// `(dx, dgamma, dbeta)` / `(dx, dscale, dbias)`: shapes of inputs `x` and `p`,
-/// dtypes of the gradient `g` and of `p`.
-fn norm_grad(call: &InferCall, g: usize, x: usize, p: usize) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let dx = like(call, g, x)?;
-    let dp = like(call, p, p)?;
-    Ok(AbsVal::Tuple(vec![dx, dp.clone(), dp]))
 }
 
 fn check_numel(grad: &tensor::Tensor, n: usize, op: &str) -> Result<(), OpError> {
@@ -135,47 +117,6 @@ fn grad_concat_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>>
         Some(b.prim("Concat", &[t], vec![("axis", AttrValue::Int(axis))])),
         None,
     ]
-}
-
-/// A sum over the softmax axes, kept.
-fn axis_sum(b: &mut dyn GradBuilder, c: &GradCall, x: GNode) -> GNode {
-    let axis = c.attrs.get("axis").cloned().unwrap_or(AttrValue::Int(-1));
-    b.prim(
-        "ReduceSum",
-        &[x],
-        vec![("axis", axis), ("keep_dims", AttrValue::Bool(true))],
-    )
-}
-
-/// `_SoftmaxGrad(y, dy) = y·dy − y·s`, `s = Σ dy·y`. For a sensitivity `u`:
-/// `d/d dy = _SoftmaxGrad(y, u)` (it is self-adjoint in `dy`), and
-/// `d/dy = u·(dy − s) − dy·Σ u·y`.
-fn grad_softmax_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    let (y, dy, u) = (c.inputs[0], c.inputs[1], c.dout);
-    let d_dy = b.prim("_SoftmaxGrad", &[y, u], all(c));
-    let dyy = b.prim("Mul", &[dy, y], vec![]);
-    let s = axis_sum(b, c, dyy);
-    let uy = b.prim("Mul", &[u, y], vec![]);
-    let a = axis_sum(b, c, uy);
-    let centred = b.prim("Sub", &[dy, s], vec![]);
-    let first = b.prim("Mul", &[u, centred], vec![]);
-    let second = b.prim("Mul", &[dy, a], vec![]);
-    let d_y = b.prim("Sub", &[first, second], vec![]);
-    vec![Some(d_y), Some(d_dy)]
-}
-
-/// `_LogSoftmaxGrad(y, dy) = dy − exp(y)·Σ dy`. For a sensitivity `u`:
-/// `d/d dy = u − Σ u·exp(y)`, `d/dy = −u·exp(y)·Σ dy`.
-fn grad_log_softmax_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    let (y, dy, u) = (c.inputs[0], c.inputs[1], c.dout);
-    let e = b.prim("Exp", &[y], vec![]);
-    let ue = b.prim("Mul", &[u, e], vec![]);
-    let a = axis_sum(b, c, ue);
-    let d_dy = b.prim("Sub", &[u, a], vec![]);
-    let s = axis_sum(b, c, dy);
-    let ues = b.prim("Mul", &[ue, s], vec![]);
-    let d_y = b.prim("Neg", &[ues], vec![]);
-    vec![Some(d_y), Some(d_dy)]
 }
 
 const GRAD_LIKE: &[ParamDef] = &[
@@ -307,95 +248,6 @@ pub const OPS: &[OpDef] = &[
         }),
     },
     OpDef {
-        name: "_SoftmaxGrad",
-        category: Category::Internal,
-        doc: "The gradient of Softmax from its output `y`: `y · (dy − Σ_axis dy·y)`.",
-        params: &[
-            ParamDef::input("y", "Softmax's output."),
-            ParamDef::input("dy", "The gradient of the output."),
-            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), "Softmax's axis."),
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_0_0,
-        grad: Some(grad_softmax_grad),
-        kernel: Some(kernel_softmax_grad),
-    },
-    OpDef {
-        name: "_LogSoftmaxGrad",
-        category: Category::Internal,
-        doc: "The gradient of LogSoftmax from its output `y`: `dy − exp(y) · Σ_axis dy`.",
-        params: &[
-            ParamDef::input("y", "LogSoftmax's output."),
-            ParamDef::input("dy", "The gradient of the output."),
-            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), "LogSoftmax's axis."),
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_0_0,
-        grad: Some(grad_log_softmax_grad),
-        kernel: Some(kernel_log_softmax_grad),
-    },
-    OpDef {
-        name: "_DropoutGrad",
-        category: Category::Internal,
-        doc: "The gradient of Dropout: `dy · mask / keep_prob` (MindSpore's DropoutGrad).",
-        params: &[
-            ParamDef::input("dy", "The gradient of Dropout's output."),
-            ParamDef::input("mask", "Dropout's mask."),
-            ParamDef::attr("keep_prob", AttrType::Float, Some(AttrDefault::Float(0.5)), "Dropout's keep_prob."),
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_0_0,
-        grad: Some(|b, c| {
-            // Linear in each of `dy` and `mask`.
-            let g = b.prim("_DropoutGrad", &[c.dout, c.inputs[1]], all(c));
-            let m = b.prim("_DropoutGrad", &[c.dout, c.inputs[0]], all(c));
-            vec![Some(g), Some(m)]
-        }),
-        kernel: Some(kernel_dropout_grad),
-    },
-    OpDef {
-        name: "_LayerNormGrad",
-        category: Category::Internal,
-        doc: "The gradients of LayerNorm with respect to `x`, `gamma` and `beta` (MindSpore's LayerNormGrad).",
-        params: &[
-            ParamDef::input("x", "LayerNorm's input."),
-            ParamDef::input("dy", "The gradient of LayerNorm's `y`."),
-            ParamDef::input("variance", "LayerNorm's `variance` output."),
-            ParamDef::input("mean", "LayerNorm's `mean` output."),
-            ParamDef::input("gamma", "LayerNorm's `gamma`."),
-            ParamDef::attr("begin_norm_axis", AttrType::Int, Some(AttrDefault::Int(1)), "As LayerNorm."),
-            ParamDef::attr("begin_params_axis", AttrType::Int, Some(AttrDefault::Int(1)), "As LayerNorm."),
-            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-7)), "As LayerNorm."),
-        ],
-        variadic: false,
-        output: OutputDef::Tuple(&["dx", "dgamma", "dbeta"]),
-        infer: |c| norm_grad(c, 1, 0, 4),
-        grad: None,
-        kernel: Some(kernel_layer_norm_grad),
-    },
-    OpDef {
-        name: "_BatchNormGrad",
-        category: Category::Internal,
-        doc: "The gradients of BatchNorm with respect to `x`, `scale` and `bias` (MindSpore's BatchNormGrad), given the statistics the forward pass normalised with.",
-        params: &[
-            ParamDef::input("dy", "The gradient of BatchNorm's `y`."),
-            ParamDef::input("x", "BatchNorm's input."),
-            ParamDef::input("scale", "BatchNorm's `scale`."),
-            ParamDef::input("mean", "The mean the forward pass used."),
-            ParamDef::input("variance", "The variance the forward pass used."),
-            ParamDef::attr("is_training", AttrType::Bool, Some(AttrDefault::Bool(false)), "As BatchNorm."),
-            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-5)), "As BatchNorm."),
-        ],
-        variadic: false,
-        output: OutputDef::Tuple(&["dx", "dscale", "dbias"]),
-        infer: |c| norm_grad(c, 0, 1, 2),
-        grad: None,
-        kernel: Some(kernel_batch_norm_grad),
-    },
-    OpDef {
         name: "_Conv2DBackpropInput",
         category: Category::Internal,
         doc: "The gradient of Conv2D with respect to its input (MindSpore's Conv2DBackpropInput): a transposed convolution of `dout` by `weight`, via GEMM and col2im.",
@@ -489,22 +341,6 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     let t = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
     let i = AttrValue::Int;
     let s = |v: &str| AttrValue::Str(v.to_string());
-    let softmax = |y: &[usize], seed: u64| match random_f64(y, seed, 0.1, 1.0) {
-        KValue::Tensor(x) => {
-            // A valid softmax output along the last axis.
-            let last = *y.last().unwrap();
-            let v = x.to_f64_vec();
-            let mut out = v.clone();
-            for row in 0..v.len() / last {
-                let sum: f64 = v[row * last..(row + 1) * last].iter().sum();
-                for k in 0..last {
-                    out[row * last + k] = v[row * last + k] / sum;
-                }
-            }
-            KValue::Tensor(tensor::Tensor::from_f64(y.to_vec(), out).unwrap())
-        }
-        other => other,
-    };
     let tuple2 = |a: KValue, b2: KValue| KValue::Tuple(vec![a, b2]);
     vec![
         Sample::new(
@@ -553,44 +389,6 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         .attr("begin", t(&[1, 0]))
         .attr("end", t(&[4, 5]))
         .attr("strides", t(&[2, 2])),
-        Sample::new(
-            "_SoftmaxGrad",
-            vec![softmax(&[2, 4], 131), random_f64(&[2, 4], 132, -1.0, 1.0)],
-        ),
-        Sample::new(
-            "_SoftmaxGrad",
-            vec![
-                random_f64(&[3, 2, 3], 133, 0.1, 0.9),
-                random_f64(&[3, 2, 3], 134, -1.0, 1.0),
-            ],
-        )
-        .attr("axis", t(&[0, 2])),
-        Sample::new(
-            "_LogSoftmaxGrad",
-            vec![
-                random_f64(&[2, 4], 135, -2.0, -0.1),
-                random_f64(&[2, 4], 136, -1.0, 1.0),
-            ],
-        ),
-        Sample::new(
-            "_LogSoftmaxGrad",
-            vec![
-                random_f64(&[3, 2], 137, -2.0, -0.1),
-                random_f64(&[3, 2], 138, -1.0, 1.0),
-            ],
-        )
-        .attr("axis", i(0)),
-        Sample::new(
-            "_DropoutGrad",
-            vec![
-                random_f64(&[2, 3], 139, -1.0, 1.0),
-                KValue::Tensor(
-                    tensor::Tensor::from_f64(vec![2, 3], vec![1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
-                        .unwrap(),
-                ),
-            ],
-        )
-        .attr("keep_prob", AttrValue::float(0.75)),
         Sample::new(
             "_AvgPoolGrad",
             vec![

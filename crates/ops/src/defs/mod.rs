@@ -93,6 +93,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         makers::OPS,
         state::OPS,
         backward::OPS,
+        backward::norm::OPS,
         comm::OPS,
         internal::OPS,
         internal_nn::OPS,
@@ -143,6 +144,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(backward::samples());
+    all.extend(backward::norm::samples());
     all.extend(comm::samples());
     all.extend(internal_nn::samples());
     all

@@ -404,7 +404,7 @@ pub(crate) use norm::*;
 // ---------------------------------------------------------------------------
 // Dropout
 
-fn check_keep_prob(op: &str, attrs: &Attrs) -> Result<f64, OpError> {
+pub(crate) fn check_keep_prob(op: &str, attrs: &Attrs) -> Result<f64, OpError> {
     let p = attrs.f64("keep_prob");
     if !(p > 0.0 && p <= 1.0) {
         return Err(OpError::attr(
@@ -465,64 +465,6 @@ fn kernel_dropout(c: &KernelCall) -> Result<KValue, OpError> {
     ]))
 }
 
-/// `_DropoutGrad(dy, mask)`: `dy · mask / keep_prob`.
-pub(crate) fn kernel_dropout_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dy, mask) = (c.tensor(0)?, c.tensor(1)?);
-    let p = check_keep_prob("Dropout", c.attrs)?;
-    if dy.shape() != mask.shape() {
-        return Err(OpError::call("`_DropoutGrad`: dy and mask differ in shape"));
-    }
-    let v: Vec<f64> = dy
-        .to_f64_vec()
-        .iter()
-        .zip(mask.to_f64_vec())
-        .map(|(d, m)| d * m / p)
-        .collect();
-    Ok(ktensor(dy.dtype(), dy.shape().to_vec(), v))
-}
-
-// ---------------------------------------------------------------------------
-// Gradient helpers for softmax (registered in `internal_nn`).
-
-/// `_SoftmaxGrad(y, dy)`: `y · (dy − Σ_axis dy·y)`.
-pub(crate) fn kernel_softmax_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    softmax_grad(c, false)
-}
-
-/// `_LogSoftmaxGrad(y, dy)`: `dy − exp(y) · Σ_axis dy`.
-pub(crate) fn kernel_log_softmax_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    softmax_grad(c, true)
-}
-
-fn softmax_grad(c: &KernelCall, log: bool) -> Result<KValue, OpError> {
-    let (y, dy) = (c.tensor(0)?, c.tensor(1)?);
-    if y.shape() != dy.shape() {
-        return Err(OpError::call("softmax gradient: y and dy differ in shape"));
-    }
-    let axes = softmax_axes(
-        "Softmax",
-        &c.attrs.ints("axis").unwrap_or_default(),
-        y.rank(),
-    )?;
-    let (yv, dv) = (y.to_f64_vec(), dy.to_f64_vec());
-    let mut dx = vec![0.0; yv.len()];
-    let (outer, inner) = groups(y.shape(), &axes);
-    for &o in &outer {
-        if log {
-            let s: f64 = inner.iter().map(|&i| dv[o + i]).sum();
-            for &i in &inner {
-                dx[o + i] = dv[o + i] - yv[o + i].exp() * s;
-            }
-        } else {
-            let s: f64 = inner.iter().map(|&i| dv[o + i] * yv[o + i]).sum();
-            for &i in &inner {
-                dx[o + i] = yv[o + i] * (dv[o + i] - s);
-            }
-        }
-    }
-    Ok(ktensor(dy.dtype(), dy.shape().to_vec(), dx))
-}
-
 // ---------------------------------------------------------------------------
 // The table.
 
@@ -533,29 +475,59 @@ fn grad_layer_norm(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> 
     let mean = b.tuple_get(c.out, 1);
     let var = b.tuple_get(c.out, 2);
     let r = b.prim(
-        "_LayerNormGrad",
+        "LayerNormGrad",
         &[c.inputs[0], dy, var, mean, c.inputs[1]],
         attrs_of(c),
     );
     (0..3).map(|i| Some(b.tuple_get(r, i))).collect()
 }
 
+fn grad_softmax(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    // MindSpore's bprop: SoftmaxBackward(dout, out, dim). Over several axes
+    // (which SoftmaxBackward's one `dim` cannot name), the same
+    // `out · (dout − Σ dout·out)` from primitives.
+    match c.attrs.ints("axis").as_deref() {
+        Some(&[dim]) => vec![Some(b.prim(
+            "SoftmaxBackward",
+            &[c.dout, c.out],
+            vec![("dim", AttrValue::Int(dim))],
+        ))],
+        _ => {
+            let axis = c.attrs.get("axis").cloned().unwrap_or(AttrValue::Int(-1));
+            let dy_y = b.prim("Mul", &[c.dout, c.out], vec![]);
+            let s = b.prim(
+                "ReduceSum",
+                &[dy_y],
+                vec![("axis", axis), ("keep_dims", AttrValue::Bool(true))],
+            );
+            let centred = b.prim("Sub", &[c.dout, s], vec![]);
+            vec![Some(b.prim("Mul", &[c.out, centred], vec![]))]
+        }
+    }
+}
+
 fn grad_batch_norm(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    // MindSpore's bprop: BatchNormGrad with the saved batch statistics in
-    // training, the given ones in inference; no gradient for mean/variance.
+    // MindSpore's bprop: BatchNormGrad with the saved batch statistics
+    // (outputs 3 and 4) in training, the given ones in inference, and output 2
+    // as the reserve; no gradient for mean/variance.
     let dy = b.tuple_get(c.dout, 0);
     let (mean, var) = if c.attrs.bool("is_training") {
         (b.tuple_get(c.out, 3), b.tuple_get(c.out, 4))
     } else {
         (c.inputs[3], c.inputs[4])
     };
+    let reserve = b.tuple_get(c.out, 2);
     let attrs = vec![
         ("is_training", AttrValue::Bool(c.attrs.bool("is_training"))),
         ("epsilon", AttrValue::float(c.attrs.f64("epsilon"))),
+        (
+            "data_format",
+            AttrValue::Str(c.attrs.str("data_format").to_string()),
+        ),
     ];
     let r = b.prim(
-        "_BatchNormGrad",
-        &[dy, c.inputs[0], c.inputs[1], mean, var],
+        "BatchNormGrad",
+        &[dy, c.inputs[0], c.inputs[1], mean, var, reserve],
         attrs,
     );
     let mut out: Vec<Option<GNode>> = (0..3).map(|i| Some(b.tuple_get(r, i))).collect();
@@ -577,13 +549,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: infer_softmax,
-        grad: Some(|b, c| {
-            vec![Some(b.prim(
-                "_SoftmaxGrad",
-                &[c.out, c.dout],
-                attrs_of(c),
-            ))]
-        }),
+        grad: Some(grad_softmax),
         kernel: Some(|c| kernel_softmax(c, false, "Softmax")),
     },
     OpDef {
@@ -603,8 +569,9 @@ pub const OPS: &[OpDef] = &[
         output: OutputDef::Single,
         infer: infer_softmax,
         grad: Some(|b, c| {
+            // MindSpore's bprop: LogSoftmaxGrad(out, dout, axis).
             vec![Some(b.prim(
-                "_LogSoftmaxGrad",
+                "LogSoftmaxGrad",
                 &[c.out, c.dout],
                 attrs_of(c),
             ))]
@@ -795,7 +762,7 @@ pub const OPS: &[OpDef] = &[
             let dy = b.tuple_get(c.dout, 0);
             let mask = b.tuple_get(c.out, 1);
             let keep = ("keep_prob", AttrValue::float(c.attrs.f64("keep_prob")));
-            vec![Some(b.prim("_DropoutGrad", &[dy, mask], vec![keep]))]
+            vec![Some(b.prim("DropoutGrad", &[dy, mask], vec![keep]))]
         }),
         kernel: Some(kernel_dropout),
     },

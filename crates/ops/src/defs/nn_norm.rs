@@ -1,5 +1,5 @@
-//! LayerNorm and BatchNorm: shape rules, kernels and the kernels of their
-//! gradient helpers (the table is in `nn.rs`).
+//! LayerNorm and BatchNorm: shape rules and kernels (the table is in `nn.rs`;
+//! their backward primitives are in `backward/norm.rs`).
 
 use super::*;
 
@@ -118,60 +118,6 @@ pub(super) fn kernel_layer_norm(c: &KernelCall) -> Result<KValue, OpError> {
     ]))
 }
 
-/// `_LayerNormGrad(x, dy, variance, mean, gamma)`: `(dx, dgamma, dbeta)`.
-pub(crate) fn kernel_layer_norm_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (x, dy, var, mean, gamma) = (
-        c.tensor(0)?,
-        c.tensor(1)?,
-        c.tensor(2)?,
-        c.tensor(3)?,
-        c.tensor(4)?,
-    );
-    let s = x.shape();
-    let (bna, _) = layer_norm_axes("LayerNorm", c.attrs, s.len())?;
-    let eps = c.attrs.f64("epsilon");
-    let rows: usize = s[..bna].iter().product();
-    let m: usize = s[bna..].iter().product();
-    let p = gamma.numel().max(1);
-    if dy.shape() != s || var.numel() != rows || mean.numel() != rows {
-        return Err(OpError::call("`_LayerNormGrad`: inconsistent shapes"));
-    }
-    let (xv, dyv, vv, mv, gv) = (
-        x.to_f64_vec(),
-        dy.to_f64_vec(),
-        var.to_f64_vec(),
-        mean.to_f64_vec(),
-        gamma.to_f64_vec(),
-    );
-    let mut dx = vec![0.0; xv.len()];
-    let (mut dgamma, mut dbeta) = (vec![0.0; gamma.numel()], vec![0.0; gamma.numel()]);
-    for r in 0..rows {
-        let rstd = 1.0 / (vv[r] + eps).sqrt();
-        let (mut sum_g, mut sum_gx) = (0.0, 0.0);
-        for k in 0..m {
-            let e = r * m + k;
-            let xhat = (xv[e] - mv[r]) * rstd;
-            let g = dyv[e] * gv[e % p];
-            sum_g += g;
-            sum_gx += g * xhat;
-            dgamma[e % p] += dyv[e] * xhat;
-            dbeta[e % p] += dyv[e];
-        }
-        let (mean_g, mean_gx) = (sum_g / m as f64, sum_gx / m as f64);
-        for k in 0..m {
-            let e = r * m + k;
-            let xhat = (xv[e] - mv[r]) * rstd;
-            dx[e] = rstd * (dyv[e] * gv[e % p] - mean_g - xhat * mean_gx);
-        }
-    }
-    let dtype = dy.dtype();
-    Ok(KValue::Tuple(vec![
-        ktensor(dtype, s.to_vec(), dx),
-        ktensor(dtype, gamma.shape().to_vec(), dgamma),
-        ktensor(dtype, gamma.shape().to_vec(), dbeta),
-    ]))
-}
-
 // ---------------------------------------------------------------------------
 // BatchNorm
 
@@ -242,7 +188,7 @@ pub(super) fn infer_batch_norm(call: &InferCall) -> Result<AbsVal, OpError> {
     ]))
 }
 
-pub(super) fn check_bn_format(op: &str, attrs: &Attrs) -> Result<(), OpError> {
+pub(crate) fn check_bn_format(op: &str, attrs: &Attrs) -> Result<(), OpError> {
     let f = attrs.str("data_format");
     if !f.eq_ignore_ascii_case("NCHW") {
         return Err(OpError::attr(
@@ -264,7 +210,7 @@ pub(super) fn check_epsilon(op: &str, eps: f64) -> Result<(), OpError> {
 }
 
 /// `(N, C, spatial)` of a BatchNorm input.
-pub(super) fn bn_dims(s: &[usize]) -> Result<(usize, usize, usize), OpError> {
+pub(crate) fn bn_dims(s: &[usize]) -> Result<(usize, usize, usize), OpError> {
     if s.len() < 2 {
         return Err(OpError::input(
             0,
@@ -321,58 +267,5 @@ pub(super) fn kernel_batch_norm(c: &KernelCall) -> Result<KValue, OpError> {
         ktensor(pdtype, vec![ch], var.clone()),
         ktensor(pdtype, vec![ch], mean),
         ktensor(pdtype, vec![ch], var),
-    ]))
-}
-
-/// `_BatchNormGrad(dy, x, scale, mean, variance)`: `(dx, dscale, dbias)`, with
-/// the batch statistics' dependence on `x` in training mode.
-pub(crate) fn kernel_batch_norm_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dy, x, scale, mean, var) = (
-        c.tensor(0)?,
-        c.tensor(1)?,
-        c.tensor(2)?,
-        c.tensor(3)?,
-        c.tensor(4)?,
-    );
-    let (n, ch, hw) = bn_dims(x.shape())?;
-    if dy.shape() != x.shape() || [scale, mean, var].iter().any(|t| t.shape() != [ch]) {
-        return Err(OpError::call("`_BatchNormGrad`: inconsistent shapes"));
-    }
-    let eps = c.attrs.f64("epsilon");
-    let training = c.attrs.bool("is_training");
-    let (xv, dyv, sv, mv, vv) = (
-        x.to_f64_vec(),
-        dy.to_f64_vec(),
-        scale.to_f64_vec(),
-        mean.to_f64_vec(),
-        var.to_f64_vec(),
-    );
-    let mut dx = vec![0.0; xv.len()];
-    let (mut dscale, mut dbias) = (vec![0.0; ch], vec![0.0; ch]);
-    let count = (n * hw) as f64;
-    for k in 0..ch {
-        let rstd = 1.0 / (vv[k] + eps).sqrt();
-        let cells = || (0..n).flat_map(move |b| (b * ch + k) * hw..(b * ch + k + 1) * hw);
-        let (mut sum_dy, mut sum_dy_xhat) = (0.0, 0.0);
-        for e in cells() {
-            let xhat = (xv[e] - mv[k]) * rstd;
-            sum_dy += dyv[e];
-            sum_dy_xhat += dyv[e] * xhat;
-        }
-        dscale[k] = sum_dy_xhat;
-        dbias[k] = sum_dy;
-        for e in cells() {
-            dx[e] = if training {
-                let xhat = (xv[e] - mv[k]) * rstd;
-                sv[k] * rstd * (dyv[e] - sum_dy / count - xhat * sum_dy_xhat / count)
-            } else {
-                sv[k] * rstd * dyv[e]
-            };
-        }
-    }
-    Ok(KValue::Tuple(vec![
-        ktensor(dy.dtype(), x.shape().to_vec(), dx),
-        ktensor(scale.dtype(), vec![ch], dscale),
-        ktensor(scale.dtype(), vec![ch], dbias),
     ]))
 }
