@@ -234,4 +234,5 @@ codes! {
     UnusedBinding = "W0001", Warning, "a binding that is never used";
     UnreachableGraph = "W0002", Warning, "a nested graph that is never used";
     OverMemoryBudget = "W0003", Warning, "a tensor whose static size exceeds the memory budget of `mirdsl run`";
+    IntegerGradient = "W0004", Warning, "a gradient with respect to an integer or boolean value, which is always zero";
 }

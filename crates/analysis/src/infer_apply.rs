@@ -204,7 +204,37 @@ impl Engine<'_> {
                     MetaFn::Grad { wrt } | MetaFn::ValueAndGrad { wrt } => match self
                         .wrt_values(wrt.as_ref(), &args)
                     {
-                        Ok(g) => g,
+                        Ok(g) => {
+                            // An integer or boolean parameter has no gradient: its
+                            // zeros are almost always a mistake (labels for inputs).
+                            let positions: Vec<usize> = match wrt {
+                                None => vec![0],
+                                Some(items) => items
+                                    .iter()
+                                    .filter_map(|w| match w {
+                                        WrtItem::Param(i) => Some(*i),
+                                        WrtItem::Weight(_) => None,
+                                    })
+                                    .collect(),
+                            };
+                            for i in positions {
+                                let Some(d) = args.get(i).and_then(AbsVal::dtype) else {
+                                    continue;
+                                };
+                                if d.is_int() || d == DType::Bool {
+                                    self.report(
+                                        &item,
+                                        Diagnostic::error(
+                                            Code::IntegerGradient,
+                                            span,
+                                            format!("the gradient with respect to parameter {i} is always zero: it is {}, and an integer or boolean has no gradient", args[i]),
+                                        )
+                                        .with_help("differentiate with respect to a float parameter or weight (`wrt=`)"),
+                                    );
+                                }
+                            }
+                            g
+                        }
                         Err(message) => {
                             self.report(&item, Diagnostic::error(Code::BadGradient, span, message));
                             return Some(AbsVal::Any);
