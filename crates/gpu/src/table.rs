@@ -219,6 +219,11 @@ pub const ELEMENTWISE: &[Elementwise] = &[
         Some("(b > 0 ? a : (T)0)"),
         None,
     ),
+    // The activations' backward primitives (MindSpore's argument order).
+    float2("SigmoidGrad", "b * a * ((T)1 - a)"),
+    float2("TanhGrad", "b * ((T)1 - a * a)"),
+    float2("ReLU6Grad", "(b > (T)0 && b <= (T)6 ? a : (T)0)"),
+    float2("SiLUGrad", "a * sigm(b) * ((T)1 + b * ((T)1 - sigm(b)))"),
     // Comparisons (in the promoted dtype) and logic.
     cmp("Equal", "a == b"),
     cmp("NotEqual", "a != b"),

@@ -53,7 +53,7 @@ fn attr_f32(attrs: &crate::Attrs, name: &str) -> f64 {
 // ---------------------------------------------------------------------------
 // Scalar functions.
 
-fn sigmoid(x: f64) -> f64 {
+pub(crate) fn sigmoid(x: f64) -> f64 {
     let e = (-x.abs()).exp();
     if x >= 0.0 {
         1.0 / (1.0 + e)
@@ -537,13 +537,8 @@ fn cmp(b: &mut dyn GradBuilder, op: &str, x: GNode, v: f64) -> GNode {
 }
 
 fn grad_relu6(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
-    unary_grad(b, c, |b| {
-        let x = c.inputs[0];
-        let pos = cmp(b, "Greater", x, 0.0);
-        let le6 = cmp(b, "LessEqual", x, 6.0);
-        let m = p(b, "LogicalAnd", &[pos, le6]);
-        masked(b, m, c.dout)
-    })
+    // MindSpore's bprop: ReLU6Grad(dout, x).
+    unary_grad(b, c, |b| p(b, "ReLU6Grad", &[c.dout, c.inputs[0]]))
 }
 
 fn grad_hswish(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
@@ -577,18 +572,8 @@ fn grad_hsigmoid(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 }
 
 fn grad_silu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
-    // s · (1 + x (1 - s)).
-    unary_grad(b, c, |b| {
-        let x = c.inputs[0];
-        let s = p(b, "Sigmoid", &[x]);
-        let one = sc(b, 1.0);
-        let oms = p(b, "Sub", &[one, s]);
-        let t = p(b, "Mul", &[x, oms]);
-        let one2 = sc(b, 1.0);
-        let u = p(b, "Add", &[t, one2]);
-        let d = p(b, "Mul", &[s, u]);
-        p(b, "Mul", &[c.dout, d])
-    })
+    // MindSpore's bprop: SiLUGrad(dout, x), `dout · s · (1 + x (1 - s))`.
+    unary_grad(b, c, |b| p(b, "SiLUGrad", &[c.dout, c.inputs[0]]))
 }
 
 fn grad_mish(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {

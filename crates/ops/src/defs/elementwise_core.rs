@@ -522,8 +522,8 @@ pub fn exp_f32(t: f32) -> f32 {
 
 /// `√(2/π)` as MindSpore's GeLU kernel spells it (to 10 digits; its f64
 /// results differ from the exact constant's by about 4e-12).
-pub(super) const GELU_C: f64 = 0.797_884_560_8;
-pub(super) const GELU_A: f64 = 0.044715;
+pub(crate) const GELU_C: f64 = 0.797_884_560_8;
+pub(crate) const GELU_A: f64 = 0.044715;
 
 /// `a^b` for integers of dtype `d`, wrapping; a negative exponent gives
 /// `1/a^|b|` truncated, and `0` to a negative power the conversion of

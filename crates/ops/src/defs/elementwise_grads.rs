@@ -210,23 +210,13 @@ pub(super) fn grad_cos(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 }
 
 pub(super) fn grad_tanh(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
-    // TanhGrad: dout · (1 - out²).
-    unary_grad(b, c, |b| {
-        let one = b.scalar(1.0);
-        let sq = prim(b, "Square", &[c.out]);
-        let t = prim(b, "Sub", &[one, sq]);
-        prim(b, "Mul", &[c.dout, t])
-    })
+    // MindSpore's bprop: TanhGrad(out, dout), `dout · (1 - out²)`.
+    unary_grad(b, c, |b| prim(b, "TanhGrad", &[c.out, c.dout]))
 }
 
 pub(super) fn grad_sigmoid(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
-    // SigmoidGrad: dout · out · (1 - out).
-    unary_grad(b, c, |b| {
-        let one = b.scalar(1.0);
-        let rest = prim(b, "Sub", &[one, c.out]);
-        let t = prim(b, "Mul", &[c.out, rest]);
-        prim(b, "Mul", &[c.dout, t])
-    })
+    // MindSpore's bprop: SigmoidGrad(out, dout), `dout · out · (1 - out)`.
+    unary_grad(b, c, |b| prim(b, "SigmoidGrad", &[c.out, c.dout]))
 }
 
 pub(super) fn grad_relu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
@@ -240,36 +230,8 @@ pub(super) fn grad_relu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 }
 
 pub(super) fn grad_gelu(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
-    // GeLUGrad of the tanh form: with u = c·(x + a·x³) and t = tanh(u),
-    // d/dx = 0.5·(1 + t) + 0.5·c·x·(1 - t²)·(1 + 3a·x²).
-    unary_grad(b, c, |b| {
-        let x = c.inputs[0];
-        let x2 = prim(b, "Square", &[x]);
-        let x3 = prim(b, "Mul", &[x2, x]);
-        let a = b.scalar(GELU_A);
-        let ax3 = prim(b, "Mul", &[x3, a]);
-        let inner = prim(b, "Add", &[x, ax3]);
-        let k = b.scalar(GELU_C);
-        let u = prim(b, "Mul", &[inner, k]);
-        let t = prim(b, "Tanh", &[u]);
-        let one = b.scalar(1.0);
-        let one_t = prim(b, "Add", &[t, one]);
-        let half = b.scalar(0.5);
-        let left = prim(b, "Mul", &[one_t, half]);
-        let t2 = prim(b, "Square", &[t]);
-        let one2 = b.scalar(1.0);
-        let sech2 = prim(b, "Sub", &[one2, t2]);
-        let xs = prim(b, "Mul", &[x, sech2]);
-        let hk = b.scalar(0.5 * GELU_C);
-        let xsk = prim(b, "Mul", &[xs, hk]);
-        let a3 = b.scalar(3.0 * GELU_A);
-        let a3x2 = prim(b, "Mul", &[x2, a3]);
-        let one3 = b.scalar(1.0);
-        let poly = prim(b, "Add", &[a3x2, one3]);
-        let right = prim(b, "Mul", &[xsk, poly]);
-        let d = prim(b, "Add", &[left, right]);
-        prim(b, "Mul", &[c.dout, d])
-    })
+    // MindSpore's bprop: GeLUGrad(dout, x, out), of the tanh form.
+    unary_grad(b, c, |b| prim(b, "GeLUGrad", &[c.dout, c.inputs[0], c.out]))
 }
 
 pub(super) fn grad_erf(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {

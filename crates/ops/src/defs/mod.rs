@@ -94,6 +94,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         state::OPS,
         backward::OPS,
         backward::norm::OPS,
+        backward::activation::OPS,
         comm::OPS,
         internal::OPS,
         internal_nn::OPS,
@@ -145,6 +146,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(internal::samples());
     all.extend(backward::samples());
     all.extend(backward::norm::samples());
+    all.extend(backward::activation::samples());
     all.extend(comm::samples());
     all.extend(internal_nn::samples());
     all

@@ -4,6 +4,7 @@
 //! training step reads and runs as MindSpore wrote it; each has a gradient
 //! rule of its own, so gradients of gradients work through them.
 
+pub mod activation;
 pub mod norm;
 
 use ir::{AbsVal, AttrValue, Dim, Shape};

@@ -233,10 +233,12 @@ fn kernel_log_softmax_grad(c: &KernelCall) -> Result<KValue, OpError> {
     )
 }
 
-/// `DropoutGrad(dy, mask)`: `dy · mask / keep_prob`.
+/// `DropoutGrad(dy, mask)`: `dy · mask · (1 / keep_prob)`, the scale computed
+/// in the C++ `float` MindSpore's kernel holds it in (`1.f / keep_prob`), so
+/// an f64 `dy` is scaled by exactly MindSpore's factor.
 fn kernel_dropout_grad(c: &KernelCall) -> Result<KValue, OpError> {
     let (dy, mask) = (c.tensor(0)?, c.tensor(1)?);
-    let p = check_keep_prob("DropoutGrad", c.attrs)?;
+    let scale = (1.0 / check_keep_prob("DropoutGrad", c.attrs)? as f32) as f64;
     if dy.shape() != mask.shape() {
         return Err(OpError::call(format!(
             "`DropoutGrad`: `dy` {:?} and `mask` {:?} differ in shape",
@@ -248,7 +250,7 @@ fn kernel_dropout_grad(c: &KernelCall) -> Result<KValue, OpError> {
         .to_f64_vec()
         .iter()
         .zip(mask.to_f64_vec())
-        .map(|(d, m)| d * m / p)
+        .map(|(d, m)| d * m * scale)
         .collect();
     Ok(ktensor(dy.dtype(), dy.shape().to_vec(), v))
 }
