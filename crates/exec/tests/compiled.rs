@@ -417,6 +417,35 @@ graph step(x: f32[6, 3, 5], g: f32[3, 5], b: f32[3, 5]) {
     }
 }
 
+/// The plans' own Softmax kernel and its gradient, `SoftmaxBackward(dout,
+/// out, dim)` as MindSpore's bprop emits it, over the last axis, against the
+/// interpreter's.
+#[test]
+fn softmax_and_softmax_backward() {
+    let src = r#"
+graph sm(x: f32[6, 7]) {
+  y = Softmax(x)
+  return ReduceSum(y * y * x)
+}
+
+graph step(x: f32[6, 7]) {
+  return value_and_grad(sm)(x)
+}
+"#;
+    let args = vec![random(&[6, 7], DType::F32, 5)];
+    assert_eq!(compare(src, "step", args.clone(), 2), 2);
+    let p = program(src);
+    let mut ex = Executor::new(&p, ExecOptions::default());
+    ex.call("step", args).unwrap();
+    let kernels = ex.plan_kernels();
+    for want in ["softmax rows 6x7", "softmax grad rows 6x7"] {
+        assert!(
+            kernels.iter().any(|k| k == want),
+            "no `{want}` in {kernels:?}"
+        );
+    }
+}
+
 /// The GEMM epilogues and the concurrent pair are chosen for the MLP: its
 /// BiasAdd+ReLU run in the GEMM, and a layer's two backward GEMMs at once.
 #[test]
