@@ -141,6 +141,7 @@ fn mindspore_differential() {
         let opts = interop::mindir::ExportOptions {
             entry: Some(gradgen::gen::ENTRY.into()),
             base_dir: dir.clone(),
+            ..Default::default()
         };
         let bytes = match interop::mindir::export(&text.replace("f64", "f32"), &opts) {
             Ok(b) => b,

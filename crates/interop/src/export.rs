@@ -38,6 +38,8 @@ pub struct ExportOptions {
     pub entry: Option<String>,
     /// The directory of the `.mir` file.
     pub base_dir: PathBuf,
+    /// Symbolic dimensions fixed to a size (`--dim B=32`): a static graph.
+    pub dims: std::collections::HashMap<String, i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,8 +106,9 @@ pub fn export_program(
     if program.graph(&entry).is_none() {
         return Err(ExportError::NoEntry(entry));
     }
+    let fixed = crate::export_dims::fix_dims(analysis, &opts.dims)?;
     // Gradients are written as the graphs they denote.
-    let expanded = crate::export_grad::expand(analysis, &entry)?;
+    let expanded = crate::export_grad::expand(&fixed, &entry)?;
     let expanded = crate::export_lower::lower(&expanded)?;
     let program = expanded.source.program();
     let mut ex = Exporter::new(&expanded, &program, &entry, opts)?;

@@ -292,6 +292,16 @@ fn reinfer(
             }),
         );
     }
+    infer_source(analysis, source, what)
+}
+
+/// `analysis` with `source` in place of its own, inferred; an error then is
+/// one that `what` made.
+pub(crate) fn infer_source(
+    analysis: &FileAnalysis,
+    source: analysis::FileSource,
+    what: &str,
+) -> Result<FileAnalysis, ExportError> {
     let order = analysis::infer::callees_first(&source, &source.order);
     let entries = analysis::infer::infer_all(&source, &order);
     if let Some(d) = entries

@@ -14,6 +14,7 @@
 //! [`ms_ops`] holds MindSpore's encodings of dtypes.
 
 pub mod export;
+pub mod export_dims;
 mod export_grad;
 mod export_lower;
 pub mod ir_text;

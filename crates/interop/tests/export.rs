@@ -32,6 +32,7 @@ fn export(text: &str) -> Vec<u8> {
     let opts = ExportOptions {
         entry: None,
         base_dir: test_data().join("export"),
+        ..Default::default()
     };
     interop::mindir::export(text, &opts).unwrap_or_else(|e| panic!("export failed: {e}"))
 }
@@ -76,6 +77,7 @@ fn round_trips() {
             &ExportOptions {
                 entry: None,
                 base_dir: dir.clone(),
+                ..Default::default()
             },
         )
         .unwrap_or_else(|e| panic!("{name}: exporting the import failed: {e}"));
@@ -93,6 +95,7 @@ fn export_error(text: &str) -> ExportError {
         &ExportOptions {
             entry: None,
             base_dir: Path::new(".").to_path_buf(),
+            ..Default::default()
         },
     )
     .unwrap_err()
@@ -111,6 +114,7 @@ fn unsupported_programs_are_refused_clearly() {
         &ExportOptions {
             entry: Some("other".into()),
             base_dir: Path::new(".").to_path_buf(),
+            ..Default::default()
         },
     )
     .unwrap_err();

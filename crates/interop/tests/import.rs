@@ -348,6 +348,7 @@ fn imported_fixtures_export_and_come_back() {
         let opts = interop::mindir::ExportOptions {
             entry: None,
             base_dir: work.clone(),
+            ..Default::default()
         };
         let model = interop::mindir::export(&imported.text, &opts)
             .unwrap_or_else(|e| panic!("{name}: export failed: {e}"));

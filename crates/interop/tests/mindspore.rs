@@ -35,6 +35,7 @@ fn exported_models_run_in_mindspore() {
         let opts = interop::mindir::ExportOptions {
             entry: None,
             base_dir: test_data().join("export"),
+            ..Default::default()
         };
         let bytes = interop::mindir::export(&text, &opts).unwrap();
         std::fs::write(dir.join("model.mindir"), bytes).unwrap();

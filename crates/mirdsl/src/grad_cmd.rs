@@ -101,6 +101,23 @@ pub fn grad_command(file: &Path, entry: &str, wrt: &[String], vjp: bool) -> u8 {
     };
     let mut items = Vec::new();
     for w in wrt {
+        // `weights`: every float weight the entry uses (unless something
+        // of the program is called so).
+        if w == "weights" && !params.contains(w) && !analysis.source.weights.contains_key(w) {
+            let used = crate::interop_cmd::entry_program(&analysis.source.program(), entry);
+            let all: Vec<WrtItem> = used
+                .weights
+                .iter()
+                .filter(|d| ty_dtype(&d.ty).is_some_and(|t| t.is_float()))
+                .map(|d| WrtItem::Weight(d.name.clone()))
+                .collect();
+            if all.is_empty() {
+                eprintln!("error: `--wrt weights`: `{entry}` uses no float weight");
+                return EXIT_USAGE;
+            }
+            items.extend(all);
+            continue;
+        }
         let index = if let Ok(i) = w.parse::<usize>() {
             if i >= params.len() {
                 eprintln!(

@@ -26,6 +26,10 @@ pub struct ExportArgs {
     /// The `.mindir` file to write.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Fix a symbolic dimension to a size (a static graph); without it a
+    /// symbolic dimension is dynamic (-1), and one export serves every size.
+    #[arg(long = "dim", value_name = "SYM=N")]
+    pub dims: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -147,9 +151,32 @@ pub fn export_command(args: &ExportArgs) -> u8 {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    let dims = match exec::args::parse_dims(&args.dims) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            return EXIT_USAGE;
+        }
+    };
+    let symbols = interop::export_dims::symbols(&linked.analysis);
+    let mut unknown: Vec<&String> = dims.keys().filter(|k| !symbols.contains(k)).collect();
+    unknown.sort();
+    if let Some(k) = unknown.first() {
+        let hint = ops::similar_names(k, symbols.iter().map(String::as_str))
+            .first()
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        eprintln!(
+            "error: `--dim {k}=...`: no annotation of {} names a dimension `{k}`{hint} (its dimensions: {})",
+            args.file.display(),
+            if symbols.is_empty() { "none".to_string() } else { symbols.join(", ") }
+        );
+        return EXIT_USAGE;
+    }
     let opts = interop::mindir::ExportOptions {
         entry: args.entry.clone(),
         base_dir: base,
+        dims: dims.into_iter().map(|(k, v)| (k, v as i64)).collect(),
     };
     match interop::mindir::export_analysis(&linked.analysis, &opts) {
         Ok(bytes) => {

@@ -77,14 +77,15 @@ enum Command {
     },
     /// Run a graph on the CPU and print its result.
     Run(run::RunArgs),
-    /// Print the gradient program of a graph (DSL text that parses, checks and runs).
+    /// Print the gradient program of a graph (DSL text that checks and runs on its own).
     Grad {
         file: PathBuf,
         /// The graph to differentiate.
         #[arg(long)]
         entry: String,
         /// Differentiate with respect to these parameters (names or 0-based
-        /// positions) and weights, in this order; default: the first parameter.
+        /// positions) and weights, in this order (`weights`: every float weight
+        /// the graph uses); default: the first parameter.
         #[arg(long, value_delimiter = ',')]
         wrt: Vec<String>,
         /// Print the vector-Jacobian product (`vjp`) instead: `(output, backprop)`.

@@ -763,3 +763,70 @@ fn import_prints_f32_attributes_in_their_shortest_form() {
     let o = mirdsl(&dir, &["check", "t.mir", "a.mir"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 }
+
+// ---------------------------------------------------------------------------
+// The gradient program stands alone; `--wrt weights` is every weight.
+
+const STEP: &str = r#"import "@std/nn/dense.mir"
+
+param fc.weight: f32[3, 4] = normal(std=0.5, seed=3)
+param fc.bias: f32[3] = zeros
+param frozen: f32[2] = ones
+
+graph scale(v) { return v * 2.0 }
+
+graph loss(x: f32[B, 4]) -> f32[] {
+  return ReduceSum(scale(dense(x, fc.weight, fc.bias)))
+}
+"#;
+
+#[test]
+fn grad_prints_a_program_that_runs_alone_with_every_weight() {
+    let dir = setup("grad_alone", &[("step.mir", STEP)]);
+    let o = mirdsl(
+        &dir,
+        &["grad", "step.mir", "--entry", "loss", "--wrt", "weights"],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    // It declares the weights the gradient uses (not the unused one) and the
+    // program's graphs it calls.
+    assert!(
+        text.contains("param fc.weight: f32[3, 4] = normal(mean=0.0, std=0.5, seed=3)"),
+        "{text}"
+    );
+    assert!(text.contains("param fc.bias: f32[3] = zeros"), "{text}");
+    assert!(!text.contains("frozen"), "{text}");
+    // Written elsewhere, without the source beside it, it checks and runs:
+    // the gradient of sum(2·(x·wᵀ + b)) is 2·Σx per row of w, and 2·B per bias.
+    let alone = setup("grad_alone_out", &[("g.mir", &text)]);
+    let o = mirdsl(&alone, &["check", "g.mir"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = mirdsl(
+        &alone,
+        &[
+            "run",
+            "g.mir",
+            "--arg",
+            "x=[[1.0, 2.0, 3.0, 4.0], [1.0, 1.0, 1.0, 1.0]]",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let dw: Vec<f64> = v[0]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_f64().unwrap())
+        .collect();
+    assert_eq!(&dw[..4], &[4.0, 6.0, 8.0, 10.0]);
+    let db: Vec<f64> = v[1]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_f64().unwrap())
+        .collect();
+    assert_eq!(db, [4.0, 4.0, 4.0]);
+}

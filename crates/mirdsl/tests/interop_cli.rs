@@ -93,6 +93,35 @@ fn symbolic_dimensions_survive_export_and_import() {
     let out = mirdsl().arg("import").arg(&model).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("graph main(x: f32[B, 8])"), "{text}");
+    // `--dim B=4` fixes it: a static graph.
+    let out = mirdsl()
+        .args(["export", "--dim", "B=4", "-o"])
+        .arg(&model)
+        .arg(&mir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = mirdsl().arg("import").arg(&model).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("graph main(x: f32[4, 8]) -> f32[4, 4]")
+            || text.contains("graph main(x: f32[4, 8])"),
+        "{text}"
+    );
+    // A dimension no annotation names is a usage error, with a suggestion.
+    let out = mirdsl()
+        .args(["export", "--dim", "b=4", "-o"])
+        .arg(&model)
+        .arg(&mir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did you mean `B`?"), "{err}");
 }
 
 #[test]
