@@ -889,8 +889,6 @@ impl Engine<'_> {
     }
 }
 
-#[path = "infer_apply.rs"]
 mod apply;
-#[path = "infer_prims.rs"]
 mod prims;
 pub use prims::*;

@@ -988,12 +988,9 @@ pub fn const_value(e: &ast::Expr, dtype: &dyn Fn(&str) -> Option<DType>) -> Opti
     }
 }
 
-#[path = "lower_calls.rs"]
 mod calls;
-#[path = "lower_weights.rs"]
 mod weights;
 pub use weights::*;
-#[path = "lower_exprs.rs"]
 mod exprs;
 
 #[cfg(test)]

@@ -828,7 +828,6 @@ impl<'g, 'a> BodyJ<'g, 'a> {
     }
 }
 
-#[path = "jt_back.rs"]
 mod back;
 
 /// Whether a parameter annotation still holds in `J` (not a function type).

@@ -1079,7 +1079,6 @@ impl<'a> Exporter<'a> {
     }
 }
 
-#[path = "export_proto.rs"]
 mod proto;
 use proto::*;
 

@@ -7,7 +7,7 @@
 //! side-effect plumbing has no DSL counterpart and is removed: `Load(p, u)` is
 //! `p`, `Depend(x, ...)` is `x`, `UpdateState` and monads disappear, except
 //! that weight updates become statements in their order and reads of updated
-//! weights are bound where they happen (see `model_effects.rs`). A `Switch`
+//! weights are bound where they happen (see `model/effects.rs`). A `Switch`
 //! on a constant condition is its chosen branch (MindSpore leaves such dead
 //! branches in its dumps), `AddN` of a tuple is a chain of `Add`, and an
 //! argument a graph ignores is passed as `none` when it cannot be written.
@@ -22,7 +22,6 @@ use ops::mindspore::{ArgMap, Conv};
 
 use crate::ms_ops;
 
-#[path = "model_effects.rs"]
 mod effects;
 use crate::ImportError;
 
@@ -143,7 +142,6 @@ impl Imported {
     }
 }
 
-#[path = "model_text.rs"]
 mod text;
 use text::*;
 
@@ -763,7 +761,6 @@ impl<'m> Translator<'m> {
     }
 }
 
-#[path = "model_exprs.rs"]
 mod exprs;
 use exprs::*;
 

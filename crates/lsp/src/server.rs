@@ -914,5 +914,4 @@ pub(crate) fn uri_param(params: &Json) -> Result<lsp::Uri> {
         .map_err(|_| RpcError::invalid_params(format!("bad uri `{s}`")))
 }
 
-#[path = "server_sync.rs"]
 mod sync;

@@ -968,5 +968,4 @@ impl Lowering<'_> {
     }
 }
 
-#[path = "lower_gemm.rs"]
 mod gemm;
