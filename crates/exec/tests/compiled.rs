@@ -446,8 +446,54 @@ graph step(x: f32[6, 7]) {
     }
 }
 
+/// The activations' backward primitives their bprops emit (`SigmoidGrad`,
+/// `TanhGrad`, `ReLU6Grad`, `SiLUGrad`) run inside the plans' fused loops,
+/// with the interpreter's values.
+#[test]
+fn activation_backward_primitives_fuse() {
+    let src = r#"
+graph act(x: f32[8, 33]) {
+  return ReduceSum(Sigmoid(x) * Tanh(x) + ReLU6(x * 4.0) * SiLU(x))
+}
+
+graph step(x: f32[8, 33]) {
+  return value_and_grad(act)(x)
+}
+"#;
+    let args = vec![random(&[8, 33], DType::F32, 6)];
+    assert_eq!(compare(src, "step", args.clone(), 2), 2);
+    let p = program(src);
+    let mut ex = Executor::new(&p, ExecOptions::default());
+    ex.call("step", args).unwrap();
+    let fused = ex.plan_kernels().join("\n");
+    for want in ["SigmoidGrad", "TanhGrad", "Relu6Grad", "SiluGrad"] {
+        assert!(fused.contains(want), "no fused `{want}` in {fused}");
+    }
+}
+
 /// The GEMM epilogues and the concurrent pair are chosen for the MLP: its
 /// BiasAdd+ReLU run in the GEMM, and a layer's two backward GEMMs at once.
+/// LeNet's gradient runs MindSpore's backward primitives (`MaxPoolGrad`,
+/// `Conv2DBackpropInput` and `Conv2DBackpropFilter` with their sizes from
+/// `Shape`) on the plan's threaded kernels.
+#[test]
+fn lenet_plan_runs_the_backward_primitives_on_plan_kernels() {
+    let p = program(model("lenet"));
+    let mut ex = Executor::new(&p, ExecOptions::default());
+    ex.call(
+        "step",
+        vec![random(&[4, 1, 32, 32], DType::F32, 2), labels(4, 10)],
+    )
+    .unwrap();
+    let kernels = ex.plan_kernels();
+    for want in ["conv2d grad input", "conv2d grad filter", "maxpool grad"] {
+        assert!(
+            kernels.iter().any(|k| k.starts_with(want)),
+            "no `{want}` in {kernels:?}"
+        );
+    }
+}
+
 #[test]
 fn mlp_plan_uses_gemm_epilogues_and_pairs() {
     let p = program(model("mlp"));

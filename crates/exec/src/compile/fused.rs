@@ -10,6 +10,7 @@
 //! computes (the same expression in `f32`), so results match the
 //! interpreter's bit for bit.
 
+use ops::defs::backward::activation::silu_slope;
 use ops::defs::elementwise::{erf_f32, tanh_f32};
 
 use super::kernels::{par_ranges, FastKernel, Src, P};
@@ -57,6 +58,14 @@ pub(crate) enum Bin {
     Or,
     /// `ReluGrad(dy, y)`: `dy` where `y > 0`, else 0.
     ReluGrad,
+    /// The activations' backward primitives, in MindSpore's argument order:
+    /// `SigmoidGrad(y, dy)`, `TanhGrad(y, dy)`, `ReLU6Grad(dy, x)`,
+    /// `SiLUGrad(dy, x)`; computed in f64 and rounded, as the registry's
+    /// kernels.
+    SigmoidGrad,
+    TanhGrad,
+    Relu6Grad,
+    SiluGrad,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -215,6 +224,16 @@ fn bin(op: Bin, a: &[f32], b: &[f32], r: &mut [f32]) {
         Bin::And => map!(|x, y| t(x != 0.0 && y != 0.0)),
         Bin::Or => map!(|x, y| t(x != 0.0 || y != 0.0)),
         Bin::ReluGrad => map!(|x, y| if y > 0.0 { x } else { 0.0 }),
+        Bin::SigmoidGrad => map!(|y, d| {
+            let (y, d) = (y as f64, d as f64);
+            (d * y * (1.0 - y)) as f32
+        }),
+        Bin::TanhGrad => map!(|y, d| {
+            let (y, d) = (y as f64, d as f64);
+            (d * (1.0 - y * y)) as f32
+        }),
+        Bin::Relu6Grad => map!(|d, x| if x > 0.0 && x <= 6.0 { d } else { 0.0 }),
+        Bin::SiluGrad => map!(|d, x| (d as f64 * silu_slope(x as f64)) as f32),
     }
 }
 

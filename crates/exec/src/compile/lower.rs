@@ -391,6 +391,10 @@ impl Lowering<'_> {
             ("Cast", 1) if oi.dtype == DType::F32 => (Some(ElemOp::Identity), DType::F32),
             ("Cast", 1) => (un(Un::Truth), DType::Bool),
             ("ReluGrad", 2) => (Some(ElemOp::Bin(Bin::ReluGrad)), DType::F32),
+            ("SigmoidGrad", 2) => (Some(ElemOp::Bin(Bin::SigmoidGrad)), DType::F32),
+            ("TanhGrad", 2) => (Some(ElemOp::Bin(Bin::TanhGrad)), DType::F32),
+            ("ReLU6Grad", 2) => (Some(ElemOp::Bin(Bin::Relu6Grad)), DType::F32),
+            ("SiLUGrad", 2) => (Some(ElemOp::Bin(Bin::SiluGrad)), DType::F32),
             ("Add" | "Sub" | "Mul" | "RealDiv" | "Div" | "Maximum" | "Minimum", 2) => {
                 if promoted(self) != Some(DType::F32) {
                     return None;
@@ -488,7 +492,16 @@ impl Lowering<'_> {
         };
         // Float functions need float inputs.
         if matches!(op, ElemOp::Un(u) if u != Un::Not && u != Un::Truth)
-            || matches!(op, ElemOp::Bin(Bin::ReluGrad))
+            || matches!(
+                op,
+                ElemOp::Bin(
+                    Bin::ReluGrad
+                        | Bin::SigmoidGrad
+                        | Bin::TanhGrad
+                        | Bin::Relu6Grad
+                        | Bin::SiluGrad
+                )
+            )
         {
             for a in &args {
                 if let Arg::Reg(r, _) = a {

@@ -26,13 +26,14 @@ use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, P
 
 /// GeLU's derivative (its tanh form): with `u = c·(x + a·x³)`, `t = tanh(u)`,
 /// `0.5·(1 + t) + 0.5·x·(1 − t²)·c·(1 + 3a·x²)`.
-fn gelu_slope(x: f64) -> f64 {
+pub fn gelu_slope(x: f64) -> f64 {
     let t = (GELU_C * (x + GELU_A * x * x * x)).tanh();
     0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_C * (1.0 + 3.0 * GELU_A * x * x)
 }
 
-/// SiLU's derivative, `s·(1 + x·(1 − s))` with `s = sigmoid(x)`.
-fn silu_slope(x: f64) -> f64 {
+/// SiLU's derivative, `s·(1 + x·(1 − s))` with `s = sigmoid(x)` (the
+/// compiled plans' fused loops compute `SiLUGrad` with it too).
+pub fn silu_slope(x: f64) -> f64 {
     let s = sigmoid(x);
     s * (1.0 + x * (1.0 - s))
 }
