@@ -367,54 +367,66 @@ fn cases() -> Vec<Case> {
             "  return ReduceSum(Sin(MaxPool(Sin(x), kernel_size=3, strides=1)))",
             vec![rand(&[1, 1, 5, 5], 77)],
         ),
+        // MaxPoolGrad's rule is MindSpore's (MaxPoolGradGrad), for every
+        // padding: "same" windows clipped at the border too.
+        Case::new(
+            "MaxPool, same padding",
+            "x: f64[1, 2, 3, 3]",
+            "  return ReduceSum(Sin(MaxPool(x * x, kernel_size=2, strides=2, pad_mode=\"same\")))",
+            vec![rand(&[1, 2, 3, 3], 78)],
+        ),
+        Case::new(
+            "AvgPool, same padding",
+            "x: f64[1, 2, 5, 4]",
+            "  return ReduceSum(Sin(AvgPool(x * x, kernel_size=3, strides=2, pad_mode=\"same\")))",
+            vec![rand(&[1, 2, 5, 4], 81)],
+        ),
+        Case::new(
+            "AdaptiveAvgPool2D",
+            "x: f64[1, 2, 5, 4]",
+            "  return ReduceSum(Sin(AdaptiveAvgPool2D(x * x, output_size=(3, 2))))",
+            vec![rand(&[1, 2, 5, 4], 82)],
+        ),
     ]
 }
 
-/// Where a helper has no expansion, or its expansion does not cover the
-/// attribute values (MaxPool's "same" padding), second order is refused with
-/// the helper's name, never a wrong number.
+/// Where a helper has no expansion, second order is refused with the
+/// helper's name, never a wrong number.
 #[test]
 fn second_order_through_helpers_without_an_expansion_is_refused() {
-    for (shape, body, helper) in [
-        (
-            "[1, 2, 3, 3]",
-            "ReduceSum(Sin(MaxPool(x, kernel_size=2, strides=2, pad_mode=\"same\")))",
-            "_MaxPoolGrad",
-        ),
-        (
-            "[2, 1, 2]",
-            "ReduceSum(Sin(LSTM(x, ReduceSum(x, 0, true), ReduceSum(x, 0, true), Ones((40, 1, 1), f64), 2, 2, 1, true, false, 0.0)[0]))",
-            "_LSTMGrad",
-        ),
-    ] {
-        let src = format!(
-            "graph f(x: f64{shape}) {{\n  return {body}\n}}\n\
-             graph h(x: f64{shape}, v: f64{shape}) {{\n  return hvp(f)(x, v)\n}}\n"
-        );
-        let a = analysis::analyze(&src);
-        let errors: Vec<&str> = a
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == analysis::Severity::Error)
-            .map(|d| d.message.as_str())
-            .collect();
-        assert!(errors.is_empty(), "{errors:?}\n{src}");
-        let mut ex = Executor::new(&a.source.program(), ExecOptions::default());
-        let dims: Vec<usize> = shape
-            .trim_matches(['[', ']'])
-            .split(", ")
-            .map(|d| d.parse().unwrap())
-            .collect();
-        let x = Value::tensor(rand(&dims, 5));
-        let e = ex
-            .call("h", vec![x.clone(), x])
-            .expect_err("second order is refused");
-        assert!(
-            e.message.contains(&format!("`{helper}` has no gradient rule")),
-            "{}",
-            e.message
-        );
-    }
+    let (shape, body, helper) = (
+        "[2, 1, 2]",
+        "ReduceSum(Sin(LSTM(x, ReduceSum(x, 0, true), ReduceSum(x, 0, true), Ones((40, 1, 1), f64), 2, 2, 1, true, false, 0.0)[0]))",
+        "_LSTMGrad",
+    );
+    let src = format!(
+        "graph f(x: f64{shape}) {{\n  return {body}\n}}\n\
+         graph h(x: f64{shape}, v: f64{shape}) {{\n  return hvp(f)(x, v)\n}}\n"
+    );
+    let a = analysis::analyze(&src);
+    let errors: Vec<&str> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == analysis::Severity::Error)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{src}");
+    let mut ex = Executor::new(&a.source.program(), ExecOptions::default());
+    let dims: Vec<usize> = shape
+        .trim_matches(['[', ']'])
+        .split(", ")
+        .map(|d| d.parse().unwrap())
+        .collect();
+    let x = Value::tensor(rand(&dims, 5));
+    let e = ex
+        .call("h", vec![x.clone(), x])
+        .expect_err("second order is refused");
+    assert!(
+        e.message
+            .contains(&format!("`{helper}` has no gradient rule")),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

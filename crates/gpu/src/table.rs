@@ -298,6 +298,8 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "_ReshapeLike",
             // A weight's value at this point of the effect order: the tensor itself.
             "Load",
+            // The sizes the convolution and pooling gradients take: metadata only.
+            "Shape",
         ],
     ),
     (
@@ -329,15 +331,13 @@ pub const STRUCTURED: &[(&str, &[&str])] = &[
             "Dense",
             "BiasAdd",
             "Conv2D",
-            "_Conv2DBackpropInput",
-            "_Conv2DBackpropFilter",
             "Conv2DBackpropInput",
             "Conv2DTranspose",
             "Conv2DBackpropFilter",
             "MaxPool",
             "AvgPool",
-            "_MaxPoolGrad",
-            "_AvgPoolGrad",
+            "MaxPoolGrad",
+            "AvgPoolGrad",
         ],
     ),
     ("optim", &["ApplyMomentum", "SGD", "Adam"]),

@@ -41,7 +41,7 @@ fn coverage() {
         on_gpu.len(),
         on_cpu.len()
     );
-    expect_test::expect!["436 primitives with kernels: 154 with GPU kernels, 282 on the CPU only"]
+    expect_test::expect!["435 primitives with kernels: 153 with GPU kernels, 282 on the CPU only"]
         .assert_eq(&summary);
     for must in [
         "MatMul",

@@ -33,6 +33,30 @@ fn call(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> 
     eager::call(op, &inputs, attrs).unwrap_or_else(|e| panic!("{op}: {}", e.message))
 }
 
+/// `Conv2DBackpropInput(dout, w, shape of x)` or
+/// `Conv2DBackpropFilter(dout, x, shape of w)`: the shape as `Shape` gives it
+/// (a tuple of i64 scalars), as the gradient rule passes it.
+fn backprop(
+    op: &str,
+    a: &Tensor,
+    b: &Tensor,
+    shape_of: &Tensor,
+    attrs: Vec<(&'static str, AttrValue)>,
+) -> Tensor {
+    let sizes = KValue::Tuple(
+        shape_of
+            .shape()
+            .iter()
+            .map(|&d| eager::ints(DType::I64, &[], &[d as i64]))
+            .collect(),
+    );
+    match eager::call(op, &[kv(a), kv(b), sizes], attrs) {
+        Ok(KValue::Tensor(t)) => t,
+        Ok(_) => panic!("{op} returned a tuple"),
+        Err(e) => panic!("{op}: {}", e.message),
+    }
+}
+
 fn run(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> Tensor {
     match call(op, inputs, attrs) {
         KValue::Tensor(t) => t,
@@ -335,18 +359,14 @@ fn conv2d_backprops_match_direct_loops() {
         let dout = rnd(y.shape(), 500 + k as u64);
         let (dx_want, dw_want) =
             case.reference_grads(&x.to_f64_vec(), &w.to_f64_vec(), &dout.to_f64_vec());
-        let dx = run("_Conv2DBackpropInput", &[&dout, &w, &x], case.attrs());
-        let dw = run("_Conv2DBackpropFilter", &[&dout, &x, &w], case.attrs());
+        let dx = backprop("Conv2DBackpropInput", &dout, &w, &x, case.attrs());
+        let dw = backprop("Conv2DBackpropFilter", &dout, &x, &w, case.attrs());
         assert_eq!(dx.shape(), x.shape());
         assert_eq!(dw.shape(), w.shape());
         assert_close(&dx, &dx_want, 1e-12, &format!("dx {case:?}"));
         assert_close(&dw, &dw_want, 1e-10, &format!("dw {case:?}"));
         let f = |t: &Tensor| t.cast(DType::F32);
-        let dw32 = run(
-            "_Conv2DBackpropFilter",
-            &[&f(&dout), &f(&x), &f(&w)],
-            case.attrs(),
-        );
+        let dw32 = backprop("Conv2DBackpropFilter", &f(&dout), &f(&x), &w, case.attrs());
         assert_close(&dw32, &dw_want, 1e-4, &format!("dw f32 {case:?}"));
     }
 }
@@ -506,6 +526,10 @@ fn pools_match_direct_pooling() {
         let (mut max, mut avg) = (vec![0.0; n], vec![0.0; n]);
         let dout = rnd(&[n], 700 + i as u64).to_f64_vec();
         let (mut dmax, mut davg) = (vec![0.0; xv.len()], vec![0.0; xv.len()]);
+        // MaxPoolGradGrad reads a tensor shaped like x at each maximum.
+        let gg = rnd(&shape, 750 + i as u64);
+        let ggv = gg.to_f64_vec();
+        let mut dgg = vec![0.0; n];
         let out_shape = pool_ref(&x, k, st, mode, |o, cells| {
             let arg = cells
                 .iter()
@@ -513,6 +537,7 @@ fn pools_match_direct_pooling() {
                 .fold(cells[0], |a, c| if xv[c] > xv[a] { c } else { a });
             max[o] = xv[arg];
             dmax[arg] += dout[o];
+            dgg[o] = ggv[arg];
             avg[o] = cells.iter().map(|&c| xv[c]).sum::<f64>() / cells.len() as f64;
             for &c in cells {
                 davg[c] += dout[o] / cells.len() as f64;
@@ -525,9 +550,17 @@ fn pools_match_direct_pooling() {
         let a = run("AvgPool", &[&x], attrs.clone());
         assert_close(&a, &avg, 1e-12, &format!("AvgPool {what}"));
         let dout_t = Tensor::from_f64(out_shape.clone(), dout.clone()).unwrap();
-        let g = run("_MaxPoolGrad", &[&x, &y, &dout_t], attrs.clone());
+        let g = run("MaxPoolGrad", &[&x, &y, &dout_t], attrs.clone());
         assert_close(&g, &dmax, 1e-12, &format!("MaxPoolGrad {what}"));
-        let g = run("_AvgPoolGrad", &[&x, &a, &dout_t], attrs.clone());
+        let window: Vec<_> = attrs
+            .iter()
+            .filter(|(n, _)| *n != "data_format")
+            .cloned()
+            .collect();
+        let g = run("MaxPoolGradGrad", &[&x, &y, &gg], window);
+        assert_eq!(g.shape(), out_shape.as_slice(), "{what}");
+        assert_close(&g, &dgg, 0.0, &format!("MaxPoolGradGrad {what}"));
+        let g = run("AvgPoolGrad", &[&x, &a, &dout_t], attrs.clone());
         assert_close(&g, &davg, 1e-12, &format!("AvgPoolGrad {what}"));
         let a32 = run("AvgPool", &[&x.cast(DType::F32)], attrs);
         assert_close(&a32, &avg, 1e-6, &format!("AvgPool f32 {what}"));
@@ -940,11 +973,11 @@ fn lenet5_conv_layers_timing() {
         let y2 = run("Conv2D", &[&p1, &w2], c1(&w2));
         let p2 = run("MaxPool", &[&y2], pool.clone());
         let d2 = p2.clone();
-        let dy2 = run("_MaxPoolGrad", &[&y2, &p2, &d2], pool.clone());
-        let _dw2 = run("_Conv2DBackpropFilter", &[&dy2, &p1, &w2], c1(&w2));
-        let dp1 = run("_Conv2DBackpropInput", &[&dy2, &w2, &p1], c1(&w2));
-        let dy1 = run("_MaxPoolGrad", &[&y1, &p1, &dp1], pool.clone());
-        let _dw1 = run("_Conv2DBackpropFilter", &[&dy1, &x, &w1], c1(&w1));
+        let dy2 = run("MaxPoolGrad", &[&y2, &p2, &d2], pool.clone());
+        let _dw2 = backprop("Conv2DBackpropFilter", &dy2, &p1, &w2, c1(&w2));
+        let dp1 = backprop("Conv2DBackpropInput", &dy2, &w2, &p1, c1(&w2));
+        let dy1 = run("MaxPoolGrad", &[&y1, &p1, &dp1], pool.clone());
+        let _dw1 = backprop("Conv2DBackpropFilter", &dy1, &x, &w1, c1(&w1));
     }
     eprintln!(
         "LeNet-5 conv+pool forward+backward, batch 32: {:.2} ms/iter",

@@ -162,7 +162,7 @@ fn conv2d_transpose_errors() {
     );
     assert_err(&e, ErrorTarget::Input(0), &["out_backprop", "[1, 3, 5, 4]"]);
     let e = err(
-        "Conv2DBackpropInput",
+        "Conv2DTranspose",
         vec![dout.clone(), rnd(&[3, 1, 3, 3], 3)],
         bpi_attrs(&[1, 2, 6, 6]),
     );
@@ -198,34 +198,177 @@ fn conv2d_transpose_errors() {
     assert_eq!(shape_of(&r), vec![1, 2, 6, 6]);
 }
 
+/// A shape input (`input_sizes`, `filter_sizes`): a tuple of i64 scalars, as
+/// `Shape` gives it.
+fn sizes(v: &[i64]) -> KValue {
+    KValue::Tuple(v.iter().map(|&d| idx(DType::I64, &[], &[d])).collect())
+}
+
+/// Its abstract value, `-1` for a size not known before run time.
+fn sizes_abs(v: &[i64]) -> AbsVal {
+    AbsVal::Tuple(
+        v.iter()
+            .map(|&d| AbsVal::Scalar {
+                dtype: DType::I64,
+                value: (d >= 0).then_some(ir::ScalarConst::Int(d)),
+                weak: false,
+            })
+            .collect(),
+    )
+}
+
+fn conv_attrs() -> Vec<(&'static str, AttrValue)> {
+    vec![("out_channel", int(3)), ("kernel_size", int(3))]
+}
+
+#[test]
+fn conv2d_backprop_input_takes_its_shape_as_an_input() {
+    let (dout, w) = (rnd(&[1, 3, 4, 4], 1), rnd(&[3, 2, 3, 3], 2));
+    let y = tensor(call(
+        "Conv2DBackpropInput",
+        vec![dout.clone(), w.clone(), sizes(&[1, 2, 6, 6])],
+        conv_attrs(),
+    ));
+    assert_eq!(y.shape(), &[1, 2, 6, 6]);
+    // The same as a 1-D tensor, and as Conv2DTranspose's attribute.
+    let y1 = tensor(call(
+        "Conv2DBackpropInput",
+        vec![
+            dout.clone(),
+            w.clone(),
+            idx(DType::I32, &[4], &[1, 2, 6, 6]),
+        ],
+        conv_attrs(),
+    ));
+    assert_eq!(y1, y);
+    let yt = tensor(call(
+        "Conv2DTranspose",
+        vec![dout.clone(), w.clone()],
+        bpi_attrs(&[1, 2, 6, 6]),
+    ));
+    assert_eq!(yt, y);
+    // Sizes known before run time are checked by the shape rule, the others
+    // by the kernel.
+    let e = infer(
+        "Conv2DBackpropInput",
+        vec![
+            abs(&[1, 3, 4, 4]),
+            abs(&[3, 2, 3, 3]),
+            sizes_abs(&[1, 2, 7, 6]),
+        ],
+        conv_attrs(),
+    )
+    .unwrap_err();
+    assert_err(&e, ErrorTarget::Input(0), &["out_backprop", "[1, 3, 5, 4]"]);
+    let e = err(
+        "Conv2DBackpropInput",
+        vec![dout.clone(), w.clone(), sizes(&[1, 2, 7, 6])],
+        conv_attrs(),
+    );
+    assert_err(
+        &e,
+        ErrorTarget::Input(0),
+        &["output gradient", "[1, 3, 5, 4]"],
+    );
+    let e = err(
+        "Conv2DBackpropInput",
+        vec![dout.clone(), w.clone(), sizes(&[1, 2, 6])],
+        conv_attrs(),
+    );
+    assert_err(&e, ErrorTarget::Input(2), &["4 sizes"]);
+    let e = err(
+        "Conv2DBackpropInput",
+        vec![dout.clone(), w.clone(), rnd(&[4], 3)],
+        conv_attrs(),
+    );
+    assert_err(&e, ErrorTarget::Input(2), &["tuple of ints"]);
+    // `Shape(x)` of an `x` with a batch unknown before run time: the batch
+    // is `out_backprop`'s (here symbolic), the other sizes the tuple's.
+    let dout_b = AbsVal::Tensor {
+        dtype: DType::F32,
+        shape: Shape::Ranked(vec![
+            Dim::Sym("B".into()),
+            Dim::Known(3),
+            Dim::Known(4),
+            Dim::Known(4),
+        ]),
+    };
+    let r = infer(
+        "Conv2DBackpropInput",
+        vec![dout_b, abs(&[3, 2, 3, 3]), sizes_abs(&[-1, 2, 6, 6])],
+        conv_attrs(),
+    )
+    .unwrap();
+    let AbsVal::Tensor {
+        shape: Shape::Ranked(d),
+        ..
+    } = r
+    else {
+        panic!("{r}")
+    };
+    assert_eq!(
+        d,
+        vec![
+            Dim::Sym("B".into()),
+            Dim::Known(2),
+            Dim::Known(6),
+            Dim::Known(6)
+        ]
+    );
+    // A tuple of unknown length: the batch still follows.
+    let r = infer(
+        "Conv2DBackpropInput",
+        vec![abs(&[5, 3, 4, 4]), abs(&[3, 2, 3, 3]), AbsVal::Any],
+        conv_attrs(),
+    )
+    .unwrap();
+    assert_eq!(r, AbsVal::Any);
+}
+
 #[test]
 fn conv2d_backprop_filter_errors() {
-    let attrs = |fs: &[i64]| {
-        vec![
-            ("filter_sizes", ints(fs)),
-            ("out_channel", int(3)),
-            ("kernel_size", int(3)),
-        ]
-    };
     let (dout, x) = (rnd(&[1, 3, 4, 4], 1), rnd(&[1, 2, 6, 6], 2));
+    let e = infer(
+        "Conv2DBackpropFilter",
+        vec![
+            abs(&[1, 3, 4, 4]),
+            abs(&[1, 2, 6, 6]),
+            sizes_abs(&[3, 2, 2, 3]),
+        ],
+        conv_attrs(),
+    )
+    .unwrap_err();
+    assert_err(&e, ErrorTarget::Input(2), &["does not fit"]);
     let e = err(
         "Conv2DBackpropFilter",
-        vec![dout.clone(), x.clone()],
-        attrs(&[3, 2, 2, 3]),
+        vec![dout.clone(), x.clone(), sizes(&[3, 2, 2, 3])],
+        conv_attrs(),
     );
-    assert_err(&e, ErrorTarget::Attr("filter_sizes"), &["does not fit"]);
+    assert_err(&e, ErrorTarget::Call, &["does not fit"]);
     let e = err(
         "Conv2DBackpropFilter",
-        vec![dout.clone(), rnd(&[1, 2, 6], 3)],
-        attrs(&[3, 2, 3, 3]),
+        vec![dout.clone(), rnd(&[1, 2, 6], 3), sizes(&[3, 2, 3, 3])],
+        conv_attrs(),
     );
     assert_err(&e, ErrorTarget::Input(1), &["4-D"]);
     let y = tensor(call(
         "Conv2DBackpropFilter",
-        vec![dout, x],
-        attrs(&[3, 2, 3, 3]),
+        vec![dout, x, sizes(&[3, 2, 3, 3])],
+        conv_attrs(),
     ));
     assert_eq!(y.shape(), &[3, 2, 3, 3]);
+    // Filter sizes unknown before run time: the attributes give them.
+    let r = infer(
+        "Conv2DBackpropFilter",
+        vec![
+            abs(&[1, 3, 4, 4]),
+            abs(&[1, 2, 6, 6]),
+            sizes_abs(&[-1, -1, -1, -1]),
+        ],
+        conv_attrs(),
+    )
+    .unwrap();
+    assert_eq!(shape_of(&r), vec![3, 2, 3, 3]);
 }
 
 fn c3(oc: i64, k: &[i64]) -> Vec<(&'static str, AttrValue)> {

@@ -19,9 +19,9 @@ use crate::value::PrimFn;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Which {
     Forward,
-    /// `_Conv2DBackpropInput(dout, weight, x_like)`.
+    /// `Conv2DBackpropInput(dout, weight, input_sizes)`.
     Input,
-    /// `_Conv2DBackpropFilter(dout, x, weight_like)`.
+    /// `Conv2DBackpropFilter(dout, x, filter_sizes)`.
     Filter,
 }
 
@@ -35,10 +35,10 @@ fn reg(v: &SVal) -> Option<u32> {
 /// This module's kernel for node `n`, if it has one.
 pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
     let which = match p.prim.name.as_str() {
-        "MaxPool" | "_MaxPoolGrad" => return select_pool(n, p, regs),
+        "MaxPool" | "MaxPoolGrad" => return select_pool(n, p, regs),
         "Conv2D" => Which::Forward,
-        "_Conv2DBackpropInput" => Which::Input,
-        "_Conv2DBackpropFilter" => Which::Filter,
+        "Conv2DBackpropInput" => Which::Input,
+        "Conv2DBackpropFilter" => Which::Filter,
         _ => return None,
     };
     let ins = n.inputs();
@@ -53,12 +53,12 @@ pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
     };
     let shape = |r: u32| regs[r as usize].shape.clone();
     let (a, b) = (f32_reg(&ins[0])?, f32_reg(&ins[1])?);
-    // The geometry from the image's and the weight's shapes; the `like`
-    // inputs of the gradients only give a shape.
+    // The geometry from the image's and the weight's shapes; a gradient's
+    // sizes input (`input_sizes`, `filter_sizes`) is its result's shape.
     let (xs, ws) = match which {
         Which::Forward => (shape(a), shape(b)),
-        Which::Input => (regs[reg(&ins[2])? as usize].shape.clone(), shape(b)),
-        Which::Filter => (shape(b), regs[reg(&ins[2])? as usize].shape.clone()),
+        Which::Input => (shape(out), shape(b)),
+        Which::Filter => (shape(b), shape(out)),
     };
     let g = conv_geom(&xs, &ws, &p.attrs).ok()?;
     if g.group != 1 || g.n == 0 || g.oh * g.ow == 0 || g.c == 0 || g.oc == 0 {
@@ -276,7 +276,7 @@ impl FastKernel for Conv {
 // Max pooling.
 
 fn select_pool(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let grad = p.prim.name == "_MaxPoolGrad";
+    let grad = p.prim.name == "MaxPoolGrad";
     let ins = n.inputs();
     if ins.len() != if grad { 3 } else { 1 } {
         return None;

@@ -318,10 +318,9 @@ pub(super) fn bias_add(
 enum ConvKind {
     /// `Conv2D(x, w)`.
     Forward,
-    /// The input gradient (`_Conv2DBackpropInput`, `Conv2DBackpropInput`,
-    /// `Conv2DTranspose`).
+    /// The input gradient (`Conv2DBackpropInput`, `Conv2DTranspose`).
     Input,
-    /// The filter gradient (`_Conv2DBackpropFilter`, `Conv2DBackpropFilter`).
+    /// The filter gradient (`Conv2DBackpropFilter`).
     Filter,
 }
 
@@ -331,11 +330,10 @@ const COL_LIMIT: usize = 1 << 26;
 /// `Conv2D` (NCHW, one group) and its two gradients, by im2col/col2im and
 /// cuBLAS, a chunk of images at a time:
 /// - `Conv2D(x, w)`: `out[n] = W · im2col(x[n])`;
-/// - `_Conv2DBackpropInput(dout, w, x_like)` (and MindSpore's
-///   `Conv2DBackpropInput`/`Conv2DTranspose`, the shape in `input_sizes`):
-///   `dx[n] = col2im(Wᵀ · dout[n])`;
-/// - `_Conv2DBackpropFilter(dout, x, w_like)` (and `Conv2DBackpropFilter`,
-///   `filter_sizes`): `dW = Σ_n dout[n] · im2col(x[n])ᵀ`;
+/// - `Conv2DBackpropInput(dout, w, input_sizes)` (and `Conv2DTranspose`,
+///   `input_sizes` an attribute): `dx[n] = col2im(Wᵀ · dout[n])`;
+/// - `Conv2DBackpropFilter(dout, x, filter_sizes)`:
+///   `dW = Σ_n dout[n] · im2col(x[n])ᵀ`;
 /// - grouped `Conv2D`s directly, a thread per output cell.
 pub(super) fn conv2d(
     dev: &Device,
@@ -347,20 +345,15 @@ pub(super) fn conv2d(
     };
     let kind = match op.name {
         "Conv2D" => ConvKind::Forward,
-        "_Conv2DBackpropInput" | "Conv2DBackpropInput" | "Conv2DTranspose" => ConvKind::Input,
+        "Conv2DBackpropInput" | "Conv2DTranspose" => ConvKind::Input,
         _ => ConvKind::Filter,
     };
-    // The internal gradients take the other shape from a tensor, MindSpore's
-    // public ones from an attribute (`input_sizes`, `filter_sizes`).
+    // The gradients take the other shape as an input (a tuple of ints or a
+    // 1-D integer tensor), `Conv2DTranspose` as an attribute (`input_sizes`).
     let other_shape = |attr: &str| -> Option<Vec<usize>> {
-        match input(call, 2) {
-            Some(like) => Some(like.shape().to_vec()),
-            None => call
-                .attrs
-                .ints(attr)?
-                .iter()
-                .map(|&d| usize::try_from(d).ok())
-                .collect(),
+        match call.attrs.ints(attr) {
+            Some(v) => v.iter().map(|&d| usize::try_from(d).ok()).collect(),
+            None => ops::defs::backward::sizes::sizes_arg(call, 2, op.name).ok(),
         }
     };
     // The shapes of Conv2D's input and weight, and the result's dtype and shape.
@@ -640,7 +633,7 @@ pub(super) fn pool(
     Ok(Some(KValue::Tensor(tensor(od, oshape, out))))
 }
 
-/// `_MaxPoolGrad(x, out, dout)` and `_AvgPoolGrad(x, out, dout)` over NCHW
+/// `MaxPoolGrad(x, out, dout)` and `AvgPoolGrad(x, out, dout)` over NCHW
 /// windows, as the CPU kernels: the maximum's gradient to the window's first
 /// maximum, the mean's spread evenly over the cells it counted.
 pub(super) fn pool_grad(
@@ -651,7 +644,7 @@ pub(super) fn pool_grad(
     let (Some(x), Some(dout)) = (input(call, 0), input(call, 2)) else {
         return Ok(None);
     };
-    let avg = op.name == "_AvgPoolGrad";
+    let avg = op.name == "AvgPoolGrad";
     let forward = if avg { "AvgPool" } else { "MaxPool" };
     let Ok(g) = ops::defs::nn_conv::pool_geom(forward, x.shape(), call.attrs) else {
         return Ok(None);

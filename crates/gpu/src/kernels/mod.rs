@@ -33,6 +33,9 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         "LayerNorm" | "LayerNormExt" | "RmsNorm" => math::norm(dev, op, call),
         "BatchNorm" | "BatchNormGrad" => math::batch_norm(dev, op, call),
         "LayerNormGrad" => math::layer_norm_grad(dev, op, call),
+        // Reads the shape only: no data moves (the sizes `Conv2DBackpropInput`
+        // and the pooling gradients take).
+        "Shape" => Ok(op.kernel.and_then(|k| k(call).ok())),
         "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" | "Load" => {
             data::view(op, call)
         }
@@ -49,13 +52,10 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         }
         "BiasAdd" => linalg::bias_add(dev, op, call),
         "MaxPool" | "AvgPool" => linalg::pool(dev, op, call),
-        "_MaxPoolGrad" | "_AvgPoolGrad" => linalg::pool_grad(dev, op, call),
-        "Conv2D"
-        | "_Conv2DBackpropInput"
-        | "_Conv2DBackpropFilter"
-        | "Conv2DBackpropInput"
-        | "Conv2DTranspose"
-        | "Conv2DBackpropFilter" => linalg::conv2d(dev, op, call),
+        "MaxPoolGrad" | "AvgPoolGrad" => linalg::pool_grad(dev, op, call),
+        "Conv2D" | "Conv2DBackpropInput" | "Conv2DTranspose" | "Conv2DBackpropFilter" => {
+            linalg::conv2d(dev, op, call)
+        }
         "ApplyMomentum" | "SGD" | "Adam" => optim::optimizer(dev, op, call),
         _ => Ok(None),
     }

@@ -5,14 +5,6 @@
 
 use ir::{AbsVal, Shape};
 
-use crate::defs::nn_conv::{
-    kernel_avg_pool_grad, kernel_conv2d_backprop_filter, kernel_conv2d_backprop_input,
-    kernel_max_pool_grad, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
-    P_OUT_CHANNEL, P_PAD, P_POOL_KERNEL, P_POOL_PAD_MODE, P_POOL_STRIDES, P_STRIDE,
-};
-use crate::defs::nn_conv_ext::{
-    grad_internal_conv2d_backprop_filter, grad_internal_conv2d_backprop_input,
-};
 use crate::defs::shape::{
     concat_slice, gather_offsets, op_axis, reshape_to, scatter_add, strided_slice_offsets,
     tile_offsets, tuple_tensors,
@@ -38,10 +30,6 @@ fn like(call: &InferCall, d: usize, s: usize) -> Result<AbsVal, OpError> {
 
 fn like_0_1(call: &InferCall) -> Result<AbsVal, OpError> {
     like(call, 0, 1)
-}
-
-fn like_0_2(call: &InferCall) -> Result<AbsVal, OpError> {
-    like(call, 0, 2)
 }
 
 fn like_2_0(call: &InferCall) -> Result<AbsVal, OpError> {
@@ -247,92 +235,6 @@ pub const OPS: &[OpDef] = &[
             ok(scatter_add(g, l.shape().to_vec(), &offsets))
         }),
     },
-    OpDef {
-        name: "_Conv2DBackpropInput",
-        category: Category::Internal,
-        doc: "The gradient of Conv2D with respect to its input (MindSpore's Conv2DBackpropInput): a transposed convolution of `dout` by `weight`, via GEMM and col2im.",
-        params: &[
-            ParamDef::input("dout", "The gradient of the Conv2D result."),
-            ParamDef::input("weight", "Conv2D's weight."),
-            ParamDef::input("x_like", "Conv2D's input, for its shape."),
-            P_OUT_CHANNEL,
-            P_KERNEL,
-            P_MODE,
-            P_CONV_PAD_MODE,
-            P_PAD,
-            P_STRIDE,
-            P_DILATION,
-            P_GROUP,
-            P_DATA_FORMAT,
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_0_2,
-        grad: Some(grad_internal_conv2d_backprop_input),
-        kernel: Some(kernel_conv2d_backprop_input),
-    },
-    OpDef {
-        name: "_Conv2DBackpropFilter",
-        category: Category::Internal,
-        doc: "The gradient of Conv2D with respect to its weight (MindSpore's Conv2DBackpropFilter), via im2col and GEMM.",
-        params: &[
-            ParamDef::input("dout", "The gradient of the Conv2D result."),
-            ParamDef::input("x", "Conv2D's input."),
-            ParamDef::input("weight_like", "Conv2D's weight, for its shape."),
-            P_OUT_CHANNEL,
-            P_KERNEL,
-            P_MODE,
-            P_CONV_PAD_MODE,
-            P_PAD,
-            P_STRIDE,
-            P_DILATION,
-            P_GROUP,
-            P_DATA_FORMAT,
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_0_2,
-        grad: Some(grad_internal_conv2d_backprop_filter),
-        kernel: Some(kernel_conv2d_backprop_filter),
-    },
-    OpDef {
-        name: "_MaxPoolGrad",
-        category: Category::Internal,
-        doc: "The gradient of MaxPool (MindSpore's MaxPoolGrad): each output's gradient goes to the first maximum of its window.",
-        params: &[
-            ParamDef::input("x", "MaxPool's input."),
-            ParamDef::input("out", "MaxPool's output."),
-            ParamDef::input("dout", "The gradient of the output."),
-            P_POOL_KERNEL,
-            P_POOL_STRIDES,
-            P_POOL_PAD_MODE,
-            P_DATA_FORMAT,
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_2_0,
-        grad: None,
-        kernel: Some(kernel_max_pool_grad),
-    },
-    OpDef {
-        name: "_AvgPoolGrad",
-        category: Category::Internal,
-        doc: "The gradient of AvgPool (MindSpore's AvgPoolGrad): each output's gradient spread evenly over the cells its mean counted.",
-        params: &[
-            ParamDef::input("x", "AvgPool's input, for its shape."),
-            ParamDef::input("out", "AvgPool's output."),
-            ParamDef::input("dout", "The gradient of the output."),
-            P_POOL_KERNEL,
-            P_POOL_STRIDES,
-            P_POOL_PAD_MODE,
-            P_DATA_FORMAT,
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_2_0,
-        grad: Some(|b, c| vec![None, None, Some(b.prim("AvgPool", &[c.dout], all(c)))]),
-        kernel: Some(kernel_avg_pool_grad),
-    },
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
@@ -340,7 +242,6 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     use tensor::DType;
     let t = |v: &[i64]| AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect());
     let i = AttrValue::Int;
-    let s = |v: &str| AttrValue::Str(v.to_string());
     let tuple2 = |a: KValue, b2: KValue| KValue::Tuple(vec![a, b2]);
     vec![
         Sample::new(
@@ -389,49 +290,5 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         .attr("begin", t(&[1, 0]))
         .attr("end", t(&[4, 5]))
         .attr("strides", t(&[2, 2])),
-        Sample::new(
-            "_AvgPoolGrad",
-            vec![
-                random_f64(&[1, 2, 5, 5], 140, -1.0, 1.0),
-                random_f64(&[1, 2, 3, 3], 141, -1.0, 1.0),
-                random_f64(&[1, 2, 3, 3], 142, -1.0, 1.0),
-            ],
-        )
-        .attr("kernel_size", t(&[2, 2]))
-        .attr("strides", t(&[2, 2]))
-        .attr("pad_mode", s("same")),
-        Sample::new(
-            "_AvgPoolGrad",
-            vec![
-                random_f64(&[1, 1, 5, 6], 143, -1.0, 1.0),
-                random_f64(&[1, 1, 2, 3], 144, -1.0, 1.0),
-                random_f64(&[1, 1, 2, 3], 145, -1.0, 1.0),
-            ],
-        )
-        .attr("kernel_size", t(&[3, 2]))
-        .attr("strides", t(&[2, 2])),
-        // Overlapping windows (3x3 every 2): a cell can be the maximum of
-        // several, and its gradient is their sum.
-        Sample::new(
-            "_MaxPoolGrad",
-            vec![
-                random_f64(&[2, 2, 7, 7], 146, -1.0, 1.0),
-                random_f64(&[2, 2, 3, 3], 147, -1.0, 1.0),
-                random_f64(&[2, 2, 3, 3], 148, -1.0, 1.0),
-            ],
-        )
-        .attr("kernel_size", t(&[3, 3]))
-        .attr("strides", t(&[2, 2])),
-        Sample::new(
-            "_MaxPoolGrad",
-            vec![
-                random_f64(&[1, 3, 5, 6], 149, -1.0, 1.0),
-                random_f64(&[1, 3, 3, 3], 150, -1.0, 1.0),
-                random_f64(&[1, 3, 3, 3], 151, -1.0, 1.0),
-            ],
-        )
-        .attr("kernel_size", t(&[2, 2]))
-        .attr("strides", t(&[2, 2]))
-        .attr("pad_mode", s("same")),
     ]
 }

@@ -95,6 +95,8 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         backward::OPS,
         backward::norm::OPS,
         backward::activation::OPS,
+        backward::pool::OPS,
+        backward::conv::OPS,
         comm::OPS,
         internal::OPS,
         internal_nn::OPS,
@@ -147,6 +149,8 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(backward::samples());
     all.extend(backward::norm::samples());
     all.extend(backward::activation::samples());
+    all.extend(backward::pool::samples());
+    all.extend(backward::conv::samples());
     all.extend(comm::samples());
     all.extend(internal_nn::samples());
     all

@@ -1,6 +1,7 @@
-//! Convolution and pooling: Conv2D, MaxPool, AvgPool, and the kernels of their
-//! gradient helpers (`_Conv2DBackpropInput`, `_Conv2DBackpropFilter`,
-//! `_MaxPoolGrad`, `_AvgPoolGrad`, registered in `internal_nn`).
+//! Convolution and pooling: Conv2D, MaxPool, AvgPool, and the kernels of
+//! their gradients (MindSpore's `Conv2DBackpropInput`, `Conv2DBackpropFilter`,
+//! `MaxPoolGrad`, `MaxPoolGradGrad`, `AvgPoolGrad`, registered in
+//! `defs::backward`).
 //!
 //! Layout is NCHW, as MindSpore's CPU backend. Conv2D is im2col + GEMM over
 //! chunks of the batch; its backward passes are the same GEMMs transposed, with
@@ -492,7 +493,7 @@ fn infer_conv2d(call: &InferCall) -> Result<AbsVal, OpError> {
     Ok(tensor_abs(dtype, vec![xd[0].clone(), oc, oh, ow]))
 }
 
-fn infer_pool(call: &InferCall) -> Result<AbsVal, OpError> {
+pub(crate) fn infer_pool(call: &InferCall) -> Result<AbsVal, OpError> {
     if call.any_unknown() {
         return Ok(AbsVal::Any);
     }
@@ -634,6 +635,24 @@ pub(crate) fn max_pool<T: Real>(x: &[T], g: &PoolGeom) -> Vec<T> {
     out
 }
 
+/// MindSpore's MaxPoolGradGrad: `grad` (shaped like `x`) at each window's
+/// (first) maximum, shaped like the pooled output.
+pub(crate) fn max_pool_grad_grad<T: Real>(x: &[T], grad: &[T], g: &PoolGeom) -> Vec<T> {
+    let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
+    let mut out = vec![T::default(); g.planes * ohw];
+    for p in 0..g.planes {
+        let plane = &x[p * hw..][..hw];
+        for oy in 0..g.oh {
+            for ox in 0..g.ow {
+                if let Some(i) = argmax_plane(plane, g, oy, ox) {
+                    out[p * ohw + oy * g.ow + ox] = grad[p * hw + i];
+                }
+            }
+        }
+    }
+    out
+}
+
 /// MindSpore's MaxPoolGrad: each output's gradient goes to its window's
 /// (first) maximum.
 pub(crate) fn max_pool_grad<T: Real>(x: &[T], dout: &[T], g: &PoolGeom) -> Vec<T> {
@@ -739,43 +758,6 @@ fn kernel_conv2d(c: &KernelCall) -> Result<KValue, OpError> {
     tensor_out(x.dtype(), vec![g.n, g.oc, g.oh, g.ow], buffer)
 }
 
-/// `_Conv2DBackpropInput(dout, weight, x_like)`.
-pub(crate) fn kernel_conv2d_backprop_input(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    let g = conv_geom(like.shape(), w.shape(), c.attrs)?;
-    check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
-    g.check_scratch("_Conv2DBackpropInput", dout.dtype().size_of())?;
-    let buffer = float_dispatch!("_Conv2DBackpropInput", [dout, w], |dv, wv| {
-        conv_backprop_input(dv, wv, &g)
-    });
-    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
-}
-
-/// `_Conv2DBackpropFilter(dout, x, weight_like)`.
-pub(crate) fn kernel_conv2d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    let g = conv_geom(x.shape(), like.shape(), c.attrs)?;
-    check_dout(dout, &[g.n, g.oc, g.oh, g.ow])?;
-    g.check_scratch("_Conv2DBackpropFilter", dout.dtype().size_of())?;
-    let buffer = float_dispatch!("_Conv2DBackpropFilter", [dout, x], |dv, xv| {
-        conv_backprop_filter(dv, xv, &g)
-    });
-    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
-}
-
-fn check_dout(dout: &Tensor, expected: &[usize]) -> Result<(), OpError> {
-    if dout.shape() != expected {
-        return Err(OpError::input(
-            0,
-            format!(
-                "the output gradient has shape {:?}, expected {expected:?}",
-                dout.shape()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 fn kernel_max_pool(c: &KernelCall) -> Result<KValue, OpError> {
     let x = c.tensor(0)?;
     let g = pool_geom("MaxPool", x.shape(), c.attrs)?;
@@ -790,29 +772,6 @@ fn kernel_avg_pool(c: &KernelCall) -> Result<KValue, OpError> {
     let buffer = float_dispatch!("AvgPool", [x], |xv| avg_pool(xv, &g));
     let s = x.shape();
     tensor_out(x.dtype(), vec![s[0], s[1], g.oh, g.ow], buffer)
-}
-
-/// `_MaxPoolGrad(x, out, dout)`.
-pub(crate) fn kernel_max_pool_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (x, dout) = (c.tensor(0)?, c.tensor(2)?);
-    let g = pool_geom("MaxPool", x.shape(), c.attrs)?;
-    let s = x.shape();
-    check_dout(dout, &[s[0], s[1], g.oh, g.ow])?;
-    let dout = dout.cast(x.dtype());
-    let buffer = float_dispatch!("_MaxPoolGrad", [x, dout], |xv, dv| max_pool_grad(
-        xv, dv, &g
-    ));
-    tensor_out(x.dtype(), s.to_vec(), buffer)
-}
-
-/// `_AvgPoolGrad(x, out, dout)`.
-pub(crate) fn kernel_avg_pool_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (x, dout) = (c.tensor(0)?, c.tensor(2)?);
-    let g = pool_geom("AvgPool", x.shape(), c.attrs)?;
-    let s = x.shape();
-    check_dout(dout, &[s[0], s[1], g.oh, g.ow])?;
-    let buffer = float_dispatch!("_AvgPoolGrad", [dout], |dv| avg_pool_grad(dv, &g));
-    tensor_out(dout.dtype(), s.to_vec(), buffer)
 }
 
 // ---------------------------------------------------------------------------
@@ -920,10 +879,10 @@ pub(crate) const POOL_PARAMS: &[ParamDef] = &[
     P_DATA_FORMAT,
 ];
 
+/// MindSpore's bprop: `Conv2DBackpropInput(dout, w, shape of x)` and
+/// `Conv2DBackpropFilter(dout, x, shape of w)` (`defs::backward::conv`).
 fn grad_conv2d(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<crate::GNode>> {
-    let (x, w) = (c.inputs[0], c.inputs[1]);
-    let dx = b.prim("_Conv2DBackpropInput", &[c.dout, w, x], attrs_of(c));
-    let dw = b.prim("_Conv2DBackpropFilter", &[c.dout, x, w], attrs_of(c));
+    let (dx, dw) = crate::defs::backward::conv::conv2d_backprops(b, c, c.inputs[0], c.inputs[1]);
     vec![Some(dx), Some(dw)]
 }
 
@@ -948,8 +907,10 @@ pub const OPS: &[OpDef] = &[
         output: OutputDef::Single,
         infer: infer_pool,
         grad: Some(|b, c| {
+            // MindSpore's bprop: `MaxPoolGrad(kernel_size, strides, pad_mode,
+            // data_format)(x, out, dout)`.
             vec![Some(b.prim(
-                "_MaxPoolGrad",
+                "MaxPoolGrad",
                 &[c.inputs[0], c.out, c.dout],
                 attrs_of(c),
             ))]
@@ -966,7 +927,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_pool,
         grad: Some(|b, c| {
             vec![Some(b.prim(
-                "_AvgPoolGrad",
+                "AvgPoolGrad",
                 &[c.inputs[0], c.out, c.dout],
                 attrs_of(c),
             ))]

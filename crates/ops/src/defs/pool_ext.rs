@@ -176,14 +176,26 @@ fn kernel_max_pool3d_argmax(c: &KernelCall) -> Result<KValue, OpError> {
     Ok(kints(DType::I64, shape, arg))
 }
 
-/// `_AvgPool3DGrad(x_like, dout)` and `_AdaptiveAvgPool2DGrad(x_like, dout)`.
+/// `_AvgPool3DGrad(x_like, dout)`.
 fn kernel_avg_grad(c: &KernelCall, kind: Kind) -> Result<KValue, OpError> {
     let (like, dout) = (c.tensor(0)?, c.tensor(1)?);
-    let p = pooling(kind, c.attrs, like.shape())?;
-    let want = out_shape(like.shape(), &p, kind.rank5());
+    avg_grad(kind, c.attrs, like.shape(), dout, 1)
+}
+
+/// The gradient of an average pooling of an input of shape `x`: `dout`
+/// (input `i` of the call) spread over the windows.
+fn avg_grad(
+    kind: Kind,
+    attrs: &Attrs,
+    x: &[usize],
+    dout: &Tensor,
+    i: usize,
+) -> Result<KValue, OpError> {
+    let p = pooling(kind, attrs, x)?;
+    let want = out_shape(x, &p, kind.rank5());
     if dout.shape() != want {
         return Err(OpError::input(
-            1,
+            i,
             format!(
                 "`{}` gradient: the output gradient has shape {:?}, the pooling gives {want:?}",
                 kind.name(),
@@ -192,7 +204,29 @@ fn kernel_avg_grad(c: &KernelCall, kind: Kind) -> Result<KValue, OpError> {
         ));
     }
     let dx = p.avg_grad(&dout.to_f64_vec());
-    Ok(ktensor(dout.dtype(), like.shape().to_vec(), dx))
+    Ok(ktensor(dout.dtype(), x.to_vec(), dx))
+}
+
+/// `AdaptiveAvgPool2DGrad`'s kernel (`defs::backward::pool`): `dout`, the
+/// gradient of an `AdaptiveAvgPool2D` of an input of shape `x` (3-D or 4-D)
+/// to `dout`'s height and width, spread over the windows.
+pub(crate) fn adaptive_avg_pool2d_grad(
+    op: &str,
+    x: &[usize],
+    dout: &Tensor,
+) -> Result<KValue, OpError> {
+    let d = dout.shape();
+    if d.len() < 2 || x.len() != d.len() {
+        return Err(OpError::call(format!(
+            "`{op}`: the gradient {d:?} does not fit an input of shape {x:?}"
+        )));
+    }
+    let size = [d[d.len() - 2] as i64, d[d.len() - 1] as i64];
+    let attrs = Attrs::new(vec![(
+        "output_size",
+        AttrValue::Tuple(size.iter().map(|&v| AttrValue::Int(v)).collect()),
+    )]);
+    avg_grad(Kind::AdaptiveAvgPool2D, &attrs, x, dout, 0)
 }
 
 /// `(planes, plane size of like, plane size of argmax)`: both have the same
@@ -517,10 +551,12 @@ pub const OPS: &[OpDef] = &[
         output: OutputDef::Single,
         infer: |c| infer_pool(c, Kind::AdaptiveAvgPool2D),
         grad: Some(|b, c| {
+            // MindSpore's bprop: `AdaptiveAvgPool2DGrad(dout, shape of x)`.
+            let shape = b.prim("Shape", &[c.inputs[0]], vec![]);
             vec![Some(b.prim(
-                "_AdaptiveAvgPool2DGrad",
-                &[c.inputs[0], c.dout],
-                all_attrs(c),
+                "AdaptiveAvgPool2DGrad",
+                &[c.dout, shape],
+                vec![],
             ))]
         }),
         kernel: Some(|c| kernel_pool(c, Kind::AdaptiveAvgPool2D)),
@@ -567,23 +603,6 @@ pub const OPS: &[OpDef] = &[
             vec![None, Some(b.prim("AvgPool3D", &[c.dout], all_attrs(c)))]
         }),
         kernel: Some(|c| kernel_avg_grad(c, Kind::AvgPool3D)),
-    },
-    OpDef {
-        name: "_AdaptiveAvgPool2DGrad",
-        category: Category::Internal,
-        doc: "The gradient of AdaptiveAvgPool2D: each output's gradient spread evenly over its window.",
-        params: &[
-            ParamDef::input("x_like", "AdaptiveAvgPool2D's input, for its shape."),
-            ParamDef::input("dout", "The gradient of the output."),
-            P_OUTPUT_SIZE,
-        ],
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_1_0,
-        grad: Some(|b, c| {
-            vec![None, Some(b.prim("AdaptiveAvgPool2D", &[c.dout], all_attrs(c)))]
-        }),
-        kernel: Some(|c| kernel_avg_grad(c, Kind::AdaptiveAvgPool2D)),
     },
     OpDef {
         name: "_MaxPool3DArgmax",
@@ -731,11 +750,6 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         )
         .attr("kernel_size", i(2))
         .attr("strides", i(2)),
-        Sample::new(
-            "_AdaptiveAvgPool2DGrad",
-            vec![x5(&[2, 2, 7, 5], 412), x5(&[2, 2, 3, 2], 413)],
-        )
-        .attr("output_size", t(&[3, 2])),
         Sample::new(
             "_PoolArgmaxGrad",
             vec![

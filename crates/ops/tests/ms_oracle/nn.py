@@ -29,7 +29,8 @@ def t(a):
 
 
 # ---------------------------------------------------------------------------
-# Conv2DBackpropInput / Conv2DTranspose / Conv2DBackpropFilter
+# Conv2DTranspose (Conv2DBackpropInput and Conv2DBackpropFilter, which take the
+# shape as an input, are in backward_pool_conv.py)
 
 
 def bpi_case(op, dout_shape, w_shape, sizes, dtype=np.float32, **kw):
@@ -46,11 +47,6 @@ def bpi_case(op, dout_shape, w_shape, sizes, dtype=np.float32, **kw):
     o.case(op, [dout, w], dict(input_sizes=tuple(sizes), **attrs), y, rtol=rtol, atol=1e-5)
 
 
-bpi_case("Conv2DBackpropInput", (2, 3, 4, 4), (3, 2, 3, 3), (2, 2, 6, 6))
-bpi_case("Conv2DBackpropInput", (1, 4, 3, 3), (4, 2, 3, 3), (1, 4, 6, 5), pad_mode="same", stride=2, group=2)
-bpi_case("Conv2DBackpropInput", (1, 2, 3, 4), (2, 3, 2, 2), (1, 3, 5, 5), pad_mode="pad",
-         pad=(1, 0, 0, 1), stride=(2, 1), dilation=(1, 2))
-bpi_case("Conv2DBackpropInput", (2, 3, 4, 4), (3, 2, 3, 3), (2, 2, 6, 6), dtype=np.float64)
 bpi_case("Conv2DTranspose", (2, 3, 4, 4), (3, 2, 3, 3), (2, 2, 6, 6))
 bpi_case("Conv2DTranspose", (1, 3, 5, 5), (3, 4, 3, 3), (1, 4, 10, 9), pad_mode="same", stride=2)
 bpi_case("Conv2DTranspose", (1, 2, 5, 4), (2, 2, 3, 3), (1, 2, 9, 8), pad_mode="pad", pad=(1, 2, 1, 1), stride=2)
@@ -59,25 +55,6 @@ bpi_case("Conv2DTranspose", (3, 2, 5, 4), (2, 1, 1, 1), (3, 1, 5, 4))
 # `pad_list` is recorded but the padding used is pad_mode's.
 bpi_case("Conv2DTranspose", (1, 2, 4, 4), (2, 2, 3, 3), (1, 2, 6, 6), pad_list=(1, 1, 1, 1))
 
-
-def bpf_case(dout_shape, x_shape, w_shape, dtype=np.float32, **kw):
-    dout = o.rand(*dout_shape, dtype=dtype)
-    x = o.rand(*x_shape, dtype=dtype)
-    attrs = dict(out_channel=w_shape[0], kernel_size=tuple(w_shape[2:]), **kw)
-    try:
-        y = G.Conv2DBackpropFilter(**attrs)(t(dout), t(x), tuple(w_shape))
-    except Exception as e:  # noqa: BLE001
-        print("Conv2DBackpropFilter", kw, dtype.__name__, "not on CPU:", str(e).splitlines()[0])
-        return
-    rtol = 1e-4 if dtype == np.float32 else 1e-10
-    o.case("Conv2DBackpropFilter", [dout, x], dict(filter_sizes=tuple(w_shape), **attrs), y,
-           rtol=rtol, atol=1e-5)
-
-
-bpf_case((2, 3, 4, 4), (2, 2, 6, 6), (3, 2, 3, 3))
-bpf_case((1, 4, 3, 3), (1, 4, 6, 5), (4, 2, 3, 3), pad_mode="same", stride=2, group=2)
-bpf_case((1, 2, 3, 3), (1, 3, 5, 5), (2, 3, 2, 2), pad_mode="pad", pad=1, stride=2, pad_list=(1, 1, 1, 1))
-bpf_case((2, 2, 3, 3), (2, 4, 6, 6), (2, 2, 3, 3), pad_mode="same", stride=2, group=2)
 
 # ---------------------------------------------------------------------------
 # Conv3D / Conv3DTranspose

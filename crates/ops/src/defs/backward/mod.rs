@@ -5,7 +5,10 @@
 //! rule of its own, so gradients of gradients work through them.
 
 pub mod activation;
+pub mod conv;
 pub mod norm;
+pub mod pool;
+pub mod sizes;
 
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::Buffer;
