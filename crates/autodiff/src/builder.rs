@@ -62,6 +62,10 @@ pub fn call(body: &mut Body, g: GraphId, f: NodeId, args: &[NodeId]) -> NodeId {
 pub struct IrGrad<'b> {
     pub body: &'b mut Body,
     pub graph: GraphId,
+    /// The source span of the node differentiated: the rule's nodes carry
+    /// it, so an error about one (an export, a run-time fault) points at
+    /// the operation whose gradient it is.
+    pub span: Option<ir::TextRange>,
 }
 
 impl GradBuilder for IrGrad<'_> {
@@ -73,7 +77,7 @@ impl GradBuilder for IrGrad<'_> {
     ) -> GNode {
         let p = prim_ref(name, &attrs);
         let args: Vec<NodeId> = inputs.iter().map(|g| NodeId(g.0)).collect();
-        GNode(self.body.add_prim_call(self.graph, p, &args, None).0)
+        GNode(self.body.add_prim_call(self.graph, p, &args, self.span).0)
     }
 
     fn scalar(&mut self, value: f64) -> GNode {
@@ -285,7 +289,9 @@ pub fn copy_snapshot(
             dst.nodes.push(Node {
                 kind: NodeKind::Apply(Vec::new()),
                 graph: Some(to),
-                span: None,
+                // The copy stands for the same source (a caller that copies
+                // from another text, a composite's, places it anew).
+                span: old.span,
                 name: old.name.clone(),
                 annotation: old.annotation.clone(),
             });

@@ -165,7 +165,14 @@ fn inline_calls(
                     )));
                 }
                 let mut map: HashMap<NodeId, NodeId> = params.into_iter().zip(args).collect();
+                let before = b.nodes.len();
                 let copied = copy_graph_into(&inst, root, &mut b, g, &mut map, false)?;
+                // The definition's operations stand where the call was (their
+                // own spans are of the definitions' text).
+                let span = b.node(n).span;
+                for node in &mut b.nodes[before..] {
+                    node.span = span;
+                }
                 let out = copied
                     .output
                     .ok_or_else(|| AdError(format!("composite `{}` returns nothing", p.name)))?;

@@ -219,6 +219,7 @@ impl<'a> Gen<'a> {
             let mut builder = IrGrad {
                 body: &mut b,
                 graph: bg,
+                span: None,
             };
             grads = rule(
                 &mut builder,

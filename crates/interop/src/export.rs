@@ -50,6 +50,10 @@ pub enum ExportError {
     NoEntry(String),
     /// A construct MindIR export does not handle (named).
     Unsupported(String),
+    /// An operation export cannot write, at its place in the source (for a
+    /// gradient's operation, the operation it differentiates): a range of
+    /// the program the analysis was made of.
+    UnsupportedAt(String, ir::TextRange),
     /// A weight's value could not be made.
     Weight(String),
 }
@@ -59,7 +63,9 @@ impl fmt::Display for ExportError {
         match self {
             ExportError::Check(d) => write!(f, "the program has {} error(s)", d.len()),
             ExportError::NoEntry(e) => write!(f, "no graph `{e}` to export"),
-            ExportError::Unsupported(m) => write!(f, "cannot export: {m}"),
+            ExportError::Unsupported(m) | ExportError::UnsupportedAt(m, _) => {
+                write!(f, "cannot export: {m}")
+            }
             ExportError::Weight(m) => write!(f, "cannot export a weight: {m}"),
         }
     }
@@ -113,6 +119,29 @@ pub fn export_program(
     let program = expanded.source.program();
     let mut ex = Exporter::new(&expanded, &program, &entry, opts)?;
     ex.run()
+}
+
+/// The graphs of `body` its root can reach through graph values: a branch
+/// left dead (an `if` whose condition is known) is not written.
+fn reachable_graphs(body: &Body) -> std::collections::HashSet<GraphId> {
+    let mut seen = std::collections::HashSet::from([body.root()]);
+    let mut work = vec![body.root()];
+    while let Some(g) = work.pop() {
+        let graph = body.graph(g);
+        let uses = graph
+            .nodes
+            .iter()
+            .flat_map(|&n| body.inputs(n).iter().copied())
+            .chain(graph.output);
+        for m in uses {
+            if let NodeKind::Const(Value::Graph(h)) = &body.node(m).kind {
+                if seen.insert(*h) {
+                    work.push(*h);
+                }
+            }
+        }
+    }
+    seen
 }
 
 /// A graph of the exported program: a graph of the body of a top-level graph.
@@ -192,7 +221,8 @@ impl<'a> Exporter<'a> {
             .collect();
         let mut graphs = Vec::new();
         for (item, (_, body)) in items.iter().enumerate() {
-            for g in body.graph_ids() {
+            let live = reachable_graphs(body);
+            for g in body.graph_ids().filter(|g| live.contains(g)) {
                 graphs.push(GKey { item, graph: g });
             }
         }
@@ -715,7 +745,18 @@ impl<'a> Exporter<'a> {
         g.constant(self, c, like)
     }
 
+    /// [`Exporter::write_cnode`], an error placed at the node's source.
     fn cnode(&mut self, g: &mut GraphBuilder, n: NodeId) -> Result<(), ExportError> {
+        self.write_cnode(g, n).map_err(|e| match e {
+            ExportError::Unsupported(m) => match self.body(g.key.item).node(n).span {
+                Some(span) => ExportError::UnsupportedAt(m, span),
+                None => ExportError::Unsupported(m),
+            },
+            other => other,
+        })
+    }
+
+    fn write_cnode(&mut self, g: &mut GraphBuilder, n: NodeId) -> Result<(), ExportError> {
         let item = g.key.item;
         let body = self.body(item);
         let inputs = body.inputs(n).to_vec();

@@ -51,13 +51,15 @@ fn ranked(values: &[AbsVal]) -> Option<Vec<Dim>> {
 struct Emit<'b> {
     body: &'b mut Body,
     graph: GraphId,
+    /// The helper call's span: the nodes that replace it keep its place.
+    span: Option<ir::TextRange>,
 }
 
 impl Emit<'_> {
     fn prim(&mut self, name: &str, attrs: Vec<(&str, AttrValue)>, args: &[NodeId]) -> NodeId {
         let mut p = PrimRef::new(name);
         p.attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
-        self.body.add_prim_call(self.graph, p, args, None)
+        self.body.add_prim_call(self.graph, p, args, self.span)
     }
 }
 
@@ -171,11 +173,73 @@ fn inline_unexportable(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportEr
     if !changed {
         return Ok(analysis.clone());
     }
-    reinfer(
+    let inlined = reinfer(
         analysis,
         &program,
         "writing gradient helpers by their expansions",
+    )?;
+    // A branch's own `if`s are inferred once the branch is taken: rounds.
+    let mut current = inlined;
+    for _ in 0..8 {
+        match fold_constant_switches(&current)? {
+            Some(next) => current = next,
+            None => break,
+        }
+    }
+    Ok(current)
+}
+
+/// `if`s whose condition inference knows (an expansion's `Rank(weight) == 1`)
+/// take their branch: the other is never run, and holds helpers no shape
+/// was inferred for.
+fn fold_constant_switches(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, ExportError> {
+    let mut program = analysis.source.program();
+    let mut changed = false;
+    for (item, body) in program.graphs.iter_mut() {
+        let mut replace: HashMap<NodeId, NodeId> = HashMap::new();
+        for k in 0..body.nodes.len() {
+            let n = NodeId(k as u32);
+            if body.called_prim(n).is_none_or(|p| p.name != "Switch") {
+                continue;
+            }
+            let [cond, on_true, on_false] = body.inputs(n)[1..] else {
+                continue;
+            };
+            let known = |v: &AbsVal| match v {
+                AbsVal::Scalar {
+                    value: Some(ir::ScalarConst::Bool(b)),
+                    ..
+                } => Some(*b),
+                _ => None,
+            };
+            let values = analysis.values_of(item, cond);
+            let Some(first) = values.first().and_then(known) else {
+                continue;
+            };
+            if values.iter().all(|v| known(v) == Some(first)) {
+                replace.insert(n, if first { on_true } else { on_false });
+            }
+        }
+        if !replace.is_empty() {
+            let mut b: Body = (**body).clone();
+            autodiff::builder::replace_uses(&mut b, &replace);
+            // The switches themselves are dead now (their other branch too).
+            for g in b.graph_ids().collect::<Vec<_>>() {
+                b.graph_mut(g).nodes.retain(|n| !replace.contains_key(n));
+            }
+            *body = Arc::new(b);
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    reinfer(
+        analysis,
+        &program,
+        "taking the known branches of expansions",
     )
+    .map(Some)
 }
 
 /// The helpers whose writing needs shapes (see the module docs), written
@@ -209,9 +273,11 @@ fn lower_by_shape(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, Expor
                     let shapes: Vec<Option<Vec<Dim>>> =
                         (0..args.len()).map(|k| ranked(&values(k))).collect();
                     let shape = |k: usize| shapes.get(k).cloned().flatten();
+                    let span = b.node(n).span;
                     let mut e = Emit {
                         body: &mut b,
                         graph: g,
+                        span,
                     };
                     match p.name.as_str() {
                         "_SumToShapeOf" => {

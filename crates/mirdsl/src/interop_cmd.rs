@@ -198,6 +198,24 @@ pub fn export_command(args: &ExportArgs) -> u8 {
             );
             EXIT_FAILURE
         }
+        Err(interop::mindir::ExportError::UnsupportedAt(message, span)) => {
+            let (m, range) = linked.locate(span);
+            let module = &linked.graph.modules[m];
+            let path = if m == 0 {
+                args.file.display().to_string()
+            } else {
+                crate::render::display_path(&module.path)
+            };
+            crate::render::error_at(
+                &path,
+                &module.text,
+                range,
+                &format!("cannot export {}: {message}", args.file.display()),
+                "MindSpore 2.10 cannot run this (or its gradient) as written",
+                &["note: docs/language.md §9 lists what `mirdsl export` cannot write".to_string()],
+            );
+            EXIT_FAILURE
+        }
         Err(e) => {
             eprintln!("error: cannot export {}: {e}", args.file.display());
             EXIT_FAILURE

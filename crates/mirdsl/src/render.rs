@@ -143,6 +143,26 @@ pub fn human(checked: &[Checked]) {
     }
 }
 
+/// An error of a command (not of the checker: no code) at a place in a file.
+pub fn error_at(
+    path: &str,
+    text: &str,
+    range: ir::TextRange,
+    message: &str,
+    label: &str,
+    notes: &[String],
+) {
+    let writer = StandardStream::stderr(color());
+    let mut files = SimpleFiles::new();
+    let id = files.add(path.to_string(), text.to_string());
+    let range = usize::from(range.start())..usize::from(range.end());
+    let d = CsDiagnostic::error()
+        .with_message(message)
+        .with_labels(vec![Label::primary(id, range).with_message(label)])
+        .with_notes(notes.to_vec());
+    let _ = term::emit_to_write_style(&mut writer.lock(), &term::Config::default(), &files, &d);
+}
+
 /// Syntax errors only (for `fmt` and `parse`).
 pub fn syntax_errors(path: &Path, text: &str, errors: &[syntax::SyntaxError]) {
     let diagnostics = errors.iter().map(Diagnostic::syntax).collect();

@@ -944,6 +944,16 @@ class OldClasses:
         return used
 
 
+# Old-style primitives whose sources say nothing true of their inputs: no
+# signature, no `init_prim_io_names`, and an `Inputs:` section copied from
+# another primitive. Their inputs as MindSpore's backend takes them.
+INPUTS_OF = {
+    # Its docstring lists Dropout's `shape`; its kernel and Dropout's bprop
+    # give it `(dy, mask)`.
+    "DropoutGrad": ["dy", "mask"],
+}
+
+
 def build_old(name, olds, sources, opdefs):
     cls, source = olds.classes[name]
     chain = olds.mro(name)
@@ -964,6 +974,8 @@ def build_old(name, olds, sources, opdefs):
         checks.update(ch)
         if io is not None:
             io_inputs = io
+    if name in INPUTS_OF:
+        io_inputs = INPUTS_OF[name]
     sig = []
     for c in chain:
         sig = signature_info(c)

@@ -7561,7 +7561,8 @@ pub static PRIMS: &[P] = &[
         "The gradient of Dropout.",
         &[],
         Some(&[
-            A::new("shape", Input, IntTuple, "tuple[int]", None),
+            A::new("dy", Input, Any, "", None),
+            A::new("mask", Input, Any, "", None),
             A::new("keep_prob", Attr, Float, "float", Some(V::Float(0.5))),
         ]),
     ),

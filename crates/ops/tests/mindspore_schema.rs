@@ -82,13 +82,6 @@ const DEVIATIONS: &[(&str, &str, &str)] = &[
          primitive (`primitive_attrs: {epsilon: ...}` in its dumps), not as an input; its kernel \
          defaults it to 1e-7, as the registry (checked by the oracle)",
     ),
-    (
-        "DropoutGrad",
-        "inputs",
-        "the generated table takes DropoutGrad's inputs from its docstring, which names one \
-         `shape`; the primitive takes `(dy, mask)`, as its bprop calls it and its CPU kernel \
-         computes (checked by the oracle)",
-    ),
 ];
 
 /// A registry attribute type and a MindSpore argument type that can hold the

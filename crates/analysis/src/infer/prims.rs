@@ -122,8 +122,12 @@ impl Engine<'_> {
             }
             _ => {}
         }
-        // A composite primitive is a call of its instance graph.
-        if let (Some(key), Some(instance)) = (
+        // A composite primitive is a call of its instance graph (a primitive
+        // with an expansion has a shape rule of its own, which knows more
+        // than inferring the expansion's `if`s over ranks).
+        let composite = ops::composite::composite(&p.name).is_some();
+        if let (true, Some(key), Some(instance)) = (
+            composite,
             ops::composite::instance_key(p),
             crate::composite::instance(p),
         ) {

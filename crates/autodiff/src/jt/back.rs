@@ -27,7 +27,19 @@ impl BodyJ<'_, '_> {
         self.contribute(&mut st, out, Sens::Node(dout))?;
         for step in self.order(g).into_iter().rev() {
             match step {
-                Step::Node(n) => self.back_node(&mut st, n)?,
+                Step::Node(n) => {
+                    // The nodes a node's backward step adds carry its
+                    // span (an error about one points at the operation).
+                    let before = self.dst.nodes.len();
+                    self.back_node(&mut st, n)?;
+                    if let Some(span) = self.src.node(n).span {
+                        for node in &mut self.dst.nodes[before..] {
+                            if node.span.is_none() && matches!(node.kind, NodeKind::Apply(_)) {
+                                node.span = Some(span);
+                            }
+                        }
+                    }
+                }
                 Step::Const(c) => {
                     if let Some(s) = st.sens.remove(&c) {
                         let f = self.const_fn(c).expect("a function constant");
@@ -510,6 +522,7 @@ impl BodyJ<'_, '_> {
             let mut b = IrGrad {
                 body: &mut self.dst,
                 graph: st.bg,
+                span: self.src.node(n).span,
             };
             rule(
                 &mut b,
