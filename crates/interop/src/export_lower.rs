@@ -28,6 +28,9 @@ fn ranked(values: &[AbsVal]) -> Option<Vec<Dim>> {
             AbsVal::Scalar { .. } => Vec::new(),
             // A constant scalar (see `lower_by_shape`).
             AbsVal::Tuple(t) if t.is_empty() => Vec::new(),
+            // A graph without annotations inferred on its own (not at a
+            // call): its calls' values say what it is given.
+            AbsVal::Any => continue,
             _ => return None,
         };
         match &out {
