@@ -5,39 +5,14 @@
 
 use ir::{Dim, Shape};
 use ops::eager;
-use ops::{AbsVal, AttrValue, DType, ErrorTarget, KArg, KValue, KernelCall, OpError};
+use ops::{AbsVal, AttrValue, DType, ErrorTarget, KArg, KValue, KernelCall};
 use tensor::Tensor;
+use test_support::ops::{
+    assert_allclose as assert_close, bools, infer, infer_err, rand, run, t, ten,
+};
 
 // ---------------------------------------------------------------------------
 // Helpers.
-
-fn t(dtype: DType, shape: &[usize], data: &[f64]) -> Tensor {
-    Tensor::from_f64(shape.to_vec(), data.to_vec())
-        .unwrap()
-        .cast(dtype)
-}
-
-fn rand(shape: &[usize], seed: u64, lo: f64, hi: f64) -> Tensor {
-    match eager::random_f64(shape, seed, lo, hi) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => unreachable!(),
-    }
-}
-
-fn bools(shape: &[usize], data: &[bool]) -> Tensor {
-    Tensor::from_bool(shape.to_vec(), data.to_vec()).unwrap()
-}
-
-fn run(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> Tensor {
-    let inputs: Vec<KValue> = inputs
-        .iter()
-        .map(|t| KValue::Tensor((*t).clone()))
-        .collect();
-    eager::call(op, &inputs, attrs)
-        .unwrap_or_else(|e| panic!("{op}: {}", e.message))
-        .into_tensor()
-        .unwrap()
-}
 
 /// Runs a kernel with some inputs marked as weak scalars (literals).
 fn run_weak(op: &str, inputs: &[(&Tensor, bool)]) -> Tensor {
@@ -55,50 +30,11 @@ fn run_weak(op: &str, inputs: &[(&Tensor, bool)]) -> Tensor {
     .unwrap()
 }
 
-fn infer(
-    op: &str,
-    inputs: &[AbsVal],
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap();
-    let given: Vec<(String, AttrValue)> = attrs
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, &v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs,
-        attrs: &attrs,
-    })
-}
-
-fn infer_err(op: &str, inputs: &[AbsVal], attrs: Vec<(&'static str, AttrValue)>) -> OpError {
-    match infer(op, inputs, attrs) {
-        Ok(v) => panic!("{op}: expected an error, inferred {v}"),
-        Err(e) => e,
-    }
-}
-
-fn ten(dtype: DType, dims: &[i64]) -> AbsVal {
-    AbsVal::tensor(dtype, dims)
-}
-
 fn weak(dtype: DType) -> AbsVal {
     AbsVal::Scalar {
         dtype,
         value: None,
         weak: true,
-    }
-}
-
-fn assert_close(what: &str, got: &Tensor, shape: &[usize], want: &[f64], atol: f64, rtol: f64) {
-    assert_eq!(got.shape(), shape, "{what}: shape");
-    let g = got.to_f64_vec();
-    assert_eq!(g.len(), want.len(), "{what}: element count");
-    for (i, (&a, &b)) in g.iter().zip(want).enumerate() {
-        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs();
-        assert!(ok, "{what}: element {i}: got {a}, want {b}");
     }
 }
 

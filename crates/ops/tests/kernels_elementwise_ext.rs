@@ -7,90 +7,17 @@
 
 use ir::{Dim, Shape};
 use ops::eager;
-use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue, OpError};
+use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue};
 use tensor::Tensor;
+use test_support::ops::{
+    assert_close, call, flt as f, infer, infer_err, int, kv, run, run_err, t, ten,
+};
 
 // ---------------------------------------------------------------------------
 // Helpers.
 
-fn t(dtype: DType, shape: &[usize], data: &[f64]) -> Tensor {
-    Tensor::from_f64(shape.to_vec(), data.to_vec())
-        .unwrap()
-        .cast(dtype)
-}
-
 fn f64s(data: &[f64]) -> Tensor {
     t(DType::F64, &[data.len()], data)
-}
-
-fn kv(x: &Tensor) -> KValue {
-    KValue::Tensor(x.clone())
-}
-
-fn call(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> KValue {
-    let inputs: Vec<KValue> = inputs.iter().map(|x| kv(x)).collect();
-    eager::call(op, &inputs, attrs).unwrap_or_else(|e| panic!("{op}: {}", e.message))
-}
-
-fn run(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> Tensor {
-    match call(op, inputs, attrs) {
-        KValue::Tensor(x) => x,
-        KValue::Tuple(_) => panic!("{op} returned a tuple"),
-    }
-}
-
-fn run_err(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> OpError {
-    let inputs: Vec<KValue> = inputs.iter().map(|x| kv(x)).collect();
-    match eager::call(op, &inputs, attrs) {
-        Ok(v) => panic!("{op} succeeded with {v:?}"),
-        Err(e) => e,
-    }
-}
-
-fn infer(
-    op: &str,
-    inputs: &[AbsVal],
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap_or_else(|| panic!("no {op}"));
-    let given: Vec<(String, AttrValue)> = attrs
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, &v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs,
-        attrs: &attrs,
-    })
-}
-
-fn infer_err(op: &str, inputs: &[AbsVal], attrs: Vec<(&'static str, AttrValue)>) -> OpError {
-    match infer(op, inputs, attrs) {
-        Ok(v) => panic!("{op}: expected an error, inferred {v}"),
-        Err(e) => e,
-    }
-}
-
-fn ten(dtype: DType, dims: &[i64]) -> AbsVal {
-    AbsVal::tensor(dtype, dims)
-}
-
-fn f(x: f64) -> AttrValue {
-    AttrValue::float(x)
-}
-
-fn int(i: i64) -> AttrValue {
-    AttrValue::Int(i)
-}
-
-fn assert_close(what: &str, got: &Tensor, want: &[f64], tol: f64) {
-    let g = got.to_f64_vec();
-    assert_eq!(g.len(), want.len(), "{what}: element count");
-    for (i, (&a, &b)) in g.iter().zip(want).enumerate() {
-        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + b.abs());
-        assert!(ok, "{what}[{i}]: got {a}, want {b}");
-    }
 }
 
 /// The gradients of `op` at `inputs` for sensitivity `dout`.

@@ -4,69 +4,11 @@
 
 use ir::{Dim, Shape};
 use ops::eager;
-use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue, OpError};
+use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue};
 use tensor::Tensor;
-
-fn t(dtype: DType, shape: &[usize], data: &[f64]) -> Tensor {
-    Tensor::from_f64(shape.to_vec(), data.to_vec())
-        .unwrap()
-        .cast(dtype)
-}
-
-fn rand(shape: &[usize], seed: u64, lo: f64, hi: f64) -> Tensor {
-    match eager::random_f64(shape, seed, lo, hi) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => unreachable!(),
-    }
-}
-
-fn run(
-    op: &str,
-    inputs: &[&Tensor],
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<Tensor, OpError> {
-    let inputs: Vec<KValue> = inputs
-        .iter()
-        .map(|t| KValue::Tensor((*t).clone()))
-        .collect();
-    eager::call(op, &inputs, attrs).map(|v| v.into_tensor().unwrap())
-}
-
-fn infer(
-    op: &str,
-    inputs: &[AbsVal],
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap();
-    let given: Vec<(String, AttrValue)> = attrs
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, &v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs,
-        attrs: &attrs,
-    })
-}
-
-fn ten(dtype: DType, dims: &[i64]) -> AbsVal {
-    AbsVal::tensor(dtype, dims)
-}
-
-fn b(v: bool) -> AttrValue {
-    AttrValue::Bool(v)
-}
-
-fn assert_close(what: &str, got: &Tensor, shape: &[usize], want: &[f64], tol: f64) {
-    assert_eq!(got.shape(), shape, "{what}: shape");
-    for (i, (a, w)) in got.to_f64_vec().iter().zip(want).enumerate() {
-        assert!(
-            (a - w).abs() <= tol * (1.0 + w.abs()),
-            "{what}: element {i}: got {a}, want {w}"
-        );
-    }
-}
+use test_support::ops::{
+    assert_shaped_close as assert_close, b, infer, rand, t, ten, try_run as run,
+};
 
 /// Naive batched product with NumPy batch broadcasting.
 fn ref_batch_matmul(x: &Tensor, y: &Tensor, ta: bool, tb: bool) -> (Vec<usize>, Vec<f64>) {

@@ -10,25 +10,11 @@ use std::collections::HashMap;
 
 use ir::{Dim, ScalarConst, Shape};
 use ops::eager;
-use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue, OpError};
+use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue};
 use tensor::Tensor;
-
-fn t(dtype: DType, shape: &[usize], data: &[f64]) -> Tensor {
-    Tensor::from_f64(shape.to_vec(), data.to_vec())
-        .unwrap()
-        .cast(dtype)
-}
-
-fn rand(shape: &[usize], seed: u64) -> Tensor {
-    match eager::random_f64(shape, seed, -1.0, 1.0) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => unreachable!(),
-    }
-}
-
-fn kv(t: &Tensor) -> KValue {
-    KValue::Tensor(t.clone())
-}
+use test_support::ops::{
+    assert_err, infer, int, ints, kv, rnd as rand, run, s, t, try_call as call,
+};
 
 fn num(dtype: DType, v: f64) -> KValue {
     KValue::Tensor(Tensor::scalar(dtype, v))
@@ -38,63 +24,8 @@ fn tup(v: &[i64]) -> KValue {
     KValue::Tuple(v.iter().map(|&x| num(DType::I64, x as f64)).collect())
 }
 
-fn call(
-    op: &str,
-    inputs: Vec<KValue>,
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<KValue, OpError> {
-    eager::call(op, &inputs, attrs)
-}
-
-fn run(op: &str, inputs: Vec<KValue>, attrs: Vec<(&'static str, AttrValue)>) -> Tensor {
-    call(op, inputs, attrs)
-        .unwrap_or_else(|e| panic!("{op}: {}", e.message))
-        .into_tensor()
-        .unwrap()
-}
-
-fn infer(
-    op: &str,
-    inputs: &[AbsVal],
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap();
-    let given: Vec<(String, AttrValue)> = attrs
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, &v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs,
-        attrs: &attrs,
-    })
-}
-
-fn assert_err(e: &OpError, target: ErrorTarget, parts: &[&str]) {
-    assert_eq!(e.target, target, "{}", e.message);
-    for p in parts {
-        assert!(e.message.contains(p), "`{}` lacks `{p}`", e.message);
-    }
-}
-
-fn int(i: i64) -> AttrValue {
-    AttrValue::Int(i)
-}
-
-fn ints(v: &[i64]) -> AttrValue {
-    AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
-}
-
-fn s(v: &str) -> AttrValue {
-    AttrValue::Str(v.to_string())
-}
-
 fn close(a: &[f64], b: &[f64], tol: f64) {
-    assert_eq!(a.len(), b.len());
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "[{i}]: {x} vs {y}");
-    }
+    test_support::ops::close("values", a, b, tol);
 }
 
 // ---------------------------------------------------------------------------

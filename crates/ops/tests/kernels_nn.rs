@@ -1,37 +1,10 @@
 //! Kernels and shape rules of the neural-network primitives against direct
 //! reference implementations (naive loops), on odd shapes, and their errors.
 
-use ops::eager::{self, random_f64};
+use ops::eager;
 use ops::{AttrValue, ErrorTarget, KValue, OpError};
 use tensor::{DType, Tensor};
-
-fn int(i: i64) -> AttrValue {
-    AttrValue::Int(i)
-}
-
-fn ints(v: &[i64]) -> AttrValue {
-    AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
-}
-
-fn s(v: &str) -> AttrValue {
-    AttrValue::Str(v.to_string())
-}
-
-fn rnd(shape: &[usize], seed: u64) -> Tensor {
-    match random_f64(shape, seed, -1.0, 1.0) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => unreachable!(),
-    }
-}
-
-fn kv(t: &Tensor) -> KValue {
-    KValue::Tensor(t.clone())
-}
-
-fn call(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> KValue {
-    let inputs: Vec<KValue> = inputs.iter().map(|t| kv(t)).collect();
-    eager::call(op, &inputs, attrs).unwrap_or_else(|e| panic!("{op}: {}", e.message))
-}
+use test_support::ops::{assert_err, int, ints, kv, rnd, run, run_err, run_tuple, s};
 
 /// `Conv2DBackpropInput(dout, w, shape of x)` or
 /// `Conv2DBackpropFilter(dout, x, shape of w)`: the shape as `Shape` gives it
@@ -57,50 +30,8 @@ fn backprop(
     }
 }
 
-fn run(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> Tensor {
-    match call(op, inputs, attrs) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => panic!("{op} returned a tuple"),
-    }
-}
-
-fn run_tuple(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> Vec<Tensor> {
-    match call(op, inputs, attrs) {
-        KValue::Tuple(items) => items
-            .into_iter()
-            .map(|i| match i {
-                KValue::Tensor(t) => t,
-                KValue::Tuple(_) => panic!("nested tuple"),
-            })
-            .collect(),
-        KValue::Tensor(_) => panic!("{op} returned a tensor"),
-    }
-}
-
-fn run_err(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> OpError {
-    let inputs: Vec<KValue> = inputs.iter().map(|t| kv(t)).collect();
-    match eager::call(op, &inputs, attrs) {
-        Ok(v) => panic!("{op} succeeded with {v:?}"),
-        Err(e) => e,
-    }
-}
-
-fn assert_err(e: &OpError, target: ErrorTarget, parts: &[&str]) {
-    assert_eq!(e.target, target, "target of: {}", e.message);
-    for p in parts {
-        assert!(e.message.contains(p), "{:?} lacks {p:?}", e.message);
-    }
-}
-
 fn assert_close(got: &Tensor, want: &[f64], tol: f64, what: &str) {
-    let g = got.to_f64_vec();
-    assert_eq!(g.len(), want.len(), "{what}: lengths");
-    for (i, (a, b)) in g.iter().zip(want).enumerate() {
-        assert!(
-            (a - b).abs() <= tol * (1.0 + b.abs()),
-            "{what}[{i}]: {a} vs {b}"
-        );
-    }
+    test_support::ops::assert_close(what, got, want, tol);
 }
 
 // ---------------------------------------------------------------------------

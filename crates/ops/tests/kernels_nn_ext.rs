@@ -7,32 +7,11 @@
 
 use ir::{AbsVal, Dim, Shape};
 use ops::eager::{self, random_f64};
-use ops::{AttrValue, ErrorTarget, KValue, OpError};
+use ops::{AttrValue, ErrorTarget, KValue};
 use tensor::{DType, Tensor};
-
-fn int(i: i64) -> AttrValue {
-    AttrValue::Int(i)
-}
-
-fn ints(v: &[i64]) -> AttrValue {
-    AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
-}
-
-fn flt(x: f64) -> AttrValue {
-    AttrValue::float(x)
-}
-
-fn floats(v: &[f64]) -> AttrValue {
-    AttrValue::Tuple(v.iter().map(|&x| AttrValue::float(x)).collect())
-}
-
-fn s(v: &str) -> AttrValue {
-    AttrValue::Str(v.to_string())
-}
-
-fn b(v: bool) -> AttrValue {
-    AttrValue::Bool(v)
-}
+use test_support::ops::{
+    assert_err, b, call, floats, flt, infer, int, ints, items, run_err as err, s, tensor,
+};
 
 fn rnd(shape: &[usize], seed: u64) -> KValue {
     match random_f64(shape, seed, -1.0, 1.0) {
@@ -47,56 +26,6 @@ fn idx(dtype: DType, shape: &[usize], data: &[i64]) -> KValue {
 
 fn none() -> KValue {
     KValue::Tuple(vec![])
-}
-
-fn tensor(v: KValue) -> Tensor {
-    match v {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => panic!("a tuple"),
-    }
-}
-
-fn items(v: KValue) -> Vec<KValue> {
-    match v {
-        KValue::Tuple(items) => items,
-        KValue::Tensor(_) => panic!("a tensor"),
-    }
-}
-
-fn call(op: &str, inputs: Vec<KValue>, attrs: Vec<(&'static str, AttrValue)>) -> KValue {
-    eager::call(op, &inputs, attrs).unwrap_or_else(|e| panic!("{op}: {}", e.message))
-}
-
-fn err(op: &str, inputs: Vec<KValue>, attrs: Vec<(&'static str, AttrValue)>) -> OpError {
-    match eager::call(op, &inputs, attrs) {
-        Ok(v) => panic!("{op} succeeded with {v:?}"),
-        Err(e) => e,
-    }
-}
-
-fn assert_err(e: &OpError, target: ErrorTarget, parts: &[&str]) {
-    assert_eq!(e.target, target, "target of: {}", e.message);
-    for p in parts {
-        assert!(e.message.contains(p), "{:?} lacks {p:?}", e.message);
-    }
-}
-
-fn infer(
-    op: &str,
-    inputs: Vec<AbsVal>,
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap();
-    let given: Vec<(String, AttrValue)> = attrs
-        .iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs: &inputs,
-        attrs: &attrs,
-    })
 }
 
 /// `f32[dims]`, `-1` for an unknown size.

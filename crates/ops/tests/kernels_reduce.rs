@@ -7,40 +7,12 @@ use ir::{Dim, Shape};
 use ops::eager;
 use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue, OpError};
 use tensor::Tensor;
-
-fn t(dtype: DType, shape: &[usize], data: &[f64]) -> Tensor {
-    Tensor::from_f64(shape.to_vec(), data.to_vec())
-        .unwrap()
-        .cast(dtype)
-}
-
-fn rand(shape: &[usize], seed: u64, lo: f64, hi: f64) -> Tensor {
-    match eager::random_f64(shape, seed, lo, hi) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => unreachable!(),
-    }
-}
-
-fn run(op: &str, x: &Tensor, attrs: Vec<(&'static str, AttrValue)>) -> Result<Tensor, OpError> {
-    eager::call(op, &[KValue::Tensor(x.clone())], attrs).map(|v| v.into_tensor().unwrap())
-}
+use test_support::ops::{
+    assert_shaped_close as assert_close, ints as axis, rand, t, try_run as run,
+};
 
 fn infer(op: &str, x: &AbsVal, attrs: Vec<(&'static str, AttrValue)>) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap();
-    let given: Vec<(String, AttrValue)> = attrs
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, &v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs: std::slice::from_ref(x),
-        attrs: &attrs,
-    })
-}
-
-fn axis(v: &[i64]) -> AttrValue {
-    AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
+    test_support::ops::infer(op, std::slice::from_ref(x), attrs)
 }
 
 fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
@@ -107,14 +79,6 @@ fn max(v: &[f64]) -> f64 {
 
 fn min(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::INFINITY, f64::min)
-}
-
-fn assert_close(what: &str, got: &Tensor, shape: &[usize], want: &[f64], tol: f64) {
-    assert_eq!(got.shape(), shape, "{what}: shape");
-    for (i, (a, b)) in got.to_f64_vec().iter().zip(want).enumerate() {
-        let ok = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol * (1.0 + b.abs());
-        assert!(ok, "{what}: element {i}: got {a}, want {b}");
-    }
 }
 
 /// Every subset of the axes of a rank-`r` tensor, spelled with a mix of

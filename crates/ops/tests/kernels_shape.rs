@@ -1,94 +1,10 @@
 //! Kernels and shape rules of the shape primitives against straightforward
 //! reference implementations, on odd shapes, and their errors.
 
-use ops::eager::{self, random_f64};
-use ops::{AbsVal, AttrValue, ErrorTarget, KValue, OpError};
+use ops::eager;
+use ops::{AbsVal, AttrValue, ErrorTarget, KValue};
 use tensor::{DType, Tensor};
-
-fn ints(v: &[i64]) -> AttrValue {
-    AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
-}
-
-fn int(i: i64) -> AttrValue {
-    AttrValue::Int(i)
-}
-
-fn rnd(shape: &[usize], seed: u64) -> Tensor {
-    match random_f64(shape, seed, -1.0, 1.0) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => unreachable!(),
-    }
-}
-
-fn arange(shape: &[usize]) -> Tensor {
-    let n = shape.iter().product::<usize>();
-    Tensor::from_f64(shape.to_vec(), (0..n).map(|i| i as f64).collect()).unwrap()
-}
-
-fn run(op: &str, inputs: &[&Tensor], attrs: Vec<(&'static str, AttrValue)>) -> Tensor {
-    let inputs: Vec<KValue> = inputs
-        .iter()
-        .map(|t| KValue::Tensor((*t).clone()))
-        .collect();
-    match eager::call(op, &inputs, attrs).unwrap_or_else(|e| panic!("{op}: {}", e.message)) {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => panic!("{op} returned a tuple"),
-    }
-}
-
-fn run_err(op: &str, inputs: Vec<KValue>, attrs: Vec<(&'static str, AttrValue)>) -> OpError {
-    match eager::call(op, &inputs, attrs) {
-        Ok(v) => panic!("{op} succeeded with {v:?}"),
-        Err(e) => e,
-    }
-}
-
-fn kv(t: &Tensor) -> KValue {
-    KValue::Tensor(t.clone())
-}
-
-/// The shape rule alone, on abstract inputs.
-fn infer(
-    op: &str,
-    inputs: Vec<AbsVal>,
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap();
-    let given: Vec<(String, AttrValue)> = attrs
-        .iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs: &inputs,
-        attrs: &attrs,
-    })
-}
-
-/// `f32[dims]` with symbolic (`"B"`) and unknown (`"?"`) sizes.
-fn abs(dims: &[&str]) -> AbsVal {
-    AbsVal::Tensor {
-        dtype: DType::F32,
-        shape: ir::Shape::Ranked(
-            dims.iter()
-                .map(|d| match *d {
-                    "?" => ir::Dim::Unknown,
-                    s => s
-                        .parse::<i64>()
-                        .map_or_else(|_| ir::Dim::Sym(s.to_string()), ir::Dim::Known),
-                })
-                .collect(),
-        ),
-    }
-}
-
-fn assert_err(e: &OpError, target: ErrorTarget, parts: &[&str]) {
-    assert_eq!(e.target, target, "target of: {}", e.message);
-    for p in parts {
-        assert!(e.message.contains(p), "{:?} lacks {p:?}", e.message);
-    }
-}
+use test_support::ops::{abs, arange, assert_err, infer, int, ints, kv, rnd, run, run_err};
 
 /// Element `index` (row-major multi-index) of a tensor.
 fn at(t: &Tensor, index: &[usize]) -> f64 {

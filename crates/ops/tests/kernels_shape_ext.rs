@@ -6,24 +6,15 @@
 //! what they point at.
 
 use ir::{Dim, ScalarConst, Shape};
-use ops::eager::{self, ints, random_f64};
+use ops::eager::{ints, random_f64};
 use ops::{AbsVal, AttrValue, ErrorTarget, KValue, OpError};
 use tensor::{DType, Tensor};
-
-fn t(v: &[i64]) -> AttrValue {
-    AttrValue::Tuple(v.iter().map(|&i| AttrValue::Int(i)).collect())
-}
+use test_support::ops::{
+    abs, call as run, infer, int, ints as t, run_err, s, tensor, tensors as items,
+};
 
 fn pairs(v: &[(i64, i64)]) -> AttrValue {
     AttrValue::Tuple(v.iter().map(|&(a, b)| t(&[a, b])).collect())
-}
-
-fn int(i: i64) -> AttrValue {
-    AttrValue::Int(i)
-}
-
-fn s(v: &str) -> AttrValue {
-    AttrValue::Str(v.into())
 }
 
 fn f64s(shape: &[usize], data: &[f64]) -> KValue {
@@ -43,69 +34,9 @@ fn bools(shape: &[usize], data: &[bool]) -> KValue {
     KValue::Tensor(Tensor::from_bool(shape.to_vec(), data.to_vec()).unwrap())
 }
 
-fn run(op: &str, inputs: Vec<KValue>, attrs: Vec<(&'static str, AttrValue)>) -> KValue {
-    eager::call(op, &inputs, attrs).unwrap_or_else(|e| panic!("{op}: {}", e.message))
-}
-
-fn tensor(v: KValue) -> Tensor {
-    match v {
-        KValue::Tensor(t) => t,
-        KValue::Tuple(_) => panic!("a tuple"),
-    }
-}
-
 fn values(v: KValue) -> (Vec<usize>, Vec<f64>) {
     let t = tensor(v);
     (t.shape().to_vec(), t.to_f64_vec())
-}
-
-fn items(v: KValue) -> Vec<Tensor> {
-    match v {
-        KValue::Tuple(items) => items.into_iter().map(tensor).collect(),
-        KValue::Tensor(_) => panic!("not a tuple"),
-    }
-}
-
-fn run_err(op: &str, inputs: Vec<KValue>, attrs: Vec<(&'static str, AttrValue)>) -> OpError {
-    match eager::call(op, &inputs, attrs) {
-        Ok(v) => panic!("{op} succeeded with {v:?}"),
-        Err(e) => e,
-    }
-}
-
-fn infer(
-    op: &str,
-    inputs: Vec<AbsVal>,
-    attrs: Vec<(&'static str, AttrValue)>,
-) -> Result<AbsVal, OpError> {
-    let def = ops::lookup(op).unwrap();
-    let given: Vec<(String, AttrValue)> = attrs
-        .iter()
-        .map(|(k, v)| (k.to_string(), ops::check_attr(def, k, v).unwrap()))
-        .collect();
-    let attrs = ops::resolve_attrs(def, &given);
-    (def.infer)(&ops::InferCall {
-        op: def,
-        inputs: &inputs,
-        attrs: &attrs,
-    })
-}
-
-/// `f32[dims]` with symbolic (`"B"`) and unknown (`"?"`) sizes.
-fn abs(dims: &[&str]) -> AbsVal {
-    AbsVal::Tensor {
-        dtype: DType::F32,
-        shape: Shape::Ranked(
-            dims.iter()
-                .map(|d| match *d {
-                    "?" => Dim::Unknown,
-                    s => s
-                        .parse::<i64>()
-                        .map_or_else(|_| Dim::Sym(s.to_string()), Dim::Known),
-                })
-                .collect(),
-        ),
-    }
 }
 
 fn int_abs(dtype: DType, dims: &[i64]) -> AbsVal {
