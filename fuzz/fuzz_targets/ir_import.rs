@@ -1,12 +1,11 @@
-//! `run_ir` of `crates/mirdsl/tests/common/fuzz_targets.rs` (the same target the
-//! stable mutation loop in `cargo test` runs), under libFuzzer.
+//! `run_ir` of `test_support::fuzz` (`crates/test-support/src/fuzz.rs`; the same
+//! target the stable mutation loop in `cargo test` runs), under libFuzzer.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../crates/mirdsl/tests/common/fuzz_targets.rs"]
-mod targets;
+use test_support::fuzz as targets;
 
 fuzz_target!(|data: &[u8]| {
     targets::run_ir(data);

@@ -22,10 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[path = "common/fuzz_targets.rs"]
-mod targets;
-
-use targets::{run_fmt, run_ir, run_mindir, run_npy, run_safetensors, Verdict};
+use test_support::fuzz::{run_fmt, run_ir, run_mindir, run_npy, run_safetensors, Verdict};
 
 /// Seconds per target when `MIRDSL_FUZZ_SECS` is not set.
 const DEFAULT_SECS: f64 = 2.0;

@@ -4,15 +4,12 @@
 //! server's memory budget (`mirdsl lsp --max-memory`); a run past its
 //! `timeoutMs` or cancelled stops, and the server goes on answering.
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lsp_client::Lsp;
 use serde_json::{json, Value as Json};
+use test_support::lsp::Lsp;
 
 /// The most memory the server (and its run worker) may map.
 const ADDRESS_SPACE: u64 = 4 << 30;

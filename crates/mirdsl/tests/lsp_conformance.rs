@@ -2,15 +2,12 @@
 //! the findings of issue 14, each a test. `MIRDSL_LSP_UNDER_TEST=PATH` runs
 //! them against another build of the server (an older one, to see them fail).
 
-#[path = "common/lsp_client.rs"]
-mod lsp_client;
-
 use std::io::Write;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use lsp_client::Lsp;
 use serde_json::{json, Value as Json};
+use test_support::lsp::Lsp;
 
 /// `mirdsl lsp`, or the server `MIRDSL_LSP_UNDER_TEST` names.
 fn server() -> Command {

@@ -4,11 +4,12 @@
 //! diagnostics must be identical: code, range and message, in order.
 //! `MIRDSL_LSP_UNDER_TEST=PATH` runs this against another build.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value as Json};
+use test_support::lsp::{frame, read_message};
 
 fn program() -> String {
     std::env::var("MIRDSL_LSP_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_mirdsl").into())
@@ -83,30 +84,10 @@ fn serve(files: &[PathBuf]) -> Vec<Vec<Key>> {
     let mut stdin = child.stdin.take().unwrap();
     let mut reader = BufReader::new(child.stdout.take().unwrap());
     let mut send = |m: Json| {
-        let body = m.to_string();
-        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        stdin.write_all(&frame(m.to_string().as_bytes())).unwrap();
         stdin.flush().unwrap();
     };
-    let mut next = move || -> Json {
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            assert!(
-                reader.read_line(&mut line).unwrap() > 0,
-                "the server closed"
-            );
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length:") {
-                length = v.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
-        serde_json::from_slice(&body).unwrap()
-    };
+    let mut next = move || -> Json { read_message(&mut reader).expect("the server closed") };
     send(
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "processId": null, "rootUri": null,

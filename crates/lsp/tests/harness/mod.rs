@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -41,28 +41,7 @@ impl Client {
         let (tx, from_server) = mpsc::unbounded_channel();
         std::thread::spawn(move || {
             let mut reader = BufReader::new(client_read);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = line.strip_prefix("Content-Length: ") {
-                        length = v.trim().parse::<usize>().ok();
-                    }
-                }
-                let Some(length) = length else { return };
-                let mut body = vec![0u8; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let message: Json =
-                    serde_json::from_slice(&body).expect("the server sent bad JSON");
+            while let Some(message) = test_support::lsp::read_message(&mut reader) {
                 if tx.send(message).is_err() {
                     return;
                 }
@@ -85,9 +64,7 @@ impl Client {
 
     /// Sends a body in one frame, whatever it holds.
     pub async fn send_body(&mut self, body: &[u8]) {
-        let mut frame = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-        frame.extend_from_slice(body);
-        self.send_bytes(&frame).await;
+        self.send_bytes(&test_support::lsp::frame(body)).await;
     }
 
     pub async fn send_raw(&mut self, message: &Json) {
