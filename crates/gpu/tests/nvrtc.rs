@@ -1,11 +1,13 @@
 //! Every generated kernel compiles with NVRTC. Runs wherever NVRTC loads (no
 //! GPU or driver needed): set MIRDSL_NVRTC_LIB to a libnvrtc.so.12, e.g. from
-//! `pip install nvidia-cuda-nvrtc-cu12`; skipped with a printed reason otherwise.
+//! `pip install nvidia-cuda-nvrtc-cu12`; skipped with a printed reason otherwise
+//! (a failure with `MIRDSL_REQUIRE_TOOLS=nvrtc`).
+
+use test_support::Tool;
 
 #[test]
 fn every_unit_compiles_with_nvrtc() {
-    if let Err(e) = gpu::probe::nvrtc() {
-        eprintln!("skipped: {e}");
+    if test_support::require(Tool::Nvrtc, gpu::probe::nvrtc()).is_none() {
         return;
     }
     let mut failures = Vec::new();

@@ -1,20 +1,16 @@
 //! Every primitive's registry samples on the GPU backend against the CPU
 //! kernels, in f64, f32 and f16 (floating inputs cast), with a tolerance per
 //! dtype. Needs a CUDA driver, a device, NVRTC and cuBLAS; skipped with the
-//! reason printed where any is missing.
+//! reason printed where any is missing (a failure with
+//! `MIRDSL_REQUIRE_TOOLS=gpu`).
 
 use exec::Backend;
 use ops::{eager, KArg, KValue, KernelCall};
 use tensor::{DType, Tensor};
+use test_support::Tool;
 
 fn gpu() -> Option<gpu::GpuBackend> {
-    match gpu::GpuBackend::new() {
-        Ok(g) => Some(g),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-    }
+    test_support::require(Tool::Gpu, gpu::GpuBackend::new())
 }
 
 /// Runs `sample` (inputs in `inputs`) on `backend` as the executor would.

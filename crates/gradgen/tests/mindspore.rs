@@ -98,8 +98,10 @@ fn mindspore_replay() {
 
 #[test]
 fn mindspore_differential() {
-    let Ok(python) = std::env::var("MIRDSL_MINDSPORE_PYTHON") else {
-        eprintln!("skipped: set MIRDSL_MINDSPORE_PYTHON to a Python with MindSpore 2.10");
+    let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("gradgen-ms-{}", std::process::id()));

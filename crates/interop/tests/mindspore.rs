@@ -16,8 +16,10 @@ use common::{inputs_for, run, run_steps, temp_dir, test_data};
 
 #[test]
 fn exported_models_run_in_mindspore() {
-    let Some(python) = std::env::var_os("MIRDSL_MINDSPORE_PYTHON") else {
-        eprintln!("skipped: set MIRDSL_MINDSPORE_PYTHON to a python with mindspore==2.10.0");
+    let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) else {
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mindspore_roundtrip.py");

@@ -216,15 +216,11 @@ fn dot_ids_map_back_to_ir() {
 }
 
 /// Graphviz accepts every printed file (skipped, with the reason printed,
-/// when `dot` is not installed: `apt-get install -y graphviz`).
+/// when `dot` is not installed: `apt-get install -y graphviz`; a failure
+/// with `MIRDSL_REQUIRE_TOOLS=1` or `graphviz`).
 #[test]
 fn graphviz_accepts_every_dot_file() {
-    let available = std::process::Command::new("dot")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        eprintln!("skipped: Graphviz `dot` is not installed (apt-get install -y graphviz)");
+    if test_support::require(test_support::Tool::Graphviz, test_support::graphviz()).is_none() {
         return;
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ir-dot");

@@ -50,13 +50,18 @@ fn losses_of_json(text: &str) -> Vec<f64> {
 
 #[test]
 fn exported_step_trains_data_parallel_in_mindspore() {
-    let Some(python) = std::env::var_os("MIRDSL_MINDSPORE_PYTHON") else {
-        eprintln!("skipped: set MIRDSL_MINDSPORE_PYTHON to a python with mindspore==2.10.0");
+    let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) else {
         return;
     };
     let msrun = Path::new(&python).with_file_name("msrun");
-    if !msrun.is_file() {
-        eprintln!("skipped: no msrun beside {}", Path::new(&python).display());
+    if !test_support::require_that(
+        test_support::Tool::MindSpore,
+        msrun.is_file(),
+        format_args!("no msrun beside {}", Path::new(&python).display()),
+    ) {
         return;
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("data_parallel");

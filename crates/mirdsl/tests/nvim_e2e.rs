@@ -1,54 +1,19 @@
 //! `mirdsl lsp` end to end through a real Neovim 0.11 (its LSP client, inlay
 //! hints and semantic tokens): runs `editors/nvim/test/e2e.lua` headless on a
 //! copy of `testdata/mlp.mir`. Skipped, with the reason printed, when no
-//! Neovim 0.11 is found through `MIRDSL_NVIM` or `PATH`
-//! (`editors/nvim/test/run.sh` installs one into `target/nvim-venv`).
+//! Neovim 0.11 is found through `MIRDSL_NVIM` or `PATH`, a failure then with
+//! `MIRDSL_REQUIRE_TOOLS=1` or `nvim` (`editors/nvim/test/run.sh` installs one
+//! into `target/nvim-venv`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn find_nvim() -> Result<PathBuf, String> {
-    let candidates: Vec<PathBuf> = match std::env::var_os("MIRDSL_NVIM") {
-        Some(p) => vec![PathBuf::from(p)],
-        None => std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).map(|d| d.join("nvim")).collect())
-            .unwrap_or_default(),
-    };
-    let mut too_old = Vec::new();
-    for nvim in candidates.iter().filter(|p| p.is_file()) {
-        let out = Command::new(nvim)
-            .arg("--version")
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", nvim.display()))?;
-        let version = String::from_utf8_lossy(&out.stdout);
-        let first = version.lines().next().unwrap_or_default().to_string();
-        // `vim.lsp.start`, inlay hints and `semantic_tokens.get_at_pos` need 0.11.
-        let minor = first
-            .strip_prefix("NVIM v0.")
-            .and_then(|v| v.split('.').next())
-            .and_then(|m| m.parse::<u32>().ok());
-        if minor.is_some_and(|m| m >= 11) {
-            return Ok(nvim.clone());
-        }
-        too_old.push(format!("{} is {first}", nvim.display()));
-    }
-    if !too_old.is_empty() {
-        return Err(format!(
-            "{}; the test needs Neovim 0.11",
-            too_old.join(", ")
-        ));
-    }
-    Err("no `nvim` found (set MIRDSL_NVIM, or run editors/nvim/test/run.sh)".into())
-}
+use test_support::Tool;
 
 #[test]
 fn neovim_end_to_end() {
-    let nvim = match find_nvim() {
-        Ok(n) => n,
-        Err(reason) => {
-            println!("skipped: {reason}");
-            return;
-        }
+    let Some(nvim) = test_support::require(Tool::Nvim, test_support::nvim()) else {
+        return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("editors/nvim/test/e2e.lua");
@@ -90,12 +55,8 @@ fn neovim_end_to_end() {
 /// model's diagnostics follow an edit of the library.
 #[test]
 fn neovim_multifile_workspace() {
-    let nvim = match find_nvim() {
-        Ok(n) => n,
-        Err(reason) => {
-            println!("skipped: {reason}");
-            return;
-        }
+    let Some(nvim) = test_support::require(Tool::Nvim, test_support::nvim()) else {
+        return;
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("editors/nvim/test/multifile.lua");

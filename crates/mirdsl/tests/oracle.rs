@@ -4,44 +4,20 @@
 //!
 //! The fixture directory is `$MIRDSL_ORACLE_DIR`, else the shared fixtures next
 //! to the repository. The test is skipped (with the reason printed) when the
-//! fixtures, `python3` or NumPy are missing; `.ci/run` installs NumPy.
+//! fixtures, `python3` or NumPy are missing, and fails then with
+//! `MIRDSL_REQUIRE_TOOLS=1` (or `oracle`, `numpy`); `.ci/run` installs NumPy.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn oracle_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("MIRDSL_ORACLE_DIR") {
-        return Some(PathBuf::from(d));
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [
-        manifest.join("../../testdata/oracle"),
-        manifest.join("../../../shared/fixtures/oracle"),
-        PathBuf::from("/work/shared/fixtures/oracle"),
-    ]
-    .into_iter()
-    .find(|d| d.join("run_cases.py").is_file())
-}
+use test_support::Tool;
 
 #[test]
 fn oracle_cases_match_mindspore() {
-    let Some(dir) = oracle_dir() else {
-        eprintln!("skipped: no oracle fixtures (set MIRDSL_ORACLE_DIR to the directory with run_cases.py)");
+    let Some(dir) = test_support::require(Tool::Oracle, test_support::oracle_dir()) else {
         return;
     };
-    match Command::new("python3")
-        .args(["-c", "import numpy"])
-        .output()
-    {
-        Ok(o) if o.status.success() => {}
-        Ok(_) => {
-            eprintln!("skipped: NumPy is not installed (`pip install numpy`)");
-            return;
-        }
-        Err(e) => {
-            eprintln!("skipped: cannot run python3: {e}");
-            return;
-        }
+    if test_support::require(Tool::NumPy, test_support::numpy()).is_none() {
+        return;
     }
     let out = Command::new("python3")
         .arg(dir.join("run_cases.py"))

@@ -304,7 +304,7 @@ fn gpu_present() -> bool {
 #[test]
 fn gpu_without_a_driver_is_an_error_naming_what_is_missing() {
     if gpu_present() {
-        eprintln!("skipped: this machine has a usable GPU");
+        test_support::skip("this machine has a usable GPU");
         return;
     }
     let dir = setup("gpu", PROGRAM);
@@ -348,8 +348,7 @@ fn device_auto_falls_back_to_the_cpu_and_says_why() {
 
 #[test]
 fn gpu_results_match_the_cpu_where_there_is_a_gpu() {
-    if !gpu_present() {
-        eprintln!("skipped: no usable GPU ({:?})", gpu::probe::all().err());
+    if test_support::require(test_support::Tool::Gpu, gpu::probe::all()).is_none() {
         return;
     }
     let dir = setup("gpu-run", PROGRAM);
@@ -423,9 +422,10 @@ fn text_output() {
 
 #[test]
 fn spec_examples_run() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/spec_examples.mir");
-    let Ok(src) = std::fs::read_to_string(&file) else {
-        eprintln!("skipped: no {}", file.display());
+    let Some(src) = test_support::require(
+        test_support::Tool::Testdata,
+        test_support::testdata("spec_examples.mir"),
+    ) else {
         return;
     };
     let dir = setup("spec", &src);

@@ -614,8 +614,10 @@ fn type_text(t: &Json) -> String {
 /// MindSpore and gives the executor's value.
 #[test]
 fn exported_layers_run_in_mindspore() {
-    let Some(python) = std::env::var_os("MIRDSL_MINDSPORE_PYTHON") else {
-        eprintln!("skipped: set MIRDSL_MINDSPORE_PYTHON to a python with mindspore==2.10.0");
+    let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) else {
         return;
     };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stdlib_export");
@@ -768,8 +770,10 @@ fn flatten(v: &Value, out: &mut Vec<f64>) {
 /// with its primitives.
 #[test]
 fn exported_layer_gradients_run_in_mindspore() {
-    let Some(python) = std::env::var_os("MIRDSL_MINDSPORE_PYTHON") else {
-        eprintln!("skipped: set MIRDSL_MINDSPORE_PYTHON to a python with mindspore==2.10.0");
+    let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) else {
         return;
     };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("stdlib_export_grad");

@@ -1,17 +1,18 @@
 //! Runs the TextMate grammar's Node tests (vscode-textmate + vscode-oniguruma
 //! tokenising every example) as part of `cargo test`. Needs Node and the
-//! grammar's npm packages (`npm ci` in grammar/textmate, done by .ci/run).
+//! grammar's npm packages (`npm ci` in grammar/textmate, done by .ci/run);
+//! skipped with the reason printed without them (a failure with
+//! `MIRDSL_REQUIRE_TOOLS=1` or `grammar`).
 
-use std::path::Path;
 use std::process::Command;
+
+use test_support::Tool;
 
 #[test]
 fn textmate_grammar_tokenises_the_examples() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammar/textmate");
-    if !dir.join("node_modules/vscode-textmate").exists() {
-        eprintln!("skipped: run `npm ci` in grammar/textmate to enable the TextMate grammar tests");
+    let Some(dir) = test_support::require(Tool::Grammar, test_support::textmate_grammar()) else {
         return;
-    }
+    };
     let output = Command::new("node")
         .args(["--test", "test/"])
         .current_dir(&dir)

@@ -9,8 +9,9 @@
 //! 5. `steps` (training cells, which have `expected_steps.json`): the exported
 //!    step run twice, then the weights (see [`steps_stage`])
 //! 6. `roundtrip` (only where `MIRDSL_MINDSPORE_PYTHON` names a python with
-//!    mindspore 2.10): `mirdsl export` of the imported program, loaded and run in
-//!    MindSpore (`crates/interop/tests/mindspore_roundtrip.py case`), against
+//!    mindspore 2.10; required with `MIRDSL_REQUIRE_TOOLS=mindspore`): `mirdsl
+//!    export` of the imported program, loaded and run in MindSpore
+//!    (`crates/interop/tests/mindspore_roundtrip.py case`), against
 //!    `expected.json`
 //!
 //! It prints a table, one row per network. `testdata/zoo/EXPECTED_FAILURES`
@@ -684,12 +685,11 @@ fn zoo_networks() {
     let list_path = zoo.join("EXPECTED_FAILURES");
     let list_text = std::fs::read_to_string(&list_path).unwrap_or_default();
     let expected = expected_failures(&list_text);
-    let python = std::env::var_os("MIRDSL_MINDSPORE_PYTHON").map(PathBuf::from);
-    if python.is_none() {
-        eprintln!(
-            "note: the roundtrip stage is skipped: set MIRDSL_MINDSPORE_PYTHON to a python with mindspore==2.10.0"
-        );
-    }
+    // Without MindSpore the roundtrip stage is skipped (with the reason
+    // printed; a failure with `MIRDSL_REQUIRE_TOOLS=mindspore`).
+    let python =
+        test_support::mindspore_python().map_err(|why| format!("the roundtrip stage: {why}"));
+    let python = test_support::require(test_support::Tool::MindSpore, python);
 
     // A few networks at a time: each stage is a process of its own.
     let results: Vec<Mutex<Option<Outcome>>> = names.iter().map(|_| Mutex::new(None)).collect();

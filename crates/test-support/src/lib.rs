@@ -155,6 +155,7 @@ pub fn requires(spec: &str, tool: Tool) -> Result<bool, String> {
 /// `skipped: <test>: <reason>` and should return, unless
 /// `MIRDSL_REQUIRE_TOOLS` asks for the tool, where this panics with the
 /// reason.
+#[track_caller]
 pub fn require<T, E: Display>(tool: Tool, found: Result<T, E>) -> Option<T> {
     match found {
         Ok(t) => Some(t),
@@ -166,6 +167,7 @@ pub fn require<T, E: Display>(tool: Tool, found: Result<T, E>) -> Option<T> {
 }
 
 /// [`require`] for a tool found by a test's own check: whether it is there.
+#[track_caller]
 pub fn require_that(tool: Tool, available: bool, why: impl Display) -> bool {
     if !available {
         missing(tool, why);
@@ -175,12 +177,13 @@ pub fn require_that(tool: Tool, available: bool, why: impl Display) -> bool {
 
 /// `tool` is missing: a failure where `MIRDSL_REQUIRE_TOOLS` asks for it, a
 /// printed skip otherwise.
+#[track_caller]
 pub fn missing(tool: Tool, why: impl Display) {
     if tool.required() {
         panic!(
-            "{REQUIRE_VAR} requires {} ({}), which is missing: {why}",
-            tool.name(),
-            std::env::var(REQUIRE_VAR).unwrap_or_default()
+            "{REQUIRE_VAR}={} requires {}, which is missing: {why}",
+            std::env::var(REQUIRE_VAR).unwrap_or_default(),
+            tool.name()
         );
     }
     skip(why);

@@ -8,22 +8,14 @@ use ir::Ty;
 use serde_json::Value as Json;
 use tensor::Tensor;
 
-/// MindSpore's artefacts (`/work/shared/fixtures/mindspore`), when present.
+/// MindSpore's artefacts (`../shared/fixtures/mindspore`,
+/// `MIRDSL_MINDSPORE_FIXTURES`), when present: a test without them is
+/// skipped, or fails where `MIRDSL_REQUIRE_TOOLS` asks for them.
 pub fn fixtures() -> Option<PathBuf> {
-    let dir = std::env::var_os("MIRDSL_MINDSPORE_FIXTURES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/mindspore")
-        });
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: MindSpore fixtures not found at {} (set MIRDSL_MINDSPORE_FIXTURES)",
-            dir.display()
-        );
-        None
-    }
+    test_support::require(
+        test_support::Tool::MindSporeFixtures,
+        test_support::mindspore_fixtures(),
+    )
 }
 
 pub fn test_data() -> PathBuf {
