@@ -29,10 +29,10 @@ pub(crate) fn advise(
         // The workspace's own definition first, the standard library's next.
         let mut imports: Vec<String> = d.missing_import.iter().cloned().collect();
         let name = &text[d.range];
+        // The message stays what the checker says (the editor shows it too,
+        // without the workspace): the file that defines the name is a note.
         if let Some((path, import)) = defining_file(analysis, name, others) {
-            d.message = format!("`{name}` is not defined here; `{path}` defines it");
-            // The edit-distance guess is a worse answer than the real definition.
-            d.fixes.clear();
+            d.notes.push(format!("`{path}` defines `{name}`"));
             imports.insert(0, import);
         }
         for (i, import) in imports.iter().enumerate() {
@@ -64,11 +64,15 @@ fn defining_file(analysis: &Analysis, name: &str, others: &[File]) -> Option<(St
         Some((alias, item)) => (Some(alias), item),
         None => (None, name),
     };
+    // The standard library's files (read for imports) are not the
+    // workspace's: the checker names them as `@std/...` imports.
+    let std_root = analysis::modules::std_root();
     let mut found: Vec<PathBuf> = others
         .iter()
         .filter(|f| **f != analysis.file)
         .filter(|f| db::items(db, **f).get(item).is_some())
         .filter_map(|f| f.path(db).as_deref().map(Path::to_path_buf))
+        .filter(|p| std_root.is_none_or(|root| !p.starts_with(root)))
         .collect();
     found.sort();
     let target = found.first()?;

@@ -141,10 +141,12 @@ fn serve(files: &[PathBuf]) -> Vec<Vec<Key>> {
                 .as_array()
                 .unwrap()
                 .iter()
-                // `check` prints notes apart; the server adds them to the message.
+                // `check` prints notes and help apart; the server adds them to
+                // the message.
                 .map(|d| {
                     let message = d["message"].as_str().unwrap();
-                    let message = message.split("\nnote: ").next().unwrap().to_string();
+                    let message = message.split("\nnote: ").next().unwrap();
+                    let message = message.split("\nhelp: ").next().unwrap().to_string();
                     let (s, e) = (&d["range"]["start"], &d["range"]["end"]);
                     let (sl, el) = (s["line"].as_u64().unwrap(), e["line"].as_u64().unwrap());
                     (
