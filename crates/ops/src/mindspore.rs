@@ -384,6 +384,13 @@ pub enum ArgRule {
     Attr(&'static str),
     /// The registry's attribute of this name, converted so.
     AttrConv(&'static str, Conv),
+    /// The registry's attribute of MindSpore's name, converted so
+    /// (`MaxPoolGrad`'s `kernel_size` is an NCHW 4-tuple in MindIR).
+    Conv(Conv),
+    /// Of an old-style primitive: the registry's attribute of MindSpore's
+    /// name, stored under this second name as well (MindSpore's C++ reads
+    /// `MaxPoolGrad`'s `data_format` as `format`).
+    AlsoStored(&'static str),
     /// An argument the registry does not have: export writes this value, and
     /// import refuses any other.
     Fixed(MsValue),
@@ -461,6 +468,27 @@ pub const ALIASES: &[Alias] = &[
     args("Tile", &[("dims", ArgRule::Attr("multiples"))]),
     args("Zeros", &[("size", ArgRule::Attr("shape"))]),
     args("Fill", &[("type", ArgRule::Attr("dtype"))]),
+    // Attributes old-style primitives store otherwise than their `__init__`
+    // arguments read, as MindSpore's C++ (shape inference, CPU kernels) reads
+    // them: windows and strides as NCHW 4-tuples (`to_kernel_size`), the
+    // padding mode upper-cased, the layout under `format` too.
+    args(
+        "MaxPoolGrad",
+        &[
+            ("kernel_size", ArgRule::Conv(Conv::Nchw4)),
+            ("strides", ArgRule::Conv(Conv::Nchw4)),
+            ("pad_mode", ArgRule::Conv(Conv::Upper)),
+            ("data_format", ArgRule::AlsoStored("format")),
+        ],
+    ),
+    args(
+        "MaxPoolGradGrad",
+        &[
+            ("kernel_size", ArgRule::Conv(Conv::Nchw4)),
+            ("strides", ArgRule::Conv(Conv::Nchw4)),
+            ("pad_mode", ArgRule::Conv(Conv::Upper)),
+        ],
+    ),
 ];
 
 /// Attribute names old-style primitives store under another name than their
@@ -502,6 +530,11 @@ pub enum Conv {
     Pair,
     /// `None` for "all axes": the registry's `()`.
     NoneIsEmpty,
+    /// A window or stride as MindSpore's NCHW 4-tuple: `k` is `(1, 1, k, k)`,
+    /// `(h, w)` is `(1, 1, h, w)`.
+    Nchw4,
+    /// A string MindSpore stores upper-cased (`pad_mode` `"valid"` is `"VALID"`).
+    Upper,
 }
 
 /// What one node input of a MindSpore primitive is to the registry.
@@ -533,14 +566,19 @@ pub struct Mapping {
 }
 
 impl Mapping {
+    /// The row of [`ALIASES`] for MindSpore's argument `ms_arg`, if any.
+    fn rule(&self, ms_arg: &str) -> Option<ArgRule> {
+        alias(self.ms)
+            .and_then(|a| a.args.iter().find(|(n, _)| *n == ms_arg))
+            .map(|(_, r)| *r)
+    }
+
     /// The registry attribute that MindSpore's attribute `ms_attr` (on an
     /// old-style primitive) is, if the registry has it.
     pub fn attr(&self, ms_attr: &str) -> Option<&'static str> {
-        let rule = alias(self.ms)
-            .and_then(|a| a.args.iter().find(|(n, _)| *n == ms_attr))
-            .map(|(_, r)| *r);
-        let name = match rule {
+        let name = match self.rule(ms_attr) {
             Some(ArgRule::Attr(n)) | Some(ArgRule::AttrConv(n, _)) => n,
+            Some(ArgRule::Conv(_)) | Some(ArgRule::AlsoStored(_)) => ms_attr,
             Some(ArgRule::Fixed(_)) => return None,
             None => STORED_ATTR_NAMES
                 .iter()
@@ -549,6 +587,25 @@ impl Mapping {
         };
         let p = self.def.param(name)?;
         (!p.is_input()).then_some(p.name)
+    }
+
+    /// How export converts the value of MindSpore's attribute `ms_attr` (on
+    /// an old-style primitive): [`Conv::Plain`] unless a row of [`ALIASES`]
+    /// says otherwise.
+    pub fn attr_conv(&self, ms_attr: &str) -> Conv {
+        match self.rule(ms_attr) {
+            Some(ArgRule::AttrConv(_, c)) | Some(ArgRule::Conv(c)) => c,
+            _ => Conv::Plain,
+        }
+    }
+
+    /// The second name MindSpore stores its attribute `ms_attr` (on an
+    /// old-style primitive) under as well, if a row of [`ALIASES`] gives one.
+    pub fn also_stored(&self, ms_attr: &str) -> Option<&'static str> {
+        match self.rule(ms_attr) {
+            Some(ArgRule::AlsoStored(n)) => Some(n),
+            _ => None,
+        }
     }
 }
 
@@ -622,7 +679,11 @@ fn derive_with(
             Some(ArgRule::Attr(name)) => Some(ArgMap::Attr(name, conv_of(a, def, name))),
             Some(ArgRule::AttrConv(name, conv)) => Some(ArgMap::Attr(name, conv)),
             Some(ArgRule::Fixed(v)) => Some(ArgMap::Fixed(v)),
-            None => match def.param(a.name) {
+            Some(ArgRule::Conv(conv)) => match def.param(a.name) {
+                Some(p) if !p.is_input() => Some(ArgMap::Attr(p.name, conv)),
+                _ => None,
+            },
+            Some(ArgRule::AlsoStored(_)) | None => match def.param(a.name) {
                 Some(p) if !p.is_input() => Some(ArgMap::Attr(p.name, conv_of(a, def, p.name))),
                 _ => None,
             },
@@ -935,6 +996,17 @@ mod tests {
             Attr("output_type", Conv::TypeId)
         ));
         assert!(export_mapping("ReduceSum").unwrap().as_ref().unwrap().ms == "ReduceSum");
+        // Old-style attributes MindSpore stores otherwise (rows of ALIASES).
+        let m = export_mapping("MaxPoolGrad").unwrap().as_ref().unwrap();
+        assert_eq!(m.attr_conv("kernel_size"), Conv::Nchw4);
+        assert_eq!(m.attr_conv("pad_mode"), Conv::Upper);
+        assert_eq!(m.attr_conv("data_format"), Conv::Plain);
+        assert_eq!(m.also_stored("data_format"), Some("format"));
+        assert_eq!(m.attr("kernel_size"), Some("kernel_size"));
+        assert_eq!(m.attr("format"), Some("data_format"));
+        let m = mapping("MaxPool").unwrap().as_ref().unwrap();
+        assert_eq!(m.attr_conv("kernel_size"), Conv::Plain);
+        assert_eq!(m.also_stored("data_format"), None);
         assert!(mapping("FlashAttentionScore").is_none());
         assert!(matches!(
             support("FlashAttentionScore"),

@@ -312,12 +312,23 @@ pub(super) fn generic_old_style_attrs(
                 None => None,
             },
         };
-        let Some(value) = value else {
+        let Some(mut value) = value else {
             return Err(ExportError::Unsupported(format!(
                 "`{}`: MindSpore's `{}` needs `{}`, which the registry does not have",
                 def.name, mapping.ms, a.name
             )));
         };
+        // As MindSpore stores it (`ALIASES`: NCHW windows, upper-case modes).
+        let conv = mapping.attr_conv(a.name);
+        if conv != Conv::Plain {
+            let converted = attr_to_value(&value, conv).map_err(|e| {
+                ExportError::Unsupported(format!("`{}`'s `{}`: {e}", def.name, a.name))
+            })?;
+            value = value_to_attr_value(&converted);
+        }
+        if let Some(also) = mapping.also_stored(a.name) {
+            out.extend(attribute_proto(also, &value));
+        }
         if let Some(proto) = attribute_proto(a.name, &value) {
             out.push(proto);
         }
@@ -396,6 +407,12 @@ pub(super) fn attr_to_value(v: &AttrValue, conv: Conv) -> Result<Value, String> 
             Value::Tuple(pair.into_iter().map(Value::int).collect())
         }
         (Conv::NoneIsEmpty, AttrValue::Tuple(items)) if items.is_empty() => Value::None,
+        (Conv::Nchw4, v) if v.as_ints().is_some() => {
+            let quad = nchw4(v)
+                .ok_or_else(|| format!("{v} is not a window (`k`, `(h, w)` or `(1, 1, h, w)`)"))?;
+            Value::Tuple(quad.into_iter().map(Value::int).collect())
+        }
+        (Conv::Upper, AttrValue::Str(s)) => Value::Str(s.to_ascii_uppercase()),
         (_, v) => plain_value(v),
     })
 }
