@@ -608,6 +608,50 @@ fn type_text(t: &Json) -> String {
     format!("{}[{}]", t["dtype"].as_str().unwrap(), dims.join(", "))
 }
 
+/// Writes a case's model (the library files it uses, then `model_src`, which
+/// defines `export_entry`) and inputs to `dir/name`, and exports
+/// `export_entry` there; the folder, or why the export failed.
+fn export_case(
+    dir: &Path,
+    name: &str,
+    libs: &[String],
+    model_src: &str,
+    inputs: &[Json],
+) -> Result<PathBuf, String> {
+    let mut text = String::new();
+    for lib in libs {
+        text.push_str(&std::fs::read_to_string(repo_root().join("lib").join(lib)).unwrap());
+        text.push('\n');
+    }
+    text.push_str(model_src);
+    let case_dir = dir.join(name);
+    std::fs::create_dir_all(&case_dir).unwrap();
+    let mir = case_dir.join("model.mir");
+    std::fs::write(&mir, &text).unwrap();
+    for (i, t) in inputs.iter().enumerate() {
+        std::fs::write(
+            case_dir.join(format!("in{i}.npy")),
+            tensor::npy::write(&tensor(t)),
+        )
+        .unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mirdsl"))
+        .arg("export")
+        .arg(&mir)
+        .args(["--entry", "export_entry", "-o"])
+        .arg(case_dir.join("model.mindir"))
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(case_dir)
+    } else {
+        Err(format!(
+            "{name}: export fails: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
 /// Optional (`MIRDSL_MINDSPORE_PYTHON` names a python with MindSpore 2.10):
 /// each layer case's objective `f` (the layer and `sum(outputs · ct)`),
 /// exported with `mirdsl export` behind a typed entry, loads and runs in
@@ -639,40 +683,13 @@ fn exported_layers_run_in_mindspore() {
             .map(|(i, t)| format!("a{i}: {}", type_text(t)))
             .collect();
         let args: Vec<String> = (0..inputs.len()).map(|i| format!("a{i}")).collect();
-        let mut text = String::new();
-        for lib in &libs {
-            text.push_str(&std::fs::read_to_string(repo_root().join("lib").join(lib)).unwrap());
-            text.push('\n');
-        }
-        text.push_str(&src);
-        text.push_str(&format!(
+        let entry = format!(
             "\ngraph export_entry({}) {{\n  return f({})\n}}\n",
             params.join(", "),
             args.join(", ")
-        ));
-        let case_dir = dir.join(name);
-        std::fs::create_dir_all(&case_dir).unwrap();
-        let mir = case_dir.join("model.mir");
-        std::fs::write(&mir, &text).unwrap();
-        for (i, t) in inputs.iter().enumerate() {
-            std::fs::write(
-                case_dir.join(format!("in{i}.npy")),
-                tensor::npy::write(&tensor(t)),
-            )
-            .unwrap();
-        }
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mirdsl"))
-            .arg("export")
-            .arg(&mir)
-            .args(["--entry", "export_entry", "-o"])
-            .arg(case_dir.join("model.mindir"))
-            .output()
-            .unwrap();
-        if !out.status.success() {
-            failures.push(format!(
-                "{name}: export fails: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
+        );
+        if let Err(e) = export_case(&dir, name, &libs, &format!("{src}{entry}"), inputs) {
+            failures.push(e);
             continue;
         }
         // The executor's value of the same objective.
@@ -825,38 +842,13 @@ print("RESULT", json.dumps(flat(out)))
             wrt.join(", "),
             args.join(", ")
         );
-        let mut text = String::new();
-        for lib in &libs {
-            text.push_str(&std::fs::read_to_string(repo_root().join("lib").join(lib)).unwrap());
-            text.push('\n');
-        }
-        text.push_str(&src);
-        text.push_str(&entry);
-        let case_dir = dir.join(name);
-        std::fs::create_dir_all(&case_dir).unwrap();
-        let mir = case_dir.join("model.mir");
-        std::fs::write(&mir, &text).unwrap();
-        for (i, t) in inputs.iter().enumerate() {
-            std::fs::write(
-                case_dir.join(format!("in{i}.npy")),
-                tensor::npy::write(&tensor(t)),
-            )
-            .unwrap();
-        }
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mirdsl"))
-            .arg("export")
-            .arg(&mir)
-            .args(["--entry", "export_entry", "-o"])
-            .arg(case_dir.join("model.mindir"))
-            .output()
-            .unwrap();
-        if !out.status.success() {
-            failures.push(format!(
-                "{name}: export fails: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            continue;
-        }
+        let case_dir = match export_case(&dir, name, &libs, &format!("{src}{entry}"), inputs) {
+            Ok(d) => d,
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
+        };
         let lib_refs: Vec<&str> = libs.iter().map(String::as_str).collect();
         let program = program_with_library(&lib_refs, &format!("{src}{entry}")).unwrap();
         let mut ex = Executor::new(&program, ExecOptions::default());
