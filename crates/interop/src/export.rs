@@ -906,7 +906,8 @@ impl<'a> Exporter<'a> {
                 for q in def.attrs().filter(|_| !old_style) {
                     let written = spec
                         .iter()
-                        .any(|a| matches!(a, ArgMap::Attr(n, _) if *n == q.name));
+                        .any(|a| matches!(a, ArgMap::Attr(n, _) if *n == q.name))
+                        || mapping.prim_attrs().contains(&q.name);
                     if !written
                         && p.attr(q.name)
                             .is_some_and(|v| Some(v) != attr_default(q).as_ref())
@@ -987,11 +988,21 @@ impl<'a> Exporter<'a> {
                     }
                     self.prim(mapping.ms, false, attrs)
                 } else {
-                    let attrs = if ops::effect_of(def.name).is_some() {
-                        vec![bool_attr("side_effect_mem", true)]
-                    } else {
-                        Vec::new()
-                    };
+                    // Registry attributes MindSpore keeps on the primitive
+                    // (`ALIASES`: LayerNormGrad's `epsilon`).
+                    let mut attrs = Vec::new();
+                    for &name in mapping.prim_attrs() {
+                        let v = attr(name).ok_or_else(|| {
+                            ExportError::Unsupported(format!(
+                                "`{}` needs its `{name}` attribute",
+                                def.name
+                            ))
+                        })?;
+                        attrs.extend(attribute_proto(name, &v));
+                    }
+                    if ops::effect_of(def.name).is_some() {
+                        attrs.push(bool_attr("side_effect_mem", true));
+                    }
                     self.prim(mapping.ms, true, attrs)
                 };
                 Ok(g.node(self, label, &format!("REF::{prim}"), ins, ty))

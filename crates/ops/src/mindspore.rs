@@ -408,6 +408,10 @@ pub struct Alias {
     pub export: bool,
     /// MindSpore's arguments that do not map by name: `(name, rule)`.
     pub args: &'static [(&'static str, ArgRule)],
+    /// Of a primitive function: registry attributes that are none of its
+    /// arguments, which MindSpore keeps as attributes on the primitive
+    /// (`primitive_attrs` in its dumps) and its kernel reads there.
+    pub prim_attrs: &'static [&'static str],
 }
 
 const fn same(ms: &'static str, ours: &'static str) -> Alias {
@@ -416,6 +420,7 @@ const fn same(ms: &'static str, ours: &'static str) -> Alias {
         ours,
         export: false,
         args: &[],
+        prim_attrs: &[],
     }
 }
 
@@ -425,6 +430,7 @@ const fn renamed(ms: &'static str, ours: &'static str) -> Alias {
         ours,
         export: true,
         args: &[],
+        prim_attrs: &[],
     }
 }
 
@@ -434,6 +440,17 @@ const fn args(ms: &'static str, args: &'static [(&'static str, ArgRule)]) -> Ali
         ours: ms,
         export: true,
         args,
+        prim_attrs: &[],
+    }
+}
+
+const fn prim_attrs(ms: &'static str, prim_attrs: &'static [&'static str]) -> Alias {
+    Alias {
+        ms,
+        ours: ms,
+        export: true,
+        args: &[],
+        prim_attrs,
     }
 }
 
@@ -489,7 +506,22 @@ pub const ALIASES: &[Alias] = &[
             ("pad_mode", ArgRule::Conv(Conv::Upper)),
         ],
     ),
+    // A reduction's `axis` is a tuple in MindIR: MindSpore's parser casts an
+    // int to one (the op definition's `type_cast`); a loaded model is not cast.
+    args("ReduceAll", AXIS_TUPLE),
+    args("ReduceAny", AXIS_TUPLE),
+    args("ReduceMax", AXIS_TUPLE),
+    args("ReduceMean", AXIS_TUPLE),
+    args("ReduceMin", AXIS_TUPLE),
+    args("ReduceProd", AXIS_TUPLE),
+    args("ReduceSum", AXIS_TUPLE),
+    // MindSpore's bprop of LayerNorm sets the forward's `epsilon` on the
+    // LayerNormGrad primitive, whose CPU kernel reads it there (1e-7 without).
+    prim_attrs("LayerNormGrad", &["epsilon"]),
 ];
+
+/// `axis` as a tuple (an int `a` is `(a,)`).
+const AXIS_TUPLE: &[(&str, ArgRule)] = &[("axis", ArgRule::Conv(Conv::IntTuple))];
 
 /// Attribute names old-style primitives store under another name than their
 /// `__init__` argument (`Conv2D(data_format=...)` keeps `format`).
@@ -587,6 +619,12 @@ impl Mapping {
         };
         let p = self.def.param(name)?;
         (!p.is_input()).then_some(p.name)
+    }
+
+    /// The registry attributes MindSpore's primitive function keeps as
+    /// attributes on the primitive (a row of [`ALIASES`] names them).
+    pub fn prim_attrs(&self) -> &'static [&'static str] {
+        alias(self.ms).map_or(&[], |a| a.prim_attrs)
     }
 
     /// How export converts the value of MindSpore's attribute `ms_attr` (on
@@ -977,7 +1015,7 @@ mod tests {
             m.args.as_deref().unwrap(),
             &[
                 Input,
-                Attr("axis", Conv::Plain),
+                Attr("axis", Conv::IntTuple),
                 Attr("keep_dims", Conv::Plain),
                 Fixed(MsValue::Bool(false))
             ]
@@ -1004,6 +1042,9 @@ mod tests {
         assert_eq!(m.also_stored("data_format"), Some("format"));
         assert_eq!(m.attr("kernel_size"), Some("kernel_size"));
         assert_eq!(m.attr("format"), Some("data_format"));
+        let m = export_mapping("LayerNormGrad").unwrap().as_ref().unwrap();
+        assert_eq!(m.prim_attrs(), &["epsilon"]);
+        assert_eq!(m.attr("epsilon"), Some("epsilon"));
         let m = mapping("MaxPool").unwrap().as_ref().unwrap();
         assert_eq!(m.attr_conv("kernel_size"), Conv::Plain);
         assert_eq!(m.also_stored("data_format"), None);
