@@ -1,0 +1,372 @@
+//! Training steps written as a user writes them (`testdata/training`: a CNN
+//! with Momentum, a transformer encoder with SGD, a residual block with
+//! Adam): each checks, trains for three steps, exports to a `.mindir`, and
+//! the exported step imports back and trains to the same losses.
+//!
+//! With `MIRDSL_MINDSPORE_PYTHON` naming a python with MindSpore 2.10, the
+//! exported step also runs in MindSpore (`testdata/training/run_mindspore.py`)
+//! and its three losses match `mirdsl run --steps 3`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mirdsl");
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/training")
+}
+
+fn mirdsl(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("mirdsl runs")
+}
+
+fn ok(what: &str, o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// An input of a step: its name and value.
+struct Input {
+    name: &'static str,
+    value: tensor::Tensor,
+}
+
+/// Deterministic values in `[lo, hi)` (integers: floored).
+fn values(n: usize, seed: u64, lo: f64, hi: f64, int: bool) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let u = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let v = lo + u * (hi - lo);
+            if int {
+                v.floor()
+            } else {
+                v
+            }
+        })
+        .collect()
+}
+
+fn floats(name: &'static str, shape: &[usize], seed: u64) -> Input {
+    let n = shape.iter().product();
+    let data = values(n, seed, -1.0, 1.0, false);
+    Input {
+        name,
+        value: tensor::Tensor::from_f64(shape.to_vec(), data)
+            .unwrap()
+            .cast(tensor::DType::F32),
+    }
+}
+
+fn classes(name: &'static str, n: usize, classes: usize, seed: u64) -> Input {
+    let data = values(n, seed, 0.0, classes as f64, true);
+    Input {
+        name,
+        value: tensor::Tensor::from_f64(vec![n], data)
+            .unwrap()
+            .cast(tensor::DType::I32),
+    }
+}
+
+fn scalar(name: &'static str, v: f64) -> Input {
+    Input {
+        name,
+        value: tensor::Tensor::from_f64(vec![], vec![v])
+            .unwrap()
+            .cast(tensor::DType::F32),
+    }
+}
+
+fn losses(json: &str) -> Vec<f64> {
+    let v: serde_json::Value = serde_json::from_str(json.trim()).expect("JSON");
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|l| match l {
+            serde_json::Value::Number(n) => n.as_f64().unwrap(),
+            other => other["data"][0].as_f64().unwrap(),
+        })
+        .collect()
+}
+
+fn close(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + x.abs().max(y.abs())))
+}
+
+/// Trains `file`'s `train_step` three steps here, exports it, and trains the
+/// export: imported back, and in MindSpore where there is one.
+fn train_and_export(file: &str, inputs: &[Input]) {
+    let scratch = std::env::temp_dir().join(format!(
+        "mirdsl-training-{}-{}",
+        file.trim_end_matches(".mir"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let source = dir().join(file);
+    let source = source.to_str().unwrap();
+    ok("check", mirdsl(&["check", source]));
+    let mut run = vec![
+        "run",
+        source,
+        "--entry",
+        "train_step",
+        "--steps",
+        "3",
+        "--format",
+        "json",
+    ];
+    let mut npys = Vec::new();
+    let mut arg_flags = Vec::new();
+    for input in inputs {
+        let path = scratch.join(format!("{}.npy", input.name));
+        std::fs::write(&path, tensor::npy::write(&input.value)).unwrap();
+        arg_flags.push(format!("{}={}", input.name, path.display()));
+        npys.push(path.display().to_string());
+    }
+    for a in &arg_flags {
+        run.push("--arg");
+        run.push(a);
+    }
+    let here = losses(&ok("run", mirdsl(&run)));
+    assert_eq!(here.len(), 3);
+    assert!(here.iter().all(|l| l.is_finite()), "{here:?}");
+    assert!(here[2] < here[0], "{file} trains: {here:?}");
+
+    let model = scratch.join("step.mindir");
+    let model_s = model.to_str().unwrap();
+    ok(
+        "export",
+        mirdsl(&["export", source, "--entry", "train_step", "-o", model_s]),
+    );
+    // Imported back, the exported step trains to the same losses.
+    let imported = scratch.join("imported.mir");
+    ok(
+        "import",
+        mirdsl(&["import", model_s, "-o", imported.to_str().unwrap()]),
+    );
+    let mut rerun = run.clone();
+    rerun[1] = imported.to_str().unwrap();
+    rerun[3] = "main";
+    let back = losses(&ok("run of the import", mirdsl(&rerun)));
+    assert!(
+        close(&here, &back),
+        "{file}: mirdsl {here:?}, imported {back:?}"
+    );
+
+    match test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) {
+        None => {}
+        Some(python) => {
+            let out = Command::new(python)
+                .arg(dir().join("run_mindspore.py"))
+                .arg(&model)
+                .arg("3")
+                .args(&npys)
+                .output()
+                .expect("python runs");
+            let stdout = ok("MindSpore", out);
+            let ms = losses(stdout.lines().last().unwrap_or("[]"));
+            assert!(
+                close(&here, &ms),
+                "{file}: mirdsl {here:?}, MindSpore {ms:?}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn cnn_with_momentum_exports_and_trains_the_same() {
+    train_and_export(
+        "cnn_momentum.mir",
+        &[floats("x", &[2, 1, 8, 8], 1), classes("labels", 2, 10, 2)],
+    );
+}
+
+#[test]
+fn transformer_encoder_with_sgd_exports_and_trains_the_same() {
+    train_and_export(
+        "transformer_sgd.mir",
+        &[floats("x", &[6, 2, 8], 3), classes("labels", 2, 4, 4)],
+    );
+}
+
+#[test]
+fn residual_block_with_adam_exports_and_trains_the_same() {
+    train_and_export(
+        "resnet_adam.mir",
+        &[
+            floats("x", &[2, 4, 4, 4], 5),
+            classes("labels", 2, 3, 6),
+            scalar("beta1_power", 0.9),
+            scalar("beta2_power", 0.999),
+        ],
+    );
+}
+
+/// The MLP step of `testdata/data_parallel` without its `AllReduce`s (they
+/// need MindSpore's communication set up), as a baseline that exported before.
+#[test]
+fn mlp_with_momentum_exports_and_trains_the_same() {
+    let step = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/data_parallel/step.mir"),
+    )
+    .unwrap();
+    assert!(step.contains("AllReduce("));
+    train_and_export(
+        "mlp_momentum.mir",
+        &[
+            floats("x", &[4, 8], 7),
+            floats("y", &[4, 4], 8),
+            scalar("world_size", 1.0),
+        ],
+    );
+}
+
+/// Every number of a `mirdsl run --format json` value (tuples flattened).
+fn numbers(v: &serde_json::Value, out: &mut Vec<f64>) {
+    match v {
+        serde_json::Value::Array(items) => items.iter().for_each(|i| numbers(i, out)),
+        serde_json::Value::Number(n) => out.push(n.as_f64().unwrap()),
+        other => match (&other["data"], &other["value"]) {
+            (serde_json::Value::Array(d), _) => out.extend(d.iter().map(|x| x.as_f64().unwrap())),
+            (_, serde_json::Value::Number(n)) => out.push(n.as_f64().unwrap()),
+            _ => {}
+        },
+    }
+}
+
+/// `bench run`'s models (`crates/bench/models`): each `step` (the loss and the
+/// gradient of every weight) exports, and MindSpore computes the same
+/// numbers for one batch.
+fn bench_step_runs_the_same(model: &str, inputs: &[Input], dims: &[&str]) {
+    let scratch = std::env::temp_dir().join(format!(
+        "mirdsl-bench-step-{}-{}",
+        model.trim_end_matches(".mir"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../bench/models")
+        .join(model);
+    let source = source.to_str().unwrap();
+    let mut run = vec!["run", source, "--entry", "step", "--format", "json"];
+    let mut flags = Vec::new();
+    let mut npys = Vec::new();
+    for input in inputs {
+        let path = scratch.join(format!("{}.npy", input.name));
+        std::fs::write(&path, tensor::npy::write(&input.value)).unwrap();
+        flags.push(format!("{}={}", input.name, path.display()));
+        npys.push(path.display().to_string());
+    }
+    for f in &flags {
+        run.push("--arg");
+        run.push(f);
+    }
+    for d in dims {
+        run.push("--dim");
+        run.push(d);
+    }
+    let here: serde_json::Value = serde_json::from_str(&ok("run", mirdsl(&run))).unwrap();
+    let mut want = Vec::new();
+    numbers(&here, &mut want);
+    let model_path = scratch.join("step.mindir");
+    let model_s = model_path.to_str().unwrap();
+    ok(
+        "export",
+        mirdsl(&["export", source, "--entry", "step", "-o", model_s]),
+    );
+    if let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) {
+        let out = Command::new(python)
+            .arg(dir().join("run_mindspore.py"))
+            .arg(&model_path)
+            .arg("1")
+            .args(&npys)
+            .output()
+            .expect("python runs");
+        let stdout = ok("MindSpore", out);
+        let v: serde_json::Value =
+            serde_json::from_str(stdout.lines().last().unwrap_or("[]")).unwrap();
+        let mut got = Vec::new();
+        numbers(&v, &mut got);
+        assert_eq!(got.len(), want.len(), "{model}: how many numbers");
+        let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let worst = got
+            .iter()
+            .zip(&want)
+            .map(|(g, w)| (g - w).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            worst <= 1e-4 * scale,
+            "{model}: MindSpore differs by {worst:e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn bench_mlp_step_exports_and_runs_the_same() {
+    bench_step_runs_the_same(
+        "mlp.mir",
+        &[floats("x", &[2, 784], 9), classes("labels", 2, 10, 10)],
+        &[],
+    );
+}
+
+#[test]
+fn bench_lenet_step_exports_and_runs_the_same() {
+    bench_step_runs_the_same(
+        "lenet.mir",
+        &[
+            floats("x", &[2, 1, 32, 32], 11),
+            classes("labels", 2, 10, 12),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn bench_resnet_step_exports_and_runs_the_same() {
+    bench_step_runs_the_same(
+        "resnet.mir",
+        &[
+            floats("x", &[2, 64, 8, 8], 13),
+            classes("labels", 2, 10, 14),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn bench_transformer_step_exports_and_runs_the_same() {
+    bench_step_runs_the_same(
+        "transformer.mir",
+        &[
+            floats("x", &[1, 128, 256], 15),
+            classes("labels", 1, 10, 16),
+        ],
+        &[],
+    );
+}
