@@ -30,10 +30,8 @@ use crate::value::{
 };
 
 /// Compiled plans for static regions (a child module: it reads the executor's state).
-#[path = "compile/mod.rs"]
 mod compile;
 /// Derivatives of run-time function values (a child module, as `compile`).
-#[path = "derivatives.rs"]
 mod derivatives;
 
 /// The default limit on nested graph calls.
@@ -825,6 +823,5 @@ impl Executor {
     }
 }
 
-#[path = "machine_prims.rs"]
 mod prims;
 pub(crate) use prims::*;

@@ -45,7 +45,6 @@ use crate::{
 };
 
 #[macro_use]
-#[path = "elementwise_core.rs"]
 mod core_fns;
 pub use core_fns::*;
 
@@ -235,7 +234,6 @@ fn infer_cast(call: &InferCall) -> Result<AbsVal, OpError> {
     })
 }
 
-#[path = "elementwise_grads.rs"]
 mod grads;
 pub(crate) use grads::*;
 

@@ -397,7 +397,6 @@ fn kernel_sparse_softmax_ce(c: &KernelCall) -> Result<KValue, OpError> {
     Ok(ktensor(dtype, vec![], vec![total / n as f64]))
 }
 
-#[path = "nn_norm.rs"]
 mod norm;
 pub(crate) use norm::*;
 

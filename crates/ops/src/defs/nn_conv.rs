@@ -530,7 +530,6 @@ pub(crate) fn infer_pool(call: &InferCall) -> Result<AbsVal, OpError> {
     ))
 }
 
-#[path = "nn_conv_kernels.rs"]
 mod kernels;
 pub use kernels::*;
 

@@ -554,7 +554,6 @@ fn kernel_flatten(c: &KernelCall) -> Result<KValue, OpError> {
     out(reshape_to(x, vec![n, rest])?)
 }
 
-#[path = "shape_parts.rs"]
 mod parts;
 pub use parts::strided_slice_layout;
 pub(crate) use parts::*;
