@@ -174,6 +174,34 @@ check("argument parsing", function()
   assert(#gs == 3 and gs[2].name == "test_f" and gs[2].params[1].type == "f32[3]", vim.inspect(gs))
 end)
 
+check("an undefined library name is imported by its quick fix", function()
+  local path = ws .. "/e2e_import.mir"
+  local f = assert(io.open(path, "w"))
+  f:write("graph loss(x: f32[2, 4], labels: i32[2]) -> f32[] {\n  return sparse_softmax_cross_entropy(x, labels)\n}\n")
+  f:close()
+  vim.cmd.edit(path)
+  local b = vim.api.nvim_get_current_buf()
+  wait(20000, function()
+    local ds = vim.diagnostic.get(b, { severity = vim.diagnostic.severity.ERROR })
+    return #ds > 0 and ds[1].message:find("@std/nn/loss.mir", 1, true) ~= nil
+  end, "the E0100 naming @std/nn/loss.mir")
+  local c = vim.lsp.get_clients({ bufnr = b, name = "mirdsl" })[1]
+  local params = vim.lsp.util.make_range_params(0, c.offset_encoding)
+  params.range = { start = { line = 1, character = 12 }, ["end"] = { line = 1, character = 12 } }
+  params.context = { diagnostics = {} }
+  local res = c:request_sync("textDocument/codeAction", params, 10000, b)
+  local action
+  for _, a in ipairs((res and res.result) or {}) do
+    if (a.title or ""):find('import "@std/nn/loss.mir"', 1, true) then action = a end
+  end
+  assert(action, "an import action: " .. vim.inspect(res))
+  vim.lsp.util.apply_workspace_edit(action.edit, c.offset_encoding)
+  assert(vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] == 'import "@std/nn/loss.mir"', buf_text(b))
+  wait(20000, function()
+    return #vim.diagnostic.get(b, { severity = vim.diagnostic.severity.ERROR }) == 0
+  end, "the error to go once imported")
+end)
+
 io.stdout:write(string.format("%d passed, %d failed\n", passed, failed))
 for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end
 if failed > 0 then vim.cmd("cquit 1") else vim.cmd("qall!") end
