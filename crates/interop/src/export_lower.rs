@@ -4,7 +4,9 @@
 //! `_DenseGrad`, ...) is replaced by it; then the shape helpers
 //! (`_SumToShapeOf`, `_BroadcastToShapeOf`, ...) are written using the shapes
 //! inference knows, as MindSpore's own bprops do when they compute reduction
-//! axes from static shapes. A helper left over is named by export.
+//! axes from static shapes; Gather's and GatherD's gradients (`_GatherGrad`,
+//! `_GatherDGrad`) become a TensorScatterAdd. A helper left over is named by
+//! export.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -133,6 +135,59 @@ fn broadcast_like(e: &mut Emit, grad: NodeId, like: NodeId, rank: usize, p: &Pri
         out = e.prim("RealDiv", Vec::new(), &[out, count]);
     }
     out
+}
+
+/// `_GatherGrad(x, indices, grad, axis, batch_dims)` and
+/// `_GatherDGrad(x, index, grad, dim)`: `grad` added into zeros shaped like
+/// `x` at the gathered positions. MindSpore's bprops scatter with
+/// UnsortedSegmentSum (after moving `axis` to the front) and GatherDGradV2,
+/// which the registry does not have; here `x`'s flat positions (an exclusive
+/// cumulative sum of ones) are gathered as `x` was, which gives every element
+/// of `grad` its flat position in `x`, whatever the axis, `batch_dims` or
+/// rank, and one TensorScatterAdd into the flattened zeros adds them up
+/// (repeated positions accumulate). The helpers keep gradient rules of their
+/// own, so they have no DSL expansion (the autodiff would never use it).
+fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
+    let [x, indices, grad] = *args else {
+        return None;
+    };
+    let zeros = e.prim("ZerosLike", Vec::new(), &[x]);
+    let flat = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[zeros]);
+    let ones = e.prim("OnesLike", Vec::new(), &[flat]);
+    let ones = e.prim(
+        "Cast",
+        vec![("dtype", AttrValue::DType(ir::DType::I32))],
+        &[ones],
+    );
+    let positions = e.prim(
+        "CumSum",
+        vec![
+            ("axis", AttrValue::Int(0)),
+            ("exclusive", AttrValue::Bool(true)),
+            ("reverse", AttrValue::Bool(false)),
+        ],
+        &[ones],
+    );
+    let positions = e.prim("_ReshapeLike", Vec::new(), &[positions, x]);
+    let attr = |k: &str| p.attr(k).cloned();
+    let at = if p.name == "_GatherDGrad" {
+        e.prim(
+            "GatherD",
+            vec![("dim", attr("dim")?)],
+            &[positions, indices],
+        )
+    } else {
+        let batch = attr("batch_dims").unwrap_or(AttrValue::Int(0));
+        e.prim(
+            "Gather",
+            vec![("axis", attr("axis")?), ("batch_dims", batch)],
+            &[positions, indices],
+        )
+    };
+    let at = e.prim("Reshape", vec![("shape", ints(&[-1, 1]))], &[at]);
+    let updates = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[grad]);
+    let sum = e.prim("TensorScatterAdd", Vec::new(), &[flat, at, updates]);
+    Some(e.prim("_ReshapeLike", Vec::new(), &[sum, x]))
 }
 
 /// `analysis` with the internal helpers of the graphs it holds written with
@@ -315,6 +370,7 @@ fn lower_by_shape(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, Expor
                                 dims.iter().map(|d| d.known().unwrap_or(-1)).collect();
                             Some(e.prim("Reshape", vec![("shape", ints(&sizes))], &[args[0]]))
                         }
+                        "_GatherGrad" | "_GatherDGrad" => gather_grad(&mut e, &args, &p),
                         _ => None,
                     }
                 });
