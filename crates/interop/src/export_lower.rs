@@ -270,7 +270,13 @@ fn fold_constant_switches(analysis: &FileAnalysis) -> Result<Option<FileAnalysis
                 } => Some(*b),
                 _ => None,
             };
-            let values = analysis.values_of(item, cond);
+            // `Any`: the graph inferred on its own, without its callers'
+            // values (see `ranked`); the specialisations decide.
+            let values: Vec<AbsVal> = analysis
+                .values_of(item, cond)
+                .into_iter()
+                .filter(|v| !matches!(v, AbsVal::Any))
+                .collect();
             let Some(first) = values.first().and_then(known) else {
                 continue;
             };

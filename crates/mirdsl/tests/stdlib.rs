@@ -754,9 +754,6 @@ print("RESULT", float(out.asnumpy()))
 /// and why (issue 27). Each must still fail: one that passes is to leave the
 /// list.
 const GRADIENT_NOT_EXPORTED: &[(&str, &str)] = &[
-    ("linear", "`Dense` on a 3-D input: its `_DenseGrad` expansion's `_SumToShapeOf` gets no inferred shape"),
-    ("ln_mlp", "as linear"),
-    ("ln_mlp_residual", "as linear"),
     ("multi_head_attention", "the gradient at export indexes a tuple whose length the autodiff does not know"),
     ("multi_head_attention_masked", "as multi_head_attention"),
     ("multi_head_attention_batch_first", "as multi_head_attention"),
