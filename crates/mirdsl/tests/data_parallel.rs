@@ -269,6 +269,27 @@ fn transformer_block_trains_data_parallel_in_mindspore() {
 /// statistics; Momentum on the AllReduce'd gradients.
 #[test]
 fn cnn_with_sync_batch_norm_trains_data_parallel_in_mindspore() {
+    // In one process the step's synchronized batch norm is training-mode
+    // `BatchNorm` (its output and unbiased variance).
+    let step = repo().join("testdata/data_parallel/cnn_sync_bn_step.mir");
+    let diff = ok(
+        "run",
+        mirdsl(&[
+            "run",
+            step.to_str().unwrap(),
+            "--entry",
+            "sync_batch_norm_vs_batch_norm",
+            "--arg",
+            "x=random",
+            "--dim",
+            "B=3",
+            "--format",
+            "json",
+        ]),
+    );
+    let diff: serde_json::Value = serde_json::from_str(diff.trim()).unwrap();
+    let diff = diff["data"][0].as_f64().unwrap();
+    assert!(diff < 1e-5, "sync batch norm vs BatchNorm: {diff}");
     trains_data_parallel(
         "cnn_sync_bn_step.mir",
         &[floats("x", &[8, 1, 8, 8], 5), classes("labels", 8, 10, 6)],
