@@ -454,6 +454,25 @@ impl<'a> Exporter<'a> {
             .any(|&p| self.values(k.item, p).iter().any(|v| !plain(v)))
     }
 
+    /// Whether the value of call `n` is a tuple holding `none` or an empty
+    /// tuple: MindSpore's backend cannot take such an output from a graph it
+    /// calls (it flattens the tuple without them, then indexes past its end:
+    /// "Parameters size:2 out of range"), so such calls are inlined. An
+    /// expansion's branches return `()` for absent operands.
+    fn returns_holes(&self, item: usize, n: NodeId) -> bool {
+        fn hole(v: &AbsVal) -> bool {
+            match v {
+                AbsVal::None => true,
+                AbsVal::Tuple(items) => items.is_empty() || items.iter().any(hole),
+                _ => false,
+            }
+        }
+        self.values(item, n).iter().any(|v| match v {
+            AbsVal::Tuple(items) => items.iter().any(hole),
+            _ => false,
+        })
+    }
+
     /// Whether graph `k` can reach itself through the graphs it uses.
     fn recursive(&self, k: GKey) -> bool {
         let mut seen = std::collections::HashSet::new();
@@ -772,7 +791,9 @@ impl<'a> Exporter<'a> {
             NodeKind::Const(Value::Prim(p)) => self.prim_call(g, p, args, &label, ty.as_ref())?,
             NodeKind::Const(c) if self.graph_of(item, c).is_some() => {
                 let h = self.graph_of(item, c).unwrap();
-                if (self.ambiguous(h) || self.takes_non_values(h)) && !self.recursive(h) {
+                if (self.ambiguous(h) || self.takes_non_values(h) || self.returns_holes(item, n))
+                    && !self.recursive(h)
+                {
                     let mut ins = Vec::new();
                     for &a in args {
                         ins.push(self.operand(g, a, None)?);

@@ -759,8 +759,6 @@ const GRADIENT_NOT_EXPORTED: &[(&str, &str)] = &[
     ("multi_head_attention_batch_first", "as multi_head_attention"),
     ("lstm_cell", "as multi_head_attention"),
     ("gru_cell", "as multi_head_attention"),
-    ("bce_with_logits", "the `_ElementwiseLossGrad` expansion's branch graph is called with its captured values, which MindSpore refuses"),
-    ("smooth_l1_loss", "as bce_with_logits"),
 ];
 
 /// Flattens a run's value into its numbers, in order (tuples depth first).
