@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use analysis::{FileAnalysis, FileSource, LoweredGraph, SourceMap};
-use ir::{Body, GraphId, NodeId, NodeKind, Program, Value};
+use ir::{AbsVal, Body, GraphId, NodeId, NodeKind, Program, Value};
 
 use crate::export::ExportError;
 
@@ -18,6 +18,9 @@ struct MetaApply {
     node: NodeId,
     meta: ir::MetaFn,
     target: autodiff::GradTarget,
+    /// The arguments the derivative is called with (`value_and_grad(f)(a, b)`:
+    /// `a, b`), when it is called right there.
+    args: Vec<NodeId>,
 }
 
 /// The first metafunction application in the graphs `entry` uses.
@@ -50,11 +53,27 @@ fn find(program: &Program, entry: &str) -> Option<MetaApply> {
                 },
                 _ => continue,
             };
+            let node = NodeId(k as u32);
+            // The one call of the derivative (a derivative used otherwise, or
+            // called twice, may take arguments of other types).
+            let uses: Vec<&[NodeId]> = body
+                .nodes
+                .iter()
+                .filter_map(|n| match &n.kind {
+                    NodeKind::Apply(inputs) if inputs.contains(&node) => Some(inputs.as_slice()),
+                    _ => None,
+                })
+                .collect();
+            let args = match uses.as_slice() {
+                [call] if call[0] == node && !call[1..].contains(&node) => call[1..].to_vec(),
+                _ => Vec::new(),
+            };
             return Some(MetaApply {
                 item: order[i].clone(),
-                node: NodeId(k as u32),
+                node,
                 meta: meta.clone(),
                 target,
+                args,
             });
         }
         i += 1;
@@ -72,7 +91,9 @@ pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, Expo
         let Some(app) = find(&program, entry) else {
             break;
         };
+        let values = param_values(analysis, &app);
         let options = autodiff::Options {
+            param_values: values.clone(),
             composites: Some(analysis::composite::instance_body),
             ..Default::default()
         };
@@ -84,7 +105,12 @@ pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, Expo
                     app.target.item
                 ))
             })?;
-        for (name, body) in result.graphs {
+        for (name, mut body) in result.graphs {
+            if name == result.entry {
+                if let Some(values) = &values {
+                    annotate(&mut body, values);
+                }
+            }
             generated.push(name.clone());
             program.graphs.push((name, body));
         }
@@ -139,6 +165,45 @@ pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, Expo
         entries,
         diagnostics: Vec::new(),
     })
+}
+
+/// What inference knows of the arguments the derivative is called with: an
+/// unannotated target (the standard library's layers) is otherwise
+/// differentiated knowing nothing of its parameters, and its tuples (a
+/// `Split`'s pieces, an LSTM cell's state) have no known length. An argument
+/// whose specialisations disagree is `Any` (the target's annotation, if any).
+fn param_values(analysis: &FileAnalysis, app: &MetaApply) -> Option<Vec<AbsVal>> {
+    if app.args.is_empty() {
+        return None;
+    }
+    let one = |n: NodeId| -> AbsVal {
+        let known: Vec<AbsVal> = analysis
+            .values_of(&app.item, n)
+            .into_iter()
+            .filter(|v| *v != AbsVal::Any)
+            .collect();
+        match known.split_first() {
+            Some((v, rest)) if rest.iter().all(|o| o == v) => v.clone(),
+            _ => AbsVal::Any,
+        }
+    };
+    Some(app.args.iter().map(|&a| one(a)).collect())
+}
+
+/// The gradient graph's parameters annotated with the tensor types it is
+/// called with: inference of the graph on its own (besides at its call) then
+/// knows them too. Without, an expansion's `if bias == none { () } else
+/// { ... }` joins `()` with the unknown other branch, and a `Concat` of such
+/// pieces (a `Split`'s gradient) is an error.
+fn annotate(body: &mut Arc<Body>, values: &[AbsVal]) {
+    let params = body.graph(body.root()).params.clone();
+    let b = Arc::make_mut(body);
+    for (&p, v) in params.iter().zip(values) {
+        let node = b.node_mut(p);
+        if node.annotation.is_none() && matches!(v, AbsVal::Tensor { .. }) {
+            node.annotation = Some((v.to_ty(&|_| None), ir::TextRange::default()));
+        }
+    }
 }
 
 /// Node `n` (a metafunction applied to a function) becomes the gradient

@@ -753,13 +753,7 @@ print("RESULT", float(out.asnumpy()))
 /// Layers whose gradient program does not export or run in MindSpore yet,
 /// and why (issue 27). Each must still fail: one that passes is to leave the
 /// list.
-const GRADIENT_NOT_EXPORTED: &[(&str, &str)] = &[
-    ("multi_head_attention", "the gradient at export indexes a tuple whose length the autodiff does not know"),
-    ("multi_head_attention_masked", "as multi_head_attention"),
-    ("multi_head_attention_batch_first", "as multi_head_attention"),
-    ("lstm_cell", "as multi_head_attention"),
-    ("gru_cell", "as multi_head_attention"),
-];
+const GRADIENT_NOT_EXPORTED: &[(&str, &str)] = &[];
 
 /// Flattens a run's value into its numbers, in order (tuples depth first).
 fn flatten(v: &Value, out: &mut Vec<f64>) {
