@@ -228,15 +228,18 @@ fn inline_unexportable(analysis: &FileAnalysis) -> Result<FileAnalysis, ExportEr
             changed = true;
         }
     }
-    if !changed {
-        return Ok(analysis.clone());
-    }
-    let inlined = reinfer(
-        analysis,
-        &program,
-        "writing gradient helpers by their expansions",
-    )?;
+    let inlined = if changed {
+        reinfer(
+            analysis,
+            &program,
+            "writing gradient helpers by their expansions",
+        )?
+    } else {
+        analysis.clone()
+    };
     // A branch's own `if`s are inferred once the branch is taken: rounds.
+    // (The program's own `if`s on constants too: `if nesterov` called with
+    // `false` for weights of two shapes needs no graph per shape.)
     let mut current = inlined;
     for _ in 0..8 {
         match fold_constant_switches(&current)? {
