@@ -513,6 +513,7 @@ impl<'a> Exporter<'a> {
         g: &mut GraphBuilder,
         h: GKey,
         args: Vec<String>,
+        consts: Vec<Option<Value>>,
     ) -> Result<String, ExportError> {
         let body = self.body(h.item);
         let graph = body.graph(h.graph);
@@ -526,8 +527,12 @@ impl<'a> Exporter<'a> {
         }
         let caller = g.key;
         g.key = h;
-        for (&p, a) in graph.params.iter().zip(args) {
+        for ((&p, a), c) in graph.params.iter().zip(args).zip(consts) {
             g.names.insert(Val::Node(h.item, p), a);
+            match c {
+                Some(c) => g.consts.insert(Val::Node(h.item, p), c),
+                None => g.consts.remove(&Val::Node(h.item, p)),
+            };
         }
         let result = (|| {
             for &n in &graph.nodes {
@@ -600,6 +605,7 @@ impl<'a> Exporter<'a> {
             nodes: Vec::new(),
             names: HashMap::new(),
             params: std::collections::HashSet::new(),
+            consts: HashMap::new(),
         };
         let body = self.body(k.item);
         let graph = body.graph(k.graph);
@@ -731,6 +737,9 @@ impl<'a> Exporter<'a> {
         let item = g.key.item;
         let body = self.body(item);
         if let Some(v) = self.val(item, n) {
+            if let Some(c) = g.consts.get(&v).cloned() {
+                return g.constant(self, &c, like);
+            }
             return g.names.get(&v).cloned().ok_or_else(|| {
                 ExportError::Unsupported(format!(
                     "graph `{}` uses {:?} before it is computed",
@@ -764,6 +773,17 @@ impl<'a> Exporter<'a> {
         g.constant(self, c, like)
     }
 
+    /// The constant number node `n` of `g`'s graph is: a literal, or a
+    /// parameter of an inlined graph given one.
+    fn const_number(&self, g: &GraphBuilder, n: NodeId) -> Option<Value> {
+        match &self.body(g.key.item).node(n).kind {
+            NodeKind::Const(v @ Value::Scalar { .. }) => Some(v.clone()),
+            _ => self
+                .val(g.key.item, n)
+                .and_then(|v| g.consts.get(&v).cloned()),
+        }
+    }
+
     /// [`Exporter::write_cnode`], an error placed at the node's source.
     fn cnode(&mut self, g: &mut GraphBuilder, n: NodeId) -> Result<(), ExportError> {
         self.write_cnode(g, n).map_err(|e| match e {
@@ -795,10 +815,12 @@ impl<'a> Exporter<'a> {
                     && !self.recursive(h)
                 {
                     let mut ins = Vec::new();
+                    let mut consts = Vec::new();
                     for &a in args {
                         ins.push(self.operand(g, a, None)?);
+                        consts.push(self.const_number(g, a));
                     }
-                    let out = self.inline(g, h, ins)?;
+                    let out = self.inline(g, h, ins, consts)?;
                     g.names.insert(Val::Node(item, n), out);
                     return Ok(());
                 }
@@ -956,10 +978,10 @@ impl<'a> Exporter<'a> {
                             // is written as a rank-0 tensor.
                             let wants_tensor = ms_args.get(k).is_some_and(|m| m.ty.is_tensor());
                             if wants_tensor && like.is_none() {
-                                if let NodeKind::Const(Value::Scalar { value, dtype, .. }) =
-                                    &self.body(item).node(n).kind
+                                if let Some(Value::Scalar { value, dtype, .. }) =
+                                    self.const_number(g, n)
                                 {
-                                    let t = Tensor::scalar(*dtype, value.as_f64());
+                                    let t = Tensor::scalar(dtype, value.as_f64());
                                     ins.push(g.constant(
                                         self,
                                         &Value::Tensor(std::sync::Arc::new(t)),

@@ -918,11 +918,6 @@ const OPTIMIZER_NOT_EXPORTED: &[(&str, &str)] = &[
         "`if nesterov` in `sgd_momentum_step`, called for weights of two shapes: export needs one graph per shape",
     ),
     ("sgd_nesterov", "as sgd_momentum"),
-    (
-        "adam",
-        "MindSpore's loader rejects the exported step (CheckInferInput, load_mindir/infer_mindir.cc)",
-    ),
-    ("adamw", "as adam"),
 ];
 
 /// Optional (`MIRDSL_MINDSPORE_PYTHON`): each optimizer step of the library

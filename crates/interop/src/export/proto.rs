@@ -10,6 +10,9 @@ pub(super) struct GraphBuilder {
     pub(super) nodes: Vec<NodeProto>,
     pub(super) names: HashMap<Val, String>,
     pub(super) params: std::collections::HashSet<String>,
+    /// Parameters of an inlined graph given a constant number: written as
+    /// that constant where used, a tensor beside tensors, as a literal is.
+    pub(super) consts: HashMap<Val, Value>,
 }
 
 impl GraphBuilder {
