@@ -755,6 +755,29 @@ print("RESULT", float(out.asnumpy()))
 /// list.
 const GRADIENT_NOT_EXPORTED: &[(&str, &str)] = &[];
 
+/// The failures of a MindSpore test against its list of known gaps: the
+/// listed cases (failures start `name:`) must fail, every other must pass.
+fn assert_known_gaps(failures: Vec<String>, gaps: &[(&str, &str)], list: &str, checked: usize) {
+    let name_of = |f: &String| f.split(':').next().unwrap_or_default().to_string();
+    let (known, unexpected): (Vec<String>, Vec<String>) = failures
+        .into_iter()
+        .partition(|f| gaps.iter().any(|(n, _)| *n == name_of(f)));
+    let fixed: Vec<&str> = gaps
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !known.iter().any(|k| name_of(k) == *n))
+        .collect();
+    println!(
+        "{checked} cases match MindSpore; {} known gaps",
+        known.len()
+    );
+    assert!(
+        unexpected.is_empty() && fixed.is_empty(),
+        "{checked} ok; failed:\n{}\nlisted in {list} but passing now (remove them): {fixed:?}",
+        unexpected.join("\n\n")
+    );
+}
+
 /// Flattens a run's value into its numbers, in order (tuples depth first).
 fn flatten(v: &Value, out: &mut Vec<f64>) {
     match v {
@@ -888,25 +911,11 @@ print("RESULT", json.dumps(flat(out)))
             }
         }
     }
-    // The known gaps fail (and say so); the others pass.
-    let listed = |f: &String| {
-        let name = f.split(':').next().unwrap_or_default();
-        GRADIENT_NOT_EXPORTED.iter().any(|(n, _)| *n == name)
-    };
-    let (known, unexpected): (Vec<String>, Vec<String>) = failures.into_iter().partition(listed);
-    let fixed: Vec<&str> = GRADIENT_NOT_EXPORTED
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| !known.iter().any(|k| k.split(':').next() == Some(n)))
-        .collect();
-    println!(
-        "{checked} layers' gradients match MindSpore; {} known gaps",
-        known.len()
-    );
-    assert!(
-        unexpected.is_empty() && fixed.is_empty(),
-        "{checked} ok; failed:\n{}\nlisted in GRADIENT_NOT_EXPORTED but passing now (remove them): {fixed:?}",
-        unexpected.join("\n\n")
+    assert_known_gaps(
+        failures,
+        GRADIENT_NOT_EXPORTED,
+        "GRADIENT_NOT_EXPORTED",
+        checked,
     );
 }
 
@@ -1054,23 +1063,10 @@ print("RESULT", json.dumps(out))
             );
         }
     }
-    let listed = |f: &String| {
-        let name = f.split(':').next().unwrap_or_default();
-        OPTIMIZER_NOT_EXPORTED.iter().any(|(n, _)| *n == name)
-    };
-    let (known, unexpected): (Vec<String>, Vec<String>) = failures.into_iter().partition(listed);
-    let fixed: Vec<&str> = OPTIMIZER_NOT_EXPORTED
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| !known.iter().any(|k| k.split(':').next() == Some(n)))
-        .collect();
-    println!(
-        "{checked} optimizer steps match MindSpore's optimizers; {} known gaps",
-        known.len()
-    );
-    assert!(
-        unexpected.is_empty() && fixed.is_empty(),
-        "{checked} ok; failed:\n{}\nlisted in OPTIMIZER_NOT_EXPORTED but passing now (remove them): {fixed:?}",
-        unexpected.join("\n\n")
+    assert_known_gaps(
+        failures,
+        OPTIMIZER_NOT_EXPORTED,
+        "OPTIMIZER_NOT_EXPORTED",
+        checked,
     );
 }
