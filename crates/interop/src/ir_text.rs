@@ -84,7 +84,8 @@ fn err(line: usize, msg: impl Into<String>) -> ImportError {
 
 /// Parses a dump into the importers' graph model.
 fn parse(text: &str) -> Result<Module, ImportError> {
-    let lines: Vec<&str> = text.lines().collect();
+    let lines = logical_lines(text);
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     let mut entry: Option<String> = None;
     let mut header_params: Vec<(usize, String, Option<Ty>, bool)> = Vec::new();
     let mut graphs: Vec<PGraph> = Vec::new();
@@ -143,6 +144,52 @@ fn parse(text: &str) -> Result<Module, ImportError> {
     }
     let entry = entry.ok_or_else(|| ImportError::Malformed("no `# IR entry:` line".into()))?;
     build(entry, header_params, graphs)
+}
+
+/// The dump's lines, a statement that MindSpore printed over several lines
+/// (a tensor constant's value is printed as NumPy prints it, one row a line)
+/// joined into one: a line that leaves a bracket open continues on the next.
+/// Comment lines are never joined. The count of lines stays the file's: a
+/// joined line is followed by empty ones, so errors name the real line.
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open: Option<(usize, i64)> = None;
+    for line in text.lines() {
+        if let Some((at, depth)) = open {
+            out[at].push(' ');
+            out[at].push_str(line.trim());
+            out.push(String::new());
+            let depth = depth + bracket_balance(line);
+            open = (depth > 0).then_some((at, depth));
+            continue;
+        }
+        let trimmed = line.trim_start();
+        let depth = if trimmed.starts_with('#') || trimmed.is_empty() {
+            0
+        } else {
+            bracket_balance(line)
+        };
+        out.push(line.to_string());
+        if depth > 0 && (trimmed.starts_with('%') || trimmed.starts_with("Return(")) {
+            open = Some((out.len() - 1, depth));
+        }
+    }
+    out
+}
+
+/// Opened minus closed `(` and `[` outside strings.
+fn bracket_balance(line: &str) -> i64 {
+    let mut depth = 0;
+    let mut in_str = false;
+    for c in line.chars() {
+        match c {
+            '"' => in_str = !in_str,
+            '(' | '[' if !in_str => depth += 1,
+            ')' | ']' if !in_str => depth -= 1,
+            _ => {}
+        }
+    }
+    depth
 }
 
 /// `%para1_x: <Tensor[Float32], (3)> : [3] ...`
@@ -222,6 +269,10 @@ fn parse_abstract(s: &str) -> Option<Ty> {
 const MAX_TYPE_ELEMENTS: usize = 1 << 16;
 
 fn type_with_shape(ty: &str, shape: &str, budget: &mut usize) -> Option<Ty> {
+    // A parameter (`Ref[Tensor[Float32]], (8), ref_key=...`) has its value's type.
+    if let Some(inner) = ty.strip_prefix("Ref[").and_then(|t| t.strip_suffix(']')) {
+        return type_with_shape(inner, shape, budget);
+    }
     if let Some(inner) = ty.strip_prefix("Tensor[").and_then(|t| t.strip_suffix(']')) {
         let d = ms_dtype(inner)?;
         return Some(Ty::Tensor(d, parse_shape(shape)?));
@@ -564,6 +615,10 @@ impl<'a> Parser<'a> {
             "None" => PRef::Const(Const::None),
             "true" | "True" => PRef::Const(Const::Bool(true)),
             "false" | "False" => PRef::Const(Const::Bool(false)),
+            // Plain numbers: the items of a tuple attribute (`kernel_size: (3, 3)`).
+            w if w.parse::<i64>().is_ok() => {
+                PRef::Const(Const::Int(w.parse().unwrap_or(0), DType::I64))
+            }
             w => match ms_dtype(w) {
                 Some(d) => PRef::Const(Const::Type(d)),
                 None if !w.is_empty() => PRef::Bare(w.to_string()),
@@ -885,6 +940,29 @@ mod tests {
                 Ty::Tensor(DType::F32, Shape::known(&[2]))
             ]))
         );
+    }
+
+    #[test]
+    fn late_stage_forms() {
+        // A parameter's type, a tensor printed over several lines, tuple attributes.
+        assert_eq!(
+            parse_abstract("Ref[Tensor[Float32]], (8), ref_key=bn.gamma, is_parameter"),
+            Some(Ty::Tensor(DType::F32, Shape::known(&[8])))
+        );
+        let text = "  %1(a) = PrimFunc_Mul(Tensor(shape=[3, 1], dtype=Float32, value=\n[[ 1.0]\n [ 2.0]\n [ 3.0]]), %0) cnode_attrs: {}\n      : (<Tensor[Float32], (3, 1)>) -> (<Tensor[Float32], (3, 1)>)\n";
+        let lines = logical_lines(text);
+        assert_eq!(lines.len(), 5);
+        assert!(lines[1].is_empty() && lines[3].is_empty());
+        let n = parse_cnode(lines[0].trim()).unwrap();
+        assert!(
+            matches!(&n.args[0], PRef::Const(Const::Tensor(t)) if t.to_f64_vec() == vec![1.0, 2.0, 3.0])
+        );
+        let n = parse_cnode(
+            "%1(o) = Conv2D(%para1_x, %0) {instance name: conv2d} primitive_attrs: {kernel_size: (3, 3), out_channel: I64(8)}",
+        )
+        .unwrap();
+        assert!(matches!(&n.callee, PCallee::Prim(_, attrs)
+            if attrs[0] == ("kernel_size".to_string(), Const::Tuple(vec![Const::Int(3, DType::I64), Const::Int(3, DType::I64)]))));
     }
 
     #[test]
