@@ -11,6 +11,8 @@ const repo = join(ext, '..', '..');
 mkdirSync(join(ext, 'syntaxes'), { recursive: true });
 copyFileSync(join(repo, 'grammar', 'textmate', 'mindir.tmLanguage.json'), join(ext, 'syntaxes', 'mindir.tmLanguage.json'));
 console.log('copied grammar/textmate/mindir.tmLanguage.json -> syntaxes/');
+copyFileSync(join(repo, 'grammar', 'textmate', 'mindspore-ir.tmLanguage.json'), join(ext, 'syntaxes', 'mindspore-ir.tmLanguage.json'));
+console.log('copied grammar/textmate/mindspore-ir.tmLanguage.json -> syntaxes/');
 
 const serverDir = join(ext, 'server');
 rmSync(serverDir, { recursive: true, force: true });
