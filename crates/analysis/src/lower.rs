@@ -185,7 +185,17 @@ pub struct LoweredGraph {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-const METAFUNCTIONS: &[&str] = &["grad", "value_and_grad", "vjp", "jvp", "hvp"];
+const METAFUNCTIONS: &[&str] = &[
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "jvp",
+    "hvp",
+    "vmap",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+];
 
 /// A binding visible in a scope.
 #[derive(Debug, Clone, Copy)]
@@ -923,6 +933,13 @@ fn meta(name: &str, wrt: Option<Vec<WrtItem>>) -> MetaFn {
         "value_and_grad" => MetaFn::ValueAndGrad { wrt },
         "jvp" => MetaFn::Jvp,
         "hvp" => MetaFn::Hvp,
+        "vmap" => MetaFn::Vmap {
+            in_axes: ir::BatchAxes::All(Some(0)),
+            out_axes: ir::BatchAxes::All(Some(0)),
+        },
+        "jacfwd" => MetaFn::Jacfwd { wrt },
+        "jacrev" => MetaFn::Jacrev { wrt },
+        "hessian" => MetaFn::Hessian { wrt },
         _ => MetaFn::Vjp,
     }
 }

@@ -237,6 +237,86 @@ fn grad_like(v: &AV) -> AV {
     }
 }
 
+impl Engine<'_> {
+    /// The value of `vmap(f)(args...)` and of the Jacobians of `f` at
+    /// `args`: `f` applied to one example (to `args`), batched (the
+    /// Jacobian's shape). `None` for the other metafunctions.
+    fn transform_result(
+        &mut self,
+        item: &Item,
+        n: NodeId,
+        meta: &MetaFn,
+        f: NodeId,
+        args: &[AV],
+    ) -> Option<AV> {
+        use ir::batching::{batch, jacobian_tree, unbatch};
+        match meta {
+            MetaFn::Vmap { in_axes, out_axes } => {
+                let mut size = ir::Dim::Unknown;
+                let mut examples = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    match in_axes.get(i) {
+                        None => examples.push(a.clone()),
+                        Some(axis) => match unbatch(&a.to_absval(), axis) {
+                            Ok((x, d)) => {
+                                if size == ir::Dim::Unknown {
+                                    size = d;
+                                }
+                                examples.push(AV::from_absval(&x));
+                            }
+                            Err(_) => return Some(AV::Any),
+                        },
+                    }
+                }
+                let fv = self.value(item, f);
+                let out = self.apply_value(item, n, &fv, &examples);
+                if out == AV::Bot {
+                    return Some(AV::Bot);
+                }
+                let out = out.to_absval();
+                let r = match (&out, out_axes) {
+                    (AbsVal::Tuple(items), ir::BatchAxes::Each(_)) => items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| batch(x, out_axes.get(i), &size))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(AbsVal::Tuple),
+                    _ => batch(&out, out_axes.get(0), &size),
+                };
+                Some(r.map_or(AV::Any, |v| AV::from_absval(&v)))
+            }
+            MetaFn::Jacfwd { wrt } | MetaFn::Jacrev { wrt } | MetaFn::Hessian { wrt } => {
+                let fv = self.value(item, f);
+                let out = self.apply_value(item, n, &fv, args);
+                if out == AV::Bot {
+                    return Some(AV::Bot);
+                }
+                let out = out.to_absval();
+                let all: Vec<AbsVal> = args.iter().map(AV::to_absval).collect();
+                let xs: Vec<&AbsVal> = match wrt {
+                    None => all.first().into_iter().collect(),
+                    Some(items) => items
+                        .iter()
+                        .map(|w| match w {
+                            WrtItem::Param(i) => all.get(*i).unwrap_or(&AbsVal::Any),
+                            WrtItem::Weight(_) => &AbsVal::Any,
+                        })
+                        .collect(),
+                };
+                let tuple = wrt.is_some();
+                let j = match meta {
+                    MetaFn::Hessian { .. } => {
+                        jacobian_tree(&jacobian_tree(&out, &xs, tuple), &xs, tuple)
+                    }
+                    _ => jacobian_tree(&out, &xs, tuple),
+                };
+                Some(AV::from_absval(&j))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The value of `meta(f)(args...)`, as far as it is known without `f`.
 fn meta_result(meta: &MetaFn, args: &[AV]) -> AV {
     let grads = |wrt: &Option<Vec<WrtItem>>| match wrt {
@@ -256,6 +336,10 @@ fn meta_result(meta: &MetaFn, args: &[AV]) -> AV {
         MetaFn::ValueAndGrad { wrt } => AV::Tuple(vec![AV::Any, grads(wrt)]),
         MetaFn::Hvp => args.first().map_or(AV::Any, grad_like),
         MetaFn::Jvp | MetaFn::Vjp => AV::Tuple(vec![AV::Any, AV::Any]),
+        MetaFn::Vmap { .. }
+        | MetaFn::Jacfwd { .. }
+        | MetaFn::Jacrev { .. }
+        | MetaFn::Hessian { .. } => AV::Any,
     }
 }
 
@@ -508,6 +592,9 @@ impl<'a> Engine<'a> {
                         return AV::Bot;
                     }
                     let (meta, f) = (meta.clone(), *f);
+                    if let Some(r) = self.transform_result(item, n, &meta, f, &args) {
+                        return r;
+                    }
                     let mut r = meta_result(&meta, &args);
                     // `f`'s output, where the metafunction returns it.
                     if let (

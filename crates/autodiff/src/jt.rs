@@ -300,7 +300,12 @@ impl<'a> Gen<'a> {
         b.node_mut(bp).name = Some("bprop".into());
         let no_grad = |k: &Kind| matches!(k, Kind::Env(_) | Kind::NoneLike);
         let output = match meta {
-            MetaFn::Jvp | MetaFn::Hvp => {
+            MetaFn::Jvp
+            | MetaFn::Hvp
+            | MetaFn::Vmap { .. }
+            | MetaFn::Jacfwd { .. }
+            | MetaFn::Jacrev { .. }
+            | MetaFn::Hessian { .. } => {
                 return Err(AdError(format!(
                     "internal: `{}` is not a `J` entry",
                     meta.name()

@@ -32,6 +32,10 @@ use crate::jt::Gen;
 use crate::world::{visible, Item, World};
 use crate::{passes, prepare, AdError};
 
+mod batch;
+mod jacobian;
+mod vmap;
+
 /// Metafunctions nested deeper than this (through expansions) are refused:
 /// a graph that differentiates itself would expand without end.
 const MAX_DEPTH: usize = 12;
@@ -136,6 +140,10 @@ impl Cx {
         self.depth += 1;
         let r = match meta {
             MetaFn::Jvp | MetaFn::Hvp => self.composed(item, visible, meta, args, optimize),
+            MetaFn::Vmap { in_axes, out_axes } => self.vmap(item, visible, in_axes, out_axes, args),
+            MetaFn::Jacfwd { .. } | MetaFn::Jacrev { .. } | MetaFn::Hessian { .. } => {
+                self.jacobian(item, visible, meta, args)
+            }
             _ => self.reverse(item, visible, meta, weights, args, optimize),
         };
         self.depth -= 1;
@@ -683,7 +691,15 @@ fn site_arguments(
                 let Some(k) = outer.primal_arity(args.len()) else {
                     continue;
                 };
-                args[..k].iter().map(AV::from_absval).collect()
+                match outer {
+                    MetaFn::Vmap { in_axes, .. } => {
+                        match ir::batching::example_values(&args[..k], in_axes) {
+                            Some(ex) => ex.iter().map(AV::from_absval).collect(),
+                            None => continue,
+                        }
+                    }
+                    _ => args[..k].iter().map(AV::from_absval).collect(),
+                }
             } else {
                 continue;
             };

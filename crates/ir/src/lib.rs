@@ -2,6 +2,7 @@
 //! ValueNodes), types and abstract values, and printers to DSL text.
 
 pub mod abs;
+pub mod batching;
 pub mod graph;
 pub mod print;
 pub mod print_dot;
@@ -15,4 +16,4 @@ pub use graph::{
 };
 pub use text_size::{TextRange, TextSize};
 pub use ty::{DType, Dim, FnTy, Shape, Ty};
-pub use value::{AttrValue, MetaFn, PrimRef, ScalarConst, Value, WrtItem};
+pub use value::{AttrValue, BatchAxes, MetaFn, PrimRef, ScalarConst, Value, WrtItem};

@@ -288,18 +288,23 @@ impl Printer<'_> {
             },
             NodeKind::Const(Value::Meta(m)) => {
                 let mut all = arg_texts.clone();
-                match m {
-                    MetaFn::Grad { wrt: Some(w) } | MetaFn::ValueAndGrad { wrt: Some(w) } => {
-                        let items: Vec<String> = w
-                            .iter()
-                            .map(|i| match i {
-                                WrtItem::Param(p) => p.to_string(),
-                                WrtItem::Weight(n) => n.clone(),
-                            })
-                            .collect();
-                        all.push(format!("wrt={}", tuple_text(&items)));
+                if let MetaFn::Vmap { in_axes, out_axes } = m {
+                    if *in_axes != crate::value::BatchAxes::All(Some(0)) {
+                        all.push(format!("in_axes={}", in_axes.text()));
                     }
-                    _ => {}
+                    if *out_axes != crate::value::BatchAxes::All(Some(0)) {
+                        all.push(format!("out_axes={}", out_axes.text()));
+                    }
+                }
+                if let Some(w) = m.wrt() {
+                    let items: Vec<String> = w
+                        .iter()
+                        .map(|i| match i {
+                            WrtItem::Param(p) => p.to_string(),
+                            WrtItem::Weight(n) => n.clone(),
+                        })
+                        .collect();
+                    all.push(format!("wrt={}", tuple_text(&items)));
                 }
                 format!("{}({})", m.name(), all.join(", "))
             }

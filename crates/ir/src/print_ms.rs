@@ -227,6 +227,14 @@ fn meta_text(m: &MetaFn) -> String {
         MetaFn::Vjp => "MetaFuncGraph::vjp".into(),
         MetaFn::Jvp => "MetaFuncGraph::jvp".into(),
         MetaFn::Hvp => "MetaFuncGraph::hvp".into(),
+        MetaFn::Vmap { in_axes, out_axes } => format!(
+            "MetaFuncGraph::vmap[in_axes={}, out_axes={}]",
+            in_axes.text(),
+            out_axes.text()
+        ),
+        MetaFn::Jacfwd { wrt: w } => format!("MetaFuncGraph::jacfwd{}", wrt(w)),
+        MetaFn::Jacrev { wrt: w } => format!("MetaFuncGraph::jacrev{}", wrt(w)),
+        MetaFn::Hessian { wrt: w } => format!("MetaFuncGraph::hessian{}", wrt(w)),
     }
 }
 

@@ -207,6 +207,49 @@ pub enum MetaFn {
     /// `hvp(f)`: `hvp(f)(x..., v)` is the Hessian of `f`'s summed output with
     /// respect to its first parameter, times `v`.
     Hvp,
+    /// `vmap(f, in_axes=..., out_axes=...)`: `f` mapped over a batch axis
+    /// of its arguments (JAX's `jax.vmap`).
+    Vmap {
+        in_axes: BatchAxes,
+        out_axes: BatchAxes,
+    },
+    /// `jacfwd(f, wrt=...)`: the Jacobian by forward mode, shaped
+    /// `out.shape + x.shape` (JAX's convention).
+    Jacfwd { wrt: Option<Vec<WrtItem>> },
+    /// `jacrev(f, wrt=...)`: the Jacobian by reverse mode.
+    Jacrev { wrt: Option<Vec<WrtItem>> },
+    /// `hessian(f, wrt=...)`: `jacfwd(jacrev(f))`.
+    Hessian { wrt: Option<Vec<WrtItem>> },
+}
+
+/// `vmap`'s `in_axes`/`out_axes`: one axis (or `none`: not mapped) for
+/// every argument (output), or one per argument (per output element).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BatchAxes {
+    All(Option<i64>),
+    Each(Vec<Option<i64>>),
+}
+
+impl BatchAxes {
+    /// The axis of argument (output element) `i`.
+    pub fn get(&self, i: usize) -> Option<i64> {
+        match self {
+            BatchAxes::All(a) => *a,
+            BatchAxes::Each(v) => v.get(i).copied().flatten(),
+        }
+    }
+
+    /// `0`, `none`, `(1, none)`, as written.
+    pub fn text(&self) -> String {
+        let one = |a: &Option<i64>| a.map_or("none".to_string(), |a| a.to_string());
+        match self {
+            BatchAxes::All(a) => one(a),
+            BatchAxes::Each(v) if v.len() == 1 => format!("({},)", one(&v[0])),
+            BatchAxes::Each(v) => {
+                format!("({})", v.iter().map(one).collect::<Vec<_>>().join(", "))
+            }
+        }
+    }
 }
 
 impl MetaFn {
@@ -217,15 +260,37 @@ impl MetaFn {
             MetaFn::Vjp => "vjp",
             MetaFn::Jvp => "jvp",
             MetaFn::Hvp => "hvp",
+            MetaFn::Vmap { .. } => "vmap",
+            MetaFn::Jacfwd { .. } => "jacfwd",
+            MetaFn::Jacrev { .. } => "jacrev",
+            MetaFn::Hessian { .. } => "hessian",
         }
     }
 
     /// How many parameters the differentiated function takes, when `meta(f)`
     /// is called with `nargs` arguments (`jvp` takes a tangent per argument,
     /// `hvp` one vector after them).
+    /// `wrt=` of the metafunctions that take it.
+    pub fn wrt(&self) -> Option<&Vec<WrtItem>> {
+        match self {
+            MetaFn::Grad { wrt }
+            | MetaFn::ValueAndGrad { wrt }
+            | MetaFn::Jacfwd { wrt }
+            | MetaFn::Jacrev { wrt }
+            | MetaFn::Hessian { wrt } => wrt.as_ref(),
+            _ => None,
+        }
+    }
+
     pub fn primal_arity(&self, nargs: usize) -> Option<usize> {
         match self {
-            MetaFn::Grad { .. } | MetaFn::ValueAndGrad { .. } | MetaFn::Vjp => Some(nargs),
+            MetaFn::Grad { .. }
+            | MetaFn::ValueAndGrad { .. }
+            | MetaFn::Vjp
+            | MetaFn::Vmap { .. }
+            | MetaFn::Jacfwd { .. }
+            | MetaFn::Jacrev { .. }
+            | MetaFn::Hessian { .. } => Some(nargs),
             MetaFn::Jvp => nargs.is_multiple_of(2).then_some(nargs / 2),
             MetaFn::Hvp => nargs.checked_sub(1),
         }

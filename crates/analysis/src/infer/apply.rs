@@ -170,6 +170,10 @@ impl Engine<'_> {
                     }
                 }
             }
+            FuncVal::Meta {
+                meta: MetaFn::Vmap { in_axes, out_axes },
+                f,
+            } => self.apply_vmap(frame, n, f, &in_axes, &out_axes, args),
             FuncVal::Meta { meta, f } => {
                 let k = match meta.primal_arity(args.len()) {
                     Some(k) if k > 0 || !matches!(meta, MetaFn::Hvp) => k,
@@ -265,6 +269,19 @@ impl Engine<'_> {
                         let tangent = grad_like(&out);
                         return Some(AbsVal::Tuple(vec![out, tangent]));
                     }
+                    MetaFn::Jacfwd { wrt } | MetaFn::Jacrev { wrt } | MetaFn::Hessian { wrt } => {
+                        return Some(match self.jacobian_type(&meta, wrt.as_ref(), &out, &args) {
+                            Ok(t) => t,
+                            Err(message) => {
+                                self.report(
+                                    &item,
+                                    Diagnostic::error(Code::BadGradient, span, message),
+                                );
+                                AbsVal::Any
+                            }
+                        });
+                    }
+                    MetaFn::Vmap { .. } => return Some(AbsVal::Any),
                     MetaFn::Hvp => {
                         if let Err(why) = tangent_fits(&args[0], &args[k]) {
                             let span = self.span(frame, n, Some(k + 1));
@@ -403,6 +420,164 @@ impl Engine<'_> {
             );
         }
         d
+    }
+
+    /// The type of `vmap(f, in_axes, out_axes)(args...)`: `f` applied to
+    /// one example of each argument, its output stacked along `out_axes`.
+    fn apply_vmap(
+        &mut self,
+        frame: &mut Frame,
+        n: NodeId,
+        f: u32,
+        in_axes: &ir::BatchAxes,
+        out_axes: &ir::BatchAxes,
+        args: Vec<Val>,
+    ) -> Val {
+        let item = frame.item.clone();
+        if let ir::BatchAxes::Each(axes) = in_axes {
+            if axes.len() != args.len() {
+                let span = self.span(frame, n, None);
+                self.report(
+                    &item,
+                    Diagnostic::error(
+                        Code::WrongArity,
+                        span,
+                        format!(
+                            "`in_axes` gives {} axes, but the mapped function is called with {} arguments",
+                            axes.len(),
+                            args.len()
+                        ),
+                    ),
+                );
+                return Some(AbsVal::Any);
+            }
+        }
+        let mut size = ir::Dim::Unknown;
+        let mut examples = Vec::new();
+        for (i, a) in args.into_iter().enumerate() {
+            let Some(a) = a else { return None };
+            let Some(axis) = in_axes.get(i) else {
+                examples.push(Some(a));
+                continue;
+            };
+            match ir::batching::unbatch(&a, axis) {
+                Ok((x, d)) => {
+                    if let (ir::Dim::Known(s), ir::Dim::Known(e)) = (&size, &d) {
+                        if s != e {
+                            let span = self.span(frame, n, Some(i + 1));
+                            self.report(
+                                &item,
+                                Diagnostic::error(
+                                    Code::ShapeMismatch,
+                                    span,
+                                    format!("`vmap` maps over batches of {s} examples, but argument {i} has {e} along axis {axis}"),
+                                ),
+                            );
+                            return Some(AbsVal::Any);
+                        }
+                    }
+                    if matches!(size, ir::Dim::Unknown) {
+                        size = d;
+                    }
+                    examples.push(Some(x));
+                }
+                Err(why) => {
+                    let span = self.span(frame, n, Some(i + 1));
+                    self.report(
+                        &item,
+                        Diagnostic::error(
+                            Code::ShapeMismatch,
+                            span,
+                            format!("`vmap` cannot map argument {i}: {why}"),
+                        ),
+                    );
+                    return Some(AbsVal::Any);
+                }
+            }
+        }
+        if (0..examples.len()).all(|i| in_axes.get(i).is_none()) {
+            let span = self.span(frame, n, None);
+            self.report(
+                &item,
+                Diagnostic::error(
+                    Code::BadGradient,
+                    span,
+                    "`vmap` with `in_axes=none` maps over nothing: give at least one argument an axis",
+                ),
+            );
+            return Some(AbsVal::Any);
+        }
+        let out = self.apply_value(frame, n, AbsVal::Func(f), examples)?;
+        let batched = match &out {
+            AbsVal::Tuple(items) if matches!(out_axes, ir::BatchAxes::Each(_)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, x)| ir::batching::batch(x, out_axes.get(i), &size))
+                .collect::<Result<Vec<_>, _>>()
+                .map(AbsVal::Tuple),
+            _ => ir::batching::batch(&out, out_axes.get(0), &size),
+        };
+        match batched {
+            Ok(v) => Some(v),
+            Err(why) => {
+                let span = self.span(frame, n, None);
+                self.report(
+                    &item,
+                    Diagnostic::error(Code::ShapeMismatch, span, format!("`vmap`: {why}")),
+                );
+                Some(AbsVal::Any)
+            }
+        }
+    }
+
+    /// The type of `jacfwd(f)`/`jacrev(f)`/`hessian(f)` applied to `args`
+    /// (whose call of `f` gives `out`): JAX's `out.shape + x.shape`, a tuple
+    /// per `wrt` item when `wrt` is given.
+    fn jacobian_type(
+        &mut self,
+        meta: &MetaFn,
+        wrt: Option<&Vec<WrtItem>>,
+        out: &AbsVal,
+        args: &[AbsVal],
+    ) -> Result<AbsVal, String> {
+        let xs: Vec<&AbsVal> = match wrt {
+            None => vec![args.first().ok_or_else(|| {
+                format!(
+                    "`{}` needs a function with at least one parameter",
+                    meta.name()
+                )
+            })?],
+            Some(items) => items
+                .iter()
+                .map(|w| match w {
+                    WrtItem::Param(i) => args.get(*i).ok_or_else(|| {
+                        format!(
+                            "`wrt` names parameter {i}, but the function takes {} parameters",
+                            args.len()
+                        )
+                    }),
+                    WrtItem::Weight(w) => Err(format!(
+                        "`{}` takes `wrt=` parameters by position, not the weight `{w}`",
+                        meta.name()
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        for x in &xs {
+            if !x.dtype().is_some_and(|d| d.is_float()) {
+                return Err(format!(
+                    "`{}` differentiates with respect to a float tensor or scalar, not {x}",
+                    meta.name()
+                ));
+            }
+        }
+        use ir::batching::jacobian_tree;
+        let tuple = wrt.is_some();
+        Ok(match meta {
+            // jacfwd(jacrev(f, wrt), wrt)
+            MetaFn::Hessian { .. } => jacobian_tree(&jacobian_tree(out, &xs, tuple), &xs, tuple),
+            _ => jacobian_tree(out, &xs, tuple),
+        })
     }
 
     fn wrt_values(

@@ -279,19 +279,36 @@ impl Lowerer<'_> {
         let graph = self.current_graph();
         let mut f = None;
         let mut wrt = None;
+        let takes_wrt = matches!(
+            name,
+            "grad" | "value_and_grad" | "jacfwd" | "jacrev" | "hessian"
+        );
+        let mut axes = [ir::BatchAxes::All(Some(0)), ir::BatchAxes::All(Some(0))];
         for arg in args {
             match arg {
                 ast::Arg::Keyword(k)
-                    if k.name().is_some_and(|n| n.text() == "wrt")
-                        && matches!(name, "grad" | "value_and_grad") =>
+                    if k.name().is_some_and(|n| n.text() == "wrt") && takes_wrt =>
                 {
                     let Some(v) = k.value() else { continue };
                     wrt = self.wrt(&v);
                 }
+                ast::Arg::Keyword(k)
+                    if name == "vmap"
+                        && k.name()
+                            .is_some_and(|n| n.text() == "in_axes" || n.text() == "out_axes") =>
+                {
+                    let Some(v) = k.value() else { continue };
+                    let i = usize::from(k.name().is_some_and(|n| n.text() == "out_axes"));
+                    if let Some(a) = self.batch_axes(&v) {
+                        axes[i] = a;
+                    }
+                }
                 ast::Arg::Keyword(k) => {
                     let r = k.range();
-                    let allowed = if matches!(name, "grad" | "value_and_grad") {
+                    let allowed = if takes_wrt {
                         "the only option is `wrt`".to_string()
+                    } else if name == "vmap" {
+                        "the options are `in_axes` and `out_axes`".to_string()
                     } else {
                         format!("`{name}` takes only the function")
                     };
@@ -310,7 +327,11 @@ impl Lowerer<'_> {
                     self.error(
                         Code::WrongArity,
                         r,
-                        format!("`{name}` takes one function (and `wrt=`)"),
+                        if name == "vmap" {
+                            "`vmap` takes one function (and `in_axes=`, `out_axes=`)".to_string()
+                        } else {
+                            format!("`{name}` takes one function (and `wrt=`)")
+                        },
                     );
                 }
             }
@@ -323,16 +344,47 @@ impl Lowerer<'_> {
             );
             return self.error_node(range);
         };
-        let callee = self.body.add_const(
-            Value::Meta(meta(name, wrt)),
-            call.callee().map(|c| c.range()),
-        );
+        let mut m = meta(name, wrt);
+        if let MetaFn::Vmap { in_axes, out_axes } = &mut m {
+            let [i, o] = axes;
+            *in_axes = i;
+            *out_axes = o;
+        }
+        let callee = self
+            .body
+            .add_const(Value::Meta(m), call.callee().map(|c| c.range()));
         let node = self.body.add_apply(graph, vec![callee, f], Some(range));
         self.map.input_spans.insert(
             node,
             vec![call.callee().map_or(range, |c| c.range()), f_range],
         );
         node
+    }
+
+    /// `in_axes=0`, `in_axes=none`, `in_axes=(1, none)`: an int or `none`
+    /// for every argument, or a tuple of them, one per argument.
+    pub(super) fn batch_axes(&mut self, value: &ast::Expr) -> Option<ir::BatchAxes> {
+        let one = |v: &AttrValue| match v {
+            AttrValue::Int(i) => Some(Some(*i)),
+            AttrValue::None => Some(None),
+            _ => None,
+        };
+        let parsed = const_value(value, &|_| None).and_then(|v| match &v {
+            AttrValue::Tuple(items) => items
+                .iter()
+                .map(one)
+                .collect::<Option<Vec<_>>>()
+                .map(ir::BatchAxes::Each),
+            other => one(other).map(ir::BatchAxes::All),
+        });
+        if parsed.is_none() {
+            self.error(
+                Code::BadAttributeValue,
+                value.syntax().text_range(),
+                "`in_axes` and `out_axes` are an int, `none`, or a tuple of them (one per argument or output)",
+            );
+        }
+        parsed
     }
 
     /// `wrt=0`, `wrt=(0, 2)`, `wrt=(fc1.weight, 1)`.

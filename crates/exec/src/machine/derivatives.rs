@@ -87,6 +87,13 @@ impl Executor {
                 // meta(inner(g)): differentiate the graph that computes
                 // inner(g); what a closure captured is passed through.
                 let inner_values = values.as_ref().map(|v| v[..primal.min(v.len())].to_vec());
+                // `vmap(inner(g))`: `inner(g)` is called with one example.
+                let inner_values = match meta {
+                    MetaFn::Vmap { in_axes, .. } => {
+                        inner_values.and_then(|v| ir::batching::example_values(&v, in_axes))
+                    }
+                    _ => inner_values,
+                };
                 let (entry, extra) = self.differentiated(inner, g, primal, inner_values)?;
                 let Value::Func(ef) = &entry else {
                     return Err(RunError::internal("a derivative is not a graph"));
