@@ -61,6 +61,10 @@ pub struct GradResult {
     /// `(output, backprop)` where `backprop(dout)` returns the tuple of the
     /// gradients of every parameter.
     pub entry: String,
+    /// What the transforms chose, for `--verbose`: how each `vmap` was made
+    /// (batched, with the primitives that ran per example; or per example
+    /// and why).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +171,7 @@ pub fn differentiate_with(
     Ok(GradResult {
         graphs: graphs.into_iter().map(|(n, b)| (n, Arc::new(b))).collect(),
         entry: d.entry,
+        notes: std::mem::take(&mut cx.vmap_notes),
     })
 }
 

@@ -60,6 +60,8 @@ pub struct Cx {
     depth: usize,
     /// Where the definitions inlined before differentiating come from.
     pub instances: Option<crate::composites::InstanceFn>,
+    /// How each `vmap` was made (batched, or per example and why).
+    pub vmap_notes: Vec<String>,
 }
 
 impl Cx {
@@ -72,6 +74,7 @@ impl Cx {
             lifts: HashMap::new(),
             depth: 0,
             instances: None,
+            vmap_notes: Vec::new(),
         }
     }
 

@@ -134,6 +134,8 @@ pub struct Executor {
     stop: ops::guard::Stop,
     steps: u64,
     compiled: compile::Cache,
+    /// What the transforms chose (how each `vmap` was made), for `--verbose`.
+    transform_notes: Vec<String>,
 }
 
 impl Executor {
@@ -169,6 +171,7 @@ impl Executor {
             stop,
             steps: 0,
             compiled: compile::Cache::default(),
+            transform_notes: Vec::new(),
         };
         for (name, body) in &program.graphs {
             ex.add_item(name, body.clone(), 0);

@@ -368,6 +368,11 @@ fn run_inner(a: &RunArgs) -> u8 {
         }
     }
     let elapsed = start.elapsed();
+    if a.verbose {
+        for note in ex.transform_notes() {
+            eprintln!("{note}");
+        }
+    }
     if let (true, Some(stats)) = (a.verbose, &gpu_stats) {
         for line in stats.report() {
             eprintln!("{line}");

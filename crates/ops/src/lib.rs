@@ -6,6 +6,7 @@
 //! file of its family under `defs/`. Docs, hover, completion, checking, autodiff
 //! and execution all read this one table.
 
+pub mod batch;
 pub mod bind;
 pub mod composite;
 pub mod defs;

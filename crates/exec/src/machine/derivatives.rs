@@ -140,6 +140,12 @@ impl Executor {
         }
     }
 
+    /// What the transforms chose so far (how each `vmap` was made: batched,
+    /// with the primitives that ran per example, or per example and why).
+    pub fn transform_notes(&self) -> &[String] {
+        &self.transform_notes
+    }
+
     fn check_entry_arity(&self, entry: u32, n: usize, name: &str) -> Result<(), RunError> {
         let params = self.items[entry as usize]
             .body
@@ -339,6 +345,11 @@ impl Executor {
                 format!("cannot take `{}` of `{name}`: {e}", meta.name()),
             )
         })?;
+        for note in &result.notes {
+            if !self.transform_notes.contains(note) {
+                self.transform_notes.push(note.clone());
+            }
+        }
         let new_scope = self.scopes.len() as u32;
         self.scopes.push(Scope {
             names: HashMap::new(),
