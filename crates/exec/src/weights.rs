@@ -234,7 +234,8 @@ pub fn init_weight_within(
     Ok((t, scalar))
 }
 
-/// Reads a `.npy` file, or tensor `key` of a `.safetensors` file (relative
+/// Reads a `.npy` file, or tensor `key` of a `.safetensors` file or a
+/// MindSpore `.ckpt` checkpoint (relative
 /// paths from `base_dir`, the `.mir` file's folder).
 pub fn load(base_dir: &Path, path: &str, key: Option<&str>) -> Result<Tensor, String> {
     load_checked(base_dir, path, key, &mut |_, _| Ok(()))
@@ -256,6 +257,9 @@ pub fn load_checked(
     let full = base_dir.join(path);
     // Open (and refuse what is not a regular file) before anything else.
     tensor::file::open_regular(&full).map_err(|e| format!("cannot load {}", e.0))?;
+    if path.ends_with(".ckpt") {
+        return load_ckpt(&full, path, key, check);
+    }
     let is_safetensors = path.ends_with(".safetensors") || key.is_some();
     if is_safetensors {
         let names = || tensor::file::safetensors_names(&full).unwrap_or_default();
@@ -293,6 +297,36 @@ pub fn load_checked(
             }
         })
     }
+}
+
+/// Parameter `key` of a MindSpore checkpoint (memory-mapped; only that
+/// parameter's bytes are decoded, after `check` accepted its dtype and shape).
+fn load_ckpt(
+    full: &Path,
+    path: &str,
+    key: Option<&str>,
+    check: &mut DataCheck,
+) -> Result<Tensor, String> {
+    let file = tensor::named::NamedTensors::open(full).map_err(|e| format!("cannot load {e}"))?;
+    let Some(key) = key else {
+        return Err(format!(
+            "{path} is a MindSpore checkpoint: name the parameter with load(\"{path}\", \"NAME\") (it has {})",
+            list(&file.names())
+        ));
+    };
+    let Some(info) = file.info(key) else {
+        return Err(format!(
+            "{path} has no parameter `{key}` (it has {})",
+            list(&file.names())
+        ));
+    };
+    let dtype = info
+        .dtype
+        .clone()
+        .map_err(|ms| format!("`{key}` in {path} is {ms}, a dtype mirdsl does not have"))?;
+    check(dtype, &info.shape)?;
+    file.read(key)
+        .map_err(|e| format!("cannot read `{key}` from {path}: {e}"))
 }
 
 fn list(names: &[String]) -> String {

@@ -55,10 +55,12 @@ pub struct RunArgs {
     /// as a JSON array (text: one block per run).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub steps: usize,
-    /// Before running, set weights from this `.safetensors` file (by name).
+    /// Before running, set weights from this `.safetensors` file or MindSpore
+    /// `.ckpt` checkpoint (by parameter name; dtypes and shapes must match).
     #[arg(long, value_name = "FILE")]
     pub load_weights: Option<PathBuf>,
-    /// After running, write every weight's value to this `.safetensors` file.
+    /// After running, write every weight's value to this file: a MindSpore
+    /// `.ckpt` checkpoint for a `.ckpt` path, a `.safetensors` file otherwise.
     #[arg(long, value_name = "FILE")]
     pub save_weights: Option<PathBuf>,
     #[arg(long, value_name = "SIZE", help = max_memory_help("The most memory tensors may take at once; a primitive, weight or argument beyond it is refused"))]
@@ -234,7 +236,7 @@ fn run_inner(a: &RunArgs) -> u8 {
             std::process::exit(i32::from(EXIT_FAILURE));
         });
     }
-    let text = match crate::read(&a.file) {
+    let (root, text) = match crate::source(&a.file) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -250,7 +252,7 @@ fn run_inner(a: &RunArgs) -> u8 {
     }
     let (backend, gpu_stats) = (selected.backend, selected.stats);
     let linked = analysis::link::link(
-        &a.file,
+        &root,
         Some(std::sync::Arc::from(text.as_str())),
         &analysis::modules::FsLoader,
     );
@@ -415,44 +417,70 @@ fn run_inner(a: &RunArgs) -> u8 {
     EXIT_OK
 }
 
-/// Sets the weights named in a `.safetensors` file; every name must be a weight.
-/// Only regular files are read, and each tensor's shape is checked against its
-/// weight's before its data is read.
+/// Sets the weights named in a `.safetensors` file or a MindSpore `.ckpt`
+/// checkpoint (by MindSpore's parameter names); every name must be a weight,
+/// of the weight's dtype and shape (checked before its data is read).
+/// A checkpoint is memory-mapped and each parameter decoded once.
 fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
-    let names = tensor::file::safetensors_names(path).map_err(|e| {
-        if e.0.starts_with(&path.display().to_string()) {
+    let shown = path.display();
+    let file = tensor::named::NamedTensors::open(path).map_err(|e| {
+        if e.0.starts_with(&shown.to_string()) {
             e.0
         } else {
-            format!("{}: {}", path.display(), e.0)
+            format!("{shown}: {}", e.0)
         }
     })?;
-    for name in names {
-        let current = ex.weight_value(&name).map_err(|_| {
+    for info in file.infos() {
+        let name = &info.name;
+        let current = ex.weight_value(name).map_err(|_| {
+            let mut known: Vec<String> = ex
+                .weights()
+                .map(|w| w.into_iter().map(|(n, _)| n).collect())
+                .unwrap_or_default();
+            known.sort();
+            let shown_known: Vec<String> = known.iter().take(8).map(|n| format!("`{n}`")).collect();
             format!(
-                "{}: `{name}` is not a weight of the program",
-                path.display()
+                "{shown}: parameter `{name}` is not a weight of the program (its weights: {}{})",
+                shown_known.join(", "),
+                if known.len() > 8 {
+                    format!(" and {} more", known.len() - 8)
+                } else {
+                    String::new()
+                }
             )
         })?;
-        if let Some(c) = current.as_tensor() {
-            let declared = c.tensor().shape().to_vec();
-            let t = tensor::file::load_safetensors(path, &name, &mut |e| {
-                if e.shape != declared {
-                    return Err(format!(
-                        "`{name}` has shape {:?}, but the weight is declared {declared:?}",
-                        e.shape
-                    ));
-                }
-                Ok(())
-            })
-            .map_err(|e| format!("{}: {}", path.display(), e.0))?;
-            let t = t.cast(c.tensor().dtype());
-            ex.set_weight(&name, ex.tensor(t)).map_err(|e| e.message)?;
+        let Some(c) = current.as_tensor() else {
+            continue;
+        };
+        let declared = c.tensor().shape().to_vec();
+        let dtype = c.tensor().dtype();
+        match &info.dtype {
+            Err(ms) => {
+                return Err(format!(
+                    "{shown}: parameter `{name}` is {ms}, a dtype mirdsl does not have (the weight is {dtype})"
+                ))
+            }
+            Ok(d) if *d != dtype => {
+                return Err(format!(
+                    "{shown}: parameter `{name}` is {d} in the file, but the weight is declared {dtype}{declared:?}"
+                ))
+            }
+            Ok(_) => {}
         }
+        if info.shape != declared {
+            return Err(format!(
+                "{shown}: parameter `{name}` has shape {:?} in the file, but the weight is declared {dtype}{declared:?}",
+                info.shape
+            ));
+        }
+        let t = file.read(name).map_err(|e| format!("{shown}: {}", e.0))?;
+        ex.set_weight(name, ex.tensor(t)).map_err(|e| e.message)?;
     }
     Ok(())
 }
 
-/// Writes every weight's current value to a `.safetensors` file.
+/// Writes every weight's current value, in its own dtype, to a
+/// `.safetensors` file or (by extension) a MindSpore `.ckpt` checkpoint.
 fn save_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
     let weights = ex.weights().map_err(|e| e.message)?;
     let tensors: Vec<(String, tensor::Tensor)> = weights
@@ -461,7 +489,11 @@ fn save_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
         .collect();
     let items: Vec<(&str, &tensor::Tensor)> =
         tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    crate::files::write_atomic(path, &tensor::safetensors::write(&items))
+    let bytes = match tensor::named::Format::of(path) {
+        Some(tensor::named::Format::Ckpt) => tensor::ckpt::write(&items),
+        _ => tensor::safetensors::write(&items),
+    };
+    crate::files::write_atomic(path, &bytes)
 }
 
 fn arg_error(e: &exec::args::ArgError) -> u8 {

@@ -6,16 +6,20 @@
 //! wrap to their width. Kernels are then written once per storage kind, not
 //! once per dtype, while results keep MindSpore's dtypes.
 
+pub mod ckpt;
 mod device;
 mod dtype;
 pub mod file;
 pub mod limits;
+pub mod mapped;
+pub mod named;
 pub mod npy;
 pub mod safetensors;
 mod wire;
 
 pub use device::DeviceData;
 pub use dtype::DType;
+pub use wire::write_raw;
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};

@@ -3,7 +3,7 @@
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
 use crate::wire::{read_elements, Wire};
-use crate::{checked_numel, Buffer, DType, Tensor, TensorError};
+use crate::{checked_numel, DType, Tensor, TensorError};
 
 fn err(message: impl Into<String>) -> TensorError {
     TensorError(message.into())
@@ -60,6 +60,48 @@ fn header(
         serde_json::Value::Object(map) => Ok((map, 8 + n)),
         _ => Err(err("bad .safetensors header: not a JSON object")),
     }
+}
+
+/// Every tensor's [`Entry`] in a file of `len` bytes read from `r` (only
+/// the header is read), sorted by name.
+pub fn entries_from(r: &mut dyn Read, len: u64) -> Result<Vec<(String, Entry)>, TensorError> {
+    let (header, _) = header(r, len)?;
+    header_names(&header)
+        .into_iter()
+        .map(|name| {
+            let e = &header[&name];
+            let dtype = e["dtype"]
+                .as_str()
+                .and_then(wire_of)
+                .ok_or_else(|| err(format!("tensor '{name}': unsupported or missing dtype")))?
+                .dtype();
+            let shape = e["shape"]
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
+                        .collect::<Option<Vec<usize>>>()
+                })
+                .ok_or_else(|| err(format!("tensor '{name}': bad shape")))?;
+            Ok((name, Entry { dtype, shape }))
+        })
+        .collect()
+}
+
+fn wire_of(code: &str) -> Option<Wire> {
+    Some(match code {
+        "F32" => Wire::F32,
+        "F64" => Wire::F64,
+        "F16" => Wire::F16,
+        "BF16" => Wire::BF16,
+        "I64" => Wire::I64,
+        "I32" => Wire::I32,
+        "I16" => Wire::I16,
+        "I8" => Wire::I8,
+        "U8" => Wire::U8,
+        "BOOL" => Wire::Bool,
+        _ => return None,
+    })
 }
 
 /// What a `.safetensors` header says of one tensor.
@@ -159,48 +201,49 @@ pub fn read_from<R: Read + Seek>(
     Tensor::new(dt, shape, buffer)
 }
 
-/// A `.safetensors` file holding `tensors` (f32/f64/i64/i32/bool only).
+/// A `.safetensors` file holding `tensors`, each in its own dtype (`f16`
+/// and `bf16` as `F16`/`BF16`, narrow integers at their width).
 pub fn write(tensors: &[(&str, &Tensor)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_to(&mut out, tensors).expect("writing to memory");
+    out
+}
+
+/// The safetensors dtype code of `dtype`.
+fn code(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "F32",
+        DType::F64 => "F64",
+        DType::F16 => "F16",
+        DType::BF16 => "BF16",
+        DType::I64 => "I64",
+        DType::I32 => "I32",
+        DType::I16 => "I16",
+        DType::I8 => "I8",
+        DType::U8 => "U8",
+        DType::Bool => "BOOL",
+    }
+}
+
+/// [`write`] to `w`: the header, then each tensor's bytes streamed.
+pub fn write_to(w: &mut dyn std::io::Write, tensors: &[(&str, &Tensor)]) -> std::io::Result<()> {
     let mut header = serde_json::Map::new();
-    let mut data = Vec::new();
+    let mut at = 0usize;
     for (name, t) in tensors {
-        let start = data.len();
-        let code = match (t.buffer(), t.dtype()) {
-            (Buffer::F32(v), _) => {
-                v.iter()
-                    .for_each(|x| data.extend_from_slice(&x.to_le_bytes()));
-                "F32"
-            }
-            (Buffer::F64(v), _) => {
-                v.iter()
-                    .for_each(|x| data.extend_from_slice(&x.to_le_bytes()));
-                "F64"
-            }
-            (Buffer::I64(v), DType::I32) => {
-                v.iter()
-                    .for_each(|&x| data.extend_from_slice(&(x as i32).to_le_bytes()));
-                "I32"
-            }
-            (Buffer::I64(v), _) => {
-                v.iter()
-                    .for_each(|x| data.extend_from_slice(&x.to_le_bytes()));
-                "I64"
-            }
-            (Buffer::Bool(v), _) => {
-                v.iter().for_each(|&x| data.push(x as u8));
-                "BOOL"
-            }
-        };
+        let len = t.numel() * t.dtype().size_of();
         header.insert(
             name.to_string(),
-            serde_json::json!({"dtype": code, "shape": t.shape(), "data_offsets": [start, data.len()]}),
+            serde_json::json!({"dtype": code(t.dtype()), "shape": t.shape(), "data_offsets": [at, at + len]}),
         );
+        at += len;
     }
-    let json = serde_json::to_vec(&serde_json::Value::Object(header)).unwrap();
-    let mut out = (json.len() as u64).to_le_bytes().to_vec();
-    out.extend_from_slice(&json);
-    out.extend_from_slice(&data);
-    out
+    let json = serde_json::to_vec(&serde_json::Value::Object(header)).expect("JSON");
+    w.write_all(&(json.len() as u64).to_le_bytes())?;
+    w.write_all(&json)?;
+    for (_, t) in tensors {
+        crate::wire::write_raw(t, w)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -216,5 +259,12 @@ mod tests {
         assert_eq!(read(&bytes, "fc.weight").unwrap(), a);
         assert_eq!(read(&bytes, "idx").unwrap(), b);
         assert!(read(&bytes, "nope").unwrap_err().0.contains("fc.weight"));
+        let h = a.cast(DType::F16);
+        let bf = a.cast(DType::BF16);
+        let i8 = Tensor::from_i64(DType::I8, vec![2], vec![-1, 5]).unwrap();
+        let bytes = write(&[("h", &h), ("bf", &bf), ("i8", &i8)]);
+        assert_eq!(read(&bytes, "h").unwrap(), h);
+        assert_eq!(read(&bytes, "bf").unwrap(), bf);
+        assert_eq!(read(&bytes, "i8").unwrap(), i8);
     }
 }

@@ -121,3 +121,96 @@ pub(crate) fn read_elements(r: &mut dyn Read, wire: Wire, n: usize) -> Result<Bu
     }
     Ok(out)
 }
+
+impl Wire {
+    /// How `dtype`'s elements are stored in a file (MindSpore's own widths).
+    pub(crate) fn of(dtype: DType) -> Wire {
+        match dtype {
+            DType::F32 => Wire::F32,
+            DType::F64 => Wire::F64,
+            DType::F16 => Wire::F16,
+            DType::BF16 => Wire::BF16,
+            DType::I64 => Wire::I64,
+            DType::I32 => Wire::I32,
+            DType::I16 => Wire::I16,
+            DType::I8 => Wire::I8,
+            DType::U8 => Wire::U8,
+            DType::Bool => Wire::Bool,
+        }
+    }
+}
+
+/// A reader over several byte slices one after another (a tensor whose
+/// bytes a file stores in pieces).
+pub(crate) struct Pieces<'a> {
+    parts: &'a [&'a [u8]],
+    at: usize,
+    off: usize,
+}
+
+impl<'a> Pieces<'a> {
+    pub(crate) fn new(parts: &'a [&'a [u8]]) -> Pieces<'a> {
+        Pieces {
+            parts,
+            at: 0,
+            off: 0,
+        }
+    }
+}
+
+impl Read for Pieces<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while let Some(part) = self.parts.get(self.at) {
+            let rest = &part[self.off..];
+            if rest.is_empty() {
+                self.at += 1;
+                self.off = 0;
+                continue;
+            }
+            let n = rest.len().min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            self.off += n;
+            return Ok(n);
+        }
+        Ok(0)
+    }
+}
+
+/// Writes `t`'s elements in its dtype's own little-endian encoding (`f16` as
+/// 2 bytes, `i8` as 1...), as MindSpore stores them, in bounded chunks.
+pub fn write_raw(t: &crate::Tensor, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use crate::npy::f32_to_f16;
+    const CHUNK: usize = 1 << 14;
+    let mut out: Vec<u8> = Vec::with_capacity(CHUNK * 8);
+    let dtype = t.dtype();
+    macro_rules! each {
+        ($v:expr, $f:expr) => {
+            for c in $v.chunks(CHUNK) {
+                out.clear();
+                c.iter().for_each(|x| $f(&mut out, x));
+                w.write_all(&out)?;
+            }
+        };
+    }
+    match (t.buffer(), dtype) {
+        (Buffer::F32(v), DType::F16) => each!(v, |o: &mut Vec<u8>, x: &f32| o
+            .extend_from_slice(&f32_to_f16(*x).to_le_bytes())),
+        (Buffer::F32(v), DType::BF16) => each!(v, |o: &mut Vec<u8>, x: &f32| o
+            .extend_from_slice(&((x.to_bits() >> 16) as u16).to_le_bytes())),
+        (Buffer::F32(v), _) => each!(v, |o: &mut Vec<u8>, x: &f32| o
+            .extend_from_slice(&x.to_le_bytes())),
+        (Buffer::F64(v), _) => each!(v, |o: &mut Vec<u8>, x: &f64| o
+            .extend_from_slice(&x.to_le_bytes())),
+        (Buffer::I64(v), DType::I32) => each!(v, |o: &mut Vec<u8>, x: &i64| o
+            .extend_from_slice(&(*x as i32).to_le_bytes())),
+        (Buffer::I64(v), DType::I16) => each!(v, |o: &mut Vec<u8>, x: &i64| o
+            .extend_from_slice(&(*x as i16).to_le_bytes())),
+        (Buffer::I64(v), DType::I8 | DType::U8) => {
+            each!(v, |o: &mut Vec<u8>, x: &i64| o.push(*x as u8))
+        }
+        (Buffer::I64(v), _) => each!(v, |o: &mut Vec<u8>, x: &i64| o
+            .extend_from_slice(&x.to_le_bytes())),
+        (Buffer::Bool(v), _) => each!(v, |o: &mut Vec<u8>, x: &bool| o.push(*x as u8)),
+    }
+    Ok(())
+}
