@@ -9,7 +9,7 @@
 //!   shows it), unless `MIRDSL_REQUIRE_TOOLS` asks for the tool: then the test
 //!   fails with the reason, so CI cannot take a skip for a pass.
 //!   `MIRDSL_REQUIRE_TOOLS=1` (or `all`) asks for every tool `.ci/run`
-//!   installs ([`Tool::installed_by_ci`]); MindSpore, the GPU and NVRTC are
+//!   installs ([`Tool::installed_by_ci`]); MindSpore, the GPU, NVRTC and JAX are
 //!   asked for only by name (`MIRDSL_REQUIRE_TOOLS=mindspore,gpu`, or a list
 //!   such as `nvim,numpy`).
 //! - [`lsp`]: an LSP client for the tests that drive a `mirdsl lsp` process,
@@ -58,12 +58,15 @@ pub enum Tool {
     MindSpore,
     /// A CUDA driver, device, NVRTC and cuBLAS; optional.
     Gpu,
+    /// `python3` with JAX (`pip install jax`), the reference for the
+    /// functional transforms; optional.
+    Jax,
     /// NVRTC alone (`MIRDSL_NVRTC_LIB`); optional.
     Nvrtc,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 11] = [
         Tool::Nvim,
         Tool::Grammar,
         Tool::NumPy,
@@ -74,6 +77,7 @@ impl Tool {
         Tool::MindSpore,
         Tool::Gpu,
         Tool::Nvrtc,
+        Tool::Jax,
     ];
 
     /// Its name in `MIRDSL_REQUIRE_TOOLS`.
@@ -89,6 +93,7 @@ impl Tool {
             Tool::MindSpore => "mindspore",
             Tool::Gpu => "gpu",
             Tool::Nvrtc => "nvrtc",
+            Tool::Jax => "jax",
         }
     }
 
@@ -112,7 +117,7 @@ impl Tool {
     /// it): all but MindSpore (an 800 MB install), the GPU and NVRTC (CI has
     /// no GPU).
     pub fn installed_by_ci(self) -> bool {
-        !matches!(self, Tool::MindSpore | Tool::Gpu | Tool::Nvrtc)
+        !matches!(self, Tool::MindSpore | Tool::Gpu | Tool::Nvrtc | Tool::Jax)
     }
 
     /// Whether `MIRDSL_REQUIRE_TOOLS` asks for it (panics on a name that is
@@ -277,6 +282,15 @@ pub fn numpy() -> Result<(), String> {
     {
         Ok(o) if o.status.success() => Ok(()),
         Ok(_) => Err("NumPy is not installed (`pip install numpy`)".into()),
+        Err(e) => Err(format!("cannot run python3: {e}")),
+    }
+}
+
+/// `python3` with JAX.
+pub fn jax() -> Result<(), String> {
+    match Command::new("python3").args(["-c", "import jax"]).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(_) => Err("JAX is not installed (`pip install jax`)".into()),
         Err(e) => Err(format!("cannot run python3: {e}")),
     }
 }

@@ -1,0 +1,529 @@
+//! The functional transforms (spec §7): `vmap`, `jacrev`, `jacfwd` and
+//! `hessian`, run by the executor.
+//!
+//! Checked without any outside tool: `vmap(f)(xs)` equals `f` applied to
+//! each example and stacked (the stack property), through the batched form
+//! and the per-example one (`if`, calls, closures); `vmap(grad(f))` equals
+//! the per-example gradients and `grad(vmap(f))` their sum; the Jacobians
+//! and the Hessian equal central finite differences (f64). With JAX
+//! installed (`pip install jax`; `MIRDSL_REQUIRE_TOOLS=jax` makes it
+//! required) the cases of issue 24's "Done means" are also compared with
+//! `jax.vmap`, `jax.jacrev`, `jax.jacfwd` and `jax.hessian`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use exec::{ExecOptions, Executor, Value};
+use tensor::Tensor;
+use test_support::Tool;
+
+const SRC: &str = r#"
+graph ew(x: f64[3], y: f64[3]) {
+  return Sin(x) * y + Exp(x) - 2.0
+}
+graph v_ew(xs: f64[4, 3], ys: f64[4, 3]) {
+  return vmap(ew)(xs, ys)
+}
+
+# in_axes=(1, none), out_axes=1 through MatMul and Softmax.
+graph mm(x: f64[3], w: f64[3, 2]) {
+  return Softmax(MatMul(ExpandDims(x, axis=0), w), axis=-1)
+}
+graph v_mm(xs: f64[3, 4], w: f64[3, 2]) {
+  return vmap(mm, in_axes=(1, none), out_axes=1)(xs, w)
+}
+
+# Reductions and a tuple output.
+graph red(x: f64[3, 2]) {
+  return (ReduceSum(x, axis=1), ReduceMax(x), Transpose(x, perm=(1, 0)))
+}
+graph v_red(xs: f64[4, 3, 2]) {
+  return vmap(red)(xs)
+}
+
+# A branch on a tensor condition: each example takes its own side.
+graph branchy(x: f64[3]) {
+  r = if ReduceSum(x) > 0.0 { x * 2.0 } else { Neg(x) }
+  return r
+}
+graph v_branchy(xs: f64[5, 3]) {
+  return vmap(branchy)(xs)
+}
+
+# A call of another graph and a closure.
+graph calls(x: f64[3]) {
+  k = fn(y) => ew(y, x) * 3.0
+  return k(x) + ew(x, x)
+}
+graph v_calls(xs: f64[4, 3]) {
+  return vmap(calls)(xs)
+}
+
+# Pairwise distances by vmap(vmap(...)).
+graph dist(a: f64[2], b: f64[2]) {
+  d = a - b
+  return Sqrt(ReduceSum(d * d))
+}
+graph pairwise(xs: f64[4, 2], ys: f64[3, 2]) {
+  return vmap(vmap(dist, in_axes=(none, 0)), in_axes=(0, none))(xs, ys)
+}
+
+# Per-example gradients of an MLP.
+graph mlp_loss(w1: f64[3, 4], w2: f64[4, 2], x: f64[3], y: f64[2]) {
+  h = Tanh(MatMul(ExpandDims(x, axis=0), w1))
+  o = MatMul(h, w2)
+  d = Squeeze(o, axis=0) - y
+  return ReduceSum(d * d)
+}
+graph mlp_grad(w1: f64[3, 4], w2: f64[4, 2], x: f64[3], y: f64[2]) {
+  return grad(mlp_loss, wrt=(0, 1))(w1, w2, x, y)
+}
+graph per_example(w1: f64[3, 4], w2: f64[4, 2], xs: f64[5, 3], ys: f64[5, 2]) {
+  return vmap(grad(mlp_loss, wrt=(0, 1)), in_axes=(none, none, 0, 0))(w1, w2, xs, ys)
+}
+graph batch_loss(w1: f64[3, 4], w2: f64[4, 2], xs: f64[5, 3], ys: f64[5, 2]) {
+  return ReduceSum(vmap(mlp_loss, in_axes=(none, none, 0, 0))(w1, w2, xs, ys))
+}
+graph grad_of_vmap(w1: f64[3, 4], w2: f64[4, 2], xs: f64[5, 3], ys: f64[5, 2]) {
+  return grad(batch_loss, wrt=(0, 1))(w1, w2, xs, ys)
+}
+
+# Jacobians and Hessians of small networks.
+graph net(x: f64[3], w: f64[3, 2]) {
+  return Tanh(MatMul(ExpandDims(x, axis=0), w))
+}
+graph jr(x: f64[3], w: f64[3, 2]) {
+  return jacrev(net)(x, w)
+}
+graph jf(x: f64[3], w: f64[3, 2]) {
+  return jacfwd(net)(x, w)
+}
+graph jr_w(x: f64[3], w: f64[3, 2]) {
+  return jacrev(net, wrt=(1,))(x, w)
+}
+graph jf_w(x: f64[3], w: f64[3, 2]) {
+  return jacfwd(net, wrt=(1,))(x, w)
+}
+graph energy(x: f64[3], w: f64[3, 2]) {
+  h = Tanh(MatMul(ExpandDims(x, axis=0), w))
+  return ReduceSum(h * h) + ReduceSum(Sin(x))
+}
+graph g_energy(x: f64[3], w: f64[3, 2]) {
+  return grad(energy)(x, w)
+}
+graph hs(x: f64[3], w: f64[3, 2]) {
+  return hessian(energy)(x, w)
+}
+"#;
+
+fn executor() -> Executor {
+    let analysed = analysis::analyze(SRC);
+    let errors: Vec<String> = analysed
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == analysis::Severity::Error)
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    Executor::new(&analysed.source.program(), ExecOptions::default())
+}
+
+/// A deterministic tensor with values in [-1, 1).
+fn rand(shape: &[usize], seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let data = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect();
+    Tensor::from_f64(shape.to_vec(), data).unwrap()
+}
+
+fn call(ex: &mut Executor, entry: &str, args: &[Tensor]) -> Value {
+    let args = args.iter().cloned().map(Value::tensor).collect();
+    ex.call(entry, args)
+        .unwrap_or_else(|e| panic!("{entry}: {}", e.message))
+}
+
+/// The tensors of a value, flattened in order.
+fn leaves(v: &Value) -> Vec<Tensor> {
+    match v {
+        Value::Tensor(t) => vec![t.tensor().clone()],
+        Value::Tuple(items) => items.iter().flat_map(leaves).collect(),
+        other => panic!("not a tensor or tuple: {}", other.describe()),
+    }
+}
+
+/// Example `i` of `t` along `axis`.
+fn take(t: &Tensor, axis: usize, i: usize) -> Tensor {
+    let shape = t.shape();
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let n = shape[axis];
+    let data = t.to_f64_vec();
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        out.extend_from_slice(&data[(o * n + i) * inner..(o * n + i + 1) * inner]);
+    }
+    let mut s = shape.to_vec();
+    s.remove(axis);
+    Tensor::from_f64(s, out).unwrap()
+}
+
+/// `ts` stacked along a new `axis`.
+fn stack(ts: &[Tensor], axis: usize) -> Tensor {
+    let shape = ts[0].shape().to_vec();
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis..].iter().product();
+    let datas: Vec<Vec<f64>> = ts.iter().map(Tensor::to_f64_vec).collect();
+    let mut out = Vec::new();
+    for o in 0..outer {
+        for d in &datas {
+            out.extend_from_slice(&d[o * inner..(o + 1) * inner]);
+        }
+    }
+    let mut s = shape;
+    s.insert(axis, ts.len());
+    Tensor::from_f64(s, out).unwrap()
+}
+
+fn assert_close(what: &str, got: &Tensor, want: &Tensor, tol: f64) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shapes");
+    for (i, (a, b)) in got.to_f64_vec().iter().zip(want.to_f64_vec()).enumerate() {
+        assert!(
+            (a - b).abs() <= tol * (1.0 + b.abs()),
+            "{what}: element {i} is {a}, expected {b}"
+        );
+    }
+}
+
+/// `vmap(f)(args)` (entry `mapped`) against `f` (entry `each`) applied
+/// to every example (`axes`: the mapped axis of each argument) and
+/// stacked along `out_axis`.
+fn check_stack(
+    ex: &mut Executor,
+    mapped: &str,
+    each: &str,
+    args: &[Tensor],
+    axes: &[Option<usize>],
+    out_axis: usize,
+) {
+    let got = leaves(&call(ex, mapped, args));
+    let n = args
+        .iter()
+        .zip(axes)
+        .find_map(|(a, ax)| ax.map(|ax| a.shape()[ax]))
+        .unwrap();
+    let per: Vec<Vec<Tensor>> = (0..n)
+        .map(|i| {
+            let xs: Vec<Tensor> = args
+                .iter()
+                .zip(axes)
+                .map(|(a, ax)| ax.map_or(a.clone(), |ax| take(a, ax, i)))
+                .collect();
+            leaves(&call(ex, each, &xs))
+        })
+        .collect();
+    assert_eq!(got.len(), per[0].len(), "{mapped}: outputs");
+    for (k, g) in got.iter().enumerate() {
+        let items: Vec<Tensor> = per.iter().map(|p| p[k].clone()).collect();
+        assert_close(
+            &format!("{mapped} output {k}"),
+            g,
+            &stack(&items, out_axis),
+            1e-12,
+        );
+    }
+}
+
+#[test]
+fn vmap_equals_stacking_each_example() {
+    let mut ex = executor();
+    let (a, b) = (rand(&[4, 3], 1), rand(&[4, 3], 2));
+    check_stack(&mut ex, "v_ew", "ew", &[a, b], &[Some(0), Some(0)], 0);
+    let (xs, w) = (rand(&[3, 4], 3), rand(&[3, 2], 4));
+    check_stack(&mut ex, "v_mm", "mm", &[xs, w], &[Some(1), None], 1);
+    check_stack(
+        &mut ex,
+        "v_red",
+        "red",
+        &[rand(&[4, 3, 2], 5)],
+        &[Some(0)],
+        0,
+    );
+    check_stack(
+        &mut ex,
+        "v_branchy",
+        "branchy",
+        &[rand(&[5, 3], 6)],
+        &[Some(0)],
+        0,
+    );
+    check_stack(
+        &mut ex,
+        "v_calls",
+        "calls",
+        &[rand(&[4, 3], 7)],
+        &[Some(0)],
+        0,
+    );
+    // The flat graphs were batched primitive by primitive; the branch and
+    // the calls ran per example.
+    let notes = ex.transform_notes().join("\n");
+    for f in ["ew", "mm", "red"] {
+        assert!(
+            notes.contains(&format!("vmap of `{f}`: batched")),
+            "{notes}"
+        );
+    }
+    for f in ["branchy", "calls"] {
+        assert!(
+            notes.contains(&format!("vmap of `{f}`: per example")),
+            "{notes}"
+        );
+    }
+}
+
+#[test]
+fn vmap_of_vmap_gives_pairwise_distances() {
+    let mut ex = executor();
+    let (xs, ys) = (rand(&[4, 2], 8), rand(&[3, 2], 9));
+    let got = leaves(&call(&mut ex, "pairwise", &[xs.clone(), ys.clone()])).remove(0);
+    let mut want = Vec::new();
+    for i in 0..4 {
+        for j in 0..3 {
+            let (a, b) = (take(&xs, 0, i).to_f64_vec(), take(&ys, 0, j).to_f64_vec());
+            want.push(((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)).sqrt());
+        }
+    }
+    assert_close(
+        "pairwise",
+        &got,
+        &Tensor::from_f64(vec![4, 3], want).unwrap(),
+        1e-12,
+    );
+}
+
+#[test]
+fn per_example_gradients_and_the_gradient_of_a_vmap() {
+    let mut ex = executor();
+    let args = [
+        rand(&[3, 4], 10),
+        rand(&[4, 2], 11),
+        rand(&[5, 3], 12),
+        rand(&[5, 2], 13),
+    ];
+    check_stack(
+        &mut ex,
+        "per_example",
+        "mlp_grad",
+        &args,
+        &[None, None, Some(0), Some(0)],
+        0,
+    );
+    // grad(vmap(f)) of the summed batch is the sum of the per-example gradients.
+    let per = leaves(&call(&mut ex, "per_example", &args));
+    let total = leaves(&call(&mut ex, "grad_of_vmap", &args));
+    for (p, t) in per.iter().zip(&total) {
+        let n = p.shape()[0];
+        let mut sum = vec![0.0; t.numel()];
+        for i in 0..n {
+            for (s, v) in sum.iter_mut().zip(take(p, 0, i).to_f64_vec()) {
+                *s += v;
+            }
+        }
+        assert_close(
+            "grad(vmap)",
+            t,
+            &Tensor::from_f64(t.shape().to_vec(), sum).unwrap(),
+            1e-12,
+        );
+    }
+}
+
+/// The Jacobian of entry `f`'s (only) output with respect to argument
+/// `p`, by central differences: shaped `out.shape + x.shape`.
+fn fd_jacobian(ex: &mut Executor, f: &str, args: &[Tensor], p: usize) -> Tensor {
+    let h = 1e-6;
+    let x = &args[p];
+    let mut cols: Vec<Vec<f64>> = Vec::new();
+    let mut out_shape = Vec::new();
+    for j in 0..x.numel() {
+        let mut at = |s: f64| {
+            let mut v = x.to_f64_vec();
+            v[j] += s;
+            let mut a = args.to_vec();
+            a[p] = Tensor::from_f64(x.shape().to_vec(), v).unwrap();
+            leaves(&call(ex, f, &a)).remove(0)
+        };
+        let (plus, minus) = (at(h), at(-h));
+        out_shape = plus.shape().to_vec();
+        cols.push(
+            plus.to_f64_vec()
+                .iter()
+                .zip(minus.to_f64_vec())
+                .map(|(a, b)| (a - b) / (2.0 * h))
+                .collect(),
+        );
+    }
+    let n_out = cols[0].len();
+    let data: Vec<f64> = (0..n_out)
+        .flat_map(|o| cols.iter().map(move |c| c[o]))
+        .collect();
+    let mut shape = out_shape;
+    shape.extend(x.shape());
+    Tensor::from_f64(shape, data).unwrap()
+}
+
+#[test]
+fn jacobians_and_hessian_match_finite_differences() {
+    let mut ex = executor();
+    let args = [rand(&[3], 14), rand(&[3, 2], 15)];
+    let want_x = fd_jacobian(&mut ex, "net", &args, 0);
+    assert_eq!(want_x.shape(), &[1, 2, 3]);
+    let want_w = fd_jacobian(&mut ex, "net", &args, 1);
+    for (entry, want) in [
+        ("jr", &want_x),
+        ("jf", &want_x),
+        ("jr_w", &want_w),
+        ("jf_w", &want_w),
+    ] {
+        let got = leaves(&call(&mut ex, entry, &args)).remove(0);
+        assert_close(entry, &got, want, 1e-7);
+    }
+    let want_h = fd_jacobian(&mut ex, "g_energy", &args, 0);
+    let got = leaves(&call(&mut ex, "hs", &args)).remove(0);
+    assert_eq!(got.shape(), &[3, 3]);
+    assert_close("hessian", &got, &want_h, 1e-7);
+}
+
+/// The same cases in JAX (float64): each prints its outputs as JSON lists.
+const JAX: &str = r#"
+import json, sys
+import jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)
+args = {k: [jnp.array(a) for a in v] for k, v in json.load(sys.stdin).items()}
+
+def mm(x, w): return jax.nn.softmax((x[None, :] @ w), axis=-1)
+def branchy(x): return jax.lax.cond(jnp.sum(x) > 0, lambda x: x * 2.0, lambda x: -x, x)
+def dist(a, b): return jnp.sqrt(jnp.sum((a - b) ** 2))
+def mlp_loss(w1, w2, x, y):
+    h = jnp.tanh(x[None, :] @ w1)
+    return jnp.sum(((h @ w2)[0] - y) ** 2)
+def net(x, w): return jnp.tanh(x[None, :] @ w)
+def energy(x, w):
+    h = jnp.tanh(x[None, :] @ w)
+    return jnp.sum(h * h) + jnp.sum(jnp.sin(x))
+
+cases = {
+    "v_mm": lambda xs, w: jax.vmap(mm, in_axes=(1, None), out_axes=1)(xs, w),
+    "v_branchy": lambda xs: jax.vmap(branchy)(xs),
+    "pairwise": lambda xs, ys: jax.vmap(jax.vmap(dist, in_axes=(None, 0)), in_axes=(0, None))(xs, ys),
+    "per_example": lambda w1, w2, xs, ys: jax.vmap(jax.grad(mlp_loss, argnums=(0, 1)), in_axes=(None, None, 0, 0))(w1, w2, xs, ys),
+    "jr": lambda x, w: jax.jacrev(net)(x, w),
+    "jf": lambda x, w: jax.jacfwd(net)(x, w),
+    "jr_w": lambda x, w: jax.jacrev(net, argnums=(1,))(x, w),
+    "hs": lambda x, w: jax.hessian(energy)(x, w),
+}
+out = {}
+for name, f in cases.items():
+    leaves = jax.tree_util.tree_leaves(f(*args[name]))
+    out[name] = [[list(l.shape), [float(v) for v in jnp.ravel(l)]] for l in leaves]
+print(json.dumps(out))
+"#;
+
+#[test]
+fn transforms_match_jax() {
+    if test_support::require(Tool::Jax, test_support::jax()).is_none() {
+        return;
+    }
+    let cases: Vec<(&str, Vec<Tensor>)> = vec![
+        ("v_mm", vec![rand(&[3, 4], 3), rand(&[3, 2], 4)]),
+        ("v_branchy", vec![rand(&[5, 3], 6)]),
+        ("pairwise", vec![rand(&[4, 2], 8), rand(&[3, 2], 9)]),
+        (
+            "per_example",
+            vec![
+                rand(&[3, 4], 10),
+                rand(&[4, 2], 11),
+                rand(&[5, 3], 12),
+                rand(&[5, 2], 13),
+            ],
+        ),
+        ("jr", vec![rand(&[3], 14), rand(&[3, 2], 15)]),
+        ("jf", vec![rand(&[3], 14), rand(&[3, 2], 15)]),
+        ("jr_w", vec![rand(&[3], 14), rand(&[3, 2], 15)]),
+        ("hs", vec![rand(&[3], 14), rand(&[3, 2], 15)]),
+    ];
+    let nested = |t: &Tensor| -> serde_json::Value {
+        fn go(shape: &[usize], data: &[f64]) -> serde_json::Value {
+            match shape.split_first() {
+                None => serde_json::json!(data[0]),
+                Some((&n, rest)) => {
+                    let step = rest.iter().product::<usize>();
+                    serde_json::Value::Array((0..n).map(|i| go(rest, &data[i * step..])).collect())
+                }
+            }
+        }
+        go(t.shape(), &t.to_f64_vec())
+    };
+    let input: serde_json::Map<String, serde_json::Value> = cases
+        .iter()
+        .map(|(n, a)| {
+            (
+                n.to_string(),
+                serde_json::Value::Array(a.iter().map(nested).collect()),
+            )
+        })
+        .collect();
+    let mut child = Command::new("python3")
+        .args(["-c", JAX])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::Value::Object(input).to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let jax: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut ex = executor();
+    for (name, args) in &cases {
+        let got = leaves(&call(&mut ex, name, args));
+        let want = jax[name].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{name}: outputs");
+        for (k, (g, w)) in got.iter().zip(want).enumerate() {
+            let shape: Vec<usize> = w[0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap() as usize)
+                .collect();
+            let data: Vec<f64> = w[1]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            assert_close(
+                &format!("{name} output {k} against JAX"),
+                g,
+                &Tensor::from_f64(shape, data).unwrap(),
+                1e-9,
+            );
+        }
+    }
+}
