@@ -26,5 +26,6 @@ pub mod weights;
 
 pub use backend::{backend_for, Backend, CpuBackend, Device};
 pub use error::{ErrorKind, RunError, TraceEntry};
+pub use machine::observe::{FrameView, Frames, Observer};
 pub use machine::{ExecOptions, Executor, DEFAULT_MAX_DEPTH};
 pub use value::{Closure, Func, MemCounter, MemStats, PrimFn, TensorVal, Value};

@@ -33,6 +33,8 @@ use crate::value::{
 mod compile;
 /// Derivatives of run-time function values (a child module, as `compile`).
 mod derivatives;
+/// The hook a debugger watches a run through (a child module, as `compile`).
+pub mod observe;
 
 /// The default limit on nested graph calls.
 pub const DEFAULT_MAX_DEPTH: usize = 100_000;
@@ -134,6 +136,7 @@ pub struct Executor {
     stop: ops::guard::Stop,
     steps: u64,
     compiled: compile::Cache,
+    observer: Option<Box<dyn observe::Observer>>,
     /// What the transforms chose (how each `vmap` was made), for `--verbose`.
     transform_notes: Vec<String>,
 }
@@ -171,6 +174,7 @@ impl Executor {
             stop,
             steps: 0,
             compiled: compile::Cache::default(),
+            observer: None,
             transform_notes: Vec::new(),
         };
         for (name, body) in &program.graphs {
@@ -382,6 +386,10 @@ impl Executor {
             let frame = stack.last_mut().expect("a frame");
             let plan = frame.plan.clone();
             if frame.pc == plan.steps.len() {
+                if self.observer.is_some() {
+                    self.observe_before(stack, true)?;
+                }
+                let frame = stack.last_mut().expect("a frame");
                 let v = match &plan.output {
                     Operand::Slot(s) => frame.slots[*s as usize]
                         .take()
@@ -406,6 +414,11 @@ impl Executor {
             if self.stop.is_set() && (self.steps & 255 == 0 || self.flag_set()) {
                 self.check_stop().map_err(|e| e.at(span))?;
             }
+            let observed = self.observer.is_some();
+            if observed {
+                self.observe_before(stack, false).map_err(|e| e.at(span))?;
+            }
+            let frame = stack.last_mut().expect("a frame");
             if step.switch {
                 // Only the chosen branch's closure is made.
                 let cond = self
@@ -416,10 +429,15 @@ impl Executor {
                 let v = self
                     .operand(frame.item, &frame.slots, &frame.env, chosen)
                     .map_err(|e| e.at(span))?;
-                for &s in step.free.iter() {
-                    frame.slots[s as usize] = None;
+                if !observed {
+                    for &s in step.free.iter() {
+                        frame.slots[s as usize] = None;
+                    }
                 }
                 frame.slots[step.slot as usize] = Some(v);
+                if observed {
+                    self.observe_after(stack, &[]).map_err(|e| e.at(span))?;
+                }
                 continue;
             }
             let callee = self
@@ -432,16 +450,26 @@ impl Executor {
                     .map_err(|e| e.at(span))?;
                 values.push(v);
             }
-            for &s in step.free.iter() {
-                frame.slots[s as usize] = None;
+            if !observed {
+                for &s in step.free.iter() {
+                    frame.slots[s as usize] = None;
+                }
             }
             let writes = effect_writes(&callee, &step.inputs).map_err(|e| e.at(span))?;
             match self.apply(callee, values).map_err(|e| e.at(span))? {
                 Outcome::Value(v) if !writes.is_empty() => {
                     let v = self.store_writes(v, &writes).map_err(|e| e.at(span))?;
                     frame.slots[step.slot as usize] = Some(v);
+                    if observed {
+                        self.observe_after(stack, &writes).map_err(|e| e.at(span))?;
+                    }
                 }
-                Outcome::Value(v) => frame.slots[step.slot as usize] = Some(v),
+                Outcome::Value(v) => {
+                    frame.slots[step.slot as usize] = Some(v);
+                    if observed {
+                        self.observe_after(stack, &[]).map_err(|e| e.at(span))?;
+                    }
+                }
                 Outcome::Call(f) => {
                     if stack.len() >= self.options.max_depth {
                         return Err(RunError::new(
@@ -813,8 +841,10 @@ impl Executor {
         let mut slots: Vec<Option<Value>> = Vec::with_capacity(plan.n_slots);
         slots.extend(args.into_iter().map(Some));
         slots.resize(plan.n_slots, None);
-        for &p in plan.unused_params.iter() {
-            slots[p as usize] = None;
+        if self.observer.is_none() {
+            for &p in plan.unused_params.iter() {
+                slots[p as usize] = None;
+            }
         }
         Ok(Frame {
             item: c.item,

@@ -168,6 +168,7 @@ impl Executor {
         if !self.compiled.enabled
             || self.backend.device() != crate::backend::Device::Cpu
             || self.options.check_nan
+            || self.observer.is_some()
             || self.compiled.never.contains(&(c.item, c.graph.0))
         {
             return None;

@@ -1,0 +1,318 @@
+//! What a debugger shows of a value: dtype, shape, statistics, NaN and Inf
+//! counts, first elements, and slices.
+
+use exec::Value;
+use tensor::{DType, Tensor};
+
+/// How many elements a summary lists.
+pub const FIRST: usize = 8;
+/// How many children an expanded value lists.
+pub const MAX_CHILDREN: usize = 1000;
+
+/// Statistics of a tensor's elements (finite ones for min, max, mean, std).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    pub count: usize,
+    pub nan: usize,
+    pub inf: usize,
+    pub min: f64,
+    pub max: f64,
+    pub mean: f64,
+    pub std: f64,
+}
+
+pub fn stats(xs: &[f64]) -> Stats {
+    let (mut nan, mut inf, mut n) = (0, 0, 0usize);
+    let (mut min, mut max, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+    for &x in xs {
+        if x.is_nan() {
+            nan += 1;
+        } else if x.is_infinite() {
+            inf += 1;
+        } else {
+            n += 1;
+            min = min.min(x);
+            max = max.max(x);
+            sum += x;
+        }
+    }
+    let mean = if n > 0 { sum / n as f64 } else { f64::NAN };
+    let var = if n > 0 {
+        xs.iter()
+            .filter(|x| x.is_finite())
+            .map(|x| (x - mean) * (x - mean))
+            .sum::<f64>()
+            / n as f64
+    } else {
+        f64::NAN
+    };
+    Stats {
+        count: xs.len(),
+        nan,
+        inf,
+        min,
+        max,
+        mean,
+        std: var.sqrt(),
+    }
+}
+
+/// A number as the value column shows it.
+pub fn num(x: f64, dtype: DType) -> String {
+    if dtype == DType::Bool {
+        return if x != 0.0 { "true" } else { "false" }.into();
+    }
+    if !dtype.is_float() && x.is_finite() {
+        return format!("{}", x as i64);
+    }
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let s = format!("{x}");
+    if s.len() > 12 {
+        format!("{x:.6e}")
+    } else {
+        s
+    }
+}
+
+/// `f32[2, 3]`.
+pub fn type_name(t: &Tensor, scalar: bool) -> String {
+    if scalar || t.rank() == 0 {
+        return format!("{}", t.dtype());
+    }
+    let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
+    format!("{}[{}]", t.dtype(), dims.join(", "))
+}
+
+/// The one-line summary of elements `xs` of a tensor of `dtype` and `shape`.
+pub fn summary_of(xs: &[f64], dtype: DType, shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let ty = if shape.is_empty() {
+        format!("{dtype}")
+    } else {
+        format!("{dtype}[{}]", dims.join(", "))
+    };
+    if shape.is_empty() && xs.len() == 1 {
+        return format!("{ty} {}", num(xs[0], dtype));
+    }
+    if xs.is_empty() {
+        return format!("{ty} (empty)");
+    }
+    let s = stats(xs);
+    let first: Vec<String> = xs.iter().take(FIRST).map(|&x| num(x, dtype)).collect();
+    let more = if xs.len() > FIRST { ", ..." } else { "" };
+    let mut out = if s.min.is_finite() {
+        format!(
+            "{ty} min={} max={} mean={} std={}",
+            num(s.min, dtype),
+            num(s.max, dtype),
+            num(s.mean, DType::F64),
+            num(s.std, DType::F64)
+        )
+    } else {
+        ty
+    };
+    if dtype.is_float() {
+        out.push_str(&format!(" nan={} inf={}", s.nan, s.inf));
+    }
+    out.push_str(&format!(" [{}{more}]", first.join(", ")));
+    out
+}
+
+/// The one-line summary of a value.
+pub fn summary(v: &Value) -> String {
+    match v {
+        Value::Tensor(t) => {
+            let tensor = t.tensor();
+            let shape: &[usize] = if t.scalar { &[] } else { tensor.shape() };
+            summary_of(&tensor.to_f64_vec(), tensor.dtype(), shape)
+        }
+        Value::Tuple(items) => {
+            let parts: Vec<String> = items.iter().take(4).map(short).collect();
+            let more = if items.len() > 4 { ", ..." } else { "" };
+            format!("tuple of {} ({}{more})", items.len(), parts.join(", "))
+        }
+        other => other.describe(),
+    }
+}
+
+fn short(v: &Value) -> String {
+    match v {
+        Value::Tensor(t) if t.scalar || t.tensor().numel() == 1 => {
+            let x = t.tensor().to_f64_vec();
+            num(x[0], t.dtype())
+        }
+        Value::Tensor(t) => type_name(t.tensor(), t.scalar),
+        other => other.describe(),
+    }
+}
+
+/// The type column of a value.
+pub fn type_of(v: &Value) -> String {
+    match v {
+        Value::Tensor(t) => type_name(t.tensor(), t.scalar),
+        Value::Tuple(items) => format!("tuple[{}]", items.len()),
+        Value::None => "none".into(),
+        Value::Str(_) => "str".into(),
+        Value::Func(_) => "function".into(),
+        Value::Type(_) => "type".into(),
+    }
+}
+
+/// Whether a value has children to show.
+pub fn expandable(v: &Value) -> bool {
+    match v {
+        Value::Tensor(t) => !t.scalar && t.tensor().rank() > 0 && t.tensor().numel() > 0,
+        Value::Tuple(items) => !items.is_empty(),
+        _ => false,
+    }
+}
+
+/// A child of an expanded value: its name, summary, type and, when it has
+/// children itself, the index path to it.
+pub struct Child {
+    pub name: String,
+    pub value: String,
+    pub ty: String,
+    pub path: Option<Vec<usize>>,
+}
+
+/// The children of `v` at index path `path` (a tensor's leading indices, or
+/// tuple positions while the value is a tuple).
+pub fn children(v: &Value, path: &[usize]) -> Vec<Child> {
+    match v {
+        Value::Tuple(items) => {
+            if let Some((&i, rest)) = path.split_first() {
+                return items.get(i).map(|c| children(c, rest)).unwrap_or_default();
+            }
+            items
+                .iter()
+                .enumerate()
+                .take(MAX_CHILDREN)
+                .map(|(i, c)| Child {
+                    name: format!("[{i}]"),
+                    value: summary(c),
+                    ty: type_of(c),
+                    path: expandable(c).then(|| vec![i]),
+                })
+                .collect()
+        }
+        Value::Tensor(t) => {
+            let tensor = t.tensor();
+            let shape = tensor.shape();
+            if path.len() >= shape.len() {
+                return Vec::new();
+            }
+            let xs = tensor.to_f64_vec();
+            let dtype = tensor.dtype();
+            // The block the path selects.
+            let mut start = 0;
+            let mut stride = xs.len();
+            for (k, &i) in path.iter().enumerate() {
+                stride /= shape[k].max(1);
+                start += i * stride;
+            }
+            let n = shape[path.len()];
+            let inner = stride / n.max(1);
+            let rest = &shape[path.len() + 1..];
+            let prefix: String = path.iter().map(|i| format!("{i}, ")).collect();
+            (0..n.min(MAX_CHILDREN))
+                .map(|i| {
+                    let block = &xs[start + i * inner..start + (i + 1) * inner];
+                    let leaf = rest.is_empty();
+                    let mut p = path.to_vec();
+                    p.push(i);
+                    Child {
+                        name: if leaf {
+                            format!("[{prefix}{i}]")
+                        } else {
+                            format!("[{prefix}{i}, :]")
+                        },
+                        value: if leaf {
+                            num(block[0], dtype)
+                        } else {
+                            summary_of(block, dtype, rest)
+                        },
+                        ty: if leaf {
+                            format!("{dtype}")
+                        } else {
+                            let dims: Vec<String> = rest.iter().map(|d| d.to_string()).collect();
+                            format!("{dtype}[{}]", dims.join(", "))
+                        },
+                        path: (!leaf).then_some(p),
+                    }
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Elements that are NaN or Inf, counted (0 for non-float tensors).
+pub fn bad_count(v: &Value) -> (usize, usize) {
+    match v {
+        Value::Tensor(t) if t.dtype().is_float() => {
+            let xs = t.tensor().to_f64_vec();
+            let nan = xs.iter().filter(|x| x.is_nan()).count();
+            let inf = xs.iter().filter(|x| x.is_infinite()).count();
+            (nan, inf)
+        }
+        Value::Tuple(items) => items
+            .iter()
+            .map(bad_count)
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+        _ => (0, 0),
+    }
+}
+
+/// The largest absolute finite value of a tensor (or of a tuple's tensors).
+pub fn max_abs(v: &Value) -> Option<f64> {
+    match v {
+        Value::Tensor(t) if t.dtype().is_float() => t
+            .tensor()
+            .to_f64_vec()
+            .iter()
+            .filter(|x| x.is_finite())
+            .map(|x| x.abs())
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
+        Value::Tuple(items) => items
+            .iter()
+            .filter_map(max_abs)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
+        _ => None,
+    }
+}
+
+/// Whether two values hold the same bits (tensors: dtype, shape and data).
+pub fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Tensor(x), Value::Tensor(y)) => {
+            let (x, y) = (x.tensor(), y.tensor());
+            x.dtype() == y.dtype()
+                && x.shape() == y.shape()
+                && x.to_f64_vec()
+                    .iter()
+                    .zip(y.to_f64_vec().iter())
+                    .all(|(p, q)| p.to_bits() == q.to_bits())
+        }
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a value counts as true (a condition).
+pub fn truthy(v: &Value) -> Option<bool> {
+    match v {
+        Value::Tensor(t) => {
+            let xs = t.tensor().to_f64_vec();
+            (xs.len() == 1).then(|| xs[0] != 0.0)
+        }
+        _ => None,
+    }
+}

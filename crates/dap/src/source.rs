@@ -1,0 +1,149 @@
+//! Where nodes are: the linked program's virtual ranges as files and lines.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use analysis::link::Linked;
+use ir::{NodeKind, Program, TextRange};
+
+/// A place in a module: 1-based lines and columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Loc {
+    pub module: usize,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+}
+
+pub struct ModuleSrc {
+    pub path: PathBuf,
+    pub text: Arc<str>,
+    line_starts: Vec<u32>,
+    /// Lines where a statement (a CNode or a graph's output) starts.
+    pub lines: BTreeSet<u32>,
+}
+
+impl ModuleSrc {
+    /// Whether the module is a file on disk (else a client asks for its text).
+    pub fn on_disk(&self) -> bool {
+        self.path.is_file()
+    }
+
+    fn line_col(&self, offset: u32) -> (u32, u32) {
+        let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.line_starts[line - 1];
+        let col = self.text[start as usize..(offset as usize).min(self.text.len())]
+            .chars()
+            .count() as u32;
+        (line as u32, col + 1)
+    }
+}
+
+/// The modules of a linked program with their line tables.
+pub struct SourceMap {
+    bases: Vec<u32>,
+    pub modules: Vec<ModuleSrc>,
+}
+
+impl SourceMap {
+    pub fn new(linked: &Linked, program: &Program) -> SourceMap {
+        let mut modules: Vec<ModuleSrc> = linked
+            .graph
+            .modules
+            .iter()
+            .map(|m| {
+                let mut line_starts = vec![0u32];
+                for (i, b) in m.text.bytes().enumerate() {
+                    if b == b'\n' {
+                        line_starts.push(i as u32 + 1);
+                    }
+                }
+                ModuleSrc {
+                    path: m.path.clone(),
+                    text: m.text.clone(),
+                    line_starts,
+                    lines: BTreeSet::new(),
+                }
+            })
+            .collect();
+        let mut map = SourceMap {
+            bases: linked.bases.clone(),
+            modules: Vec::new(),
+        };
+        std::mem::swap(&mut map.modules, &mut modules);
+        for (_, body) in &program.graphs {
+            for g in &body.graphs {
+                let nodes = g
+                    .nodes
+                    .iter()
+                    .copied()
+                    .filter(|&n| matches!(body.node(n).kind, NodeKind::Apply(_)))
+                    .chain(g.output);
+                for n in nodes {
+                    if let Some(l) = body.node(n).span.and_then(|s| map.locate(s)) {
+                        map.modules[l.module].lines.insert(l.line);
+                    }
+                }
+            }
+        }
+        map
+    }
+
+    /// The module and lines of a virtual range.
+    pub fn locate(&self, r: TextRange) -> Option<Loc> {
+        let start = u32::from(r.start());
+        let m = self.bases.partition_point(|b| *b <= start).checked_sub(1)?;
+        let module = self.modules.get(m)?;
+        let base = self.bases[m];
+        let s = start - base;
+        let e = (u32::from(r.end()).saturating_sub(base)).max(s);
+        if s as usize > module.text.len() {
+            return None;
+        }
+        let (line, column) = module.line_col(s);
+        let (end_line, end_column) = module.line_col(e.min(module.text.len() as u32));
+        Some(Loc {
+            module: m,
+            line,
+            column,
+            end_line,
+            end_column,
+        })
+    }
+
+    /// The last line from `first` to `last` of a module that starts with
+    /// `return` (a graph's return statement).
+    pub fn return_line(&self, module: usize, first: u32, last: u32) -> Option<u32> {
+        let text = &self.modules.get(module)?.text;
+        let lines: Vec<&str> = text.lines().collect();
+        (first..=last).rev().find(|&l| {
+            lines
+                .get(l as usize - 1)
+                .is_some_and(|t| t.trim_start().starts_with("return"))
+        })
+    }
+
+    /// The module a client's path names.
+    pub fn module_of_path(&self, path: &str) -> Option<usize> {
+        let want = canonical(Path::new(path));
+        self.modules
+            .iter()
+            .position(|m| canonical(&m.path) == want || m.path.as_os_str() == path)
+    }
+
+    /// The statement line a breakpoint on `line` goes to: that line, or the
+    /// next one with a statement (within 50 lines).
+    pub fn statement_line(&self, module: usize, line: u32) -> Option<u32> {
+        self.modules[module]
+            .lines
+            .range(line..line.saturating_add(50))
+            .next()
+            .copied()
+    }
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}

@@ -1,0 +1,443 @@
+//! The adapter driven by a scripted client over pipes, as VS Code and
+//! nvim-dap drive `mirdsl dap`: breakpoints and stepping, tensors, bad
+//! numbers, models from MindSpore, and malformed input.
+
+mod support;
+
+use serde_json::json;
+use support::{data, var, Client};
+
+fn debug_mir() -> serde_json::Value {
+    json!({"program": data("debug.mir").display().to_string(), "entry": "main",
+        "args": {"x": "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]"}})
+}
+
+// 1. Breakpoints and stepping.
+
+#[test]
+fn breakpoint_step_in_out_and_the_stack() {
+    let file = data("debug.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        let b = c.breakpoints(&file, &[23, 20]);
+        assert_eq!(b["breakpoints"][0]["verified"], true);
+        assert_eq!(b["breakpoints"][0]["line"], 23);
+        // A blank line moves to the next statement (`a = x + 1`).
+        assert_eq!(b["breakpoints"][1]["line"], 22);
+    });
+    let s = c.stopped();
+    assert_eq!(s["reason"], "breakpoint");
+    assert_eq!(c.stack()[0].0, "main");
+    assert_eq!(c.stack()[0].2, 22);
+    c.cont();
+    assert_eq!(c.stopped()["reason"], "breakpoint");
+    let stack = c.stack();
+    assert_eq!((stack[0].0.as_str(), stack[0].2), ("main", 23));
+    assert!(stack[0].1.ends_with("debug.mir"), "{stack:?}");
+    // Into `square`.
+    c.ok("stepIn", json!({"threadId": 1}));
+    assert_eq!(c.stopped()["reason"], "step");
+    let stack = c.stack();
+    assert_eq!(stack.len(), 2, "{stack:?}");
+    assert_eq!((stack[0].0.as_str(), stack[0].2), ("square", 9));
+    assert_eq!((stack[1].0.as_str(), stack[1].2), ("main", 23));
+    // Out again: back in main, at the statement after the call.
+    c.ok("stepOut", json!({"threadId": 1}));
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!(stack.len(), 1, "{stack:?}");
+    assert_eq!((stack[0].0.as_str(), stack[0].2), ("main", 24));
+    // `next` steps over the imported graph's call.
+    c.ok("next", json!({"threadId": 1}));
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!((stack.len(), stack[0].2), (1, 25), "{stack:?}");
+    c.cont();
+    let (out, code) = c.finish();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains('6'), "the result is printed: {out}");
+    assert_eq!(c.disconnect(), 0);
+}
+
+#[test]
+fn breakpoints_in_imported_and_std_files_and_recursion() {
+    let helpers = data("helpers.mir");
+    let std_dense = test_support::repo_root().join("lib/nn/dense.mir");
+    let file = data("debug.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        assert_eq!(
+            c.breakpoints(&helpers, &[3])["breakpoints"][0]["verified"],
+            true
+        );
+        assert_eq!(
+            c.breakpoints(&std_dense, &[12])["breakpoints"][0]["verified"],
+            true
+        );
+        // Inside the recursive branch of `fact`.
+        assert_eq!(
+            c.breakpoints(&file, &[15])["breakpoints"][0]["verified"],
+            true
+        );
+    });
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!(stack[0].2, 3);
+    assert!(stack[0].1.ends_with("helpers.mir"), "{stack:?}");
+    assert!(stack[0].0.contains("scale"), "{stack:?}");
+    assert_eq!((stack[1].0.as_str(), stack[1].2), ("main", 24));
+    c.cont();
+    c.stopped();
+    let stack = c.stack();
+    assert!(stack[0].1.ends_with("nn/dense.mir"), "{stack:?}");
+    assert_eq!(stack[0].2, 12);
+    c.cont();
+    // fact(3) -> fact(2) -> fact(1): the breakpoint is hit in fact(3) and fact(2).
+    c.stopped();
+    let first = c.stack();
+    c.cont();
+    c.stopped();
+    let second = c.stack();
+    let facts = |s: &[(String, String, u64)]| s.iter().filter(|f| f.0.contains("fact")).count();
+    assert!(facts(&second) > facts(&first), "{first:?}\n{second:?}");
+    assert!(
+        second.iter().any(|f| f.0 == "main" && f.2 == 26),
+        "{second:?}"
+    );
+    c.cont();
+    let (_, code) = c.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn stop_on_entry_and_pause() {
+    let mut launch = debug_mir();
+    launch["stopOnEntry"] = json!(true);
+    let mut c = Client::launch(launch, |_| {});
+    assert_eq!(c.stopped()["reason"], "entry");
+    assert_eq!(c.stack()[0].2, 22);
+    // A pause asked for stops at the next statement once running.
+    c.ok("pause", json!({"threadId": 1}));
+    c.cont();
+    assert_eq!(c.stopped()["reason"], "pause");
+    assert_eq!(c.stack()[0].2, 23);
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+// 2. Tensors you can read.
+
+#[test]
+fn variables_slices_weights_and_evaluate() {
+    let file = data("debug.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        c.breakpoints(&file, &[24]);
+    });
+    c.stopped();
+    let locals = c.locals(1);
+    let x = var(&locals, "x");
+    assert_eq!(x["type"], "f32[2, 3]");
+    let v = x["value"].as_str().unwrap();
+    for part in [
+        "min=1",
+        "max=6",
+        "mean=3.5",
+        "std=1.70782",
+        "nan=0",
+        "inf=0",
+        "[1, 2, 3, 4, 5, 6]",
+    ] {
+        assert!(v.contains(part), "{part} in {v}");
+    }
+    let b = var(&locals, "b");
+    assert!(b["value"].as_str().unwrap().contains("max=49"), "{b}");
+    // Expanding shows rows, and a row its elements.
+    let rows = c.ok(
+        "variables",
+        json!({"variablesReference": x["variablesReference"]}),
+    )["variables"]
+        .clone();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    assert_eq!(rows[1]["name"], "[1, :]");
+    assert!(
+        rows[1]["value"].as_str().unwrap().contains("[4, 5, 6]"),
+        "{rows}"
+    );
+    let elems = c.ok(
+        "variables",
+        json!({"variablesReference": rows[1]["variablesReference"]}),
+    )["variables"]
+        .clone();
+    assert_eq!(elems[2]["name"], "[1, 2]");
+    assert_eq!(elems[2]["value"], "6");
+    // Weights.
+    let weights = c.weights(1);
+    let w = var(&weights, "fc.weight");
+    assert_eq!(w["type"], "f32[2, 3]");
+    assert!(
+        w["value"]
+            .as_str()
+            .unwrap()
+            .contains("[0.5, -1, 2, 1.5, 0.25, -0.5]"),
+        "{w}"
+    );
+    // Expressions in the frame's scope, with the program's graphs and weights.
+    let e = c.ok(
+        "evaluate",
+        json!({"expression": "ReduceMax(Abs(b))", "frameId": 1, "context": "watch"}),
+    );
+    assert_eq!(e["result"], "f32 49");
+    let e = c.ok(
+        "evaluate",
+        json!({"expression": "square(a) - b", "frameId": 1, "context": "repl"}),
+    );
+    assert!(e["result"].as_str().unwrap().contains("min=0 max=0"), "{e}");
+    let e = c.ok(
+        "evaluate",
+        json!({"expression": "ReduceSum(fc.weight)", "frameId": 1}),
+    );
+    assert_eq!(e["result"], "f32 2.75");
+    let e = c.ok(
+        "evaluate",
+        json!({"expression": "a", "frameId": 1, "context": "hover"}),
+    );
+    assert!(
+        e["result"].as_str().unwrap().starts_with("f32[2, 3]"),
+        "{e}"
+    );
+    let bad = c.request(
+        "evaluate",
+        json!({"expression": "nosuch + 1", "frameId": 1}),
+    );
+    assert_eq!(bad["success"], false);
+    assert!(bad["message"].as_str().unwrap().contains("nosuch"), "{bad}");
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
+fn conditional_breakpoint() {
+    let file = data("debug.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        c.ok(
+            "setBreakpoints",
+            json!({"source": {"path": file.display().to_string()},
+                "breakpoints": [{"line": 15, "condition": "n == 2"}]}),
+        );
+    });
+    c.stopped();
+    let n = var(&c.locals(1), "n").clone();
+    assert_eq!(n["value"], "i64 2");
+    c.cont();
+    // fact(3) did not stop, nor does anything after fact(2).
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
+fn values_are_those_of_a_plain_run() {
+    // The debugged run's result, printed, is the plain executor's (compiled
+    // plans included), bit for bit in its printed form.
+    let mut c = Client::launch(debug_mir(), |_| {});
+    let (out, code) = c.finish();
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(data("debug.mir")).unwrap();
+    let linked = analysis::link::link(
+        &data("debug.mir"),
+        Some(text.into()),
+        &analysis::modules::FsLoader,
+    );
+    let program = linked.analysis.source.program();
+    let mut ex = exec::Executor::new(&program, exec::ExecOptions::default());
+    let x = exec::args::literal_value("[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]").unwrap();
+    let v = ex.call("main", vec![x]).unwrap();
+    assert_eq!(out, exec::output::to_text(&v));
+}
+
+// 3. Break on bad numbers.
+
+fn bad_launch() -> serde_json::Value {
+    json!({"program": data("debug.mir").display().to_string(), "entry": "bad",
+        "args": {"x": "[0.5, 1.0, 2.0, 3.0]"}})
+}
+
+#[test]
+fn nan_filter_stops_where_bad_numbers_first_appear() {
+    let mut c = Client::start();
+    let caps = c.ok("initialize", json!({"adapterID": "mirdsl"}));
+    let filters: Vec<&str> = caps["exceptionBreakpointFilters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["filter"].as_str().unwrap())
+        .collect();
+    assert_eq!(filters, ["nan", "threshold"]);
+    c.ok("launch", bad_launch());
+    c.event("initialized");
+    c.ok("setExceptionBreakpoints", json!({"filters": ["nan"]}));
+    c.ok("configurationDone", json!({}));
+    let s = c.stopped();
+    assert_eq!(s["reason"], "exception");
+    let text = s["text"].as_str().unwrap();
+    assert!(text.contains("`Log`") && text.contains("`a`"), "{text}");
+    assert!(text.contains("NaN") && text.contains("Inf"), "{text}");
+    assert_eq!(c.stack()[0].2, 32);
+    let l = var(&c.locals(1), "l").clone();
+    assert!(l["value"].as_str().unwrap().contains("nan=1 inf=1"), "{l}");
+    // `m = l * 2` carries them on: no second stop.
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
+fn threshold_filter() {
+    let mut c = Client::start();
+    c.ok("initialize", json!({"adapterID": "mirdsl"}));
+    c.ok("launch", bad_launch());
+    c.event("initialized");
+    c.ok(
+        "setExceptionBreakpoints",
+        json!({"filters": [], "filterOptions": [{"filterId": "threshold", "condition": "1000"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let s = c.stopped();
+    assert_eq!(s["reason"], "exception");
+    let text = s["text"].as_str().unwrap();
+    assert!(text.contains("`Exp`") && text.contains("1000"), "{text}");
+    assert_eq!(c.stack()[0].2, 34);
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
+fn data_breakpoints_on_weights_in_a_training_run() {
+    let launch = json!({"program": data("train.mir").display().to_string(), "entry": "train_step",
+        "args": {"x": "[1.0, 0.5, -1.0]"}, "steps": 2});
+    let mut c = Client::launch(launch, |c| {
+        let info = c.ok("dataBreakpointInfo", json!({"name": "w"}));
+        assert_eq!(info["accessTypes"], json!(["write"]));
+        let w = info["dataId"].clone();
+        let frozen = c.ok("dataBreakpointInfo", json!({"name": "frozen"}))["dataId"].clone();
+        let none = c.ok("dataBreakpointInfo", json!({"name": "l"}));
+        assert!(none["dataId"].is_null());
+        let set = c.ok(
+            "setDataBreakpoints",
+            json!({"breakpoints": [{"dataId": w, "accessType": "write"},
+                {"dataId": frozen, "accessType": "write", "condition": "unchanged"}]}),
+        );
+        assert_eq!(set["breakpoints"][0]["verified"], true);
+    });
+    // Step 1: `w` changes at the Assign, then `frozen` is found unchanged at the return.
+    let s = c.stopped();
+    assert_eq!(s["reason"], "data breakpoint");
+    assert!(s["text"].as_str().unwrap().contains("`w` changed"), "{s}");
+    assert_eq!(c.stack()[0].2, 11);
+    let w = var(&c.weights(1), "w").clone();
+    assert!(!w["value"].as_str().unwrap().contains("[1, 2, 3]"), "{w}");
+    c.cont();
+    let s = c.stopped();
+    assert!(
+        s["text"]
+            .as_str()
+            .unwrap()
+            .contains("`frozen` did not change"),
+        "{s}"
+    );
+    assert_eq!(c.stack()[0].2, 12);
+    // Step 2 alike.
+    c.cont();
+    assert!(c.stopped()["text"]
+        .as_str()
+        .unwrap()
+        .contains("`w` changed"));
+    c.cont();
+    assert!(c.stopped()["text"].as_str().unwrap().contains("`frozen`"));
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+// 4. Models from MindSpore.
+
+#[test]
+fn imported_mindir_model() {
+    let model = test_support::repo_root().join("testdata/zoo/activations/model.mindir");
+    let mut c = Client::start();
+    c.ok("initialize", json!({"adapterID": "mirdsl"}));
+    c.ok(
+        "launch",
+        json!({"program": model.display().to_string(), "stopOnEntry": true,
+        "args": {"0": "ones"}}),
+    );
+    c.event("initialized");
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.stopped()["reason"], "entry");
+    let stack = c.stack();
+    assert!(stack[0].1.ends_with("model.mir"), "{stack:?}");
+    c.ok("next", json!({"threadId": 1}));
+    c.stopped();
+    let locals = c.locals(1);
+    assert!(
+        locals
+            .iter()
+            .any(|v| v["type"].as_str().unwrap_or("").starts_with("f32")),
+        "{locals:#?}"
+    );
+    // The imported text is a document the client can open.
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+// 5. Safe and robust.
+
+#[test]
+fn malformed_messages_are_survived() {
+    let mut c = Client::start();
+    c.raw(b"Content-Length: 5\r\n\r\n{oops");
+    c.raw(b"Content-Length: 2\r\n\r\n[]");
+    c.raw(b"Content-Length: nine\r\n\r\n");
+    c.raw(b"Hello: world\r\n\r\n");
+    let r = c.request("noSuchCommand", json!({}));
+    assert_eq!(r["success"], false);
+    let r = c.request("stackTrace", json!({"threadId": 1}));
+    assert_eq!(r["success"], false);
+    let r = c.request("launch", json!({"program": 7}));
+    assert_eq!(r["success"], false);
+    let r = c.request(
+        "launch",
+        json!({"program": data("missing.mir").display().to_string()}),
+    );
+    assert_eq!(r["success"], false);
+    assert!(
+        r["message"].as_str().unwrap().contains("missing.mir"),
+        "{r}"
+    );
+    let r = c.request("variables", json!({"variablesReference": "x"}));
+    assert_eq!(r["success"], false);
+    let caps = c.ok("initialize", json!({"adapterID": "mirdsl"}));
+    assert_eq!(caps["supportsConditionalBreakpoints"], true);
+    let skipped = c.events.iter().filter(|e| {
+        e["event"] == "output"
+            && e["body"]["output"]
+                .as_str()
+                .unwrap_or("")
+                .contains("malformed")
+    });
+    assert_eq!(skipped.count(), 4);
+    assert_eq!(c.disconnect(), 0);
+}
+
+#[test]
+fn ending_a_session_frees_its_run() {
+    let file = data("debug.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        c.breakpoints(&file, &[23]);
+    });
+    c.stopped();
+    // `terminate` ends the stopped run: it exits.
+    c.ok("terminate", json!({}));
+    c.event("terminated");
+    assert_eq!(c.disconnect(), 0);
+    // A disconnect while stopped returns too (its run thread is told to end).
+    let mut c = Client::launch(debug_mir(), |c| {
+        c.breakpoints(&file, &[23]);
+    });
+    c.stopped();
+    assert_eq!(c.disconnect(), 0);
+}
