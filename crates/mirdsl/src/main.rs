@@ -42,6 +42,9 @@ enum Command {
         #[arg(long, value_name = "SIZE", help = run::max_memory_help("The most memory tensors may take at once in a `mirdsl/run`; W0003 warns against it too"))]
         max_memory: Option<String>,
     },
+    /// Serve the Debug Adapter Protocol over stdin/stdout: debug a graph
+    /// (breakpoints, stepping, tensors, NaN stops) from VS Code or nvim-dap.
+    Dap,
     /// Format `.mir` files in place (directories are searched for `.mir` files;
     /// `-` formats standard input to standard output).
     Fmt {
@@ -173,6 +176,7 @@ fn main() -> ExitCode {
             }
             lsp::run_stdio(budget) as u8
         }
+        Command::Dap => dap::run_stdio() as u8,
         Command::Fmt { paths, check } => fmt_command(&paths, check),
         Command::Parse { file } => parse_command(&file),
         Command::Check {
