@@ -10,6 +10,7 @@ import {
   ServerOptions,
   State,
 } from 'vscode-languageclient/node';
+import { allowRun, registerDebugging } from './debug';
 import { GraphView } from './graphView';
 import { IrDocuments } from './irDocuments';
 import { defaultRunArgs, describeRun, Fill, formatRunResult, graphAtLine, listGraphs, parseRunArgs, RunRequestArgs } from './pure/args';
@@ -190,6 +191,7 @@ async function runGraph(uriArg?: unknown, graphArg?: unknown, argsArg?: unknown)
     req = await chooseRunArgs(t.doc, t.graph, !fromLens);
   }
   if (!req) return;
+  if (!(await allowRun('Run Graph'))) return;
   const device = config().get<string>('run.device', 'cpu');
   runOutput.show(true);
   runOutput.appendLine(`▶ ${describeRun(t.graph, req, device)}`);
@@ -250,6 +252,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     { dispose: () => void stopClient() },
   );
+  registerDebugging(context);
   await startClient(context);
 }
 
