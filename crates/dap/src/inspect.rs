@@ -57,7 +57,8 @@ pub fn stats(xs: &[f64]) -> Stats {
     }
 }
 
-/// A number as the value column shows it.
+/// A number as the value column shows it: the shortest text that reads
+/// back to the same value of its dtype (f32 elements as f32s).
 pub fn num(x: f64, dtype: DType) -> String {
     if dtype == DType::Bool {
         return if x != 0.0 { "true" } else { "false" }.into();
@@ -71,9 +72,30 @@ pub fn num(x: f64, dtype: DType) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf" } else { "-inf" }.into();
     }
-    let s = format!("{x}");
-    if s.len() > 12 {
-        format!("{x:.6e}")
+    if dtype == DType::F64 {
+        format!("{x}")
+    } else {
+        format!("{}", x as f32)
+    }
+}
+
+/// A statistic, to 6 significant digits.
+pub fn compact(x: f64) -> String {
+    if !x.is_finite() {
+        return num(x, DType::F64);
+    }
+    let a = x.abs();
+    if a != 0.0 && !(1e-4..1e7).contains(&a) {
+        return format!("{x:.5e}");
+    }
+    let digits = if a == 0.0 {
+        0
+    } else {
+        (5 - a.log10().floor() as i32).max(0) as usize
+    };
+    let s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s
     }
@@ -110,8 +132,8 @@ pub fn summary_of(xs: &[f64], dtype: DType, shape: &[usize]) -> String {
             "{ty} min={} max={} mean={} std={}",
             num(s.min, dtype),
             num(s.max, dtype),
-            num(s.mean, DType::F64),
-            num(s.std, DType::F64)
+            compact(s.mean),
+            compact(s.std)
         )
     } else {
         ty
@@ -314,5 +336,30 @@ pub fn truthy(v: &Value) -> Option<bool> {
             (xs.len() == 1).then(|| xs[0] != 0.0)
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(num(0.1f32 as f64, DType::F32), "0.1");
+        assert_eq!(num(6.0, DType::F32), "6");
+        assert_eq!(num(-2.0, DType::I64), "-2");
+        assert_eq!(compact(1.707825127659933), "1.70783");
+        assert_eq!(compact(3.5), "3.5");
+        assert_eq!(compact(1e-9), "1.00000e-9");
+        assert_eq!(compact(0.0), "0");
+    }
+
+    #[test]
+    fn statistics_skip_nan_and_inf() {
+        let s = stats(&[1.0, f64::NAN, 3.0, f64::INFINITY]);
+        assert_eq!(
+            (s.nan, s.inf, s.min, s.max, s.mean, s.std),
+            (1, 1, 1.0, 3.0, 2.0, 1.0)
+        );
     }
 }

@@ -140,7 +140,7 @@ fn variables_slices_weights_and_evaluate() {
         "min=1",
         "max=6",
         "mean=3.5",
-        "std=1.70782",
+        "std=1.70783",
         "nan=0",
         "inf=0",
         "[1, 2, 3, 4, 5, 6]",

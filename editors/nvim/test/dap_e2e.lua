@@ -1,0 +1,79 @@
+-- End to end: nvim-dap in a real Neovim 0.11 debugs a graph through `mirdsl dap`:
+-- a breakpoint in `main`, the stop, a tensor in the frame's variables, stepping
+-- into a called graph, evaluate, continue to the end. Run by run-dap.sh.
+local ws = os.getenv("MIRDSL_WS")
+vim.opt.rtp:prepend(os.getenv("MIRDSL_PLUGIN"))
+vim.opt.rtp:prepend(os.getenv("MIRDSL_NVIM_DAP"))
+local function fail(msg)
+  io.stderr:write("FAIL: " .. msg .. "\n")
+  vim.cmd("cquit 1")
+end
+local function check(cond, msg)
+  if not cond then fail(msg) end
+end
+
+require("mirdsl").setup({ cmd = { os.getenv("MIRDSL"), "lsp" }, treesitter = false, codelens = false })
+check(require("mirdsl.dap").setup(), "mirdsl.dap setup")
+local dap = require("dap")
+
+vim.cmd("edit " .. ws .. "/debug.mir")
+local file = vim.api.nvim_buf_get_name(0)
+-- A breakpoint on `b = square(a)` (line 23).
+vim.api.nvim_win_set_cursor(0, { 23, 0 })
+dap.toggle_breakpoint()
+-- The graph under the cursor is `main`; its argument from :MirDebug's text.
+vim.cmd("MirDebug main x=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]")
+
+local function stopped()
+  local s = dap.session()
+  return s ~= nil and s.stopped_thread_id ~= nil and s.current_frame ~= nil
+end
+check(vim.wait(20000, stopped, 50), "no stop at the breakpoint")
+local s = dap.session()
+check(s.current_frame.line == 23, "stopped on line " .. tostring(s.current_frame.line))
+check(s.current_frame.name == "main", "frame " .. tostring(s.current_frame.name))
+check(vim.api.nvim_win_get_cursor(0)[1] == 23, "the cursor is on the stop")
+
+-- The frame's variables: `x` as a tensor with its statistics.
+local got
+s:request("scopes", { frameId = s.current_frame.id }, function(err, r)
+  check(not err, "scopes: " .. vim.inspect(err))
+  s:request("variables", { variablesReference = r.scopes[1].variablesReference }, function(err2, v)
+    check(not err2, "variables: " .. vim.inspect(err2))
+    got = v.variables
+  end)
+end)
+check(vim.wait(10000, function() return got ~= nil end, 20), "no variables")
+local x
+for _, v in ipairs(got) do
+  if v.name == "x" then x = v end
+end
+check(x ~= nil, "no x in " .. vim.inspect(got))
+check(x.type == "f32[2, 3]", "x's type " .. tostring(x.type))
+check(x.value:find("min=1 max=6", 1, true) ~= nil, "x's value " .. x.value)
+print("x = " .. x.value)
+
+-- Evaluate in the frame (the REPL's request).
+local ev
+s:evaluate("ReduceSum(a)", function(err, r)
+  check(not err, "evaluate: " .. vim.inspect(err))
+  ev = r
+end)
+check(vim.wait(10000, function() return ev ~= nil end, 20), "no evaluate answer")
+check(ev.result == "f32 27", "ReduceSum(a) = " .. tostring(ev.result))
+
+-- Into `square`.
+dap.step_into()
+check(vim.wait(10000, function()
+  local ss = dap.session()
+  return ss and ss.current_frame and ss.current_frame.name == "square"
+end, 20), "step into square")
+check(dap.session().current_frame.line == 9, "square's line")
+
+-- Continue to the end.
+local ended = false
+dap.listeners.after.event_terminated["mirdsl-test"] = function() ended = true end
+dap.continue()
+check(vim.wait(20000, function() return ended end, 50), "the session did not end")
+print("dap e2e: ok")
+vim.cmd("qall!")
