@@ -9,6 +9,7 @@
 
 mod actions;
 mod completion;
+pub mod dump;
 mod folding;
 mod green;
 mod hover;

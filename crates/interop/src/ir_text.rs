@@ -34,8 +34,57 @@ use crate::{ImportError, Imported, WeightOptions};
 
 /// An `.ir` dump as DSL text (entry graph `main`).
 pub fn import(text: &str, opts: &WeightOptions) -> Result<Imported, ImportError> {
-    let module = parse(text)?;
-    model::to_dsl(&module, opts, "# Imported from a MindSpore IR dump.\n\n")
+    let (module, types) = parse(text)?;
+    model::to_dsl_typed(
+        &module,
+        &types,
+        opts,
+        "# Imported from a MindSpore IR dump.\n\n",
+    )
+}
+
+/// What one dump holds, for lining up a compile's stages (`mirdsl passes`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// The entry graph's name (`# IR entry: @...`); `None` for a dump that is
+    /// not a graph (MindSpore's runtime actor sets, `*actor_set*.ir`).
+    pub entry: Option<String>,
+    pub graphs: usize,
+    /// CNodes, `Return` included.
+    pub nodes: usize,
+    /// Primitive nodes by MindSpore name (`PrimFunc_` removed), with their counts.
+    pub prims: std::collections::BTreeMap<String, usize>,
+}
+
+/// Counts a dump's graphs, nodes and primitives, reading each statement with
+/// the importer's own parser. A statement it cannot read is an error naming its line.
+pub fn summarize(text: &str) -> Result<Summary, ImportError> {
+    let mut out = Summary::default();
+    let lines = logical_lines(text);
+    let mut in_graph = false;
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(rest) = line.strip_prefix("# IR entry: @") {
+            out.entry = Some(rest.trim().to_string());
+        } else if line.starts_with("subgraph @") {
+            in_graph = true;
+            out.graphs += 1;
+        } else if line.starts_with('}') {
+            in_graph = false;
+        } else if in_graph && !line.starts_with("      ") {
+            let body = line.trim();
+            if body.starts_with("Return(") {
+                out.nodes += 1;
+            } else if body.starts_with('%') {
+                let node = parse_cnode(body).map_err(|e| err(i, e))?;
+                out.nodes += 1;
+                if let PCallee::Prim(name, _) = node.callee {
+                    let bare = name.strip_prefix("PrimFunc_").unwrap_or(&name).to_string();
+                    *out.prims.entry(bare).or_default() += 1;
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A reference not yet resolved (graphs and captured values may come later in
@@ -66,6 +115,8 @@ struct PNode {
     label: String,
     callee: PCallee,
     args: Vec<PRef>,
+    /// The type MindSpore dumped for it (`: (...) -> (<Tensor[Float32], (3)>)`).
+    ty: Option<Ty>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -83,7 +134,7 @@ fn err(line: usize, msg: impl Into<String>) -> ImportError {
 }
 
 /// Parses a dump into the importers' graph model.
-fn parse(text: &str) -> Result<Module, ImportError> {
+fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
     let lines = logical_lines(text);
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     let mut entry: Option<String> = None;
@@ -118,6 +169,24 @@ fn parse(text: &str) -> Result<Module, ImportError> {
             i += 1;
             while i < lines.len() && !lines[i].starts_with('}') {
                 let l = lines[i];
+                if let Some(sig) = l.trim_start().strip_prefix(": ") {
+                    // The previous node's input and output types.
+                    // (Kernel graphs print more lines after it: device formats.)
+                    if let (Some(node @ PNode { ty: None, .. }), Some((_, out))) =
+                        (g.nodes.last_mut(), sig.rsplit_once(") -> ("))
+                    {
+                        let out = out.trim_end().strip_suffix(')').unwrap_or(out);
+                        node.ty = out
+                            .trim()
+                            .strip_prefix('<')
+                            .and_then(|o| o.strip_suffix('>'))
+                            .and_then(parse_abstract)
+                            // Dumped, but not a type the DSL writes (`Object:SymbolicKey`).
+                            .or(Some(Ty::Unknown));
+                    }
+                    i += 1;
+                    continue;
+                }
                 if l.starts_with("      ") || l.trim().is_empty() || l.trim_start().starts_with('#')
                 {
                     i += 1;
@@ -443,6 +512,7 @@ fn parse_cnode(line: &str) -> Result<PNode, String> {
         label,
         callee,
         args,
+        ty: None,
     })
 }
 
@@ -736,12 +806,23 @@ fn parse_tensor(inner: &str) -> Result<Const, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The types MindSpore dumped for nodes, by (graph, node) index.
+type NodeTypes = HashMap<(usize, usize), Ty>;
+
 /// Resolves names into the graph model.
 fn build(
     entry: String,
     header_params: Vec<(usize, String, Option<Ty>, bool)>,
     mut graphs: Vec<PGraph>,
-) -> Result<Module, ImportError> {
+) -> Result<(Module, NodeTypes), ImportError> {
+    let mut types = NodeTypes::new();
+    for (gi, g) in graphs.iter().enumerate() {
+        for (ni, n) in g.nodes.iter().enumerate() {
+            if let Some(t) = &n.ty {
+                types.insert((gi, ni), t.clone());
+            }
+        }
+    }
     let index: HashMap<String, usize> = graphs
         .iter()
         .enumerate()
@@ -885,7 +966,7 @@ fn build(
             output,
         });
     }
-    Ok(module)
+    Ok((module, types))
 }
 
 #[cfg(test)]

@@ -188,6 +188,13 @@ enum Resolved {
 
 struct Translator<'m> {
     m: &'m Module,
+    /// The types MindSpore dumped for nodes (see [`to_dsl_typed`]).
+    node_types: &'m HashMap<(usize, usize), Ty>,
+    /// Set by the node just translated when it became an `Opaque` node: the
+    /// attributes MindSpore gave its primitive, written beside it.
+    opaque: Option<String>,
+    /// The node being translated.
+    current: Option<(usize, usize)>,
     /// Variable names of nodes and parameters.
     var: HashMap<VarKey, String>,
     graph_names: Vec<String>,
@@ -212,7 +219,23 @@ struct Translator<'m> {
 
 /// Translates a module to DSL text: the entry graph becomes `main`.
 pub fn to_dsl(m: &Module, opts: &WeightOptions, header: &str) -> Result<Imported, ImportError> {
+    to_dsl_typed(m, &HashMap::new(), opts, header)
+}
+
+/// As [`to_dsl`], knowing the type MindSpore gave some nodes (`(graph, node)`
+/// indices; an `.ir` dump prints every node's): a node whose primitive mirdsl
+/// does not implement becomes `Opaque(inputs..., name="...")` bound with that
+/// type as its annotation, instead of an error.
+pub fn to_dsl_typed(
+    m: &Module,
+    node_types: &HashMap<(usize, usize), Ty>,
+    opts: &WeightOptions,
+    header: &str,
+) -> Result<Imported, ImportError> {
     let mut t = Translator {
+        node_types,
+        opaque: None,
+        current: None,
         m,
         var: HashMap::new(),
         graph_names: Vec::new(),
@@ -616,6 +639,8 @@ impl<'m> Translator<'m> {
                 params.join(", ")
             );
             for &n in &live_nodes[g] {
+                self.current = Some((g, n));
+                self.opaque = None;
                 let expr = match self.node_expr(g, n) {
                     Ok(e) => e,
                     Err(e) => {
@@ -627,7 +652,17 @@ impl<'m> Translator<'m> {
                     }
                 };
                 let name = &self.var[&VarKey::Node(g, n)];
-                if self.effects.roots[g].contains(&n) && !used.contains(&(g, n)) {
+                if let Some(attrs) = self.opaque.take() {
+                    // An opaque node's type is the one MindSpore dumped.
+                    let ty = self.node_types.get(&(g, n)).and_then(ty_text);
+                    let ann = ty.map(|t| format!(": {t}")).unwrap_or_default();
+                    let comment = if attrs.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  # {attrs}")
+                    };
+                    let _ = writeln!(text, "  {name}{ann} = {}{comment}", expr.text());
+                } else if self.effects.roots[g].contains(&n) && !used.contains(&(g, n)) {
                     let _ = writeln!(text, "  {}", expr.text());
                 } else {
                     let _ = writeln!(text, "  {name} = {}", expr.text());

@@ -6,10 +6,14 @@ use std::collections::HashMap;
 use serde_json::Value as Json;
 
 use crate::convert::{self, Snap};
+use crate::dump;
 use crate::lsp;
 use crate::server::{failed, Result, Shared};
 
 pub fn hover(s: &Snap, _: &Shared, p: lsp::HoverParams) -> Result<Option<lsp::Hover>> {
+    if let Some(d) = dump::of(s) {
+        return Ok(dump::hover(s, &d, p));
+    }
     let offset = s.offset(p.text_document_position_params.position);
     Ok(s.analysis().hover(offset).map(|h| lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
@@ -25,6 +29,9 @@ pub fn goto_definition(
     _: &Shared,
     p: lsp::GotoDefinitionParams,
 ) -> Result<Option<lsp::GotoDefinitionResponse>> {
+    if let Some(d) = dump::of(s) {
+        return Ok(dump::definition(s, &d, p));
+    }
     let offset = s.offset(p.text_document_position_params.position);
     let Some(nav) = s.analysis().goto_definition(offset) else {
         return Ok(None);
@@ -45,6 +52,9 @@ pub fn references(
     _: &Shared,
     p: lsp::ReferenceParams,
 ) -> Result<Option<Vec<lsp::Location>>> {
+    if let Some(d) = dump::of(s) {
+        return Ok(Some(dump::references(s, &d, p)));
+    }
     let offset = s.offset(p.text_document_position.position);
     // A top-level item: in every file of the workspace that sees it.
     if s.file.path(&s.db).is_some() {
@@ -153,6 +163,9 @@ pub fn completion(
     _: &Shared,
     p: lsp::CompletionParams,
 ) -> Result<Option<lsp::CompletionResponse>> {
+    if dump::is(s) {
+        return Ok(None);
+    }
     let offset = s.offset(p.text_document_position.position);
     let list = s.analysis().completion_list(offset);
     // Ranked already: the sort text keeps the order in the client.
@@ -213,6 +226,9 @@ pub fn document_symbol(
     _: &Shared,
     _: lsp::DocumentSymbolParams,
 ) -> Result<Option<lsp::DocumentSymbolResponse>> {
+    if let Some(d) = dump::of(s) {
+        return Ok(Some(dump::symbols(s, &d)));
+    }
     let symbols = s.analysis().document_symbols();
     Ok(Some(lsp::DocumentSymbolResponse::Nested(
         symbols
@@ -281,6 +297,9 @@ pub fn semantic_tokens_full(
     shared: &Shared,
     _: lsp::SemanticTokensParams,
 ) -> Result<Option<lsp::SemanticTokensResult>> {
+    if dump::is(s) {
+        return Ok(None);
+    }
     let tokens = s.analysis().semantic_tokens(None);
     let data = convert::semantic_tokens(s, &tokens);
     Ok(Some(lsp::SemanticTokensResult::Tokens(tokens_result(
@@ -293,6 +312,9 @@ pub fn semantic_tokens_range(
     _: &Shared,
     p: lsp::SemanticTokensRangeParams,
 ) -> Result<Option<lsp::SemanticTokensRangeResult>> {
+    if dump::is(s) {
+        return Ok(None);
+    }
     let range = s.text_range(p.range);
     let tokens = s.analysis().semantic_tokens(Some(range));
     Ok(Some(lsp::SemanticTokensRangeResult::Tokens(
@@ -308,6 +330,9 @@ pub fn inlay_hint(
     _: &Shared,
     p: lsp::InlayHintParams,
 ) -> Result<Option<Vec<lsp::InlayHint>>> {
+    if dump::is(s) {
+        return Ok(None);
+    }
     let range = s.text_range(p.range);
     Ok(Some(
         s.analysis()
@@ -332,9 +357,12 @@ pub fn folding_range(
     _: &Shared,
     _: lsp::FoldingRangeParams,
 ) -> Result<Option<Vec<lsp::FoldingRange>>> {
+    let folds = match dump::of(s) {
+        Some(d) => dump::folds(s, &d),
+        None => s.analysis().folding_ranges(),
+    };
     Ok(Some(
-        s.analysis()
-            .folding_ranges()
+        folds
             .into_iter()
             .map(|f| lsp::FoldingRange {
                 start_line: f.start_line,
@@ -400,6 +428,9 @@ pub fn code_lens(
     _: &Shared,
     _: lsp::CodeLensParams,
 ) -> Result<Option<Vec<lsp::CodeLens>>> {
+    if dump::is(s) {
+        return Ok(None);
+    }
     Ok(Some(
         s.analysis()
             .code_lenses()
@@ -425,6 +456,9 @@ pub fn semantic_tokens_delta(
     shared: &Shared,
     p: lsp::SemanticTokensDeltaParams,
 ) -> Result<Option<lsp::SemanticTokensFullDeltaResult>> {
+    if dump::is(s) {
+        return Ok(None);
+    }
     let tokens = s.analysis().semantic_tokens(None);
     let data = convert::semantic_tokens(s, &tokens);
     let previous = shared

@@ -25,6 +25,7 @@
 mod capabilities;
 mod convert;
 mod custom;
+mod dump;
 mod handlers;
 mod pool;
 mod publish;

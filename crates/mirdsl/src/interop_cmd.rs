@@ -50,12 +50,18 @@ fn is_model(path: &Path) -> bool {
 }
 
 /// Imports a MindSpore file; `weights_file` is the `.safetensors` name the text loads.
-fn import_text(path: &Path, weights_file: &str) -> Result<interop::Imported, u8> {
+pub(crate) fn import_text(path: &Path, weights_file: &str) -> Result<interop::Imported, u8> {
     let opts = interop::WeightOptions {
         file: weights_file.to_string(),
         ..Default::default()
     };
     let result = match path.extension().and_then(|e| e.to_str()) {
+        // A regular file is memory-mapped: its weights (and the external
+        // data files of MindSpore's layout for models over 1 GB) are copied
+        // to the weights file without being held in memory.
+        Some("mindir") if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => {
+            interop::mindir::import_file(path, &opts)
+        }
         Some("mindir") => {
             let bytes = crate::files::read_input(path, crate::files::MAX_MODEL).map_err(|e| {
                 eprintln!("error: {e}");
@@ -106,9 +112,9 @@ pub fn import_command(args: &ImportArgs) -> u8 {
         Some(out) => out.parent().map(Path::to_path_buf).unwrap_or_default(),
         None => PathBuf::new(),
     };
-    if let Some(bytes) = imported.safetensors() {
+    if !imported.weights.is_empty() {
         let path = dir.join(&weights_name);
-        if let Err(e) = crate::files::write_atomic(&path, &bytes) {
+        if let Err(e) = write_weights(&path, &imported.weights) {
             eprintln!("error: {e}");
             return EXIT_USAGE;
         }
@@ -129,6 +135,33 @@ pub fn import_command(args: &ImportArgs) -> u8 {
         None => print!("{}", imported.text),
     }
     EXIT_OK
+}
+
+/// Writes imported weights to a `.safetensors` file, streamed: a weight still
+/// in its model file is copied from there. Written beside and renamed, so a
+/// failed write leaves no partial file (through a symbolic link, in memory by
+/// [`crate::files::write_atomic`], which keeps the link).
+fn write_weights(path: &Path, weights: &[(String, tensor::Tensor)]) -> Result<(), String> {
+    crate::files::check_output(path)?;
+    let items: Vec<(&str, &tensor::Tensor)> = weights.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return crate::files::write_atomic(path, &tensor::safetensors::write(&items));
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let write = || -> std::io::Result<()> {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        tensor::safetensors::write_to(&mut w, &items)?;
+        std::io::Write::flush(&mut w)?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail(e)
+    })
 }
 
 pub fn export_command(args: &ExportArgs) -> u8 {

@@ -4,6 +4,7 @@ mod diff;
 mod files;
 mod grad_cmd;
 mod interop_cmd;
+mod passes;
 mod render;
 mod run;
 
@@ -101,6 +102,9 @@ enum Command {
     Export(interop_cmd::ExportArgs),
     /// Print a file's graphs as Graphviz DOT (or SVG), in MindSpore's style.
     Dot(interop_cmd::DotArgs),
+    /// List a folder of MindSpore compile dumps (`save_graphs`) as a pipeline:
+    /// stages in order, nodes per stage, primitives appearing and disappearing.
+    Passes(passes::PassesArgs),
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -210,6 +214,7 @@ fn main() -> ExitCode {
         Command::Import(args) => interop_cmd::import_command(&args),
         Command::Export(args) => interop_cmd::export_command(&args),
         Command::Dot(args) => interop_cmd::dot_command(&args),
+        Command::Passes(args) => passes::passes_command(&args),
     };
     ExitCode::from(code)
 }
@@ -390,6 +395,30 @@ fn check_command(paths: &[PathBuf], format: CheckFormat) -> u8 {
     }
     let mut checked = Vec::new();
     let mut internal = 0;
+    // MindSpore compile dumps: imported, then checked as the text imported
+    // (shown under `NAME.mir`).
+    let (dumps, files): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|f| f.extension().is_some_and(|e| e == "ir"));
+    for dump in &dumps {
+        let (root, text) = match source(dump) {
+            Ok(s) => s,
+            Err(_) => {
+                internal += 1;
+                continue;
+            }
+        };
+        let linked = analysis::link::link(
+            &root,
+            Some(std::sync::Arc::from(text.as_str())),
+            &analysis::modules::FsLoader,
+        );
+        checked.push(render::Checked {
+            path: root.display().to_string(),
+            text,
+            diagnostics: linked.diagnostics.first().cloned().unwrap_or_default(),
+        });
+    }
     // The language server's pipeline (the incremental database, as one
     // workspace: files follow their imports), so that CI and the editor say
     // the same thing.
@@ -482,13 +511,25 @@ fn ir_command(file: &Path, entry: Option<&str>, format: IrFormat) -> u8 {
     EXIT_OK
 }
 
+/// The DSL text of `file` and the path it is linked under: a `.mir` file as
+/// it is; a MindSpore compile dump (`.ir`) imported first (as `mirdsl import`
+/// would write it, beside the dump as `NAME.mir`; its weights are zeros, as
+/// a dump holds no values).
+pub(crate) fn source(file: &Path) -> Result<(PathBuf, String), u8> {
+    if file.extension().is_some_and(|e| e == "ir") {
+        let imported = interop_cmd::import_text(file, "weights.safetensors")?;
+        return Ok((file.with_extension("mir"), imported.text));
+    }
+    Ok((file.to_path_buf(), read(file)?))
+}
+
 /// Reads `file` with every file it imports and links them into one program
 /// (`docs/language.md` §10); on errors in any of them, prints them and says
 /// what could not be done.
 pub(crate) fn link_clean(file: &Path, purpose: &str) -> Result<analysis::link::Linked, u8> {
-    let text = read(file)?;
+    let (root, text) = source(file)?;
     let linked = analysis::link::link(
-        file,
+        &root,
         Some(std::sync::Arc::from(text)),
         &analysis::modules::FsLoader,
     );

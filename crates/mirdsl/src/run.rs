@@ -236,7 +236,7 @@ fn run_inner(a: &RunArgs) -> u8 {
             std::process::exit(i32::from(EXIT_FAILURE));
         });
     }
-    let text = match crate::read(&a.file) {
+    let (root, text) = match crate::source(&a.file) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -252,7 +252,7 @@ fn run_inner(a: &RunArgs) -> u8 {
     }
     let (backend, gpu_stats) = (selected.backend, selected.stats);
     let linked = analysis::link::link(
-        &a.file,
+        &root,
         Some(std::sync::Arc::from(text.as_str())),
         &analysis::modules::FsLoader,
     );

@@ -79,16 +79,36 @@ pub fn bind_call<A: Clone>(
     keywords: Vec<(String, A)>,
 ) -> Result<Bound<A>, BindError<A>> {
     if op.variadic {
-        if let Some((name, arg)) = keywords.into_iter().next() {
-            return Err(BindError::UnknownKeyword {
-                name,
-                arg,
-                suggestions: Vec::new(),
-            });
+        // Every positional argument is an input; keywords are the attributes
+        // the signature names (`Opaque(a, b, name="EnvironGet")`).
+        let mut attrs = Vec::new();
+        for (name, arg) in keywords {
+            let Some(param) = op.attrs().find(|p| p.name == name) else {
+                let suggestions = similar_names(&name, op.attrs().map(|p| p.name));
+                return Err(BindError::UnknownKeyword {
+                    name,
+                    arg,
+                    suggestions,
+                });
+            };
+            if attrs.iter().any(|(n, _)| *n == param.name) {
+                return Err(BindError::Duplicate {
+                    name: param.name,
+                    arg,
+                });
+            }
+            attrs.push((param.name, arg));
+        }
+        for param in op.attrs() {
+            if matches!(param.kind, ParamKind::Attr { default: None, .. })
+                && !attrs.iter().any(|(n, _)| *n == param.name)
+            {
+                return Err(BindError::MissingAttr { name: param.name });
+            }
         }
         return Ok(Bound {
             inputs: positional,
-            attrs: Vec::new(),
+            attrs,
         });
     }
     let mut slots: Vec<Option<A>> = vec![None; op.params.len()];

@@ -85,6 +85,7 @@ impl AttrType {
             AttrType::Int => "int".into(),
             AttrType::Float => "float".into(),
             AttrType::Bool => "bool".into(),
+            AttrType::Str([]) => "str".into(),
             AttrType::Str(allowed) => format!(
                 "str, one of {}",
                 allowed

@@ -166,7 +166,7 @@ impl Engine<'_> {
         {
             inputs.pop();
         }
-        if inputs.len() != op.input_count() {
+        if !op.variadic && inputs.len() != op.input_count() {
             // Called through a function value: arity not checked at lowering.
             let span = self.span(frame, n, None);
             self.report(

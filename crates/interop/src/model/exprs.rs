@@ -169,6 +169,39 @@ impl Translator<'_> {
         }
     }
 
+    /// `Opaque(inputs..., name="Prim")`: a node mirdsl cannot compute, kept
+    /// (its type is the binding's annotation; its attributes go beside it).
+    fn opaque_expr(
+        &mut self,
+        g: usize,
+        bare: &str,
+        attrs: &[(String, Const)],
+        args: &[Ref],
+    ) -> Result<Expr, String> {
+        let mut parts = Vec::new();
+        for a in args {
+            parts.push(match self.operand(g, a) {
+                Ok(e) => e.text().to_string(),
+                // A value the DSL cannot write (a Python object): its description.
+                Err(why) => format!("{why:?}"),
+            });
+        }
+        parts.push(format!("name={bare:?}"));
+        self.opaque = Some(
+            attrs
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{k}: {}",
+                        const_text(v).unwrap_or_else(|_| format!("{v:?}"))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        Ok(Expr::Text(format!("Opaque({})", parts.join(", "))))
+    }
+
     pub(super) fn prim_expr(
         &mut self,
         g: usize,
@@ -270,6 +303,12 @@ impl Translator<'_> {
                 // positional inputs and the attributes by name.
                 if let Some(def) = ops::lookup(bare) {
                     return self.generic_call(g, def, None, attrs, args);
+                }
+                if self
+                    .current
+                    .is_some_and(|gn| self.node_types.contains_key(&gn))
+                {
+                    return self.opaque_expr(g, bare, attrs, &args);
                 }
                 if ops::mindspore::schema(bare).is_some() {
                     let nodes = self.unsupported_ops.entry(bare.to_string()).or_default();
@@ -590,12 +629,8 @@ pub(super) fn same_ints(a: &str, b: &str) -> bool {
 
 /// The value every element of a (non-empty) tensor has, if they agree.
 pub(super) fn uniform(t: &Tensor) -> Option<f64> {
-    let values = t.to_f64_vec();
-    let first = *values.first()?;
-    values
-        .iter()
-        .all(|&v| v.to_bits() == first.to_bits())
-        .then_some(first)
+    // A weight still in its model file is looked at there, not decoded.
+    t.uniform_value()
 }
 
 pub(super) fn depth(parent: &[Option<usize>], mut g: usize) -> usize {

@@ -26,6 +26,7 @@ pub mod nn_ext;
 pub mod nn_misc_ext;
 pub mod norm_ext;
 pub mod norm_misc_ext;
+pub mod opaque;
 pub mod pool_ext;
 mod pool_window;
 pub mod reduce;
@@ -98,6 +99,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         backward::pool::OPS,
         backward::conv::OPS,
         comm::OPS,
+        opaque::OPS,
         internal::OPS,
         internal_nn::OPS,
     ]

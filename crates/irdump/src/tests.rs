@@ -1,0 +1,107 @@
+use super::*;
+
+const DUMP: &str = "# IR entry: @main_1
+# Total subgraphs: 2
+
+# Params:
+%para1_x: <Tensor[Float32], (2, 3)> : [2, 3]
+%para2_fc.weight: <Ref[Tensor[Float32]], (3, 3), ref_key=fc.weight, is_parameter>  :  has_default
+
+subgraph attr:
+training: 1
+subgraph instance: main_1 : 0x1
+subgraph @main_1() {
+  %0(CNode_3) = MatMul(%para1_x, %para2_fc.weight) primitive_attrs: {transpose_a: Bool(0)}
+      : (<Tensor[Float32], (2, 3)>, <Ref[Tensor[Float32]], (3, 3)>) -> (<Tensor[Float32], (2, 3)>)
+      # Fullname with scope: (Default/network-Net/MatMul-op0)
+      # In file /usr/lib/python3/site-packages/mindspore/nn/layer/basic.py:620, 8~30/        x = self.matmul(x, self.weight)/
+      # In file model.py:38, 15~27/        return self.fc(x)/
+  %1(CNode_4) = call @helper_2(%0)
+      : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)
+  Return(%1)
+      : (<Tensor[Float32], (2, 3)>)
+}
+
+subgraph @helper_2(%para3_y) {
+  %0(CNode_5) = PrimFunc_ReLU(%para3_y)
+      : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)
+  Return(%0)
+}
+";
+
+fn at(text: &str, needle: &str, nth: usize) -> usize {
+    text.match_indices(needle).nth(nth).unwrap().0
+}
+
+#[test]
+fn structure() {
+    let d = parse(DUMP);
+    assert_eq!(d.entry.as_deref(), Some("main_1"));
+    assert_eq!(d.params.len(), 2);
+    assert_eq!(d.params[1].name, "%para2_fc.weight");
+    assert!(d.params[1]
+        .ty
+        .as_deref()
+        .unwrap()
+        .starts_with("<Ref[Tensor[Float32]], (3, 3)"));
+    assert_eq!(d.graphs.len(), 2);
+    let g = &d.graphs[0];
+    assert_eq!(g.name, "@main_1");
+    assert_eq!(&DUMP[g.name_range.clone()], "@main_1");
+    assert!(DUMP[g.range.clone()].ends_with("}"));
+    assert_eq!(g.nodes.len(), 3);
+    let n = &g.nodes[0];
+    assert_eq!(n.id, "%0");
+    assert_eq!(n.label, "CNode_3");
+    assert_eq!(n.prim_name(), Some("MatMul"));
+    assert_eq!(n.ty.as_deref(), Some("(<Tensor[Float32], (2, 3)>)"));
+    assert_eq!(n.scope.as_deref(), Some("Default/network-Net/MatMul-op0"));
+    assert_eq!(n.frames.len(), 2);
+    let f = n.user_frame().unwrap();
+    assert_eq!((f.file.as_str(), f.line), ("model.py", 38));
+    assert_eq!(f.code, "return self.fc(x)");
+    assert_eq!(g.nodes[1].prim, None);
+    assert_eq!(d.graphs[1].params[0].0, "%para3_y");
+    assert_eq!(d.graphs[1].nodes[0].prim_name(), Some("ReLU"));
+}
+
+#[test]
+fn navigation() {
+    let d = parse(DUMP);
+    // `%0` used by `%1` in @main_1: its definition is @main_1's %0, not @helper_2's.
+    let use0 = at(DUMP, "(%0)", 0) + 1;
+    let (name, _, t) = d.name_at(use0).unwrap();
+    assert_eq!(name, "%0");
+    assert_eq!(t, Some(Target::Node(0, 0)));
+    assert_eq!(d.definition(t.unwrap()).start, at(DUMP, "%0(CNode_3)", 0));
+    assert_eq!(d.references(Target::Node(0, 0)).len(), 1);
+    // A graph, from its call.
+    let call = at(DUMP, "@helper_2(%0)", 0) + 2;
+    let (_, _, t) = d.name_at(call).unwrap();
+    assert_eq!(t, Some(Target::Graph(1)));
+    assert_eq!(d.references(Target::Graph(1)).len(), 1);
+    // A weight, from its use; its references from its declaration.
+    let w = at(DUMP, "%para2_fc.weight)", 0) + 3;
+    let (_, _, t) = d.name_at(w).unwrap();
+    assert_eq!(t, Some(Target::Param(1)));
+    let (_, _, t) = d.name_at(at(DUMP, "%para2_fc.weight:", 0)).unwrap();
+    assert_eq!(d.references(t.unwrap()).len(), 1);
+    // A graph's own parameter.
+    let y = at(DUMP, "%para3_y)", 1) + 1;
+    assert_eq!(d.name_at(y).unwrap().2, Some(Target::GraphParam(1, 0)));
+}
+
+#[test]
+fn anything_opens() {
+    // Truncated, garbage or empty: no panic, what can be read is read.
+    for cut in (0..DUMP.len()).step_by(7) {
+        if DUMP.is_char_boundary(cut) {
+            let d = parse(&DUMP[..cut]);
+            for g in &d.graphs {
+                assert!(g.range.end <= cut);
+            }
+        }
+    }
+    assert_eq!(parse("").graphs.len(), 0);
+    parse("subgraph @\n%\n%%%% @ @@ (\n}\n");
+}

@@ -1,0 +1,229 @@
+//! MindSpore compile dumps (`*.ir`) opened in the server: outline, folding,
+//! definition, references and hover from the dump itself, and no diagnostics
+//! (a dump is MindSpore's truth; its primitives need not be mirdsl's).
+
+mod harness;
+
+use harness::Client;
+use serde_json::{json, Value as Json};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(lsp::STACK_SIZE)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A dump as MindSpore 2.10 writes it (a training step's shape, cut down):
+/// weights, a primitive mirdsl does not know, a call of a nested graph,
+/// scopes and Python frames.
+const DUMP: &str = "# IR entry: @1_step_2
+# Total subgraphs: 2
+
+# Params:
+%para1_x: <Tensor[Float32], (2, 3)> : [2, 3]
+%para2_fc.weight: <Ref[Tensor[Float32]], (3, 3), ref_key=fc.weight, is_parameter>  :  has_default
+
+subgraph attr:
+training: 1
+subgraph instance: 1_step_2 : 0x1
+subgraph @1_step_2() {
+  %0(CNode_3) = MatMul(%para1_x, %para2_fc.weight) primitive_attrs: {transpose_a: Bool(0)}
+      : (<Tensor[Float32], (2, 3)>, <Ref[Tensor[Float32]], (3, 3)>) -> (<Tensor[Float32], (2, 3)>)
+      # Fullname with scope: (Default/network-Net/fc-Dense/MatMul-op0)
+      # In file /usr/lib/python3/site-packages/mindspore/nn/layer/basic.py:620, 8~30/        x = self.matmul(x, self.weight)/
+      # In file /work/model.py:38, 15~27/        return self.fc(x)/
+  %1(CNode_4) = FancyFusedKernel(%0) primitive_attrs: {alpha: F32(0.5)}
+      : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)
+  %2(CNode_5) = call @2_helper_3(%1, %0)
+      : (<Tensor[Float32], (2, 3)>, <Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)
+  Return(%2)
+      : (<Tensor[Float32], (2, 3)>)
+}
+
+subgraph @2_helper_3(%para3_y, %para4_z) {
+  %0(CNode_6) = PrimFunc_Add(%para3_y, %para4_z)
+      : (<Tensor[Float32], (2, 3)>, <Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)
+  Return(%0)
+}
+";
+
+const URI: &str = "file:///work/dumps/13_optimize_0068.ir";
+
+/// The position of the `nth` occurrence of `needle` (plus `shift` characters).
+fn pos(needle: &str, nth: usize, shift: u32) -> Json {
+    let at = DUMP.match_indices(needle).nth(nth).unwrap().0;
+    let line = DUMP[..at].matches('\n').count();
+    let col = at - DUMP[..at].rfind('\n').map_or(0, |i| i + 1);
+    json!({"line": line, "character": col as u32 + shift})
+}
+
+fn line_of(needle: &str, nth: usize) -> Json {
+    pos(needle, nth, 0)["line"].clone()
+}
+
+#[test]
+fn a_dump_is_navigable_and_has_no_diagnostics() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        c.open(URI, DUMP).await;
+        let d = c.diagnostics(URI, 1).await;
+        assert_eq!(d["diagnostics"], json!([]), "{d}");
+        let doc = json!({"uri": URI});
+
+        // Outline: the parameters, then the two subgraphs.
+        let s = c
+            .request("textDocument/documentSymbol", json!({"textDocument": doc}))
+            .await;
+        let names: Vec<&str> = s["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["%para1_x", "%para2_fc.weight", "@1_step_2", "@2_helper_3"],
+            "{s}"
+        );
+        assert_eq!(s["result"][2]["detail"], "4 nodes, entry");
+
+        // Folding: one region per subgraph.
+        let f = c
+            .request("textDocument/foldingRange", json!({"textDocument": doc}))
+            .await;
+        let regions: Vec<(u64, u64)> = f["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["kind"] == "region")
+            .map(|r| {
+                (
+                    r["startLine"].as_u64().unwrap(),
+                    r["endLine"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            regions,
+            [
+                (
+                    line_of("subgraph @1", 0).as_u64().unwrap(),
+                    line_of("}\n\nsubgraph @2", 0).as_u64().unwrap()
+                ),
+                (
+                    line_of("subgraph @2", 0).as_u64().unwrap(),
+                    DUMP.lines().count() as u64 - 1
+                ),
+            ],
+            "{f}"
+        );
+
+        // Definition of `%0` used in `call @2_helper_3(%1, %0)`: @1_step_2's `%0`,
+        // not @2_helper_3's.
+        let r = c
+            .request(
+                "textDocument/definition",
+                json!({"textDocument": doc, "position": pos(", %0)", 0, 3)}),
+            )
+            .await;
+        assert_eq!(
+            r["result"]["range"]["start"],
+            pos("%0(CNode_3)", 0, 0),
+            "{r}"
+        );
+        // Definition of a graph from its call, and of a weight from its use.
+        let r = c
+            .request(
+                "textDocument/definition",
+                json!({"textDocument": doc, "position": pos("@2_helper_3(%1", 0, 4)}),
+            )
+            .await;
+        assert_eq!(
+            r["result"]["range"]["start"],
+            pos("@2_helper_3(%para3", 0, 0),
+            "{r}"
+        );
+        let r = c
+            .request(
+                "textDocument/definition",
+                json!({"textDocument": doc, "position": pos("%para2_fc.weight)", 0, 5)}),
+            )
+            .await;
+        assert_eq!(
+            r["result"]["range"]["start"],
+            pos("%para2_fc.weight:", 0, 0),
+            "{r}"
+        );
+
+        // References of @1_step_2's `%0`: its two uses (and its definition when asked).
+        let r = c
+            .request(
+                "textDocument/references",
+                json!({"textDocument": doc, "position": pos("%0(CNode_3)", 0, 1),
+                       "context": {"includeDeclaration": true}}),
+            )
+            .await;
+        let starts: Vec<Json> = r["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["range"]["start"].clone())
+            .collect();
+        assert_eq!(
+            starts,
+            [
+                pos("%0(CNode_3)", 0, 0),
+                pos("(%0)", 0, 1),
+                pos(", %0)", 0, 2)
+            ],
+            "{r}"
+        );
+
+        // Hover: the dumped type, the scope, the user's own frame as a link,
+        // MindSpore's schema of the primitive.
+        let h = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": doc, "position": pos("(%0)", 0, 2)}),
+            )
+            .await;
+        let md = h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(md.contains("`MatMul`"), "{md}");
+        assert!(md.contains("type: `(<Tensor[Float32], (2, 3)>)`"), "{md}");
+        assert!(
+            md.contains("scope: `Default/network-Net/fc-Dense/MatMul-op0`"),
+            "{md}"
+        );
+        assert!(
+            md.contains("[model.py:38](file:///work/model.py#L38)"),
+            "{md}"
+        );
+        assert!(md.contains("MindSpore 2.10: `MatMul("), "{md}");
+        // A primitive MindSpore has but mirdsl does not know: still a hover,
+        // never a diagnostic.
+        let h = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": doc, "position": pos("%1(CNode_4)", 0, 1)}),
+            )
+            .await;
+        let md = h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(md.contains("`FancyFusedKernel`"), "{md}");
+        // DSL-only features give nothing on a dump.
+        let t = c
+            .request(
+                "textDocument/semanticTokens/full",
+                json!({"textDocument": doc}),
+            )
+            .await;
+        assert!(t["result"].is_null(), "{t}");
+    });
+}

@@ -1,0 +1,136 @@
+//! MindSpore's compile dumps (`save_graphs`, `.ir`) from the command line:
+//! a primitive mirdsl lacks imports as an `Opaque` node with MindSpore's
+//! dumped type; `check`, `ir`, `dot` and `run` take a dump directly; `passes`
+//! lists a dump folder as its pipeline. The dumps in testdata/irdumps are real
+//! (MindSpore 2.10, CPU, testdata/irdumps/gen_dumps.py); the generator's whole
+//! folders are measured by testdata/irdumps/measure.sh.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mirdsl() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mirdsl"))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn dumps() -> PathBuf {
+    repo().join("testdata/irdumps")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A kernel graph of the hardware-optimisation passes: `Load` then
+/// `TensorMove`, which mirdsl does not implement.
+const KERNEL_GRAPH: &str = "kernel_graph_tensor_move.ir";
+
+#[test]
+fn an_unknown_primitive_imports_as_an_opaque_node_with_its_dumped_type() {
+    let o = mirdsl()
+        .arg("import")
+        .arg(dumps().join(KERNEL_GRAPH))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains(
+            "%0: f32[4, 4] = Opaque(inner.dense.weight, name=\"TensorMove\")  # IsFeatureMapOutput: true, IsFeatureMapInputList: (0,)"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_ir_and_dot_take_a_dump() {
+    let dump = dumps().join(KERNEL_GRAPH);
+    let o = mirdsl().arg("check").arg(&dump).output().unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = mirdsl().arg("ir").arg(&dump).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("Opaque"), "{out}");
+    let o = mirdsl().arg("dot").arg(&dump).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with("digraph"), "{out}");
+}
+
+#[test]
+fn run_stops_at_the_first_node_without_a_kernel_and_names_it() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ir_dumps_run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("opaque.mir");
+    std::fs::write(
+        &file,
+        "graph main(x: f32[2, 3]) {\n  y: f32[2, 3] = Opaque(x, 1, name=\"EnvironGet\")\n  return Add(y, x)\n}\n",
+    )
+    .unwrap();
+    let o = mirdsl().arg("check").arg(&file).output().unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = mirdsl()
+        .arg("run")
+        .arg(&file)
+        .arg("--arg")
+        .arg("x=ones")
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("`Opaque` has no kernel")
+            && err.contains("opaque.mir:2:")
+            && err.contains("name=\"EnvironGet\""),
+        "{err}"
+    );
+    // Without its type an opaque node's value is unknown, and so is what uses it;
+    // a required `name` is checked.
+    std::fs::write(&file, "graph main(x: f32[2]) {\n  return Opaque(x)\n}\n").unwrap();
+    let o = mirdsl().arg("check").arg(&file).output().unwrap();
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("`Opaque` needs the attribute `name`"), "{err}");
+}
+
+#[test]
+fn passes_lists_a_folder_in_pipeline_order() {
+    let o = mirdsl()
+        .arg("passes")
+        .arg(dumps().join("stages"))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let rows: Vec<&str> = out.lines().collect();
+    assert!(
+        rows[1]
+            .ends_with("3       1  hwopt_common_eliminate_illegal_data_type_after_graph_2_0218.ir"),
+        "{out}"
+    );
+    assert!(rows[2].trim() == "Less MakeTuple", "{out}");
+    assert!(rows[3].ends_with("graph_12_0689.ir"), "{out}");
+    assert_eq!(rows[4].trim(), "+ Add", "{out}");
+    assert_eq!(rows[5].trim(), "- Less", "{out}");
+    assert!(
+        rows[6].contains("      4       1  ") && rows[6].ends_with("graph_19_1018.ir"),
+        "{out}"
+    );
+    assert_eq!(rows[7].trim(), "+ Load TensorMove", "{out}");
+    let o = mirdsl()
+        .arg("passes")
+        .arg(repo().join("crates"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a folder without dumps is a usage error"
+    );
+}
