@@ -55,6 +55,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     documentSelector: [
       { scheme: 'file', language: 'mindir' },
       { scheme: 'untitled', language: 'mindir' },
+      // MindSpore's compile dumps: outline, folding, navigation and hover.
+      { scheme: 'file', language: 'mindspore-ir' },
     ],
     outputChannel: log,
     initializationOptions: {

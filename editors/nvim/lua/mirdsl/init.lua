@@ -378,9 +378,17 @@ function M.setup(opts)
     pattern = "mindir",
     callback = function(ev) attach(ev.buf) end,
   })
+  -- MindSpore's compile dumps (*.ir, filetype `mindspore-ir`): the same server
+  -- gives their outline, folding, definition, references and hover.
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = "mindspore-ir",
+    callback = function(ev) M.start(ev.buf) end,
+  })
   -- Buffers already open when setup() runs.
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "mindir" then attach(b) end
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "mindspore-ir" then M.start(b) end
   end
 end
 

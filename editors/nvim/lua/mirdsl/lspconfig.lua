@@ -17,7 +17,7 @@ local M = {}
 -- nvim-lspconfig's shape.
 M.default_config = {
   cmd = { "mirdsl", "lsp" },
-  filetypes = { "mindir" },
+  filetypes = { "mindir", "mindspore-ir" },
   root_dir = function(fname)
     local found = vim.fs.find({ ".git" }, { path = fname, upward = true })[1]
     return found and vim.fs.dirname(found) or vim.fs.dirname(fname)
@@ -42,7 +42,7 @@ references, rename, formatting, semantic tokens, code lenses, and the custom req
 -- vim.lsp.config's shape (Neovim 0.11).
 M.config = {
   cmd = { "mirdsl", "lsp" },
-  filetypes = { "mindir" },
+  filetypes = { "mindir", "mindspore-ir" },
   root_markers = { ".git" },
   settings = {},
   init_options = { inlayHints = { enabled = true } },
