@@ -96,7 +96,7 @@ pub struct Frame {
 impl Frame {
     /// Code of the user's own, not of MindSpore or another installed package.
     pub fn is_user(&self) -> bool {
-        !(self.file.contains("/site-packages/") || self.file.contains("/dist-packages/"))
+        !(self.file.contains("site-packages/") || self.file.contains("dist-packages/"))
     }
 }
 
@@ -222,25 +222,36 @@ fn callee(body: &str) -> Option<(&str, usize)> {
     (len > 0).then(|| (&rest[..len], eq))
 }
 
-/// `# In file PATH:LINE(~LINE2)?, COLS/CODE/`.
+/// `# In file PATH:LINE(~LINE2)?(, COLS)?/CODE/`.
 fn frame(comment: &str) -> Option<Frame> {
     let rest = comment.strip_prefix("In file ")?;
-    // The path may hold `:` (Windows drives): the line number follows the last
-    // `:` before the first `, ` or `/`-delimited code.
-    let head_end = rest
-        .find(", ")
-        .or_else(|| rest.find('/'))
-        .unwrap_or(rest.len());
-    let head = &rest[..head_end];
-    let (file, line) = head.rsplit_once(':')?;
-    let line: u32 = line.split('~').next()?.trim().parse().ok()?;
-    let code = rest[head_end..]
+    // The line number follows the first `:` that digits follow (a path may
+    // hold `:` itself, as a Windows drive does, but not `:` then a digit and
+    // then `~`, `,` or `/`).
+    let bytes = rest.as_bytes();
+    let mut colon = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b':' {
+            let digits = bytes[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            let after = bytes.get(i + 1 + digits).copied();
+            if digits > 0 && matches!(after, None | Some(b'~' | b',' | b'/')) {
+                colon = Some((i, digits));
+                break;
+            }
+        }
+    }
+    let (at, digits) = colon?;
+    let line: u32 = rest[at + 1..at + 1 + digits].parse().ok()?;
+    let code = rest[at + 1 + digits..]
         .split_once('/')
         .map(|(_, c)| c.trim_end_matches('/').trim())
         .unwrap_or("")
         .to_string();
     Some(Frame {
-        file: file.to_string(),
+        file: rest[..at].to_string(),
         line,
         code,
     })

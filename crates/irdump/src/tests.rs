@@ -66,6 +66,27 @@ fn structure() {
 }
 
 #[test]
+fn frames() {
+    // As MindSpore prints them: with columns, without, spanning lines.
+    let f = frame("In file examples/t4.py:6~12/@jit/").unwrap();
+    assert_eq!(
+        (f.file.as_str(), f.line, f.code.as_str()),
+        ("examples/t4.py", 6, "@jit")
+    );
+    let f = frame("In file /w/model.py:10~11, 4~40/    def g(function, x):/").unwrap();
+    assert_eq!(
+        (f.file.as_str(), f.line, f.code.as_str()),
+        ("/w/model.py", 10, "def g(function, x):")
+    );
+    let f = frame("In file C:/w/m.py:3, 1~2/x/").unwrap();
+    assert_eq!((f.file.as_str(), f.line), ("C:/w/m.py", 3));
+    assert!(!frame("In file site-packages/mindspore/ops/x.py:66~74/y/")
+        .unwrap()
+        .is_user());
+    assert_eq!(frame("In file nothing"), None);
+}
+
+#[test]
 fn navigation() {
     let d = parse(DUMP);
     // `%0` used by `%1` in @main_1: its definition is @main_1's %0, not @helper_2's.

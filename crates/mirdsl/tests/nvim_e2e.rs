@@ -94,3 +94,46 @@ fn neovim_multifile_workspace() {
         out.status
     );
 }
+
+/// A MindSpore compile dump (`testdata/irdumps/hof_type_inference.ir`, filetype
+/// `mindspore-ir`): no diagnostics, outline, folding, definition and hover.
+#[test]
+fn neovim_compile_dump() {
+    let Some(nvim) = test_support::require(Tool::Nvim, test_support::nvim()) else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("editors/nvim/test/dump.lua");
+    let home = std::env::temp_dir().join(format!("mirdsl-nvim-dump-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).unwrap();
+    let file = home.join("01_type_inference.ir");
+    std::fs::copy(root.join("testdata/irdumps/hof_type_inference.ir"), &file).unwrap();
+    let mut cmd = Command::new(&nvim);
+    cmd.arg("--headless")
+        .arg("--clean")
+        .arg(&file)
+        .arg("-c")
+        .arg(format!("luafile {}", script.display()))
+        .env("MIRDSL", env!("CARGO_BIN_EXE_mirdsl"))
+        .env("MIRDSL_REPO", &root)
+        .env("HOME", &home);
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        cmd.env(var, home.join(var.to_lowercase()));
+    }
+    let out = cmd.output().expect("cannot run nvim");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    let _ = std::fs::remove_dir_all(&home);
+    assert!(
+        out.status.success() && stdout.contains("ok: all checks passed"),
+        "Neovim compile-dump test failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
