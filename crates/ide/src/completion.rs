@@ -77,7 +77,17 @@ impl CompletionItem {
     }
 }
 
-pub(crate) const META: &[&str] = &["grad", "value_and_grad", "vjp"];
+pub(crate) const META: &[&str] = &[
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "jvp",
+    "hvp",
+    "vmap",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+];
 
 /// The rank of MindSpore primitives mirdsl does not support (offered last).
 const UNSUPPORTED: u8 = 5;
@@ -503,12 +513,35 @@ fn attributes(
                     .doc(p.doc),
             );
         }
-    } else if matches!(name.as_str(), "grad" | "value_and_grad") && !given.contains("wrt") {
+    } else if matches!(
+        name.as_str(),
+        "grad" | "value_and_grad" | "jacfwd" | "jacrev" | "hessian"
+    ) && !given.contains("wrt")
+    {
         out.push(
             CompletionItem::new("wrt", CompletionKind::Attribute, replace, 0)
                 .snippet("wrt=(${1:0})")
                 .detail("parameters and weights to differentiate"),
         );
+    } else if name == "vmap" {
+        for (attr, detail) in [
+            (
+                "in_axes",
+                "the batch axis of each argument: an int, `none`, or a tuple of them",
+            ),
+            (
+                "out_axes",
+                "where the batch axis goes in the output: an int, `none`, or a tuple",
+            ),
+        ] {
+            if !given.contains(attr) {
+                out.push(
+                    CompletionItem::new(attr, CompletionKind::Attribute, replace, 0)
+                        .snippet(format!("{attr}=${{1:0}}"))
+                        .detail(detail),
+                );
+            }
+        }
     }
 }
 

@@ -390,6 +390,12 @@ pub(crate) fn meta_doc(name: &str) -> &'static str {
         "grad" => "```mindir\ngrad(f, wrt=...)\n```\n\nThe gradient of `f` with respect to its first parameter (or the parameters and weights in `wrt`), with sensitivity `OnesLike(output)`: MindSpore's `GradOperation()`.",
         "value_and_grad" => "```mindir\nvalue_and_grad(f, wrt=...)\n```\n\nA function returning `(f's output, the gradients)`.",
         "vjp" => "```mindir\nvjp(f)\n```\n\nA function that, applied to `f`'s arguments, returns `(output, backprop)`; `backprop(dout)` returns the gradients of every parameter (MindIR's `J`).",
+        "jvp" => "```mindir\njvp(f)\n```\n\nForward mode: `jvp(f)(x..., v...)` returns `(f(x...), J·v)`, one tangent per argument.",
+        "hvp" => "```mindir\nhvp(f)\n```\n\nThe Hessian-vector product: `hvp(f)(x..., v)` is the Hessian of `f`'s summed output with respect to its first parameter, times `v`.",
+        "vmap" => "```mindir\nvmap(f, in_axes=0, out_axes=0)\n```\n\n`f` mapped over a batch axis of its arguments (`in_axes`: an int, `none` for an argument every example shares, or a tuple of them), its outputs stacked along `out_axes`: JAX's `jax.vmap`, MindSpore's `ops.vmap`.",
+        "jacfwd" => "```mindir\njacfwd(f, wrt=...)\n```\n\nThe Jacobian of `f`'s output with respect to its first parameter (or those in `wrt`), by forward mode, shaped `out.shape + x.shape`: JAX's `jax.jacfwd`.",
+        "jacrev" => "```mindir\njacrev(f, wrt=...)\n```\n\nThe Jacobian of `f`'s output with respect to its first parameter (or those in `wrt`), by reverse mode, shaped `out.shape + x.shape`: JAX's `jax.jacrev`.",
+        "hessian" => "```mindir\nhessian(f, wrt=...)\n```\n\nThe Hessian of `f`'s output, `jacfwd(jacrev(f))`, shaped `out.shape + x.shape + x.shape`: JAX's `jax.hessian`.",
         _ => "metafunction",
     }
 }
@@ -419,7 +425,25 @@ fn attribute_hover(kw: &ast::KeywordArg, range: TextRange) -> Option<HoverResult
             markdown: format!("`{callee}` attribute `{text}` ({kind})\n\n{}", p.doc),
         });
     }
-    if text == "wrt" && matches!(callee.as_str(), "grad" | "value_and_grad") {
+    if callee == "vmap" && (text == "in_axes" || text == "out_axes") {
+        return Some(HoverResult {
+            range,
+            markdown: format!(
+                "`{text}`: {}",
+                if text == "in_axes" {
+                    "the batch axis of each argument: an int for all, `none` for an argument every example shares, or a tuple with one per argument"
+                } else {
+                    "where the batch axis goes in the output: an int, `none` (the same for every example), or a tuple with one per output element"
+                }
+            ),
+        });
+    }
+    if text == "wrt"
+        && matches!(
+            callee.as_str(),
+            "grad" | "value_and_grad" | "jacfwd" | "jacrev" | "hessian"
+        )
+    {
         return Some(HoverResult {
             range,
             markdown: "`wrt`: the parameters (0-based positions) and weights to differentiate with respect to".into(),

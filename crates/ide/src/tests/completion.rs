@@ -79,7 +79,9 @@ fn completion_names_in_scope() {
             Local early  // f32[3]
             NestedGraph nested  // graph nested
             Graph helper  // graph helper(a)
-            ... and 197 primitives
+            Metafunction jacrev => jacrev(${1:f})$0
+            Metafunction hessian => hessian(${1:f})$0
+            ... and 195 primitives
             replace: "e"
         "#]],
     );
