@@ -1,0 +1,117 @@
+// Debugging in code-server (real VS Code 1.99.3): the "Debug" code lens and
+// `mirdsl dap`. Stops at a breakpoint, shows a tensor in the Variables view,
+// evaluates in the Debug Console and continues to the end. Run by run.sh
+// after vscode.e2e.mjs, with the same environment.
+import { createRequire } from 'node:module';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(join(process.env.MIRDSL_E2E_DEPS, 'package.json'));
+const { chromium } = require('playwright-core');
+const URL = process.env.MIRDSL_E2E_URL;
+const SHOTS = process.env.MIRDSL_E2E_SHOTS;
+const WS = process.env.MIRDSL_E2E_WS;
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
+mkdirSync(SHOTS, { recursive: true });
+for (const f of ['debug.mir', 'helpers.mir', 'train.mir']) {
+  copyFileSync(join(ROOT, 'crates/dap/tests/data', f), join(WS, f));
+}
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', '--no-first-run', '--disable-quic'],
+});
+const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+page.setDefaultTimeout(60_000);
+const results = [];
+
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true });
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push({ name, ok: false, why: e.message.split('\n')[0] });
+    console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 3).join(' | ')}`);
+    await page.screenshot({ path: join(SHOTS, `failed-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
+  }
+}
+
+async function palette(command) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(name) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor();
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
+}
+
+async function gotoLine(line, col) {
+  await palette('Go to Line/Column');
+  await page.keyboard.type(`${line}:${col}`);
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((l) => {
+    const s = document.querySelector('[id="status.editor.selection"]');
+    return s && s.textContent.includes(`Ln ${l},`);
+  }, line);
+}
+
+await page.goto(URL);
+await page.locator('.monaco-workbench').waitFor();
+
+await step('a Debug code lens sits beside Run', async () => {
+  await openFile('debug.mir');
+  await page.locator('.codelens-decoration a', { hasText: 'Debug' }).first().waitFor();
+});
+
+await step('a breakpoint stops the run and the Variables view shows a tensor', async () => {
+  await gotoLine(23, 3);
+  await palette('Debug: Toggle Breakpoint');
+  await page.locator('.editor-group-container.active .codicon-debug-breakpoint').first().waitFor();
+  // The cursor is in `main`: Debug Graph launches it with x = ones.
+  await palette('MindIR: Debug Graph');
+  await page.locator('.debug-toolbar').first().waitFor();
+  await page.locator('.debug-top-stack-frame-line, .debug-top-stack-frame-column').first().waitFor();
+  const x = page.locator('.debug-view-content .monaco-list-row', { hasText: 'min=1 max=1' }).first();
+  await x.waitFor();
+  const text = (await x.textContent()).replace(/\u00a0/g, ' ');
+  if (!text.includes('f32[2, 3]') && !text.includes('nan=0')) throw new Error(`x: ${text}`);
+  const frames = await page.locator('.debug-call-stack .monaco-list-row').allTextContents();
+  if (!frames.some((f) => f.includes('main') && f.includes('debug.mir'))) throw new Error(`stack: ${frames.join(' / ')}`);
+  await page.screenshot({ path: join(SHOTS, 'debug-breakpoint.png') });
+});
+
+await step('the Debug Console evaluates in the frame', async () => {
+  await palette('Focus on Debug Console View');
+  const input = page.locator('.repl-input-wrapper .monaco-editor textarea').first();
+  await input.waitFor();
+  await input.focus();
+  await page.keyboard.type('ReduceSum(a)');
+  await page.keyboard.press('Enter');
+  await page.locator('.repl .monaco-list-row', { hasText: 'f32 12' }).first().waitFor();
+  await page.screenshot({ path: join(SHOTS, 'debug-console.png') });
+});
+
+await step('continue runs to the end', async () => {
+  await palette('Debug: Continue');
+  await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden' });
+});
+
+await browser.close();
+const failed = results.filter((r) => !r.ok);
+console.log(`${results.length - failed.length}/${results.length} debug checks passed`);
+process.exit(failed.length ? 1 : 0);
