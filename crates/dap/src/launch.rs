@@ -281,7 +281,7 @@ fn run_inner(
         text: l.text.clone(),
         base_dir: l.base_dir.clone(),
     };
-    let obs = DebugObserver::new(
+    let mut obs = DebugObserver::new(
         l.map.clone(),
         links.settings.clone(),
         links.pause.clone(),
@@ -290,6 +290,7 @@ fn run_inner(
         eval,
         a.stop_on_entry,
     );
+    obs.show_scopes = l.scratch.is_some();
     let call_start = obs.call_start.clone();
     ex.set_observer(Some(Box::new(obs)));
     let mut results = Vec::new();

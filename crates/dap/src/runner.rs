@@ -103,6 +103,9 @@ pub struct DebugObserver {
     pub resume: Receiver<Resume>,
     pub events: Sender<RunEvent>,
     pub eval: Evaluator,
+    /// Name frames with the MindSpore scope of their statement (imported
+    /// models keep it as the prefix of each name: `gelu.div`).
+    pub show_scopes: bool,
     mode: Mode,
     /// The line each frame (by depth) was last seen on.
     last_line: Vec<Option<(usize, u32)>>,
@@ -129,6 +132,7 @@ impl DebugObserver {
             resume,
             events,
             eval,
+            show_scopes: false,
             mode: if stop_on_entry {
                 Mode::Entry
             } else {
@@ -178,11 +182,21 @@ impl DebugObserver {
                     Some((name, v.clone()))
                 })
                 .collect();
-            let name = if f.name() == f.item_name() {
+            let mut name = if f.name() == f.item_name() {
                 f.name().to_string()
             } else {
                 format!("{} (in {})", f.name(), f.item_name())
             };
+            if self.show_scopes {
+                let scope = f
+                    .node()
+                    .and_then(|n| body.node(n).name.as_deref())
+                    .and_then(|n| n.rsplit_once('.'))
+                    .map(|(scope, _)| scope);
+                if let Some(scope) = scope {
+                    name.push_str(&format!(" [{scope}]"));
+                }
+            }
             out.push(FrameSnap {
                 name,
                 loc: self.loc(frames, i),

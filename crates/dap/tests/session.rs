@@ -370,6 +370,8 @@ fn imported_mindir_model() {
     assert_eq!(c.stopped()["reason"], "entry");
     let stack = c.stack();
     assert!(stack[0].1.ends_with("model.mir"), "{stack:?}");
+    // The frame names the statement's MindSpore scope (`gelu.div`: `gelu`).
+    assert_eq!(stack[0].0, "main [gelu]", "{stack:?}");
     c.ok("next", json!({"threadId": 1}));
     c.stopped();
     let locals = c.locals(1);
@@ -382,6 +384,33 @@ fn imported_mindir_model() {
     // The imported text is a document the client can open.
     c.cont();
     assert_eq!(c.finish().1, 0);
+}
+
+#[test]
+fn imported_ir_dump() {
+    // A MindSpore 2.10 compile dump (test_f.01_type_inference.ir), stepped into
+    // the graphs MindSpore made of `test_f`'s operators.
+    let mut c = Client::start();
+    c.ok("initialize", json!({"adapterID": "mirdsl"}));
+    c.ok(
+        "launch",
+        json!({"program": data("test_f.ir").display().to_string(), "stopOnEntry": true,
+            "args": {"x": "[1.0, 2.0, 3.0]", "y": "[4.0, 5.0, 6.0]"}}),
+    );
+    c.event("initialized");
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.stopped()["reason"], "entry");
+    assert_eq!(c.stack()[0].0, "main");
+    c.ok("stepIn", json!({"threadId": 1}));
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!(stack[0].0, "test_f", "{stack:?}");
+    assert!(stack[0].1.ends_with("test_f.mir"), "{stack:?}");
+    let x = var(&c.locals(1), "x").clone();
+    assert!(x["value"].as_str().unwrap().contains("[1, 2, 3]"), "{x}");
+    c.cont();
+    let (out, code) = c.finish();
+    assert_eq!(code, 0, "{out}");
 }
 
 // 5. Safe and robust.
