@@ -568,6 +568,10 @@ impl Lowerer<'_> {
                     );
                     self.diagnostics.push(d);
                 }
+                // A top-level graph's backward rule (spec §7): used by
+                // the differentiation, not by the graph.
+                Binding::Graph(g)
+                    if name == "bprop" && self.body.graph(*g).parent == Some(self.body.root()) => {}
                 Binding::Graph(_) => {
                     self.diagnostics.push(Diagnostic::error(
                         Code::UnreachableGraph,

@@ -89,6 +89,10 @@ pub struct Gen<'a> {
     prim_names: Vec<(PrimRef, String)>,
     queue: VecDeque<Item>,
     pub out: Vec<(String, Body)>,
+    /// The graphs with a backward rule of their own (a nested graph
+    /// `bprop`, spec §7): the rule lifted to a top-level item, and the
+    /// values it captures.
+    pub custom: HashMap<Item, (Item, Vec<NodeId>)>,
 }
 
 impl<'a> Gen<'a> {
@@ -112,6 +116,7 @@ impl<'a> Gen<'a> {
             prim_names: Vec::new(),
             queue: VecDeque::new(),
             out: Vec::new(),
+            custom: HashMap::new(),
         }
     }
 

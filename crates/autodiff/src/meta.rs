@@ -165,6 +165,7 @@ impl Cx {
     ) -> Result<Derived, AdError> {
         let params = self.param_values(item, args);
         let an = self.expand_all(item, &params)?;
+        let custom = self.lift_bprops(&an)?;
         let envs = Envs::build(&self.world, &an, weights);
         let taken = std::mem::take(&mut self.taken);
         let mut gen = Gen::new(
@@ -176,6 +177,7 @@ impl Cx {
             self.originals.clone(),
         );
         gen.visible = Some(visible);
+        gen.custom = custom;
         let entry = gen.fresh(&format!("{}_{}", meta.name(), item));
         let result = gen.entry(meta, item, &entry).and_then(|body| {
             gen.run()?;
@@ -196,6 +198,40 @@ impl Cx {
             );
         }
         Ok(Derived { entry, graphs })
+    }
+
+    /// The reached top-level graphs that declare their own backward rule
+    /// (a nested graph `bprop` taking the graph's parameters, its output and
+    /// the output's sensitivity, as MindSpore's `Cell.bprop`), with the rule
+    /// lifted to a top-level item (made once per graph) and the values it
+    /// captures.
+    fn lift_bprops(
+        &mut self,
+        an: &Analysis,
+    ) -> Result<HashMap<Item, (Item, Vec<NodeId>)>, AdError> {
+        let mut out = HashMap::new();
+        let items: Vec<Item> = an.reached.iter().map(|(it, _)| it.clone()).collect();
+        for item in items {
+            if out.contains_key(&item) {
+                continue;
+            }
+            let Some(h) = custom_bprop(&self.world.bodies[&item]) else {
+                continue;
+            };
+            let key = (item.clone(), h);
+            let lifted = match self.lifts.get(&key) {
+                Some(l) => l.clone(),
+                None => {
+                    let l = prepare::lift(&mut self.world, &item, h, &mut self.taken)?;
+                    self.generated
+                        .push((l.0.to_string(), (*self.world.bodies[&l.0]).clone()));
+                    self.lifts.insert(key, l.clone());
+                    l
+                }
+            };
+            out.insert(item, lifted);
+        }
+        Ok(out)
     }
 
     /// Analyses `item` called with `params`, converting `Partial`s and
@@ -647,6 +683,18 @@ impl Cx {
         self.world.insert(Arc::from(name), Arc::new(body.clone()));
         self.generated.push((name.to_string(), body));
     }
+}
+
+/// The nested graph `bprop` of a top-level body that declares its own
+/// backward rule: a child of the root taking the root's parameters, then
+/// `out` and `dout` (spec §7).
+pub fn custom_bprop(body: &Body) -> Option<GraphId> {
+    let root = body.root();
+    let n = body.graph(root).params.len();
+    body.graph_ids().find(|&h| {
+        let g = body.graph(h);
+        g.parent == Some(root) && g.name == "bprop" && g.params.len() == n + 2
+    })
 }
 
 /// The weights a metafunction differentiates (`wrt=`).

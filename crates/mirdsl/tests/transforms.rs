@@ -114,6 +114,35 @@ graph g_energy(x: f64[3], w: f64[3, 2]) {
 graph hs(x: f64[3], w: f64[3, 2]) {
   return hessian(energy)(x, w)
 }
+
+# Custom backward rules (a nested graph `bprop`, as MindSpore's Cell.bprop).
+# A straight-through estimator: the forward rounds, the backward passes
+# the sensitivity through, clipped to [-1, 1].
+graph ste(x: f64[4]) {
+  graph bprop(x, out, dout) {
+    return (ClampScalar(dout, min=-1.0, max=1.0),)
+  }
+  return Round(x)
+}
+graph ste_loss(x: f64[4]) {
+  return ReduceSum(ste(x * 3.0) * x)
+}
+graph g_ste(x: f64[4]) {
+  return grad(ste_loss)(x)
+}
+# A numerically stable rule for softplus, using the output it is given.
+graph softplus(x: f64[3], s: f64[3]) {
+  graph bprop(x, s, out, dout) {
+    return (dout * s * Sigmoid(x), dout * out / s)
+  }
+  return Log(1.0 + Exp(x)) * s
+}
+graph sp_loss(x: f64[3], s: f64[3]) {
+  return ReduceSum(Sin(softplus(x, s)))
+}
+graph g_sp(x: f64[3], s: f64[3]) {
+  return grad(sp_loss, wrt=(0, 1))(x, s)
+}
 "#;
 
 fn executor() -> Executor {
@@ -525,5 +554,25 @@ fn transforms_match_jax() {
                 1e-9,
             );
         }
+    }
+}
+
+#[test]
+fn a_graph_s_own_backward_rule_replaces_its_derivative() {
+    let mut ex = executor();
+    // d/dx sum(ste(3x) * x) = round(3x) + 3 * clamp(x, -1, 1) under the rule
+    // (the derivative of Round itself is zero).
+    let x = Tensor::from_f64(vec![4], vec![0.1, 0.5, -0.7, 0.2]).unwrap();
+    let got = leaves(&call(&mut ex, "g_ste", &[x])).remove(0);
+    let want = Tensor::from_f64(vec![4], vec![0.3, 3.5, -4.1, 1.6]).unwrap();
+    assert_close("straight-through", &got, &want, 1e-12);
+    // A rule that is the true derivative gives the true gradient (central
+    // differences), through the parameters and the output it is given.
+    let args = [rand(&[3], 16), rand(&[3], 17)];
+    let got = leaves(&call(&mut ex, "g_sp", &args));
+    for p in 0..2 {
+        let mut fd = fd_jacobian(&mut ex, "sp_loss", &args, p);
+        fd = fd.reshaped(vec![3]).unwrap();
+        assert_close(&format!("softplus rule, parameter {p}"), &got[p], &fd, 1e-7);
     }
 }

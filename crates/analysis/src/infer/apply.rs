@@ -455,7 +455,7 @@ impl Engine<'_> {
         let mut size = ir::Dim::Unknown;
         let mut examples = Vec::new();
         for (i, a) in args.into_iter().enumerate() {
-            let Some(a) = a else { return None };
+            let a = a?;
             let Some(axis) = in_axes.get(i) else {
                 examples.push(Some(a));
                 continue;

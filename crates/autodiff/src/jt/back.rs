@@ -24,8 +24,31 @@ impl BodyJ<'_, '_> {
         let out = sg
             .output
             .ok_or_else(|| AdError(format!("graph `{}` has no output", sg.name)))?;
-        self.contribute(&mut st, out, Sens::Node(dout))?;
-        for step in self.order(g).into_iter().rev() {
+        let custom = (g == self.src.root())
+            .then(|| self.gen.custom.get(&self.item).cloned())
+            .flatten();
+        let own_rule = custom.is_some();
+        if let Some((rule, caps)) = custom {
+            // The graph's own backward rule: bprop(x..., out, dout, captured...)
+            // returns the parameters' sensitivities.
+            let mut args: Vec<NodeId> = sg.params.iter().map(|p| self.fwd[p]).collect();
+            args.push(self.fwd_input(out)?);
+            args.push(dout);
+            for c in &caps {
+                args.push(self.fwd_input(*c)?);
+            }
+            let f = self.dst.add_const(Value::Global(rule.to_string()), None);
+            let r = call(&mut self.dst, bg, f, &args);
+            for (i, &p) in sg.params.iter().enumerate() {
+                let d = tuple_get(&mut self.dst, bg, r, i);
+                st.sens.insert(p, Sens::Node(d));
+            }
+        } else {
+            self.contribute(&mut st, out, Sens::Node(dout))?;
+        }
+        // With its own rule, the body's primitives are not differentiated.
+        let steps = if own_rule { Vec::new() } else { self.order(g) };
+        for step in steps.into_iter().rev() {
             match step {
                 Step::Node(n) => {
                     // The nodes a node's backward step adds carry its

@@ -309,7 +309,7 @@ impl Batcher<'_> {
 
     /// `x` (like `v`, batched as `bat`) with its batch at `axis`, or the
     /// same for every example stacked there.
-    fn to_axis(
+    fn batch_at(
         &mut self,
         x: NodeId,
         v: &AV,
@@ -325,7 +325,7 @@ impl Batcher<'_> {
                             Bat::Tuple(bs) => bs[i].clone(),
                             other => other.clone(),
                         };
-                        self.to_axis(xi, &items[i], &bi, axis)
+                        self.batch_at(xi, &items[i], &bi, axis)
                     })
                     .collect::<Result<_, _>>()?;
                 Ok(make_tuple(&mut self.b, self.g, &parts))
@@ -439,13 +439,13 @@ pub(super) fn batched(
                             Bat::Tuple(bs) => bs[i].clone(),
                             other => other.clone(),
                         };
-                        bt.to_axis(yi, &items[i], &bi, axes[i])
+                        bt.batch_at(yi, &items[i], &bi, axes[i])
                     })
                     .collect::<Result<_, _>>()?;
                 Ok(make_tuple(&mut bt.b, g, &parts))
             }
             (_, BatchAxes::Each(_)) => Err(NoRule("`out_axes` does not fit the output".into())),
-            _ => bt.to_axis(y, out, &bat, out_axes.get(0)),
+            _ => bt.batch_at(y, out, &bat, out_axes.get(0)),
         }
     })();
     let r = match made {
