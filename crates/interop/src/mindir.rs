@@ -6,10 +6,14 @@
 //! node's value, `Constant` for ValueNodes) and inputs by name; weights are
 //! the graphs' `parameter` tensors. Export is in [`crate::export`].
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ir::{DType, Dim, Shape, Ty};
 use prost::Message;
+use tensor::mapped::{FileBytes, Mapped};
 use tensor::{Buffer, Tensor};
 
 use crate::model::{self, Callee, Const, Graph, Module, Node, Param, Ref, Weight};
@@ -44,6 +48,170 @@ pub fn import(bytes: &[u8], opts: &WeightOptions) -> Result<Imported, ImportErro
         model.mind_ir_version()
     );
     model::to_dsl(&module, opts, &header)
+}
+
+/// The files a model's tensors are read from: the model file itself, memory-
+/// mapped, and the external data files its tensors name (MindSpore writes the
+/// weights of a model over 1 GB to `NAME_variables/data_0` beside
+/// `NAME_graph.mindir`, each tensor's `external_data` giving the file, offset
+/// and length). Tensors come out backed by the mapped bytes
+/// ([`Tensor::from_file`]): nothing is copied or decoded until used.
+#[derive(Default)]
+pub struct Files {
+    main: Option<Arc<Mapped>>,
+    dir: Option<PathBuf>,
+    external: RefCell<HashMap<String, Arc<Mapped>>>,
+}
+
+/// Bytes that keep a memory map alive (what `Bytes::from_owner` takes).
+struct MapOwner(Arc<Mapped>);
+
+impl AsRef<[u8]> for MapOwner {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
+impl Files {
+    /// The tensor `t` describes, its bytes left in the file when it can.
+    fn tensor(&self, t: &TensorProto) -> Result<Tensor, ImportError> {
+        if let Some(ext) = &t.external_data {
+            return self.external(t, ext);
+        }
+        let compressed = t.compression_type.is_some_and(|c| c != 0);
+        if let (Some(map), Some(raw), false) = (&self.main, &t.raw_data, compressed) {
+            let base = map.bytes().as_ptr() as usize;
+            let at = raw.as_ptr() as usize;
+            if !raw.is_empty() && at >= base && at + raw.len() <= base + map.len() {
+                let (dt, shape) = dtype_shape(t)?;
+                let bytes = FileBytes::new(map.clone(), at - base, raw.len())
+                    .map_err(|e| ImportError::Malformed(format!("tensor `{}`: {e}", t.name())))?;
+                return Tensor::from_file(dt, shape, bytes)
+                    .map_err(|e| ImportError::Malformed(format!("tensor `{}`: {e}", t.name())));
+            }
+        }
+        decode_tensor(t)
+    }
+
+    fn external(
+        &self,
+        t: &TensorProto,
+        ext: &crate::proto::tensor_proto::ExternalDataProto,
+    ) -> Result<Tensor, ImportError> {
+        let name = t.name();
+        let location = ext.location();
+        let Some(dir) = &self.dir else {
+            return Err(ImportError::Unsupported(format!(
+                "tensor `{name}` is stored in an external data file ({location}): import the model from its file"
+            )));
+        };
+        let rel = Path::new(location);
+        if location.is_empty()
+            || rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(ImportError::Malformed(format!(
+                "tensor `{name}` names the external data file `{location}`, which is not a path below the model's folder"
+            )));
+        }
+        let map = {
+            let mut files = self.external.borrow_mut();
+            match files.get(location) {
+                Some(m) => m.clone(),
+                None => {
+                    let path = dir.join(rel);
+                    let m = Arc::new(Mapped::open(&path).map_err(|e| {
+                        ImportError::Malformed(format!(
+                            "tensor `{name}` is stored in {}, which cannot be read: {e}",
+                            path.display()
+                        ))
+                    })?);
+                    files.insert(location.to_string(), m.clone());
+                    m
+                }
+            }
+        };
+        let (dt, shape) = dtype_shape(t)?;
+        let (offset, length) = (ext.offset(), ext.length());
+        let bad = || {
+            ImportError::Malformed(format!(
+                "tensor `{name}`: external data at offset {offset}, length {length} lies outside {location} ({} bytes)",
+                map.len()
+            ))
+        };
+        let offset = usize::try_from(offset).map_err(|_| bad())?;
+        let length = usize::try_from(length).map_err(|_| bad())?;
+        let bytes = FileBytes::new(map.clone(), offset, length).map_err(|_| bad())?;
+        Tensor::from_file(dt, shape, bytes)
+            .map_err(|e| ImportError::Malformed(format!("tensor `{name}` in {location}: {e}")))
+    }
+}
+
+/// Decodes the `.mindir` file at `path`, memory-mapped: tensor bytes stay in
+/// the map (see [`Files`]), and a model in MindSpore's external-data layout
+/// (`NAME_graph.mindir` with `NAME_variables/data_*`) finds its data files
+/// beside it.
+pub fn decode_file(path: &Path) -> Result<(ModelProto, Files), ImportError> {
+    let map = Arc::new(Mapped::open(path).map_err(|e| ImportError::Malformed(e.0))?);
+    map.advise_sequential();
+    let bytes = prost::bytes::Bytes::from_owner(MapOwner(map.clone()));
+    let model = ModelProto::decode(bytes)
+        .map_err(|e| ImportError::Malformed(format!("not a MindIR model (protobuf): {e}")))?;
+    if model.graph.is_none() {
+        return Err(ImportError::Malformed(
+            "the model has no graph (`ModelProto.graph`)".into(),
+        ));
+    }
+    let dir = path
+        .parent()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
+        .map(Path::to_path_buf);
+    Ok((
+        model,
+        Files {
+            main: Some(map),
+            dir,
+            external: RefCell::new(HashMap::new()),
+        },
+    ))
+}
+
+/// [`import`] of the model file at `path`: memory-mapped, its weights (and
+/// external data) left in the files until written out.
+pub fn import_file(path: &Path, opts: &WeightOptions) -> Result<Imported, ImportError> {
+    let (model, files) = decode_file(path)?;
+    let header = format!(
+        "# Imported from a MindIR model ({} {}, mind_ir_version {}).\n\n",
+        model.producer_name(),
+        model.model_version(),
+        model.mind_ir_version()
+    );
+    let module = to_module_in(&model, &files)?;
+    drop(model);
+    model::to_dsl(&module, opts, &header)
+}
+
+/// A tensor's dtype and shape.
+fn dtype_shape(t: &TensorProto) -> Result<(DType, Vec<usize>), ImportError> {
+    let dt = dtype(t.data_type())?;
+    let shape: Vec<usize> = t
+        .dims
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| {
+                ImportError::Malformed(format!("tensor `{}` has dimension {d}", t.name()))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((dt, shape))
 }
 
 /// The dtype of a tensor's `data_type`.
@@ -284,6 +452,11 @@ impl Scope<'_> {
 
 /// The model as the importers' graph model.
 pub fn to_module(m: &ModelProto) -> Result<Module, ImportError> {
+    to_module_in(m, &Files::default())
+}
+
+/// [`to_module`], its weights read through `files` (see [`decode_file`]).
+pub fn to_module_in(m: &ModelProto, files: &Files) -> Result<Module, ImportError> {
     let graphs: Vec<&GraphProto> = m.graph.iter().chain(m.functions.iter()).collect();
     let mut scope = Scope {
         graphs: HashMap::new(),
@@ -322,7 +495,7 @@ pub fn to_module(m: &ModelProto) -> Result<Module, ImportError> {
             let idx = match weight_index.get(&key) {
                 Some(&i) => i,
                 None => {
-                    let value = decode_tensor(p)?;
+                    let value = files.tensor(p)?;
                     let ty = tensor_ty(p).ok_or_else(|| {
                         ImportError::Unsupported(format!(
                             "weight `{key}` has data type {}",

@@ -143,7 +143,8 @@ pub fn import_command(args: &ImportArgs) -> u8 {
 /// [`crate::files::write_atomic`], which keeps the link).
 fn write_weights(path: &Path, weights: &[(String, tensor::Tensor)]) -> Result<(), String> {
     crate::files::check_output(path)?;
-    let items: Vec<(&str, &tensor::Tensor)> = weights.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let items: Vec<(&str, &tensor::Tensor)> =
+        weights.iter().map(|(n, t)| (n.as_str(), t)).collect();
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return crate::files::write_atomic(path, &tensor::safetensors::write(&items));
     }

@@ -104,6 +104,8 @@ pub struct Tensor {
     shape: Vec<usize>,
     host: OnceLock<Buffer>,
     device: OnceLock<Arc<dyn DeviceData>>,
+    /// The elements in a file (a memory map), decoded on first use.
+    file: Option<mapped::FileBytes>,
 }
 
 impl PartialEq for Tensor {
@@ -195,6 +197,7 @@ impl Tensor {
             shape,
             host: host(buffer),
             device: OnceLock::new(),
+            file: None,
         })
     }
 
@@ -205,6 +208,7 @@ impl Tensor {
             shape,
             host: host(buffer),
             device: OnceLock::new(),
+            file: None,
         }
     }
 
@@ -291,6 +295,11 @@ impl Tensor {
     }
 
     fn download(&self) -> Buffer {
+        if let Some(f) = &self.file {
+            return f
+                .decode(self.dtype, self.numel())
+                .unwrap_or_else(|e| panic!("reading a tensor from its file failed: {e}"));
+        }
         let data = self
             .device
             .get()
@@ -315,7 +324,66 @@ impl Tensor {
             shape,
             host: OnceLock::new(),
             device,
+            file: None,
         }
+    }
+
+    /// A tensor whose elements are `bytes` of a memory-mapped file, in
+    /// `dtype`'s own encoding (`f16` as 2 bytes...): nothing is read until
+    /// the elements are used ([`Tensor::buffer`]), and writers copy the bytes
+    /// straight from the file ([`write_raw`]).
+    pub fn from_file(
+        dtype: DType,
+        shape: Vec<usize>,
+        bytes: mapped::FileBytes,
+    ) -> Result<Tensor, TensorError> {
+        let need = checked_numel(&shape)
+            .and_then(|n| n.checked_mul(dtype.size_of()))
+            .ok_or_else(|| overflow(&shape))?;
+        if need != bytes.len() {
+            return Err(TensorError(format!(
+                "a {dtype} tensor of shape {shape:?} needs {need} bytes, the file holds {}",
+                bytes.len()
+            )));
+        }
+        Ok(Tensor {
+            dtype,
+            shape,
+            host: OnceLock::new(),
+            device: OnceLock::new(),
+            file: Some(bytes),
+        })
+    }
+
+    /// The file bytes this tensor's elements come from, while they have not
+    /// been decoded (see [`Tensor::from_file`]).
+    pub fn file_bytes(&self) -> Option<&mapped::FileBytes> {
+        self.file.as_ref().filter(|_| self.host.get().is_none())
+    }
+
+    /// The value every element has, if they are all the same (bit for bit),
+    /// without decoding a file-backed tensor into memory.
+    pub fn uniform_value(&self) -> Option<f64> {
+        if let Some(f) = self.file_bytes() {
+            let w = self.dtype.size_of();
+            let b = f.bytes();
+            let first = b.get(..w)?;
+            if !b.chunks_exact(w).all(|c| c == first) {
+                return None;
+            }
+            let one = f.decode_prefix(self.dtype, 1).ok()?;
+            return Tensor::new(self.dtype, vec![], one)
+                .ok()?
+                .to_f64_vec()
+                .first()
+                .copied();
+        }
+        let values = self.to_f64_vec();
+        let first = *values.first()?;
+        values
+            .iter()
+            .all(|&v| v.to_bits() == first.to_bits())
+            .then_some(first)
     }
 
     /// The device copy, if there is one.

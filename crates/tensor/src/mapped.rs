@@ -3,9 +3,11 @@
 //! a buffer of their own.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::file::open_regular;
-use crate::TensorError;
+use crate::wire::{read_elements, Wire};
+use crate::{Buffer, DType, TensorError};
 
 /// A file mapped read-only into memory (or, when empty, no mapping).
 ///
@@ -94,5 +96,66 @@ impl Drop for Mapped {
 impl std::fmt::Debug for Mapped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Mapped({} bytes)", self.len)
+    }
+}
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
+/// A range of a mapped file: where a tensor's elements are.
+#[derive(Clone)]
+pub struct FileBytes {
+    map: Arc<Mapped>,
+    offset: usize,
+    len: usize,
+}
+
+impl FileBytes {
+    /// Bytes `offset..offset + len` of `map`; an error when they lie outside it.
+    pub fn new(map: Arc<Mapped>, offset: usize, len: usize) -> Result<FileBytes, TensorError> {
+        if offset.checked_add(len).is_none_or(|end| end > map.len()) {
+            return Err(TensorError(format!(
+                "bytes {offset}..{} lie outside the file ({} bytes)",
+                offset.saturating_add(len),
+                map.len()
+            )));
+        }
+        Ok(FileBytes { map, offset, len })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.map.bytes()[self.offset..self.offset + self.len]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole mapped file these bytes are part of.
+    pub fn map(&self) -> &Arc<Mapped> {
+        &self.map
+    }
+
+    /// The elements, `n` of `dtype`, decoded into a new buffer.
+    pub(crate) fn decode(&self, dtype: DType, n: usize) -> Result<Buffer, TensorError> {
+        self.decode_prefix(dtype, n)
+    }
+
+    /// The first `n` elements decoded.
+    pub(crate) fn decode_prefix(&self, dtype: DType, n: usize) -> Result<Buffer, TensorError> {
+        read_elements(&mut self.bytes(), Wire::of(dtype), n)
+    }
+}
+
+impl std::fmt::Debug for FileBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FileBytes({}..{})", self.offset, self.offset + self.len)
     }
 }

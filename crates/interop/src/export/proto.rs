@@ -555,6 +555,16 @@ pub(super) fn int_type(d: DType) -> AttributeType {
 /// A tensor with its data (little-endian `raw_data`).
 pub fn tensor_proto(t: &Tensor) -> TensorProto {
     let mut raw = Vec::with_capacity(t.numel() * t.dtype().size_of());
+    if let Some(f) = t.file_bytes() {
+        // A weight still in its model file: its bytes as they are.
+        raw.extend_from_slice(f.bytes());
+        return TensorProto {
+            dims: t.shape().iter().map(|&d| d as i64).collect(),
+            data_type: Some(ms_ops::data_type(t.dtype())),
+            raw_data: Some(raw.into()),
+            ..Default::default()
+        };
+    }
     match (t.buffer(), t.dtype()) {
         (Buffer::F32(v), DType::F16) => v
             .iter()
@@ -583,7 +593,7 @@ pub fn tensor_proto(t: &Tensor) -> TensorProto {
     TensorProto {
         dims: t.shape().iter().map(|&d| d as i64).collect(),
         data_type: Some(ms_ops::data_type(t.dtype())),
-        raw_data: Some(raw),
+        raw_data: Some(raw.into()),
         ..Default::default()
     }
 }
