@@ -392,6 +392,18 @@ impl Observer for DebugObserver {
         Ok(())
     }
 
+    fn fault(&mut self, frames: &Frames<'_>, error: &RunError) {
+        // Stop where the run failed, so its values can be read; any resume ends it.
+        let msg = format!("run-time fault: {}", error.message);
+        let _ = self.stop(
+            frames,
+            "exception",
+            "run-time fault".into(),
+            Some(msg),
+            Vec::new(),
+        );
+    }
+
     fn after(&mut self, frames: &Frames<'_>, writes: &[u32]) -> Result<(), RunError> {
         // Data breakpoints: a watched weight this step wrote with new bits.
         if !writes.is_empty() {

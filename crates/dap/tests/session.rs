@@ -353,6 +353,55 @@ fn data_breakpoints_on_weights_in_a_training_run() {
     assert_eq!(c.finish().1, 0);
 }
 
+#[test]
+fn a_run_time_fault_stops_where_it_happens() {
+    let launch = json!({"program": data("debug.mir").display().to_string(), "entry": "fault",
+        "args": {"x": "ones", "i": "[0, 7]"}});
+    let mut c = Client::launch(launch, |_| {});
+    let s = c.stopped();
+    assert_eq!(s["reason"], "exception");
+    assert!(
+        s["text"]
+            .as_str()
+            .unwrap()
+            .contains("index 7 is out of range"),
+        "{s}"
+    );
+    assert_eq!(c.stack()[0].2, 40);
+    let y = var(&c.locals(1), "y").clone();
+    assert!(y["value"].as_str().unwrap().contains("[2, 2, 2, 2]"), "{y}");
+    c.cont();
+    let (out, code) = c.finish();
+    assert_eq!(code, 1);
+    assert!(out.contains("index 7 is out of range"), "{out}");
+}
+
+#[test]
+fn breakpoints_in_a_differentiated_graph_stop_in_its_gradient_program() {
+    // `loss` runs inside the program value_and_grad made of it: its forward
+    // statements keep their lines.
+    let launch = json!({"program": data("train.mir").display().to_string(), "entry": "train_step",
+        "args": {"x": "[1.0, 0.5, -1.0]"}});
+    let file = data("train.mir");
+    let mut c = Client::launch(launch, |c| {
+        c.breakpoints(&file, &[6]);
+    });
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!(
+        (stack[0].0.as_str(), stack[0].2),
+        ("value_and_grad_loss", 6),
+        "{stack:?}"
+    );
+    assert_eq!(
+        (stack[1].0.as_str(), stack[1].2),
+        ("train_step", 10),
+        "{stack:?}"
+    );
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
 // 4. Models from MindSpore.
 
 #[test]

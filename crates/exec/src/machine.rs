@@ -326,7 +326,13 @@ impl Executor {
         }
         match self.run(&mut stack) {
             Ok(v) => Ok(v),
-            Err(e) => Err(self.with_trace(e, &stack)),
+            Err(e) => {
+                let e = self.with_trace(e, &stack);
+                if self.observer.is_some() && e.kind != ErrorKind::Interrupted {
+                    self.observe_fault(&stack, &e);
+                }
+                Err(e)
+            }
         }
     }
 

@@ -32,6 +32,11 @@ pub trait Observer: Send {
     /// callee returns). `writes` are the weights (by index, as
     /// [`Frames::weight`]) the step wrote.
     fn after(&mut self, frames: &Frames<'_>, writes: &[u32]) -> Result<(), RunError>;
+    /// A fault ends the run: called with the stack as it was when the
+    /// innermost frame's current node failed, before it is unwound.
+    fn fault(&mut self, frames: &Frames<'_>, error: &RunError) {
+        let _ = (frames, error);
+    }
 }
 
 /// The call stack and weights as an [`Observer`] sees them.
@@ -205,6 +210,22 @@ impl Executor {
         });
         self.observer = Some(obs);
         r
+    }
+
+    /// Calls the observer's `fault`.
+    pub(super) fn observe_fault(&mut self, stack: &[Frame], error: &RunError) {
+        let Some(mut obs) = self.observer.take() else {
+            return;
+        };
+        obs.fault(
+            &Frames {
+                ex: self,
+                stack,
+                returning: false,
+            },
+            error,
+        );
+        self.observer = Some(obs);
     }
 
     /// Calls the observer's `after`.
