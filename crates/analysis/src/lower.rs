@@ -195,6 +195,7 @@ const METAFUNCTIONS: &[&str] = &[
     "jacfwd",
     "jacrev",
     "hessian",
+    "checkpoint",
 ];
 
 /// A binding visible in a scope.
@@ -944,6 +945,7 @@ fn meta(name: &str, wrt: Option<Vec<WrtItem>>) -> MetaFn {
         "jacfwd" => MetaFn::Jacfwd { wrt },
         "jacrev" => MetaFn::Jacrev { wrt },
         "hessian" => MetaFn::Hessian { wrt },
+        "checkpoint" => MetaFn::Checkpoint,
         _ => MetaFn::Vjp,
     }
 }

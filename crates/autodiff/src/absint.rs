@@ -285,6 +285,10 @@ impl Engine<'_> {
                 };
                 Some(r.map_or(AV::Any, |v| AV::from_absval(&v)))
             }
+            MetaFn::Checkpoint => {
+                let fv = self.value(item, f);
+                Some(self.apply_value(item, n, &fv, args))
+            }
             MetaFn::Jacfwd { wrt } | MetaFn::Jacrev { wrt } | MetaFn::Hessian { wrt } => {
                 let fv = self.value(item, f);
                 let out = self.apply_value(item, n, &fv, args);
@@ -339,7 +343,8 @@ fn meta_result(meta: &MetaFn, args: &[AV]) -> AV {
         MetaFn::Vmap { .. }
         | MetaFn::Jacfwd { .. }
         | MetaFn::Jacrev { .. }
-        | MetaFn::Hessian { .. } => AV::Any,
+        | MetaFn::Hessian { .. }
+        | MetaFn::Checkpoint => AV::Any,
     }
 }
 

@@ -310,7 +310,8 @@ impl<'a> Gen<'a> {
             | MetaFn::Vmap { .. }
             | MetaFn::Jacfwd { .. }
             | MetaFn::Jacrev { .. }
-            | MetaFn::Hessian { .. } => {
+            | MetaFn::Hessian { .. }
+            | MetaFn::Checkpoint => {
                 return Err(AdError(format!(
                     "internal: `{}` is not a `J` entry",
                     meta.name()

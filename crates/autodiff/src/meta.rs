@@ -33,6 +33,7 @@ use crate::world::{visible, Item, World};
 use crate::{passes, prepare, AdError};
 
 mod batch;
+mod checkpoint;
 mod jacobian;
 mod vmap;
 
@@ -62,6 +63,9 @@ pub struct Cx {
     pub instances: Option<crate::composites::InstanceFn>,
     /// How each `vmap` was made (batched, or per example and why).
     pub vmap_notes: Vec<String>,
+    /// Generated graphs with a backward rule of their own, and the rule
+    /// (`checkpoint(f)`'s, which recomputes `f`).
+    own_rules: HashMap<Item, Item>,
 }
 
 impl Cx {
@@ -75,6 +79,7 @@ impl Cx {
             depth: 0,
             instances: None,
             vmap_notes: Vec::new(),
+            own_rules: HashMap::new(),
         }
     }
 
@@ -147,6 +152,7 @@ impl Cx {
             MetaFn::Jacfwd { .. } | MetaFn::Jacrev { .. } | MetaFn::Hessian { .. } => {
                 self.jacobian(item, visible, meta, args)
             }
+            MetaFn::Checkpoint => self.checkpoint(item, args),
             _ => self.reverse(item, visible, meta, weights, args, optimize),
         };
         self.depth -= 1;
@@ -213,6 +219,10 @@ impl Cx {
         let items: Vec<Item> = an.reached.iter().map(|(it, _)| it.clone()).collect();
         for item in items {
             if out.contains_key(&item) {
+                continue;
+            }
+            if let Some(rule) = self.own_rules.get(&item) {
+                out.insert(item, (rule.clone(), Vec::new()));
                 continue;
             }
             let Some(h) = custom_bprop(&self.world.bodies[&item]) else {

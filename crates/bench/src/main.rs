@@ -12,6 +12,7 @@ mod gen;
 mod gpu_run;
 mod lsp;
 mod parse;
+mod remat;
 mod run;
 mod stats;
 
@@ -72,6 +73,11 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "run",
         "training steps (MLP, LeNet-5, Transformer layer, ResNet blocks): ms/step and peak memory next to JAX and MindSpore; GEMM vs NumPy (`--device gpu`: the GPU backend next to PyTorch)",
         run::run,
+    ),
+    (
+        "remat",
+        "a deep MLP's training step: peak memory and ms/step, plain and with checkpoint(block)",
+        remat::run,
     ),
     (
         "gen",

@@ -235,6 +235,7 @@ fn meta_text(m: &MetaFn) -> String {
         MetaFn::Jacfwd { wrt: w } => format!("MetaFuncGraph::jacfwd{}", wrt(w)),
         MetaFn::Jacrev { wrt: w } => format!("MetaFuncGraph::jacrev{}", wrt(w)),
         MetaFn::Hessian { wrt: w } => format!("MetaFuncGraph::hessian{}", wrt(w)),
+        MetaFn::Checkpoint => "MetaFuncGraph::checkpoint".into(),
     }
 }
 

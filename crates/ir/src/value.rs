@@ -220,6 +220,9 @@ pub enum MetaFn {
     Jacrev { wrt: Option<Vec<WrtItem>> },
     /// `hessian(f, wrt=...)`: `jacfwd(jacrev(f))`.
     Hessian { wrt: Option<Vec<WrtItem>> },
+    /// `checkpoint(f)`: `f`, whose intermediates a derivative recomputes
+    /// in the backward pass instead of keeping (MindSpore's `recompute`).
+    Checkpoint,
 }
 
 /// `vmap`'s `in_axes`/`out_axes`: one axis (or `none`: not mapped) for
@@ -264,6 +267,7 @@ impl MetaFn {
             MetaFn::Jacfwd { .. } => "jacfwd",
             MetaFn::Jacrev { .. } => "jacrev",
             MetaFn::Hessian { .. } => "hessian",
+            MetaFn::Checkpoint => "checkpoint",
         }
     }
 
@@ -290,7 +294,8 @@ impl MetaFn {
             | MetaFn::Vmap { .. }
             | MetaFn::Jacfwd { .. }
             | MetaFn::Jacrev { .. }
-            | MetaFn::Hessian { .. } => Some(nargs),
+            | MetaFn::Hessian { .. }
+            | MetaFn::Checkpoint => Some(nargs),
             MetaFn::Jvp => nargs.is_multiple_of(2).then_some(nargs / 2),
             MetaFn::Hvp => nargs.checked_sub(1),
         }

@@ -143,6 +143,31 @@ graph sp_loss(x: f64[3], s: f64[3]) {
 graph g_sp(x: f64[3], s: f64[3]) {
   return grad(sp_loss, wrt=(0, 1))(x, s)
 }
+
+# Rematerialisation: checkpoint(block) recomputes block in the backward pass.
+graph block(x: f64[2, 3], w: f64[3, 3]) {
+  return Tanh(MatMul(x, w))
+}
+graph ck_loss(x: f64[2, 3], w: f64[3, 3]) {
+  h = checkpoint(block)(x, w)
+  return ReduceSum(Sin(checkpoint(block)(h, w)))
+}
+graph plain_loss(x: f64[2, 3], w: f64[3, 3]) {
+  h = block(x, w)
+  return ReduceSum(Sin(block(h, w)))
+}
+graph g_ck(x: f64[2, 3], w: f64[3, 3]) {
+  return grad(ck_loss, wrt=(0, 1))(x, w)
+}
+graph g_plain(x: f64[2, 3], w: f64[3, 3]) {
+  return grad(plain_loss, wrt=(0, 1))(x, w)
+}
+graph gg_ck(x: f64[2, 3], w: f64[3, 3]) {
+  return grad(fn(w) => ReduceSum(grad(ck_loss)(x, w)))(w)
+}
+graph gg_plain(x: f64[2, 3], w: f64[3, 3]) {
+  return grad(fn(w) => ReduceSum(grad(plain_loss)(x, w)))(w)
+}
 "#;
 
 fn executor() -> Executor {
@@ -574,5 +599,23 @@ fn a_graph_s_own_backward_rule_replaces_its_derivative() {
         let mut fd = fd_jacobian(&mut ex, "sp_loss", &args, p);
         fd = fd.reshaped(vec![3]).unwrap();
         assert_close(&format!("softplus rule, parameter {p}"), &got[p], &fd, 1e-7);
+    }
+}
+
+#[test]
+fn checkpoint_gives_the_same_derivatives() {
+    let mut ex = executor();
+    let args = [rand(&[2, 3], 18), rand(&[3, 3], 19)];
+    for (ck, plain) in [
+        ("ck_loss", "plain_loss"),
+        ("g_ck", "g_plain"),
+        ("gg_ck", "gg_plain"),
+    ] {
+        let got = leaves(&call(&mut ex, ck, &args));
+        let want = leaves(&call(&mut ex, plain, &args));
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_close(ck, g, w, 1e-12);
+        }
     }
 }

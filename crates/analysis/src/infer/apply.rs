@@ -188,6 +188,9 @@ impl Engine<'_> {
                     }
                 };
                 let out = self.apply_value(frame, n, AbsVal::Func(f), args[..k].to_vec())?;
+                if meta == MetaFn::Checkpoint {
+                    return Some(out);
+                }
                 if args.iter().any(Option::is_none) {
                     return None;
                 }
@@ -281,7 +284,7 @@ impl Engine<'_> {
                             }
                         });
                     }
-                    MetaFn::Vmap { .. } => return Some(AbsVal::Any),
+                    MetaFn::Vmap { .. } | MetaFn::Checkpoint => return Some(AbsVal::Any),
                     MetaFn::Hvp => {
                         if let Err(why) = tangent_fits(&args[0], &args[k]) {
                             let span = self.span(frame, n, Some(k + 1));

@@ -28,11 +28,19 @@ impl BodyJ<'_, '_> {
             .then(|| self.gen.custom.get(&self.item).cloned())
             .flatten();
         let own_rule = custom.is_some();
+        let mut plain_out = None;
         if let Some((rule, caps)) = custom {
             // The graph's own backward rule: bprop(x..., out, dout, captured...)
             // returns the parameters' sensitivities.
             let mut args: Vec<NodeId> = sg.params.iter().map(|p| self.fwd[p]).collect();
-            args.push(self.fwd_input(out)?);
+            // The forward calls the graph itself: its `J` form's values
+            // (what its backward would keep) are dead, and go.
+            let me = self
+                .dst
+                .add_const(Value::Global(self.item.to_string()), None);
+            let fo = call(&mut self.dst, jg, me, &args);
+            plain_out = Some(fo);
+            args.push(fo);
             args.push(dout);
             for c in &caps {
                 args.push(self.fwd_input(*c)?);
@@ -83,7 +91,10 @@ impl BodyJ<'_, '_> {
         }
         let ret = make_tuple(&mut self.dst, bg, &outs);
         self.dst.graph_mut(bg).output = Some(ret);
-        let fo = self.fwd_input(out)?;
+        let fo = match plain_out {
+            Some(fo) => fo,
+            None => self.fwd_input(out)?,
+        };
         let bc = self.dst.add_const(Value::Graph(bg), None);
         let r = make_tuple(&mut self.dst, jg, &[fo, bc]);
         self.dst.graph_mut(jg).output = Some(r);
