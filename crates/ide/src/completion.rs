@@ -87,6 +87,7 @@ pub(crate) const META: &[&str] = &[
     "jacfwd",
     "jacrev",
     "hessian",
+    "checkpoint",
 ];
 
 /// The rank of MindSpore primitives mirdsl does not support (offered last).

@@ -396,6 +396,7 @@ pub(crate) fn meta_doc(name: &str) -> &'static str {
         "jacfwd" => "```mindir\njacfwd(f, wrt=...)\n```\n\nThe Jacobian of `f`'s output with respect to its first parameter (or those in `wrt`), by forward mode, shaped `out.shape + x.shape`: JAX's `jax.jacfwd`.",
         "jacrev" => "```mindir\njacrev(f, wrt=...)\n```\n\nThe Jacobian of `f`'s output with respect to its first parameter (or those in `wrt`), by reverse mode, shaped `out.shape + x.shape`: JAX's `jax.jacrev`.",
         "hessian" => "```mindir\nhessian(f, wrt=...)\n```\n\nThe Hessian of `f`'s output, `jacfwd(jacrev(f))`, shaped `out.shape + x.shape + x.shape`: JAX's `jax.hessian`.",
+        "checkpoint" => "```mindir\ncheckpoint(f)\n```\n\n`f`, whose intermediates a derivative recomputes in the backward pass instead of keeping (less memory, more time): MindSpore's `recompute`, JAX's `jax.checkpoint`.",
         _ => "metafunction",
     }
 }

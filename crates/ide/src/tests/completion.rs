@@ -81,7 +81,8 @@ fn completion_names_in_scope() {
             Graph helper  // graph helper(a)
             Metafunction jacrev => jacrev(${1:f})$0
             Metafunction hessian => hessian(${1:f})$0
-            ... and 195 primitives
+            Metafunction checkpoint => checkpoint(${1:f})$0
+            ... and 194 primitives
             replace: "e"
         "#]],
     );
