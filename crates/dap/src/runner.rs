@@ -161,8 +161,16 @@ impl DebugObserver {
                 }
             }
         }
-        let span = f.body().node(f.node()?).span?;
-        self.map.locate(span)
+        let node = f.node()?;
+        match f.body().node(node).span {
+            Some(span) => self.map.locate(span),
+            // A statement a transformation made (a gradient program's
+            // backward pass): its line in the printed program.
+            None if f.body().graph(f.body().root()).origin == ir::GraphOrigin::Generated => {
+                self.map.locate_generated(f.item_name(), f.body(), node)
+            }
+            None => None,
+        }
     }
 
     fn snapshot(&self, frames: &Frames<'_>) -> (Vec<FrameSnap>, Vec<(String, Value)>) {

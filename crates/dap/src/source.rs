@@ -1,11 +1,11 @@
 //! Where nodes are: the linked program's virtual ranges as files and lines.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use analysis::link::Linked;
-use ir::{NodeKind, Program, TextRange};
+use ir::{Body, GraphId, NodeId, NodeKind, Program, TextRange};
 
 /// A place in a module: 1-based lines and columns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,10 +41,39 @@ impl ModuleSrc {
     }
 }
 
-/// The modules of a linked program with their line tables.
+/// A program a transformation made (a gradient program of `grad`), printed
+/// as DSL text: a read-only document for the statements it has without a
+/// source line of their own.
+pub struct Generated {
+    pub name: String,
+    pub text: Arc<str>,
+    lines: HashMap<NodeId, u32>,
+}
+
+/// The modules of a linked program with their line tables, and the
+/// generated documents made so far (numbered after the modules).
 pub struct SourceMap {
     bases: Vec<u32>,
     pub modules: Vec<ModuleSrc>,
+    generated: Mutex<Vec<Generated>>,
+}
+
+/// The lines [`ir::print::print_body`] writes each node of `g` on: the
+/// header, one line per CNode, the nested graphs, `return`, the brace.
+fn printed_lines(body: &Body, g: GraphId, line: &mut u32, out: &mut HashMap<NodeId, u32>) {
+    *line += 1;
+    for &n in &body.graph(g).nodes {
+        *line += 1;
+        out.insert(n, *line);
+    }
+    for child in body.children(g) {
+        printed_lines(body, child, line, out);
+    }
+    *line += 1;
+    if let Some(o) = body.graph(g).output {
+        out.entry(o).or_insert(*line);
+    }
+    *line += 1;
 }
 
 impl SourceMap {
@@ -71,6 +100,7 @@ impl SourceMap {
         let mut map = SourceMap {
             bases: linked.bases.clone(),
             modules: Vec::new(),
+            generated: Mutex::new(Vec::new()),
         };
         std::mem::swap(&mut map.modules, &mut modules);
         for (_, body) in &program.graphs {
@@ -125,6 +155,46 @@ impl SourceMap {
         })
     }
 
+    /// Where `node` of the generated top-level graph `name` is in its
+    /// printed document (made on first use); documents are numbered after
+    /// the modules.
+    pub fn locate_generated(&self, name: &str, body: &Body, node: NodeId) -> Option<Loc> {
+        let mut docs = self.generated.lock().expect("generated documents");
+        let k = match docs.iter().position(|d| d.name == name) {
+            Some(k) => k,
+            None => {
+                let mut lines = HashMap::new();
+                printed_lines(body, body.root(), &mut 0, &mut lines);
+                docs.push(Generated {
+                    name: name.to_string(),
+                    text: Arc::from(ir::print::print_body(body)),
+                    lines,
+                });
+                docs.len() - 1
+            }
+        };
+        let line = *docs[k].lines.get(&node)?;
+        Some(Loc {
+            module: self.modules.len() + k,
+            line,
+            column: 1,
+            end_line: line,
+            end_column: 1,
+        })
+    }
+
+    /// A generated document's name and text, by its number.
+    pub fn generated(&self, module: usize) -> Option<(String, Arc<str>)> {
+        let docs = self.generated.lock().expect("generated documents");
+        let d = docs.get(module.checked_sub(self.modules.len())?)?;
+        Some((d.name.clone(), d.text.clone()))
+    }
+
+    /// The number of documents: modules and generated ones.
+    pub fn documents(&self) -> usize {
+        self.modules.len() + self.generated.lock().expect("generated documents").len()
+    }
+
     /// The module a client's path names.
     pub fn module_of_path(&self, path: &str) -> Option<usize> {
         let want = canonical(Path::new(path));
@@ -136,6 +206,10 @@ impl SourceMap {
     /// The statement line a breakpoint on `line` goes to: that line, or the
     /// next one with a statement (within 50 lines).
     pub fn statement_line(&self, module: usize, line: u32) -> Option<u32> {
+        if module >= self.modules.len() {
+            // A generated document: every line but the braces is a statement.
+            return Some(line);
+        }
         self.modules[module]
             .lines
             .range(line..line.saturating_add(50))

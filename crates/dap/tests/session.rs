@@ -354,6 +354,57 @@ fn data_breakpoints_on_weights_in_a_training_run() {
 }
 
 #[test]
+fn the_backward_pass_steps_through_the_printed_gradient_program() {
+    let launch = json!({"program": data("train.mir").display().to_string(), "entry": "train_step",
+        "args": {"x": "[1.0, 0.5, -1.0]"}, "steps": 2, "stopOnEntry": true});
+    let mut c = Client::launch(launch, |_| {});
+    c.stopped();
+    // Step in until a statement of the backward pass: it has no line of
+    // its own, so the frame shows the gradient program as a document.
+    let mut found = None;
+    for _ in 0..100 {
+        c.ok("stepIn", json!({"threadId": 1}));
+        c.stopped();
+        let st = c.ok("stackTrace", json!({"threadId": 1}));
+        let top = st["stackFrames"][0].clone();
+        if top["source"]["name"]
+            .as_str()
+            .is_some_and(|n| n.ends_with(".grad.mir"))
+        {
+            found = Some(top);
+            break;
+        }
+    }
+    let top = found.expect("a stop in the gradient program");
+    assert_eq!(top["name"], "value_and_grad_loss");
+    let reference = top["source"]["sourceReference"].clone();
+    let text = c.ok("source", json!({"sourceReference": reference}))["content"].clone();
+    let text = text.as_str().unwrap();
+    assert!(text.starts_with("graph value_and_grad_loss("), "{text}");
+    let line = top["line"].as_u64().unwrap() as usize;
+    let statement = text.lines().nth(line - 1).unwrap();
+    assert!(
+        statement.contains(" = "),
+        "line {line}: {statement}\n{text}"
+    );
+    // A breakpoint on that line of the read-only document stops the next step there.
+    let b = c.ok(
+        "setBreakpoints",
+        json!({"source": {"sourceReference": reference}, "breakpoints": [{"line": line}]}),
+    );
+    assert_eq!(b["breakpoints"][0]["verified"], true);
+    c.cont();
+    assert_eq!(c.stopped()["reason"], "breakpoint");
+    assert_eq!(c.stack()[0].2, line as u64);
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"sourceReference": reference}, "breakpoints": []}),
+    );
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
 fn a_run_time_fault_stops_where_it_happens() {
     let launch = json!({"program": data("debug.mir").display().to_string(), "entry": "fault",
         "args": {"x": "ones", "i": "[0, 7]"}});
