@@ -106,6 +106,8 @@ pub struct DebugObserver {
     /// Name frames with the MindSpore scope of their statement (imported
     /// models keep it as the prefix of each name: `gelu.div`).
     pub show_scopes: bool,
+    /// Initial values of weights the run has not used yet, made once to show them.
+    initial: HashMap<u32, Value>,
     mode: Mode,
     /// The line each frame (by depth) was last seen on.
     last_line: Vec<Option<(usize, u32)>>,
@@ -133,6 +135,7 @@ impl DebugObserver {
             events,
             eval,
             show_scopes: false,
+            initial: HashMap::new(),
             mode: if stop_on_entry {
                 Mode::Entry
             } else {
@@ -173,7 +176,7 @@ impl DebugObserver {
         }
     }
 
-    fn snapshot(&self, frames: &Frames<'_>) -> (Vec<FrameSnap>, Vec<(String, Value)>) {
+    fn snapshot(&mut self, frames: &Frames<'_>) -> (Vec<FrameSnap>, Vec<(String, Value)>) {
         let mut out = Vec::new();
         for i in 0..frames.len() {
             let Some(f) = frames.frame(i) else { break };
@@ -211,7 +214,7 @@ impl DebugObserver {
                 vars,
             });
         }
-        (out, weights_of(frames))
+        (out, weights_of(frames, &mut self.initial))
     }
 
     /// Reports a stop and waits for the session's command.
@@ -273,12 +276,13 @@ const SHOWN_UNUSED_WEIGHT: usize = 64 << 20;
 
 /// Every weight: its current value, or for one the run has not used yet
 /// the value its initialiser gives (the same the run will).
-fn weights_of(frames: &Frames<'_>) -> Vec<(String, Value)> {
+fn weights_of(frames: &Frames<'_>, initial: &mut HashMap<u32, Value>) -> Vec<(String, Value)> {
     (0..frames.weight_count() as u32)
         .filter_map(|w| {
             let (name, v) = frames.weight(w)?;
             let v = match v {
                 Some(v) => v.clone(),
+                None if initial.contains_key(&w) => initial[&w].clone(),
                 None => {
                     let def = frames.weight_def(w)?;
                     let (t, scalar) = exec::weights::init_weight_within(
@@ -287,11 +291,13 @@ fn weights_of(frames: &Frames<'_>) -> Vec<(String, Value)> {
                         SHOWN_UNUSED_WEIGHT,
                     )
                     .ok()?;
-                    Value::Tensor(if scalar {
+                    let v = Value::Tensor(if scalar {
                         exec::TensorVal::new_scalar(t, false, None)
                     } else {
                         exec::TensorVal::new(t, None)
-                    })
+                    });
+                    initial.insert(w, v.clone());
+                    v
                 }
             };
             Some((name.to_string(), v))
