@@ -660,10 +660,18 @@ impl<W: Write> Session<W> {
         } else {
             0
         };
-        Ok(
-            json!({"result": inspect::summary(&value), "type": inspect::type_of(&value),
-            "variablesReference": r}),
-        )
+        let mut result = inspect::summary(&value);
+        // An imported model's names carry MindSpore's scope (`gelu.div`).
+        let imported = self.loaded().is_ok_and(|l| l.scratch.is_some());
+        if let (true, Some((scope, _))) = (imported, expr.rsplit_once('.')) {
+            if scope
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            {
+                result.push_str(&format!("  (MindSpore scope `{scope}`)"));
+            }
+        }
+        Ok(json!({"result": result, "type": inspect::type_of(&value), "variablesReference": r}))
     }
 
     fn source(&mut self, a: &Json) -> Result<Json, String> {

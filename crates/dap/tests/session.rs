@@ -474,6 +474,18 @@ fn imported_mindir_model() {
     assert_eq!(stack[0].0, "main [gelu]", "{stack:?}");
     c.ok("next", json!({"threadId": 1}));
     c.stopped();
+    // Hover names the scope of a value computed so far.
+    let h = c.ok(
+        "evaluate",
+        json!({"expression": "gelu.div", "frameId": 1, "context": "hover"}),
+    );
+    assert!(
+        h["result"]
+            .as_str()
+            .unwrap()
+            .contains("MindSpore scope `gelu`"),
+        "{h}"
+    );
     let locals = c.locals(1);
     assert!(
         locals
@@ -481,7 +493,6 @@ fn imported_mindir_model() {
             .any(|v| v["type"].as_str().unwrap_or("").starts_with("f32")),
         "{locals:#?}"
     );
-    // The imported text is a document the client can open.
     c.cont();
     assert_eq!(c.finish().1, 0);
 }
