@@ -49,6 +49,8 @@ pub struct Settings {
     pub nan: bool,
     pub threshold: Option<f64>,
     pub data: Vec<DataBreakpoint>,
+    /// Function breakpoints: (id, graph name).
+    pub functions: Vec<(i64, String)>,
 }
 
 /// One frame as shown at a stop, innermost first.
@@ -312,6 +314,7 @@ impl Observer for DebugObserver {
         let line = loc.map(|l| (l.module, l.line));
         self.last_line.truncate(depth);
         self.last_line.resize(depth, None);
+        let entered = line.is_some() && self.last_line[depth - 1].is_none();
         let new_line = line.is_some() && self.last_line[depth - 1] != line;
         self.last_line[depth - 1] = line.or(self.last_line[depth - 1]);
         // Watched weights before this step, and "did not change" at the end of a call.
@@ -364,6 +367,28 @@ impl Observer for DebugObserver {
                 return self.stop(frames, "step", "step out".into(), None, Vec::new());
             }
             _ => {}
+        }
+        if entered {
+            let hit: Vec<i64> = {
+                let s = self.settings.lock().expect("settings");
+                let f = frames.frame(0).expect("a frame");
+                s.functions
+                    .iter()
+                    .filter(|(_, n)| {
+                        n == f.name() || n == f.item_name() && f.name() == f.item_name()
+                    })
+                    .map(|(id, _)| *id)
+                    .collect()
+            };
+            if !hit.is_empty() {
+                return self.stop(
+                    frames,
+                    "function breakpoint",
+                    "function breakpoint".into(),
+                    None,
+                    hit,
+                );
+            }
         }
         if !new_line {
             return Ok(());

@@ -47,6 +47,9 @@ struct Session<W: Write> {
     stopped: Option<Stop>,
     refs: Vec<VarRef>,
     next_id: i64,
+    /// 1 when the client counts lines (columns) from 0, as `initialize` says.
+    line_shift: u32,
+    column_shift: u32,
 }
 
 /// Serves one session on `input`/`output` until `disconnect` or the end of
@@ -86,6 +89,8 @@ pub fn serve<R: BufRead + Send + 'static, W: Write>(mut input: R, output: W) -> 
         stopped: None,
         refs: Vec::new(),
         next_id: 1,
+        line_shift: 0,
+        column_shift: 0,
     };
     let code = loop {
         let Ok(ev) = rx.recv() else { break 0 };
@@ -177,14 +182,21 @@ impl<W: Write> Session<W> {
         };
         let a = args_of(m);
         let r = match command {
-            "initialize" => Ok(capabilities()),
+            "initialize" => {
+                let from0 = |k: &str| a.get(k).and_then(Json::as_bool) == Some(false);
+                self.line_shift = u32::from(from0("linesStartAt1"));
+                self.column_shift = u32::from(from0("columnsStartAt1"));
+                Ok(capabilities())
+            }
             "launch" => self.launch(a),
             "attach" => Err("mirdsl dap launches programs; attach is not supported".into()),
             "setBreakpoints" => self.set_breakpoints(a),
             "setExceptionBreakpoints" => self.set_exception_breakpoints(a),
             "dataBreakpointInfo" => self.data_breakpoint_info(a),
             "setDataBreakpoints" => self.set_data_breakpoints(a),
-            "setFunctionBreakpoints" => Ok(json!({"breakpoints": []})),
+            "setFunctionBreakpoints" => self.set_function_breakpoints(a),
+            "loadedSources" => self.loaded_sources(),
+            "exceptionInfo" => self.exception_info(),
             "configurationDone" => {
                 self.configured = true;
                 self.start();
@@ -344,7 +356,7 @@ impl<W: Write> Session<W> {
                 .iter()
                 .map(|b| {
                     (
-                        b.get("line").and_then(Json::as_u64).unwrap_or(0) as u32,
+                        b.get("line").and_then(Json::as_u64).unwrap_or(0) as u32 + self.line_shift,
                         b.get("condition")
                             .and_then(Json::as_str)
                             .filter(|c| !c.trim().is_empty())
@@ -357,7 +369,7 @@ impl<W: Write> Session<W> {
                 .and_then(Json::as_array)
                 .map(|ls| {
                     ls.iter()
-                        .map(|l| (l.as_u64().unwrap_or(0) as u32, None))
+                        .map(|l| (l.as_u64().unwrap_or(0) as u32 + self.line_shift, None))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -375,18 +387,79 @@ impl<W: Write> Session<W> {
                         line: l,
                         condition,
                     });
-                    out.push(json!({"id": id, "verified": true, "line": l}));
+                    out.push(json!({"id": id, "verified": true, "line": l - self.line_shift}));
                 }
-                (None, _) => out.push(json!({"id": id, "verified": false, "line": line,
-                    "message": "this file is not part of the program being debugged"})),
-                (Some(_), None) => out.push(json!({"id": id, "verified": false, "line": line,
-                    "message": "no statement on or after this line"})),
+                (None, _) => out.push(
+                    json!({"id": id, "verified": false, "line": line - self.line_shift,
+                    "message": "this file is not part of the program being debugged"}),
+                ),
+                (Some(_), None) => out.push(
+                    json!({"id": id, "verified": false, "line": line - self.line_shift,
+                    "message": "no statement on or after this line"}),
+                ),
             }
         }
         if let Some(m) = module {
             self.settings.lock().expect("settings").lines.insert(m, set);
         }
         Ok(json!({"breakpoints": out}))
+    }
+
+    /// Function breakpoints name graphs: the run stops at a graph's first
+    /// statement each time it is called.
+    fn set_function_breakpoints(&mut self, a: &Json) -> Result<Json, String> {
+        let mut set = Vec::new();
+        let mut out = Vec::new();
+        for b in a
+            .get("breakpoints")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let id = self.next_id;
+            self.next_id += 1;
+            let name = b
+                .get("name")
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            let known = self
+                .loaded()
+                .is_ok_and(|l| l.program.graph(&name).is_some());
+            if known {
+                set.push((id, name));
+                out.push(json!({"id": id, "verified": true}));
+            } else {
+                out.push(
+                    json!({"id": id, "verified": false, "message": format!("no graph `{name}`")}),
+                );
+            }
+        }
+        self.settings.lock().expect("settings").functions = set;
+        Ok(json!({"breakpoints": out}))
+    }
+
+    fn loaded_sources(&mut self) -> Result<Json, String> {
+        let n = self.loaded()?.map.documents();
+        let sources: Vec<Json> = (0..n).map(|m| self.source_json(m)).collect();
+        Ok(json!({"sources": sources}))
+    }
+
+    fn exception_info(&mut self) -> Result<Json, String> {
+        let stop = self.stopped()?;
+        if stop.reason != "exception" {
+            return Err("the program did not stop on an exception".into());
+        }
+        let id = match stop.description.as_str() {
+            "NaN or Inf" => "nan",
+            "threshold" => "threshold",
+            _ => "fault",
+        };
+        Ok(
+            json!({"exceptionId": id, "description": stop.text.clone().unwrap_or_default(),
+            "breakMode": if id == "fault" { "unhandled" } else { "always" }}),
+        )
     }
 
     fn set_exception_breakpoints(&mut self, a: &Json) -> Result<Json, String> {
@@ -542,7 +615,8 @@ impl<W: Write> Session<W> {
             .into_iter()
             .map(|(i, name, loc)| match loc {
                 Some(l) => json!({"id": i + 1, "name": name, "source": self.source_json(l.module),
-                    "line": l.line, "column": l.column, "endLine": l.end_line, "endColumn": l.end_column}),
+                    "line": l.line - self.line_shift, "column": l.column - self.column_shift,
+                    "endLine": l.end_line - self.line_shift, "endColumn": l.end_column - self.column_shift}),
                 None => json!({"id": i + 1, "name": name, "line": 0, "column": 0,
                     "presentationHint": "subtle"}),
             })
@@ -614,6 +688,12 @@ impl<W: Write> Session<W> {
                     json!({"name": c.name, "value": c.value, "type": c.ty, "variablesReference": r})
                 })
                 .collect(),
+        };
+        // Paging (`start`, `count`), as clients ask for big tensors.
+        let start = a.get("start").and_then(Json::as_u64).unwrap_or(0) as usize;
+        let out: Vec<Json> = match a.get("count").and_then(Json::as_u64) {
+            Some(n) if n > 0 => out.into_iter().skip(start).take(n as usize).collect(),
+            _ => out.into_iter().skip(start).collect(),
         };
         Ok(json!({"variables": out}))
     }
@@ -703,6 +783,9 @@ pub fn capabilities() -> Json {
         "supportsDataBreakpoints": true,
         "supportsExceptionFilterOptions": true,
         "supportsTerminateRequest": true,
+        "supportsFunctionBreakpoints": true,
+        "supportsLoadedSourcesRequest": true,
+        "supportsExceptionInfoRequest": true,
         "exceptionBreakpointFilters": [
             {"filter": "nan", "label": "NaN or Inf",
              "description": "Stop at the first statement whose result holds a NaN or Inf that its operands did not", "default": false},

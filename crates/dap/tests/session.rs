@@ -123,6 +123,47 @@ fn stop_on_entry_and_pause() {
     assert_eq!(c.finish().1, 0);
 }
 
+#[test]
+fn function_breakpoints_loaded_sources_and_lines_from_zero() {
+    let mut c = Client::start();
+    // This client counts lines from 0.
+    c.ok(
+        "initialize",
+        json!({"adapterID": "mirdsl", "linesStartAt1": false}),
+    );
+    c.ok("launch", debug_mir());
+    c.event("initialized");
+    let f = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "square"}, {"name": "nope"}]}),
+    );
+    assert_eq!(f["breakpoints"][0]["verified"], true);
+    assert_eq!(f["breakpoints"][1]["verified"], false);
+    let b = c.breakpoints(&data("debug.mir"), &[25]);
+    assert_eq!(b["breakpoints"][0]["line"], 25);
+    c.ok("configurationDone", json!({}));
+    let s = c.stopped();
+    assert_eq!(s["reason"], "function breakpoint");
+    let stack = c.stack();
+    assert_eq!((stack[0].0.as_str(), stack[0].2), ("square", 8));
+    assert_eq!((stack[1].0.as_str(), stack[1].2), ("main", 22));
+    c.cont();
+    assert_eq!(c.stopped()["reason"], "breakpoint");
+    assert_eq!(c.stack()[0].2, 25);
+    let sources = c.ok("loadedSources", json!({}));
+    let names: Vec<&str> = sources["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    for n in ["debug.mir", "helpers.mir", "dense.mir"] {
+        assert!(names.contains(&n), "{n} in {names:?}");
+    }
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
 // 2. Tensors you can read.
 
 #[test]
@@ -161,6 +202,14 @@ fn variables_slices_weights_and_evaluate() {
         rows[1]["value"].as_str().unwrap().contains("[4, 5, 6]"),
         "{rows}"
     );
+    // Paged, as clients ask for big tensors.
+    let page = c.ok(
+        "variables",
+        json!({"variablesReference": rows[1]["variablesReference"], "start": 1, "count": 1}),
+    )["variables"]
+        .clone();
+    assert_eq!(page.as_array().unwrap().len(), 1);
+    assert_eq!(page[0]["name"], "[1, 1]");
     let elems = c.ok(
         "variables",
         json!({"variablesReference": rows[1]["variablesReference"]}),
@@ -277,6 +326,12 @@ fn nan_filter_stops_where_bad_numbers_first_appear() {
     assert_eq!(s["reason"], "exception");
     let text = s["text"].as_str().unwrap();
     assert!(text.contains("`Log`") && text.contains("`a`"), "{text}");
+    let info = c.ok("exceptionInfo", json!({"threadId": 1}));
+    assert_eq!(info["exceptionId"], "nan");
+    assert!(
+        info["description"].as_str().unwrap().contains("`Log`"),
+        "{info}"
+    );
     assert!(text.contains("NaN") && text.contains("Inf"), "{text}");
     assert_eq!(c.stack()[0].2, 32);
     let l = var(&c.locals(1), "l").clone();
