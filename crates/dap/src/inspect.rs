@@ -22,9 +22,16 @@ pub struct Stats {
 }
 
 pub fn stats(xs: &[f64]) -> Stats {
-    let (mut nan, mut inf, mut n) = (0, 0, 0usize);
-    let (mut min, mut max, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
-    for &x in xs {
+    stats_of(xs.iter().copied())
+}
+
+/// Statistics in one pass (Welford's mean and variance), so a tensor's
+/// elements are read in place, never copied.
+pub fn stats_of(xs: impl Iterator<Item = f64>) -> Stats {
+    let (mut count, mut nan, mut inf, mut n) = (0, 0, 0usize, 0usize);
+    let (mut min, mut max, mut mean, mut m2) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0.0);
+    for x in xs {
+        count += 1;
         if x.is_nan() {
             nan += 1;
         } else if x.is_infinite() {
@@ -33,28 +40,40 @@ pub fn stats(xs: &[f64]) -> Stats {
             n += 1;
             min = min.min(x);
             max = max.max(x);
-            sum += x;
+            let d = x - mean;
+            mean += d / n as f64;
+            m2 += d * (x - mean);
         }
     }
-    let mean = if n > 0 { sum / n as f64 } else { f64::NAN };
-    let var = if n > 0 {
-        xs.iter()
-            .filter(|x| x.is_finite())
-            .map(|x| (x - mean) * (x - mean))
-            .sum::<f64>()
-            / n as f64
-    } else {
-        f64::NAN
-    };
     Stats {
-        count: xs.len(),
+        count,
         nan,
         inf,
         min,
         max,
-        mean,
-        std: var.sqrt(),
+        mean: if n > 0 { mean } else { f64::NAN },
+        std: if n > 0 {
+            (m2 / n as f64).sqrt()
+        } else {
+            f64::NAN
+        },
     }
+}
+
+/// Elements `start..start + len` of a tensor as `f64`, read in place.
+pub fn elements(t: &Tensor, start: usize, len: usize) -> Box<dyn Iterator<Item = f64> + '_> {
+    let r = start..start + len;
+    match t.buffer() {
+        tensor::Buffer::F32(v) => Box::new(v[r].iter().map(|&x| x as f64)),
+        tensor::Buffer::F64(v) => Box::new(v[r].iter().copied()),
+        tensor::Buffer::I64(v) => Box::new(v[r].iter().map(|&x| x as f64)),
+        tensor::Buffer::Bool(v) => Box::new(v[r].iter().map(|&x| x as u8 as f64)),
+    }
+}
+
+/// Every element of a tensor, read in place.
+pub fn all(t: &Tensor) -> Box<dyn Iterator<Item = f64> + '_> {
+    elements(t, 0, t.numel())
 }
 
 /// A number as the value column shows it: the shortest text that reads
@@ -110,23 +129,28 @@ pub fn type_name(t: &Tensor, scalar: bool) -> String {
     format!("{}[{}]", t.dtype(), dims.join(", "))
 }
 
-/// The one-line summary of elements `xs` of a tensor of `dtype` and `shape`.
-pub fn summary_of(xs: &[f64], dtype: DType, shape: &[usize]) -> String {
+/// The one-line summary of elements `start..start + len` of `t`, a block
+/// of shape `shape`.
+pub fn summary_range(t: &Tensor, start: usize, len: usize, shape: &[usize]) -> String {
+    let dtype = t.dtype();
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let ty = if shape.is_empty() {
         format!("{dtype}")
     } else {
         format!("{dtype}[{}]", dims.join(", "))
     };
-    if shape.is_empty() && xs.len() == 1 {
-        return format!("{ty} {}", num(xs[0], dtype));
-    }
-    if xs.is_empty() {
+    if len == 0 {
         return format!("{ty} (empty)");
     }
-    let s = stats(xs);
-    let first: Vec<String> = xs.iter().take(FIRST).map(|&x| num(x, dtype)).collect();
-    let more = if xs.len() > FIRST { ", ..." } else { "" };
+    if shape.is_empty() && len == 1 {
+        let x = elements(t, start, 1).next().unwrap_or(f64::NAN);
+        return format!("{ty} {}", num(x, dtype));
+    }
+    let s = stats_of(elements(t, start, len));
+    let first: Vec<String> = elements(t, start, len.min(FIRST))
+        .map(|x| num(x, dtype))
+        .collect();
+    let more = if len > FIRST { ", ..." } else { "" };
     let mut out = if s.min.is_finite() {
         format!(
             "{ty} min={} max={} mean={} std={}",
@@ -151,7 +175,7 @@ pub fn summary(v: &Value) -> String {
         Value::Tensor(t) => {
             let tensor = t.tensor();
             let shape: &[usize] = if t.scalar { &[] } else { tensor.shape() };
-            summary_of(&tensor.to_f64_vec(), tensor.dtype(), shape)
+            summary_range(tensor, 0, tensor.numel(), shape)
         }
         Value::Tuple(items) => {
             let parts: Vec<String> = items.iter().take(4).map(short).collect();
@@ -165,8 +189,8 @@ pub fn summary(v: &Value) -> String {
 fn short(v: &Value) -> String {
     match v {
         Value::Tensor(t) if t.scalar || t.tensor().numel() == 1 => {
-            let x = t.tensor().to_f64_vec();
-            num(x[0], t.dtype())
+            let x = all(t.tensor()).next().unwrap_or(f64::NAN);
+            num(x, t.dtype())
         }
         Value::Tensor(t) => type_name(t.tensor(), t.scalar),
         other => other.describe(),
@@ -229,11 +253,10 @@ pub fn children(v: &Value, path: &[usize]) -> Vec<Child> {
             if path.len() >= shape.len() {
                 return Vec::new();
             }
-            let xs = tensor.to_f64_vec();
             let dtype = tensor.dtype();
             // The block the path selects.
             let mut start = 0;
-            let mut stride = xs.len();
+            let mut stride = tensor.numel();
             for (k, &i) in path.iter().enumerate() {
                 stride /= shape[k].max(1);
                 start += i * stride;
@@ -244,7 +267,7 @@ pub fn children(v: &Value, path: &[usize]) -> Vec<Child> {
             let prefix: String = path.iter().map(|i| format!("{i}, ")).collect();
             (0..n.min(MAX_CHILDREN))
                 .map(|i| {
-                    let block = &xs[start + i * inner..start + (i + 1) * inner];
+                    let at = start + i * inner;
                     let leaf = rest.is_empty();
                     let mut p = path.to_vec();
                     p.push(i);
@@ -255,9 +278,9 @@ pub fn children(v: &Value, path: &[usize]) -> Vec<Child> {
                             format!("[{prefix}{i}, :]")
                         },
                         value: if leaf {
-                            num(block[0], dtype)
+                            num(elements(tensor, at, 1).next().unwrap_or(f64::NAN), dtype)
                         } else {
-                            summary_of(block, dtype, rest)
+                            summary_range(tensor, at, inner, rest)
                         },
                         ty: if leaf {
                             format!("{dtype}")
@@ -278,9 +301,11 @@ pub fn children(v: &Value, path: &[usize]) -> Vec<Child> {
 pub fn bad_count(v: &Value) -> (usize, usize) {
     match v {
         Value::Tensor(t) if t.dtype().is_float() => {
-            let xs = t.tensor().to_f64_vec();
-            let nan = xs.iter().filter(|x| x.is_nan()).count();
-            let inf = xs.iter().filter(|x| x.is_infinite()).count();
+            let (mut nan, mut inf) = (0, 0);
+            for x in all(t.tensor()) {
+                nan += usize::from(x.is_nan());
+                inf += usize::from(x.is_infinite());
+            }
             (nan, inf)
         }
         Value::Tuple(items) => items
@@ -293,18 +318,13 @@ pub fn bad_count(v: &Value) -> (usize, usize) {
 
 /// The largest absolute finite value of a tensor (or of a tuple's tensors).
 pub fn max_abs(v: &Value) -> Option<f64> {
+    let join = |m: Option<f64>, x: f64| Some(m.map_or(x, |m: f64| m.max(x)));
     match v {
-        Value::Tensor(t) if t.dtype().is_float() => t
-            .tensor()
-            .to_f64_vec()
-            .iter()
+        Value::Tensor(t) if t.dtype().is_float() => all(t.tensor())
             .filter(|x| x.is_finite())
-            .map(|x| x.abs())
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
-        Value::Tuple(items) => items
-            .iter()
-            .filter_map(max_abs)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))),
+            .map(f64::abs)
+            .fold(None, join),
+        Value::Tuple(items) => items.iter().filter_map(max_abs).fold(None, join),
         _ => None,
     }
 }
@@ -316,10 +336,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
             let (x, y) = (x.tensor(), y.tensor());
             x.dtype() == y.dtype()
                 && x.shape() == y.shape()
-                && x.to_f64_vec()
-                    .iter()
-                    .zip(y.to_f64_vec().iter())
-                    .all(|(p, q)| p.to_bits() == q.to_bits())
+                && all(x).zip(all(y)).all(|(p, q)| p.to_bits() == q.to_bits())
         }
         (Value::Tuple(x), Value::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q))
@@ -331,10 +348,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
 /// Whether a value counts as true (a condition).
 pub fn truthy(v: &Value) -> Option<bool> {
     match v {
-        Value::Tensor(t) => {
-            let xs = t.tensor().to_f64_vec();
-            (xs.len() == 1).then(|| xs[0] != 0.0)
-        }
+        Value::Tensor(t) if t.tensor().numel() == 1 => all(t.tensor()).next().map(|x| x != 0.0),
         _ => None,
     }
 }

@@ -612,11 +612,8 @@ fn describe_callee(body: &ir::Body, n: ir::NodeId) -> String {
 fn delta(old: &Value, new: &Value) -> String {
     match (old.as_tensor(), new.as_tensor()) {
         (Some(a), Some(b)) => {
-            let d = a
-                .tensor()
-                .to_f64_vec()
-                .iter()
-                .zip(b.tensor().to_f64_vec().iter())
+            let d = inspect::all(a.tensor())
+                .zip(inspect::all(b.tensor()))
                 .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
             format!("{d}")
         }
