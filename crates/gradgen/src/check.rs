@@ -9,6 +9,10 @@
 //! 3. Second order: a graph `g2` that calls `grad(f)` (and projects the
 //!    gradients) is differentiated the same way, against finite differences
 //!    of `g2` (whose inner gradient the executor takes at run time).
+//! 4. Transforms (spec §7): `vmap(f)` over a batch of 3 examples of every
+//!    parameter equals `f` applied to each example, stacked; for a scalar
+//!    `f`, `jacrev(f, wrt=every parameter)` and `jacfwd(...)` equal its
+//!    gradient (checked against finite differences in 2).
 
 use std::collections::HashMap;
 
@@ -36,6 +40,10 @@ pub enum Kind {
     CleanUp,
     /// A gradient disagrees with finite differences.
     FiniteDifferences,
+    /// `vmap(f)(xs)` differs from `f` applied to each example, stacked.
+    Vmap,
+    /// `jacrev(f)` or `jacfwd(f)` of a scalar `f` differs from its gradient.
+    Jacobian,
 }
 
 #[derive(Debug, Clone)]
@@ -552,7 +560,120 @@ fn check_at(p: &Program, text: &str, seed: u64) -> Outcome {
         .collect();
     let first = tryo!(check_gradient(text, ENTRY, &args, 1));
     let second = tryo!(check_gradient(&second_order_text(p, text), "g2", &args, 2));
+    tryo!(check_transforms(p, text, &args, seed));
     Outcome::Passed { first, second }
+}
+
+/// The transforms' program: `vf` maps `f` over a leading batch axis of
+/// every parameter; `jr`/`jf` are its Jacobians and `gr` its gradient
+/// with respect to every parameter.
+pub fn transforms_text(p: &Program, text: &str, batch: usize) -> String {
+    use crate::gen::{ty_text, Ty};
+    let names = p.param_names();
+    let typed = |extra: &[usize]| -> Vec<String> {
+        p.params
+            .iter()
+            .map(|(n, s)| {
+                let mut shape = extra.to_vec();
+                shape.extend(s);
+                format!("{n}: {}", ty_text(&Ty::F(shape)))
+            })
+            .collect()
+    };
+    let wrt: Vec<String> = (0..names.len()).map(|i| i.to_string()).collect();
+    let wrt = if wrt.len() == 1 {
+        format!("({},)", wrt[0])
+    } else {
+        format!("({})", wrt.join(", "))
+    };
+    let (plain, batched, args) = (
+        typed(&[]).join(", "),
+        typed(&[batch]).join(", "),
+        names.join(", "),
+    );
+    let mut out = format!("{text}\ngraph vf({batched}) {{\n  return vmap({ENTRY})({args})\n}}\n");
+    for (g, m) in [("jr", "jacrev"), ("jf", "jacfwd"), ("gr", "grad")] {
+        out.push_str(&format!(
+            "graph {g}({plain}) {{\n  return {m}({ENTRY}, wrt={wrt})({args})\n}}\n"
+        ));
+    }
+    out
+}
+
+/// Part 4 of the checks (see the module's doc).
+fn check_transforms(p: &Program, text: &str, args: &[Tensor], seed: u64) -> Result<(), Outcome> {
+    const BATCH: usize = 3;
+    let text = transforms_text(p, text, BATCH);
+    let a = analyze(&text).map_err(|e| fail(Kind::Vmap, 1, e))?;
+    let program = a.source.program();
+    let mut ex = executor(&program);
+    // A batch: the checked point, then two others.
+    let examples: Vec<Vec<Tensor>> = (0..BATCH as u64)
+        .map(|b| {
+            if b == 0 {
+                return args.to_vec();
+            }
+            p.params
+                .iter()
+                .enumerate()
+                .map(|(i, (_, s))| {
+                    match random_value(s, seed.wrapping_add(b * 104_729 + i as u64 * 7919)) {
+                        ops::KValue::Tensor(t) => t,
+                        _ => unreachable!(),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let stacked: Vec<Tensor> = (0..args.len())
+        .map(|i| {
+            let mut data = Vec::new();
+            for e in &examples {
+                data.extend(e[i].to_f64_vec());
+            }
+            let mut shape = vec![BATCH];
+            shape.extend(args[i].shape());
+            Tensor::from_f64(shape, data).expect("sizes")
+        })
+        .collect();
+    let mut each = Vec::new();
+    for e in &examples {
+        let v = call(&mut ex, ENTRY, e).map_err(|e| fail(Kind::Run, 1, e))?;
+        if !finite(&v) {
+            return Err(Outcome::Discarded("non-finite value in the batch".into()));
+        }
+        each.push(flat(&v));
+    }
+    let mapped = call(&mut ex, "vf", &stacked).map_err(|e| fail(Kind::Vmap, 1, e))?;
+    let mapped = flat(&mapped);
+    // Output k of the batch is example outputs k stacked: example b's
+    // elements are the b-th slice of each output.
+    let want: Vec<Vec<f64>> = (0..each[0].len())
+        .map(|k| each.iter().flat_map(|e| e[k].clone()).collect())
+        .collect();
+    if let Some(d) = compare(&mapped, &want, 1e-12, 1e-12) {
+        let notes = ex.transform_notes().join("; ");
+        return Err(fail(
+            Kind::Vmap,
+            1,
+            format!("vmap(f) against each example: {d} ({notes})"),
+        ));
+    }
+    // A scalar f: its Jacobians are its gradient.
+    if p.extra.is_none() {
+        let grad = flat(&call(&mut ex, "gr", args).map_err(|e| fail(Kind::Run, 1, e))?);
+        for j in ["jr", "jf"] {
+            let v = flat(&call(&mut ex, j, args).map_err(|e| fail(Kind::Jacobian, 1, e))?);
+            if let Some(d) = compare(&v, &grad, 1e-9, 1e-9) {
+                return Err(fail(
+                    Kind::Jacobian,
+                    1,
+                    format!("`{j}` against the gradient: {d}"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks a program given as text (a fixture): its entry `f` takes f64

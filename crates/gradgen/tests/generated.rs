@@ -17,8 +17,13 @@ fn generated_programs() {
     // Seeds of the long runs' first programs, a few of each session, and
     // the last long run's failures while the generator draws the same
     // programs from them: 510221 (a `jvp` through `ScalarToTensor` in an
-    // untyped closure), 516964 (clean-up rounding at a 1e8 cancellation).
-    for seed in (1..=6).chain(1000..1004).chain([510221, 516964]) {
+    // untyped closure), 516964 (clean-up rounding at a 1e8 cancellation);
+    // 2000, 2057 (vmap of reductions of scalar examples: `axis=()` and
+    // `axis=-1` named the batch axis).
+    for seed in (1..=6)
+        .chain(1000..1004)
+        .chain([510221, 516964, 2000, 2057])
+    {
         if let Some((p, f)) = gradgen::run_one(seed, &cands, &mut counts) {
             failures.push(format!(
                 "seed {seed}: {:?} (order {}): {}\n{}",

@@ -205,7 +205,11 @@ impl Batcher<'_> {
                     .collect();
                 Ok((self.prim("BatchMatMul", &attrs, &nodes), Bat::At0))
             }
-            Some(BatchRule::Axes { attr, empty_is_all }) if args.len() == 1 => {
+            // A scalar example's axes (`()`: none; `-1`: the scalar itself)
+            // would name the batch's: such a call runs per example.
+            Some(BatchRule::Axes { attr, empty_is_all })
+                if args.len() == 1 && self.rank(srcs[0])? > 0 =>
+            {
                 let r = self.rank(srcs[0])?;
                 let value = match p.attr(attr) {
                     Some(v) => v.clone(),
