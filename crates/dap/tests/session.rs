@@ -269,9 +269,22 @@ fn conditional_breakpoint() {
         c.ok(
             "setBreakpoints",
             json!({"source": {"path": file.display().to_string()},
-                "breakpoints": [{"line": 15, "condition": "n == 2"}]}),
+                "breakpoints": [{"line": 15, "condition": "n == 2"},
+                    // b = square(x + 1): its largest magnitude is 49.
+                    {"line": 24, "condition": "ReduceMax(Abs(b)) > 100"},
+                    {"line": 25, "condition": "ReduceMax(Abs(b)) > 40"},
+                    {"line": 26, "condition": "ReduceMax(Abs(nosuch)) > 1"}]}),
         );
     });
+    // Line 24 does not stop (49 < 100); line 25 does.
+    c.stopped();
+    assert_eq!(c.stack()[0].2, 25);
+    c.cont();
+    // A condition that cannot be checked stops and says why.
+    let s = c.stopped();
+    assert_eq!(c.stack()[0].2, 26);
+    assert!(s["text"].as_str().unwrap().contains("nosuch"), "{s}");
+    c.cont();
     c.stopped();
     let n = var(&c.locals(1), "n").clone();
     assert_eq!(n["value"], "i64 2");
