@@ -31,6 +31,46 @@ pub struct LineBreakpoint {
     pub id: i64,
     pub line: u32,
     pub condition: Option<String>,
+    pub hit_condition: Option<HitCondition>,
+    /// A logpoint's message: written (with `{EXPR}` evaluated) instead of stopping.
+    pub log: Option<String>,
+}
+
+/// When a breakpoint stops, by the number of times it was reached (its
+/// condition held): `N` or `== N`, `>= N`, `> N`, `% N`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HitCondition {
+    Eq(u64),
+    Ge(u64),
+    Gt(u64),
+    Every(u64),
+}
+
+impl HitCondition {
+    pub fn parse(text: &str) -> Option<HitCondition> {
+        let t = text.trim();
+        let (op, n) = ["==", ">=", ">", "%"]
+            .iter()
+            .find_map(|op| t.strip_prefix(op).map(|rest| (*op, rest)))
+            .unwrap_or(("==", t));
+        let n: u64 = n.trim().parse().ok()?;
+        Some(match op {
+            "==" => HitCondition::Eq(n),
+            ">=" => HitCondition::Ge(n),
+            ">" => HitCondition::Gt(n),
+            _ if n == 0 => return None,
+            _ => HitCondition::Every(n),
+        })
+    }
+
+    fn holds(self, hits: u64) -> bool {
+        match self {
+            HitCondition::Eq(n) => hits == n,
+            HitCondition::Ge(n) => hits >= n,
+            HitCondition::Gt(n) => hits > n,
+            HitCondition::Every(n) => hits % n == 0,
+        }
+    }
 }
 
 /// A data breakpoint on a weight.
@@ -110,6 +150,8 @@ pub struct DebugObserver {
     pub show_scopes: bool,
     /// Initial values of weights the run has not used yet, made once to show them.
     initial: HashMap<u32, Value>,
+    /// How many times each line breakpoint was reached with its condition holding.
+    hits: HashMap<i64, u64>,
     mode: Mode,
     /// The line each frame (by depth) was last seen on.
     last_line: Vec<Option<(usize, u32)>>,
@@ -138,6 +180,7 @@ impl DebugObserver {
             eval,
             show_scopes: false,
             initial: HashMap::new(),
+            hits: HashMap::new(),
             mode: if stop_on_entry {
                 Mode::Entry
             } else {
@@ -254,6 +297,37 @@ impl DebugObserver {
             }
         };
         Ok(())
+    }
+
+    /// A logpoint's message with each `{EXPR}` replaced by its value's summary.
+    fn log_text(&mut self, frames: &Frames<'_>, message: &str) -> String {
+        let (snap, weights) = self.snapshot(frames);
+        let scope = snap.first().map(|f| f.vars.clone()).unwrap_or_default();
+        let mut out = String::new();
+        let mut rest = message;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            out.push_str(&rest[..open]);
+            let expr = &rest[open + 1..open + close];
+            let direct = scope
+                .iter()
+                .rev()
+                .chain(weights.iter())
+                .find(|(n, _)| n == expr.trim());
+            let shown = match direct {
+                Some((_, v)) => inspect::summary(v),
+                None => match self.eval.evaluate(expr, &scope, &weights) {
+                    Ok(v) => inspect::summary(&v),
+                    Err(m) => format!("<{m}>"),
+                },
+            };
+            out.push_str(&shown);
+            rest = &rest[open + close + 1..];
+        }
+        out.push_str(rest);
+        out
     }
 
     fn watched(&self, frames: &Frames<'_>) -> Vec<(u32, DataBreakpoint)> {
@@ -404,24 +478,39 @@ impl Observer for DebugObserver {
         let mut hit = Vec::new();
         let mut notes = Vec::new();
         for b in bps {
-            match &b.condition {
-                None => hit.push(b.id),
+            let reached = match &b.condition {
+                None => true,
                 Some(c) => {
                     let (snap, weights) = self.snapshot(frames);
                     let scope = snap.first().map(|f| f.vars.clone()).unwrap_or_default();
                     match self.eval.evaluate(c, &scope, &weights) {
-                        Ok(v) => {
-                            if inspect::truthy(&v) == Some(true) {
-                                hit.push(b.id);
-                            }
-                        }
+                        Ok(v) => inspect::truthy(&v) == Some(true),
                         Err(m) => {
                             // A condition that fails stops, saying why (as VS Code's adapters do).
                             notes.push(format!("the condition `{c}` failed: {m}"));
                             hit.push(b.id);
+                            continue;
                         }
                     }
                 }
+            };
+            if !reached {
+                continue;
+            }
+            let n = self.hits.entry(b.id).or_insert(0);
+            *n += 1;
+            if b.hit_condition.is_some_and(|h| !h.holds(*n)) {
+                continue;
+            }
+            match &b.log {
+                Some(message) => {
+                    let text = self.log_text(frames, message);
+                    let _ = self.events.send(RunEvent::Output {
+                        category: "console",
+                        text: format!("{text}\n"),
+                    });
+                }
+                None => hit.push(b.id),
             }
         }
         if !hit.is_empty() {

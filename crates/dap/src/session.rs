@@ -350,17 +350,22 @@ impl<W: Write> Session<W> {
                 .and_then(Json::as_str)
                 .and_then(|p| loaded.map.module_of_path(p)),
         };
-        let wanted: Vec<(u32, Option<String>)> = match a.get("breakpoints").and_then(Json::as_array)
-        {
+        let text = |b: &Json, k: &str| {
+            b.get(k)
+                .and_then(Json::as_str)
+                .filter(|c| !c.trim().is_empty())
+                .map(String::from)
+        };
+        type Wanted = (u32, Option<String>, Option<String>, Option<String>);
+        let wanted: Vec<Wanted> = match a.get("breakpoints").and_then(Json::as_array) {
             Some(bs) => bs
                 .iter()
                 .map(|b| {
                     (
                         b.get("line").and_then(Json::as_u64).unwrap_or(0) as u32 + self.line_shift,
-                        b.get("condition")
-                            .and_then(Json::as_str)
-                            .filter(|c| !c.trim().is_empty())
-                            .map(String::from),
+                        text(b, "condition"),
+                        text(b, "hitCondition"),
+                        text(b, "logMessage"),
                     )
                 })
                 .collect(),
@@ -369,20 +374,40 @@ impl<W: Write> Session<W> {
                 .and_then(Json::as_array)
                 .map(|ls| {
                     ls.iter()
-                        .map(|l| (l.as_u64().unwrap_or(0) as u32 + self.line_shift, None))
+                        .map(|l| {
+                            (
+                                l.as_u64().unwrap_or(0) as u32 + self.line_shift,
+                                None,
+                                None,
+                                None,
+                            )
+                        })
                         .collect()
                 })
                 .unwrap_or_default(),
         };
         let mut out = Vec::new();
         let mut set = Vec::new();
-        for (line, condition) in wanted {
+        for (line, condition, hit_condition, log) in wanted {
+            if let Some(h) = &hit_condition {
+                if crate::runner::HitCondition::parse(h).is_none() {
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    out.push(json!({"id": id, "verified": false, "line": line - self.line_shift,
+                        "message": format!("`{h}` is not a hit count: write N, >= N, > N, == N or % N")}));
+                    continue;
+                }
+            }
             let id = self.next_id;
             self.next_id += 1;
             let resolved = module.and_then(|m| loaded.map.statement_line(m, line));
             match (module, resolved) {
                 (Some(_), Some(l)) => {
                     set.push(LineBreakpoint {
+                        hit_condition: hit_condition
+                            .as_deref()
+                            .and_then(crate::runner::HitCondition::parse),
+                        log,
                         id,
                         line: l,
                         condition,
@@ -784,6 +809,8 @@ pub fn capabilities() -> Json {
         "supportsExceptionFilterOptions": true,
         "supportsTerminateRequest": true,
         "supportsFunctionBreakpoints": true,
+        "supportsHitConditionalBreakpoints": true,
+        "supportsLogPoints": true,
         "supportsLoadedSourcesRequest": true,
         "supportsExceptionInfoRequest": true,
         "exceptionBreakpointFilters": [

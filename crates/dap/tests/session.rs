@@ -294,6 +294,31 @@ fn conditional_breakpoint() {
 }
 
 #[test]
+fn logpoints_and_hit_counts() {
+    let file = data("debug.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        let b = c.ok(
+            "setBreakpoints",
+            json!({"source": {"path": file.display().to_string()},
+                "breakpoints": [{"line": 15, "hitCondition": "2"},
+                    {"line": 14, "logMessage": "fact({n}): 2n = {n * 2}"},
+                    {"line": 22, "hitCondition": "every other"}]}),
+        );
+        assert_eq!(b["breakpoints"][2]["verified"], false);
+    });
+    // Line 15 is reached in fact(3), then in fact(2): the second stops.
+    c.stopped();
+    assert_eq!(var(&c.locals(1), "n")["value"], "i64 2");
+    c.cont();
+    let (out, code) = c.finish();
+    assert_eq!(code, 0);
+    for n in [3, 2, 1] {
+        let line = format!("fact(i64 {n}): 2n = i64 {}", 2 * n);
+        assert!(out.contains(&line), "{line} in {out}");
+    }
+}
+
+#[test]
 fn values_are_those_of_a_plain_run() {
     // The debugged run's result, printed, is the plain executor's (compiled
     // plans included), bit for bit in its printed form.
