@@ -68,7 +68,7 @@ impl HitCondition {
             HitCondition::Eq(n) => hits == n,
             HitCondition::Ge(n) => hits >= n,
             HitCondition::Gt(n) => hits > n,
-            HitCondition::Every(n) => hits % n == 0,
+            HitCondition::Every(n) => hits.is_multiple_of(n),
         }
     }
 }
