@@ -59,6 +59,29 @@ fn breakpoint_step_in_out_and_the_stack() {
 }
 
 #[test]
+fn step_in_goes_into_an_if_branch() {
+    let file = data("debug.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        c.breakpoints(&file, &[26]);
+    });
+    c.stopped();
+    c.ok("stepIn", json!({"threadId": 1}));
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!((stack[0].0.as_str(), stack[0].2), ("fact", 14), "{stack:?}");
+    // The `else` branch of fact(3) is a graph of its own, in fact.
+    c.ok("stepIn", json!({"threadId": 1}));
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!(stack[0].2, 15, "{stack:?}");
+    assert!(stack[0].0.ends_with("(in fact)"), "{stack:?}");
+    assert_eq!(stack[1].0, "fact", "{stack:?}");
+    assert_eq!(var(&c.locals(1), "n")["value"], "i64 3");
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
 fn breakpoints_in_imported_and_std_files_and_recursion() {
     let helpers = data("helpers.mir");
     let std_dense = test_support::repo_root().join("lib/nn/dense.mir");
