@@ -92,6 +92,9 @@ await step('a breakpoint stops the run and the Variables view shows a tensor', a
   if (!text.includes('f32[2, 3]') && !text.includes('nan=0')) throw new Error(`x: ${text}`);
   const frames = await page.locator('.debug-call-stack .monaco-list-row').allTextContents();
   if (!frames.some((f) => f.includes('main') && f.includes('debug.mir'))) throw new Error(`stack: ${frames.join(' / ')}`);
+  // Expanding x lists its rows as slices.
+  await x.click();
+  await page.locator('.debug-view-content .monaco-list-row', { hasText: '[1, :]' }).first().waitFor();
   await page.screenshot({ path: join(SHOTS, 'debug-breakpoint.png') });
 });
 
