@@ -267,10 +267,29 @@ fn run_inner(
     let mut ex = exec::Executor::with_backend(&l.program, options, selected.backend);
     let params = exec::args::entry_params(l.program.graph(&l.entry).expect("checked"));
     let dims = exec::args::parse_dims(&a.dims).map_err(|e| e.message)?;
-    let values = exec::args::build_args(&ex, &params, &a.args, &dims).map_err(|e| e.message)?;
+    // Relative paths (`.npy` arguments, `loadWeights`) are the program's
+    // folder's: an editor starts the adapter wherever it likes.
+    let folder = a
+        .program
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let args: Vec<(String, String)> = a
+        .args
+        .iter()
+        .map(|(k, v)| {
+            let p = Path::new(v);
+            if v.ends_with(".npy") && p.is_relative() && !p.exists() {
+                (k.clone(), folder.join(p).display().to_string())
+            } else {
+                (k.clone(), v.clone())
+            }
+        })
+        .collect();
+    let values = exec::args::build_args(&ex, &params, &args, &dims).map_err(|e| e.message)?;
     if let Some(path) = &a.load_weights {
-        let path = if path.is_relative() {
-            l.base_dir.join(path)
+        let path = if path.is_relative() && !path.exists() {
+            folder.join(path)
         } else {
             path.clone()
         };

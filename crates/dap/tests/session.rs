@@ -342,6 +342,38 @@ fn logpoints_and_hit_counts() {
 }
 
 #[test]
+fn npy_arguments_and_load_weights_are_read_beside_the_program() {
+    // The adapter's working directory is not the program's folder.
+    let dir = std::env::temp_dir().join(format!("mirdsl-dap-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["debug.mir", "helpers.mir"] {
+        std::fs::copy(data(f), dir.join(f)).unwrap();
+    }
+    let x = tensor::Tensor::from_f32(vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    std::fs::write(dir.join("x.npy"), tensor::npy::write(&x)).unwrap();
+    let w = tensor::Tensor::from_f32(vec![2, 3], vec![7.0; 6]).unwrap();
+    std::fs::write(
+        dir.join("w.safetensors"),
+        tensor::safetensors::write(&[("fc.weight", &w)]),
+    )
+    .unwrap();
+    let launch = json!({"program": dir.join("debug.mir").display().to_string(), "entry": "main",
+        "args": {"x": "x.npy"}, "loadWeights": "w.safetensors", "stopOnEntry": true});
+    let mut c = Client::launch(launch, |_| {});
+    c.stopped();
+    let x = var(&c.locals(1), "x").clone();
+    assert!(
+        x["value"].as_str().unwrap().contains("[1, 2, 3, 4, 5, 6]"),
+        "{x}"
+    );
+    let w = var(&c.weights(1), "fc.weight").clone();
+    assert!(w["value"].as_str().unwrap().contains("min=7 max=7"), "{w}");
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn values_are_those_of_a_plain_run() {
     // The debugged run's result, printed, is the plain executor's (compiled
     // plans included), bit for bit in its printed form.
