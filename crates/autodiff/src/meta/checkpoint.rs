@@ -47,10 +47,20 @@ impl Cx {
         let mut rule_args: Vec<AV> = self.param_values(item, args);
         rule_args.extend([AV::Any, AV::Any]);
         self.expand_all(&rule_item, &rule_args)?;
-        // Emitted with its expansion (the vjp replaced by its graph).
+        // Emitted with its expansion (the vjp replaced by its graph),
+        // cleaned up: the vjp's graph and its backpropagator inlined.
         let expanded = (*self.world.bodies[&rule_item]).clone();
         self.generated.retain(|(n, _)| *n != rule);
-        self.generated.push((rule.clone(), expanded));
+        let mut all = vec![(rule.clone(), expanded)];
+        all.extend(self.generated.iter().cloned());
+        passes::optimize(&mut all, &self.world, &rule, &rule_args, false);
+        passes::finish(&mut all, &self.world, &rule);
+        for (n, b) in all {
+            self.world
+                .insert(Arc::from(n.as_str()), Arc::new(b.clone()));
+            self.generated.retain(|(g, _)| *g != n);
+            self.generated.push((n, b));
+        }
         // The entry: checkpoint_f(x...) = f(x...).
         let name = self.fresh(&format!("checkpoint_{item}"));
         let mut b = Body::default();
