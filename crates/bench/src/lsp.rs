@@ -567,6 +567,45 @@ fn mlir_edits(text: &str, count: usize) -> Vec<LineEdit> {
         .collect()
 }
 
+/// `bench dump` through the server: opens `text` as `file:///bench/NAME.ir`
+/// (a MindSpore compile dump) and times, over `runs` repetitions each, the
+/// requests `(method, params)` an editor makes on it, each from sending it to
+/// its answer. Returns the open time (`didOpen` to the diagnostics, which are
+/// none) and each request's median.
+pub fn dump_requests(
+    text: &str,
+    requests: &[(&str, Json)],
+    runs: usize,
+) -> Result<(Duration, Vec<Duration>), String> {
+    let mut server = Server::start(&mirdsl_path().to_string_lossy(), &["lsp"])?;
+    server.initialize()?;
+    let uri = "file:///bench/24_execute_0129.ir";
+    let start = Instant::now();
+    server.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "mindspore-ir", "version": 1, "text": text}}),
+    );
+    let (arrived, _) = server.diagnostics(1)?;
+    let open = arrived - start;
+    let mut medians = Vec::new();
+    for (method, params) in requests {
+        let mut params = params.clone();
+        params["textDocument"] = json!({"uri": uri});
+        let mut samples = Vec::new();
+        for _ in 0..runs {
+            let sent = Instant::now();
+            let (arrived, answer) = server.request_timed(method, params.clone())?;
+            if answer.get("error").is_some() {
+                return Err(format!("{method}: {answer}"));
+            }
+            samples.push(arrived - sent);
+        }
+        medians.push(Summary::of(&samples).median);
+    }
+    server.stop();
+    Ok((open, medians))
+}
+
 fn mirdsl_path() -> PathBuf {
     if let Some(p) = std::env::var_os("MIRDSL") {
         return PathBuf::from(p);

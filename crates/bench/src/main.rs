@@ -8,6 +8,7 @@
 //! module and a line in [`BENCHES`] for a new one (`check`, `lsp`, `run`, ...).
 
 mod check;
+mod dump;
 mod gen;
 mod gpu_run;
 mod lsp;
@@ -73,6 +74,11 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "run",
         "training steps (MLP, LeNet-5, Transformer layer, ResNet blocks): ms/step and peak memory next to JAX and MindSpore; GEMM vs NumPy (`--device gpu`: the GPU backend next to PyTorch)",
         run::run,
+    ),
+    (
+        "dump",
+        "a 100,000-line MindSpore compile dump (.ir) in the editor: open and each request",
+        dump::run,
     ),
     (
         "remat",

@@ -82,6 +82,10 @@ pub struct Node {
     pub scope: Option<String>,
     /// The Python frames (`# In file PATH:LINE...`), outermost first.
     pub frames: Vec<Frame>,
+    /// The names its statement uses (`%N`, `%paraN_x`, `@g`), in order.
+    pub inputs: Vec<String>,
+    /// The call as printed, up to its attributes (`Conv2D(%1, %2)`).
+    pub call: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -222,6 +226,21 @@ fn callee(body: &str) -> Option<(&str, usize)> {
     (len > 0).then(|| (&rest[..len], eq))
 }
 
+/// A statement's call without its attributes (`primitive_attrs: {...}` ...).
+fn call_text(s: &str) -> &str {
+    let end = [
+        " primitive_attrs:",
+        " cnode_attrs:",
+        " cnode_primal_attrs:",
+        " {instance name",
+    ]
+    .iter()
+    .filter_map(|m| s.find(m))
+    .min()
+    .unwrap_or(s.len());
+    s[..end].trim_end()
+}
+
 /// `# In file PATH:LINE(~LINE2)?(, COLS)?/CODE/`.
 fn frame(comment: &str) -> Option<Frame> {
     let rest = comment.strip_prefix("In file ")?;
@@ -324,8 +343,15 @@ pub fn parse(text: &str) -> Dump {
                     inputs_ty: None,
                     scope: None,
                     frames: Vec::new(),
+                    inputs: Vec::new(),
+                    call: call_text(&trimmed[eq..]).to_string(),
                 });
+                let first = dump.uses.len();
                 scan_names(&trimmed[eq..], start + eq, Some(g), &mut dump.uses);
+                let inputs = dump.uses[first..].iter().map(|u| u.name.clone()).collect();
+                if let Some(n) = dump.graphs[g].nodes.last_mut() {
+                    n.inputs = inputs;
+                }
             } else if trimmed.starts_with("Return(") {
                 let start = at + indent;
                 graph.nodes.push(Node {
@@ -338,8 +364,15 @@ pub fn parse(text: &str) -> Dump {
                     inputs_ty: None,
                     scope: None,
                     frames: Vec::new(),
+                    inputs: Vec::new(),
+                    call: call_text(trimmed).to_string(),
                 });
+                let first = dump.uses.len();
                 scan_names(trimmed, start, Some(g), &mut dump.uses);
+                let inputs = dump.uses[first..].iter().map(|u| u.name.clone()).collect();
+                if let Some(n) = dump.graphs[g].nodes.last_mut() {
+                    n.inputs = inputs;
+                }
             } else if !trimmed.is_empty() && !trimmed.starts_with('#') {
                 scan_names(line, at, Some(g), &mut dump.uses);
             }
@@ -527,6 +560,8 @@ impl Dump {
             .collect()
     }
 }
+
+pub mod diff;
 
 #[cfg(test)]
 mod tests;

@@ -126,3 +126,36 @@ fn anything_opens() {
     assert_eq!(parse("").graphs.len(), 0);
     parse("subgraph @\n%\n%%%% @ @@ (\n}\n");
 }
+
+#[test]
+fn structural_diff() {
+    use crate::diff::{diff, graph_key, Change};
+    assert_eq!(
+        graph_key("@518_232_1_mindspore_nn_TrainOneStepCell_construct_1358"),
+        "mindspore_nn_TrainOneStepCell_construct"
+    );
+    let a = parse(DUMP);
+    assert_eq!(diff(&a, &a), vec![]);
+    // Renumbered nodes and graphs, the same structure: equal.
+    let renumbered = DUMP
+        .replace("%0(CNode_3)", "%7(CNode_3)")
+        .replace("call @helper_2(%0)", "call @helper_9(%7)")
+        .replace("@helper_2(%para3_y)", "@helper_9(%para3_y)")
+        .replace("# IR entry: @main_1", "# IR entry: @main_1");
+    assert_eq!(diff(&a, &parse(&renumbered)), vec![]);
+    // A primitive replaced, and a node added.
+    let changed = DUMP.replace("PrimFunc_ReLU(%para3_y)", "PrimFunc_GeLU(%para3_y)").replace(
+        "  Return(%0)\n}\n",
+        "  %1(CNode_9) = PrimFunc_Neg(%0)\n      : (<Tensor[Float32], (2, 3)>) -> (<Tensor[Float32], (2, 3)>)\n  Return(%0)\n}\n",
+    );
+    let d = diff(&a, &parse(&changed));
+    assert!(
+        matches!(&d[0], Change::NodeChanged { what, .. } if what == &vec!["callee ReLU → GeLU".to_string()]),
+        "{d:?}"
+    );
+    assert!(
+        matches!(&d[1], Change::NodeAdded { node, .. } if node.starts_with("%1 = PrimFunc_Neg(%0)")),
+        "{d:?}"
+    );
+    assert_eq!(d.len(), 2, "{d:?}");
+}

@@ -3,6 +3,7 @@
 mod diff;
 mod files;
 mod grad_cmd;
+mod graph_diff;
 mod interop_cmd;
 mod passes;
 mod render;
@@ -105,6 +106,9 @@ enum Command {
     /// List a folder of MindSpore compile dumps (`save_graphs`) as a pipeline:
     /// stages in order, nodes per stage, primitives appearing and disappearing.
     Passes(passes::PassesArgs),
+    /// A structural diff of two graphs (`.ir`, `.mir` or `.mindir`): nodes
+    /// paired by scope, debug name and structure. Exit 0 equal, 1 different.
+    Diff(graph_diff::DiffArgs),
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -215,6 +219,7 @@ fn main() -> ExitCode {
         Command::Export(args) => interop_cmd::export_command(&args),
         Command::Dot(args) => interop_cmd::dot_command(&args),
         Command::Passes(args) => passes::passes_command(&args),
+        Command::Diff(args) => graph_diff::diff_command(&args),
     };
     ExitCode::from(code)
 }

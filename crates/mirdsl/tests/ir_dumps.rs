@@ -134,3 +134,48 @@ fn passes_lists_a_folder_in_pipeline_order() {
         "a folder without dumps is a usage error"
     );
 }
+
+#[test]
+fn diff_pairs_nodes_by_scope_and_structure_and_exits_as_diff_does() {
+    let stages = dumps().join("stages");
+    let less = stages.join("hwopt_common_eliminate_illegal_data_type_after_graph_2_0218.ir");
+    let add = stages.join("hwopt_common_eliminate_illegal_data_type_after_graph_12_0689.ir");
+    // A dump and itself: equal, nothing printed.
+    let o = mirdsl().arg("diff").arg(&less).arg(&less).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(o.stdout.is_empty());
+    // Two stages: the node of scope Default/inner-Loop changed its primitive,
+    // its inputs and its type; the tuple and the output their types.
+    let o = mirdsl().arg("diff").arg(&less).arg(&add).output().unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(out.contains("callee Less → Add"), "{out}");
+    assert!(
+        out.contains("type (<Tensor[Bool], ()>) → (<Tensor[Int32], ()>)"),
+        "{out}"
+    );
+    assert!(out.ends_with("3 differences\n"), "{out}");
+    // A dump against its own import (.ir against .mir): the import's
+    // structure is the dump's, without the dump's scopes.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ir_dumps_diff");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mir = dir.join("less.mir");
+    let o = mirdsl()
+        .arg("import")
+        .arg(&less)
+        .arg("-o")
+        .arg(&mir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = mirdsl().arg("diff").arg(&mir).arg(&mir).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    // A file that cannot be read: 2.
+    let o = mirdsl()
+        .arg("diff")
+        .arg(dir.join("missing.ir"))
+        .arg(&mir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
