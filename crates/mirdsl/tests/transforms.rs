@@ -1,5 +1,5 @@
 //! The functional transforms (spec §7): `vmap`, `jacrev`, `jacfwd` and
-//! `hessian`, run by the executor.
+//! `hessian`, `checkpoint` and a graph's own backward rule, run by the executor.
 //!
 //! Checked without any outside tool: `vmap(f)(xs)` equals `f` applied to
 //! each example and stacked (the stack property), through the batched form
@@ -8,7 +8,10 @@
 //! and the Hessian equal central finite differences (f64). With JAX
 //! installed (`pip install jax`; `MIRDSL_REQUIRE_TOOLS=jax` makes it
 //! required) the cases of issue 24's "Done means" are also compared with
-//! `jax.vmap`, `jax.jacrev`, `jax.jacfwd` and `jax.hessian`.
+//! `jax.vmap`, `jax.jacrev`, `jax.jacfwd` and `jax.hessian`; with MindSpore
+//! (`MIRDSL_MINDSPORE_PYTHON`), a straight-through estimator's gradient
+//! exported from the DSL (its `bprop`) gives what MindSpore's own
+//! `Cell.bprop` gives.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -616,6 +619,84 @@ fn checkpoint_gives_the_same_derivatives() {
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
             assert_close(ck, g, w, 1e-12);
+        }
+    }
+}
+
+/// A straight-through estimator as MindSpore writes it (`Cell.bprop`),
+/// and its gradient program from the DSL exported to MindSpore.
+const STE_MINDSPORE: &str = r#"
+import sys
+import numpy as np, mindspore as ms
+from mindspore import nn, ops, Tensor
+ms.set_context(mode=ms.GRAPH_MODE)
+x = Tensor(np.array([0.1, 0.5, -0.7, 0.2], np.float32))
+class Ste(nn.Cell):
+    def construct(self, x): return ops.round(x)
+    def bprop(self, x, out, dout): return (ops.clamp(dout, -1.0, 1.0),)
+class Loss(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.ste = Ste()
+    def construct(self, x): return (self.ste(x * 3.0) * x).sum()
+own = ms.grad(Loss())(x).asnumpy()
+exported = nn.GraphCell(ms.load(sys.argv[1]))(x).asnumpy()
+print(" ".join(repr(float(v)) for v in own))
+print(" ".join(repr(float(v)) for v in exported))
+"#;
+
+#[test]
+fn a_custom_bprop_gradient_exports_and_matches_mindspore_cell_bprop() {
+    let dir = std::env::temp_dir().join(format!("mirdsl-transforms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("ste.mir");
+    std::fs::write(
+        &src,
+        "graph ste(x: f32[4]) {\n  graph bprop(x, out, dout) {\n    return (ClampScalar(dout, min=-1.0, max=1.0),)\n  }\n  return Round(x)\n}\n\
+         graph loss(x: f32[4]) {\n  return ReduceSum(ste(x * 3.0) * x)\n}\n\
+         graph main(x: f32[4]) {\n  return grad(loss)(x)\n}\n",
+    )
+    .unwrap();
+    let model = dir.join("ste.mindir");
+    let out = Command::new(env!("CARGO_BIN_EXE_mirdsl"))
+        .args(["export", "--entry", "main", "-o"])
+        .arg(&model)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let Some(python) = test_support::require(Tool::MindSpore, test_support::mindspore_python())
+    else {
+        return;
+    };
+    // MindSpore compiles a Cell from its source file.
+    let script = dir.join("ste_mindspore.py");
+    std::fs::write(&script, STE_MINDSPORE).unwrap();
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(&model)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .rev()
+        .take(2)
+        .map(|l| l.split(' ').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let want = [0.3, 3.5, -4.1, 1.6];
+    for row in &rows {
+        for (a, b) in row.iter().zip(want) {
+            assert!((a - b).abs() < 1e-6, "{rows:?}");
         }
     }
 }
