@@ -11,7 +11,8 @@
 //! `jax.vmap`, `jax.jacrev`, `jax.jacfwd` and `jax.hessian`; with MindSpore
 //! (`MIRDSL_MINDSPORE_PYTHON`), a straight-through estimator's gradient
 //! exported from the DSL (its `bprop`) gives what MindSpore's own
-//! `Cell.bprop` gives.
+//! `Cell.bprop` gives, and the vmap and Jacobian cases match `ops.vmap`,
+//! `ops.jacrev` and `ops.jacfwd` (float32).
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -697,6 +698,131 @@ fn a_custom_bprop_gradient_exports_and_matches_mindspore_cell_bprop() {
     for row in &rows {
         for (a, b) in row.iter().zip(want) {
             assert!((a - b).abs() < 1e-6, "{rows:?}");
+        }
+    }
+}
+
+/// The same cases in MindSpore 2.10 (`ops.vmap`, `ops.jacrev`,
+/// `ops.jacfwd`, float32, graph mode), reading the arguments as JSON.
+/// MindSpore's `ops.vmap` of `MatMul` with `in_axes=1` fails its own shape
+/// check ("shape1[-1] must be equal to shape2[-2]"), so `v_mm` gives it the
+/// examples on axis 0 (the same numbers).
+const MINDSPORE: &str = r#"
+import json, sys
+import numpy as np, mindspore as ms
+from mindspore import ops, Tensor
+ms.set_context(mode=ms.GRAPH_MODE)
+args = {k: [Tensor(np.array(a, np.float32)) for a in v] for k, v in json.load(open(sys.argv[1])).items()}
+
+def mm(x, w): return ops.softmax(ops.matmul(x.expand_dims(0), w), axis=-1)
+def dist(a, b): return ops.sqrt(ops.reduce_sum((a - b) ** 2))
+def mlp_loss(w1, w2, x, y):
+    h = ops.tanh(ops.matmul(x.expand_dims(0), w1))
+    return ops.reduce_sum((ops.matmul(h, w2)[0] - y) ** 2)
+def net(x, w): return ops.tanh(ops.matmul(x.expand_dims(0), w))
+
+cases = {
+    "v_mm": lambda xs, w: ops.vmap(mm, in_axes=(0, None), out_axes=1)(Tensor(xs.asnumpy().T.copy()), w),
+    "pairwise": lambda xs, ys: ops.vmap(ops.vmap(dist, in_axes=(None, 0)), in_axes=(0, None))(xs, ys),
+    "per_example": lambda w1, w2, xs, ys: ops.vmap(ms.grad(mlp_loss, grad_position=(0, 1)), in_axes=(None, None, 0, 0))(w1, w2, xs, ys),
+    "jr": lambda x, w: ops.jacrev(net, grad_position=0)(x, w),
+    "jf": lambda x, w: ops.jacfwd(net, grad_position=0)(x, w),
+}
+out = {}
+for name, f in cases.items():
+    r = f(*args[name])
+    leaves = list(r) if isinstance(r, (tuple, list)) else [r]
+    out[name] = [[list(l.shape), [float(v) for v in l.asnumpy().ravel()]] for l in leaves]
+print(json.dumps(out))
+"#;
+
+#[test]
+fn transforms_match_mindspore() {
+    let Some(python) = test_support::require(Tool::MindSpore, test_support::mindspore_python())
+    else {
+        return;
+    };
+    let cases: Vec<(&str, Vec<Tensor>)> = vec![
+        ("v_mm", vec![rand(&[3, 4], 3), rand(&[3, 2], 4)]),
+        ("pairwise", vec![rand(&[4, 2], 8), rand(&[3, 2], 9)]),
+        (
+            "per_example",
+            vec![
+                rand(&[3, 4], 10),
+                rand(&[4, 2], 11),
+                rand(&[5, 3], 12),
+                rand(&[5, 2], 13),
+            ],
+        ),
+        ("jr", vec![rand(&[3], 14), rand(&[3, 2], 15)]),
+        ("jf", vec![rand(&[3], 14), rand(&[3, 2], 15)]),
+    ];
+    fn nested(shape: &[usize], data: &[f64]) -> serde_json::Value {
+        match shape.split_first() {
+            None => serde_json::json!(data[0]),
+            Some((&n, rest)) => {
+                let step = rest.iter().product::<usize>();
+                serde_json::Value::Array((0..n).map(|i| nested(rest, &data[i * step..])).collect())
+            }
+        }
+    }
+    let input: serde_json::Map<String, serde_json::Value> = cases
+        .iter()
+        .map(|(n, a)| {
+            let items = a
+                .iter()
+                .map(|t| nested(t.shape(), &t.to_f64_vec()))
+                .collect();
+            (n.to_string(), serde_json::Value::Array(items))
+        })
+        .collect();
+    let dir = std::env::temp_dir().join(format!("mirdsl-transforms-ms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (script, json) = (dir.join("transforms.py"), dir.join("args.json"));
+    std::fs::write(&script, MINDSPORE).unwrap();
+    std::fs::write(&json, serde_json::Value::Object(input).to_string()).unwrap();
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .expect("JSON");
+    let ms: serde_json::Value = serde_json::from_str(line).unwrap();
+    let mut ex = executor();
+    for (name, args) in &cases {
+        let got = leaves(&call(&mut ex, name, args));
+        let want = ms[name].as_array().unwrap();
+        assert_eq!(got.len(), want.len(), "{name}: outputs");
+        for (k, (g, w)) in got.iter().zip(want).enumerate() {
+            let shape: Vec<usize> = w[0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap() as usize)
+                .collect();
+            let data: Vec<f64> = w[1]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            // MindSpore computes in float32.
+            assert_close(
+                &format!("{name} output {k} against MindSpore"),
+                g,
+                &Tensor::from_f64(shape, data).unwrap(),
+                1e-5,
+            );
         }
     }
 }
