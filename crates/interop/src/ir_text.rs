@@ -101,6 +101,9 @@ enum PRef {
     Const(Const),
     /// A bare name (a parameter printed without `%para`, a symbol).
     Bare(String),
+    /// A tensor constant the dump prints only in part (`value=[1 ... 1]`):
+    /// its type is known, its value is not. It becomes an opaque node.
+    PartialTensor(Ty),
 }
 
 #[derive(Debug, Clone)]
@@ -665,6 +668,11 @@ impl<'a> Parser<'a> {
         let after = self.rest();
         if after.starts_with('(') {
             let inner = self.group('(', ')')?.trim();
+            if word == "Tensor" {
+                if let Some(ty) = partial_tensor_type(inner) {
+                    return Ok(PRef::PartialTensor(ty));
+                }
+            }
             return scalar_or_tensor(word, inner).map(PRef::Const);
         }
         if after.starts_with('[') {
@@ -730,17 +738,37 @@ fn scalar_or_tensor(word: &str, inner: &str) -> Result<Const, String> {
 }
 
 /// `shape=[2], dtype=Float32, value=[ 1.00000000e+00  1.00000000e+00]`
+/// Field `name=` of a tensor constant's `shape=[..], dtype=.., value=..`.
+fn tensor_field<'a>(inner: &'a str, name: &str) -> Option<&'a str> {
+    let start = inner.find(&format!("{name}="))? + name.len() + 1;
+    let rest = &inner[start..];
+    Some(if let Some(inner) = rest.strip_prefix('[') {
+        let end = matching(inner, '[', ']').map_or(rest.len(), |e| e + 2);
+        &rest[..end]
+    } else {
+        rest.split(',').next().unwrap_or(rest)
+    })
+}
+
+/// The type of a tensor constant whose value the dump prints only in part
+/// (`value=[[1 ... 1]]`); `None` for one printed whole.
+fn partial_tensor_type(inner: &str) -> Option<Ty> {
+    if !tensor_field(inner, "value")?.contains("...") {
+        return None;
+    }
+    let shape: Vec<i64> = tensor_field(inner, "shape")?
+        .trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse().ok())
+        .collect::<Option<_>>()?;
+    let dtype = ms_dtype(tensor_field(inner, "dtype")?.trim())?;
+    Some(Ty::Tensor(dtype, Shape::known(&shape)))
+}
+
 fn parse_tensor(inner: &str) -> Result<Const, String> {
-    let field = |name: &str| -> Option<&str> {
-        let start = inner.find(&format!("{name}="))? + name.len() + 1;
-        let rest = &inner[start..];
-        Some(if let Some(inner) = rest.strip_prefix('[') {
-            let end = matching(inner, '[', ']').map_or(rest.len(), |e| e + 2);
-            &rest[..end]
-        } else {
-            rest.split(',').next().unwrap_or(rest)
-        })
-    };
+    let field = |name: &str| tensor_field(inner, name);
     let shape: Vec<usize> = field("shape")
         .ok_or("a tensor without `shape=`")?
         .trim_matches(|c| c == '[' || c == ']')
@@ -815,6 +843,36 @@ fn build(
     header_params: Vec<(usize, String, Option<Ty>, bool)>,
     mut graphs: Vec<PGraph>,
 ) -> Result<(Module, NodeTypes), ImportError> {
+    // Tensor constants printed in part: a node of their own before their
+    // user, of unknown value and the printed type (an `Opaque` node).
+    for g in &mut graphs {
+        let mut fresh = usize::MAX;
+        let mut nodes = Vec::with_capacity(g.nodes.len());
+        for mut n in std::mem::take(&mut g.nodes) {
+            for a in n.args.iter_mut() {
+                if let PRef::PartialTensor(ty) = a {
+                    let ty = ty.clone();
+                    nodes.push(PNode {
+                        index: fresh,
+                        label: format!("{}_constant", n.label),
+                        callee: PCallee::Prim(
+                            "TensorConstant".into(),
+                            vec![(
+                                "value".into(),
+                                Const::Str("printed in part by the dump".into()),
+                            )],
+                        ),
+                        args: Vec::new(),
+                        ty: Some(ty),
+                    });
+                    *a = PRef::Node(fresh);
+                    fresh -= 1;
+                }
+            }
+            nodes.push(n);
+        }
+        g.nodes = nodes;
+    }
     let mut types = NodeTypes::new();
     for (gi, g) in graphs.iter().enumerate() {
         for (ni, n) in g.nodes.iter().enumerate() {
@@ -910,6 +968,9 @@ fn build(
                 ImportError::Malformed(format!("`@{}` refers to unknown graph `@{name}`", g.name))
             })?),
             PRef::Const(c) => Ref::Const(c.clone()),
+            PRef::PartialTensor(_) => Ref::Const(Const::Opaque(
+                "a tensor constant the dump prints only in part".into(),
+            )),
             PRef::Bare(name) => match g.params.iter().position(|(_, n, _)| n == name) {
                 Some(pi) => Ref::Param(gi, pi),
                 None => Ref::Const(Const::Opaque(format!("the Python symbol `{name}`"))),
