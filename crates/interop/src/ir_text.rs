@@ -214,7 +214,22 @@ fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
         }
         i += 1;
     }
-    let entry = entry.ok_or_else(|| ImportError::Malformed("no `# IR entry:` line".into()))?;
+    let entry = entry.ok_or_else(|| {
+        // MindSpore's runtime writes its actor sets (`*actor_set*.ir`) beside
+        // the graphs: a schedule of kernels, not a FuncGraph.
+        if lines
+            .iter()
+            .any(|l| l.contains("Actor(") || l.contains("# AID :"))
+        {
+            ImportError::Malformed(
+                "a runtime actor set (the kernels' schedule MindSpore's runtime writes), not a \
+                 graph: import a stage's graph dump instead"
+                    .into(),
+            )
+        } else {
+            ImportError::Malformed("no `# IR entry:` line".into())
+        }
+    })?;
     build(entry, header_params, graphs)
 }
 
