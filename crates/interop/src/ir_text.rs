@@ -217,10 +217,12 @@ fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
     let entry = entry.ok_or_else(|| {
         // MindSpore's runtime writes its actor sets (`*actor_set*.ir`) beside
         // the graphs: a schedule of kernels, not a FuncGraph.
-        if lines
-            .iter()
-            .any(|l| l.contains("Actor(") || l.contains("# AID :"))
-        {
+        if lines.iter().any(|l| {
+            l.contains("Actor(")
+                || l.contains("# AID :")
+                || l.starts_with("[Device tensor stores]")
+                || l.starts_with("[continuous memory nodes")
+        }) {
             ImportError::Malformed(
                 "a runtime actor set (the kernels' schedule MindSpore's runtime writes), not a \
                  graph: import a stage's graph dump instead"
