@@ -585,6 +585,10 @@ impl Lowerer<'_> {
     }
 
     fn bind(&mut self, name: &str, binding: Binding, range: TextRange, _check_duplicate: bool) {
+        // `_` discards: `(_, (h, _)) = lstm(...)` binds only `h`.
+        if name == "_" {
+            return;
+        }
         let scope = self.scopes.last_mut().unwrap();
         if let Some((_, first)) = scope.bound.get(name) {
             let first = *first;
@@ -805,6 +809,14 @@ impl Lowerer<'_> {
 
     /// Resolves a name used in an expression.
     fn resolve(&mut self, name: &str, range: TextRange) -> Option<Def> {
+        if name == "_" {
+            self.error(
+                Code::UndefinedName,
+                range,
+                "`_` discards the value bound to it: it cannot be read",
+            );
+            return None;
+        }
         for i in (0..self.scopes.len()).rev() {
             if let Some((binding, _)) = self.scopes[i].bound.get(name).copied() {
                 self.scopes[i].used.insert(name.to_string(), true);

@@ -175,6 +175,8 @@ struct Exporter<'a> {
     uid: usize,
     /// Weight names in declaration order.
     program_weights: Vec<String>,
+    /// Graphs the graph being written refers to (see `run`).
+    referenced: BTreeSet<GKey>,
 }
 
 impl<'a> Exporter<'a> {
@@ -239,6 +241,7 @@ impl<'a> Exporter<'a> {
             prim_ids: HashMap::new(),
             uid: 0,
             program_weights: program.weights.iter().map(|w| w.name.clone()).collect(),
+            referenced: BTreeSet::new(),
         };
         ex.name_graphs();
         ex.lift();
@@ -392,23 +395,40 @@ impl<'a> Exporter<'a> {
         } else {
             entry.other_values.get(name).and_then(|m| m.get(&n))
         };
-        match own {
+        let mut values = match own {
             Some(v) if !v.is_empty() => v.clone(),
             // A graph called through its declared signature: its own check.
             _ => self.analysis.values_of(name, n),
+        };
+        // `Any` beside known values is a recursive graph's first guess, made
+        // before its fixpoint knew better.
+        if values.iter().any(|v| !matches!(v, AbsVal::Any)) {
+            values.retain(|v| !matches!(v, AbsVal::Any));
         }
+        values
     }
 
     /// The node's type when every specialisation agrees on it.
     fn abs(&self, item: usize, n: NodeId) -> Option<AbsVal> {
+        // Functions are one type in MindIR: the backpropagators a
+        // recursive graph's gradient returns from its two branches are
+        // different closures of one type.
+        fn erased(v: &AbsVal) -> AbsVal {
+            match v {
+                AbsVal::Func(_) => AbsVal::Func(0),
+                AbsVal::Tuple(items) => AbsVal::Tuple(items.iter().map(erased).collect()),
+                other => other.widen(),
+            }
+        }
         let values = self.values(item, n);
-        let first = values.first()?.widen();
-        if values.iter().any(|v| v.widen() != first) {
+        let first = erased(values.first()?);
+        if values.iter().any(|v| erased(v) != first) {
             return None;
         }
         let mut it = values.iter();
-        let first = it.next()?.clone();
-        it.try_fold(first, |acc, v| acc.join(v))
+        let head = it.next()?.clone();
+        it.try_fold(head.clone(), |acc, v| acc.join(v))
+            .or(Some(head))
     }
 
     /// The node's types joined over the specialisations (dtypes agree even
@@ -560,10 +580,21 @@ impl<'a> Exporter<'a> {
     }
 
     fn run(&mut self) -> Result<ModelProto, ExportError> {
+        // The entry, then each graph a written one refers to, once: a graph
+        // used only inlined, or only in a branch known not to be taken, is
+        // not written (alone it may have no single type).
         let mut graphs = Vec::new();
-        for k in self.graphs.clone() {
-            // Graphs nothing reaches are still written (MindSpore ignores them).
+        let mut written = std::collections::HashSet::new();
+        let mut work: Vec<GKey> = self.graphs.first().copied().into_iter().collect();
+        while let Some(k) = work.pop() {
+            if !written.insert(k) {
+                continue;
+            }
             graphs.push(self.graph(k)?);
+            let mut used: Vec<GKey> = std::mem::take(&mut self.referenced).into_iter().collect();
+            used.sort();
+            used.reverse();
+            work.extend(used.into_iter().filter(|h| !written.contains(h)));
         }
         let mut it = graphs.into_iter();
         let main = it.next();
@@ -736,6 +767,9 @@ impl<'a> Exporter<'a> {
     ) -> Result<String, ExportError> {
         let item = g.key.item;
         let body = self.body(item);
+        if let Some(branch) = self.known_switch(g, n) {
+            return self.operand(g, branch, like);
+        }
         if let Some(v) = self.val(item, n) {
             if let Some(c) = g.consts.get(&v).cloned() {
                 return g.constant(self, &c, like);
@@ -753,18 +787,20 @@ impl<'a> Exporter<'a> {
         if let Some(h) = self.graph_of(item, c) {
             self.refuse_ambiguous(h)?;
             let gname = self.names[&h].clone();
+            self.referenced.insert(h);
             let fvs = self.fvs.get(&h).cloned().unwrap_or_default();
             if fvs.is_empty() {
                 return Ok(gname);
             }
             let mut inputs = vec![gname];
             for v in &fvs {
-                inputs.push(g.names.get(v).cloned().ok_or_else(|| {
+                let captured = self.captured(g, v)?.ok_or_else(|| {
                     ExportError::Unsupported(format!(
                         "graph `{}` captures {v:?}, which `{}` does not have",
                         self.names[&h], g.name
                     ))
-                })?);
+                })?;
+                inputs.push(captured);
             }
             let prim = self.prim("Partial", false, vec![int_attr("side_effect_propagate", 1)]);
             let label = format!("CNode_p{}", n.0);
@@ -784,6 +820,52 @@ impl<'a> Exporter<'a> {
         }
     }
 
+    /// The branch `Switch` node `n` takes when its condition is a constant
+    /// here (`if nesterov` in a graph inlined with `nesterov` = `false`): the
+    /// switch is not written, and a call of it calls the branch. Analysis
+    /// widens the constants a graph is called with, so only the inlined
+    /// graph knows them.
+    fn known_switch(&self, g: &GraphBuilder, n: NodeId) -> Option<NodeId> {
+        let body = self.body(g.key.item);
+        if body.called_prim(n).is_none_or(|p| p.name != "Switch") {
+            return None;
+        }
+        let [cond, on_true, on_false] = body.inputs(n)[1..] else {
+            return None;
+        };
+        match self.const_number(g, cond)? {
+            Value::Scalar {
+                value: ir::ScalarConst::Bool(b),
+                ..
+            } => Some(if b { on_true } else { on_false }),
+            _ => None,
+        }
+    }
+
+    /// The primitive node `n` of `g`'s graph is: a literal one (`ReLU`
+    /// passed as a value), or a parameter of an inlined graph given one.
+    fn given_prim(&self, g: &GraphBuilder, n: NodeId) -> Option<Value> {
+        match &self.body(g.key.item).node(n).kind {
+            NodeKind::Const(v @ Value::Prim(_)) => Some(v.clone()),
+            _ => self
+                .val(g.key.item, n)
+                .and_then(|v| g.consts.get(&v).cloned())
+                .filter(|v| matches!(v, Value::Prim(_))),
+        }
+    }
+
+    /// What `g` passes for a value a graph captures: its node, or the
+    /// number it is known to be (see `write_cnode`); `None` if `g` has neither.
+    fn captured(&mut self, g: &mut GraphBuilder, v: &Val) -> Result<Option<String>, ExportError> {
+        if let Some(name) = g.names.get(v) {
+            return Ok(Some(name.clone()));
+        }
+        match g.consts.get(v).cloned() {
+            Some(c) => g.constant(self, &c, None).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// [`Exporter::write_cnode`], an error placed at the node's source.
     fn cnode(&mut self, g: &mut GraphBuilder, n: NodeId) -> Result<(), ExportError> {
         self.write_cnode(g, n).map_err(|e| match e {
@@ -799,26 +881,82 @@ impl<'a> Exporter<'a> {
         let item = g.key.item;
         let body = self.body(item);
         let inputs = body.inputs(n).to_vec();
+        if self.known_switch(g, n).is_some() {
+            // Written where it is used (see `known_switch`).
+            return Ok(());
+        }
+        // A number inference knows (`Shape(q)[2]` of a tensor with a symbolic
+        // batch) is written as that number, as MindSpore's front end folds
+        // it: its backend gives a dynamic shape's items as tensors, which
+        // `Range` and other scalar inputs refuse.
+        if let Some(AbsVal::Scalar {
+            value: Some(value),
+            dtype,
+            ..
+        }) = self.abs(item, n)
+        {
+            // (`Depend` orders side effects: it stays.)
+            let pure = body.called_prim(n).is_some_and(|p| {
+                p.name != "Depend"
+                    && ops::lookup(&p.name).is_some_and(|d| d.category != ops::Category::State)
+            });
+            if pure {
+                // Written where it is used, as a literal would be.
+                let v = Value::Scalar {
+                    value,
+                    dtype,
+                    weak: false,
+                };
+                g.consts.insert(Val::Node(item, n), v);
+                return Ok(());
+            }
+        }
         let (&callee, args) = inputs
             .split_first()
             .ok_or_else(|| ExportError::Unsupported("a CNode without inputs".into()))?;
+        let mut callee = callee;
+        while let Some(branch) = self.known_switch(g, callee) {
+            callee = branch;
+        }
         let label = match body.node(n).name.as_deref() {
             Some(l) if !l.starts_with('%') => l.to_string(),
             _ => format!("CNode_{}", n.0),
         };
         let ty = self.abs(item, n);
+        // A parameter of an inlined graph given a primitive
+        // (`dense_act(ReLU, ...)` calling `act(...)`) calls that primitive.
+        let given_prim = self.val(item, callee).and_then(|v| match g.consts.get(&v) {
+            Some(Value::Prim(p)) => Some(p.clone()),
+            _ => None,
+        });
         let name = match &body.node(callee).kind {
+            _ if given_prim.is_some() => {
+                let p = given_prim.expect("checked");
+                self.prim_call(g, &p, args, &label, ty.as_ref())?
+            }
             NodeKind::Const(Value::Prim(p)) => self.prim_call(g, p, args, &label, ty.as_ref())?,
             NodeKind::Const(c) if self.graph_of(item, c).is_some() => {
                 let h = self.graph_of(item, c).unwrap();
-                if (self.ambiguous(h) || self.takes_non_values(h) || self.returns_holes(item, n))
+                // MindIR has no primitive values: a graph given one is
+                // written where it is called, the primitive with it.
+                let given_prims = args.iter().any(|&a| self.given_prim(g, a).is_some());
+                if (self.ambiguous(h)
+                    || self.takes_non_values(h)
+                    || self.returns_holes(item, n)
+                    || given_prims)
                     && !self.recursive(h)
                 {
                     let mut ins = Vec::new();
                     let mut consts = Vec::new();
                     for &a in args {
-                        ins.push(self.operand(g, a, None)?);
-                        consts.push(self.const_number(g, a));
+                        // A primitive has no node: calls of it are written
+                        // from `consts` (see `given_prim`).
+                        let prim = self.given_prim(g, a);
+                        ins.push(match prim {
+                            Some(_) => String::new(),
+                            None => self.operand(g, a, None)?,
+                        });
+                        consts.push(prim.or_else(|| self.const_number(g, a)));
                     }
                     let out = self.inline(g, h, ins, consts)?;
                     g.names.insert(Val::Node(item, n), out);
@@ -827,14 +965,16 @@ impl<'a> Exporter<'a> {
                 self.refuse_ambiguous(h)?;
                 let mut ins = Vec::new();
                 for v in self.fvs.get(&h).cloned().unwrap_or_default() {
-                    ins.push(g.names.get(&v).cloned().ok_or_else(|| {
+                    let captured = self.captured(g, &v)?.ok_or_else(|| {
                         ExportError::Unsupported(format!("`{}` lacks {v:?}", g.name))
-                    })?);
+                    })?;
+                    ins.push(captured);
                 }
                 for &a in args {
                     ins.push(self.operand(g, a, None)?);
                 }
                 let op = format!("REF::{}", self.names[&h]);
+                self.referenced.insert(h);
                 g.node(self, &label, &op, ins, ty.as_ref())
             }
             NodeKind::Const(Value::Meta(m)) => {
@@ -975,8 +1115,13 @@ impl<'a> Exporter<'a> {
                             })?;
                             next_input += 1;
                             // MindSpore wants a tensor there: a constant number
-                            // is written as a rank-0 tensor.
-                            let wants_tensor = ms_args.get(k).is_some_and(|m| m.ty.is_tensor());
+                            // is written as a rank-0 tensor. (Where a number may
+                            // stand, it stays one: `Range` wants its three
+                            // inputs of one kind, and a dynamic-shape graph
+                            // does not fold tensors into numbers for it.)
+                            let wants_tensor = ms_args
+                                .get(k)
+                                .is_some_and(|m| matches!(m.ty, ops::mindspore::MsTy::Tensor));
                             if wants_tensor && like.is_none() {
                                 if let Some(Value::Scalar { value, dtype, .. }) =
                                     self.const_number(g, n)
@@ -1141,6 +1286,26 @@ impl<'a> Exporter<'a> {
         label: &str,
         ty: Option<&AbsVal>,
     ) -> Result<String, ExportError> {
+        // `ZerosLike`/`OnesLike` of a number (a recursion counter's
+        // gradient) is that number's 0 or 1.
+        if let ("ZerosLike" | "OnesLike", [x]) = (name, args) {
+            if let Some(AbsVal::Scalar { dtype, .. }) = self.joined(g.key.item, *x) {
+                let one = name == "OnesLike";
+                let value = if dtype.is_float() {
+                    ir::ScalarConst::Float(if one { 1.0 } else { 0.0 })
+                } else if dtype.is_bool() {
+                    ir::ScalarConst::Bool(one)
+                } else {
+                    ir::ScalarConst::Int(i64::from(one))
+                };
+                let v = Value::Scalar {
+                    value,
+                    dtype,
+                    weak: false,
+                };
+                return g.constant(self, &v, None);
+            }
+        }
         let ms = match name {
             "Add" => "ScalarAdd",
             "Sub" => "ScalarSub",

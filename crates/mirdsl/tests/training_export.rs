@@ -111,8 +111,11 @@ fn close(a: &[f64], b: &[f64]) -> bool {
 /// Trains `file`'s `train_step` three steps here, exports it, and trains the
 /// export: imported back, and in MindSpore where there is one.
 fn train_and_export(file: &str, inputs: &[Input]) {
+    // One folder per call: tests of one file run at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let scratch = std::env::temp_dir().join(format!(
-        "mirdsl-training-{}-{}",
+        "mirdsl-training-{}-{}-{call}",
         file.trim_end_matches(".mir"),
         std::process::id()
     ));
@@ -207,6 +210,35 @@ fn transformer_encoder_with_sgd_exports_and_trains_the_same() {
         "transformer_sgd.mir",
         &[floats("x", &[6, 2, 8], 3), classes("labels", 2, 4, 4)],
     );
+}
+
+/// `transformer_sgd.mir`'s batch `B` is symbolic and exports as a dynamic
+/// dimension: the step trains the same at batch 3 as at batch 2 above.
+#[test]
+fn transformer_encoder_with_sgd_trains_the_same_at_batch_3() {
+    train_and_export(
+        "transformer_sgd.mir",
+        &[floats("x", &[6, 3, 8], 9), classes("labels", 3, 4, 10)],
+    );
+}
+
+/// The library's `lstm` recurses over the time steps: its gradient is a
+/// recursive graph whose two branches return different backpropagators.
+#[test]
+fn lstm_with_adam_exports_and_trains_the_same() {
+    train_and_export(
+        "lstm_adam.mir",
+        &[floats("xs", &[4, 2, 3], 11), classes("labels", 2, 4, 12)],
+    );
+}
+
+/// An embedding, a GRU cell and `dense_act(Tanh, ...)`: a primitive passed as
+/// a value.
+#[test]
+fn embedding_gru_cell_with_sgd_exports_and_trains_the_same() {
+    let mut ids = classes("ids", 8, 10, 13);
+    ids.value = ids.value.reshaped(vec![4, 2]).unwrap();
+    train_and_export("embed_gru_sgd.mir", &[ids, classes("labels", 2, 3, 14)]);
 }
 
 #[test]
