@@ -5,8 +5,10 @@
 //! otherwise batched body; those primitives are listed in the entry's
 //! notes (`mirdsl run --verbose` prints them).
 //!
-//! Where the body holds what the rules do not cover (calls of graphs,
-//! closures, `if`, side effects, values whose rank is unknown), there is no
+//! An `if` on a batched condition runs both sides on the batch and
+//! selects per example (as JAX does). Where the body holds what the rules
+//! do not cover (calls of graphs, closures, an `if` on a condition every
+//! example shares, side effects, values whose rank is unknown), there is no
 //! batched form and `vmap` runs the whole of `f` per example
 //! ([`super::vmap`]).
 
@@ -112,6 +114,9 @@ impl Batcher<'_> {
             },
             NodeKind::Apply(inputs) => {
                 let inputs = inputs.clone();
+                if let Some((c, t, e)) = self.branch_of(&inputs) {
+                    return self.branch(n, c, t, e);
+                }
                 let NodeKind::Const(Value::Prim(p)) = &self.src.node(inputs[0]).kind else {
                     return Err(NoRule("a call of a graph or a closure".into()));
                 };
@@ -132,6 +137,62 @@ impl Batcher<'_> {
                 self.apply(n, op, &p, &inputs[1..], args)
             }
         }
+    }
+
+    /// `Switch(c, then, else)()`, an `if` whose sides take no parameters:
+    /// the condition and the sides' graphs.
+    fn branch_of(&self, inputs: &[NodeId]) -> Option<(NodeId, GraphId, GraphId)> {
+        let [callee] = inputs else { return None };
+        let NodeKind::Apply(sw) = &self.src.node(*callee).kind else {
+            return None;
+        };
+        let [prim, c, t, e] = sw.as_slice() else {
+            return None;
+        };
+        let NodeKind::Const(Value::Prim(p)) = &self.src.node(*prim).kind else {
+            return None;
+        };
+        let graph = |n: &NodeId| match &self.src.node(*n).kind {
+            NodeKind::Const(Value::Graph(g)) if self.src.graph(*g).params.is_empty() => Some(*g),
+            _ => None,
+        };
+        (p.name == "Switch").then_some(())?;
+        Some((*c, graph(t)?, graph(e)?))
+    }
+
+    /// An `if` on a batched condition runs both sides on the whole batch
+    /// and selects, example by example (as JAX does).
+    fn branch(
+        &mut self,
+        n: NodeId,
+        c: NodeId,
+        t: GraphId,
+        e: GraphId,
+    ) -> Result<(NodeId, Bat), NoRule> {
+        let cond = self.visit(c)?;
+        if cond.1 == Bat::Un {
+            return Err(NoRule(
+                "an `if` on a condition the same for every example".into(),
+            ));
+        }
+        let (to, eo) = match (self.src.graph(t).output, self.src.graph(e).output) {
+            (Some(to), Some(eo)) => (to, eo),
+            _ => return Err(NoRule("an `if` side without an output".into())),
+        };
+        for o in [to, eo] {
+            if !matches!(self.an.value(self.world, self.item, o), AV::Data(_)) {
+                return Err(NoRule("an `if` whose sides are not tensors".into()));
+            }
+        }
+        let (tv, ev) = (self.visit(to)?, self.visit(eo)?);
+        let op = ops::lookup("Select").ok_or_else(|| NoRule("no `Select`".into()))?;
+        self.apply(
+            n,
+            op,
+            &ir::PrimRef::new("Select"),
+            &[c, to, eo],
+            vec![cond, tv, ev],
+        )
     }
 
     fn apply(
@@ -379,12 +440,6 @@ pub(super) fn batched(
     out: &AV,
 ) -> Result<Option<Derived>, AdError> {
     let src = cx.world.bodies[item].clone();
-    if src.graph_ids().count() != 1 {
-        cx.vmap_notes.push(format!(
-            "vmap of `{item}`: per example (no batched form: it has nested graphs: closures or `if`)"
-        ));
-        return Ok(None);
-    }
     let root = src.graph(src.root()).clone();
     let Some(output) = root.output else {
         return Ok(None);

@@ -9,7 +9,8 @@
 //!   primitive; a primitive without a rule runs as a per-example loop of
 //!   that primitive alone;
 //! - *per example*, where `f`'s body has what the rules do not cover
-//!   (calls of other graphs, closures, `if`): the arguments are split with
+//!   (calls of other graphs, closures, an `if` on a condition every example
+//!   shares): the arguments are split with
 //!   `Unstack`, `f` is called once per example and the outputs are put
 //!   together with `Stack`. This is always right; it is slower.
 //!
