@@ -75,7 +75,7 @@ fn shape_of_call(call: &str) -> String {
     let mut out = String::with_capacity(call.len());
     let mut chars = call.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '%' || (c == '@' && out.ends_with("call ")) || c == '@' {
+        if c == '%' || c == '@' {
             out.push('_');
             while let Some(&d) = chars.peek() {
                 if d.is_whitespace() || matches!(d, '(' | ')' | ',' | '[' | ']' | ':' | '{' | '}') {

@@ -308,7 +308,7 @@ impl Translator<'_> {
                     .current
                     .is_some_and(|gn| self.node_types.contains_key(&gn))
                 {
-                    return self.opaque_expr(g, bare, attrs, &args);
+                    return self.opaque_expr(g, bare, attrs, args);
                 }
                 if ops::mindspore::schema(bare).is_some() {
                     let nodes = self.unsupported_ops.entry(bare.to_string()).or_default();
