@@ -46,6 +46,19 @@ struct Batcher<'a> {
     looped: Vec<String>,
 }
 
+/// Attribute `attr` of a call of `op`: as given, else its default.
+fn attr_value(op: &ops::OpDef, p: &ir::PrimRef, attr: &str) -> Option<AttrValue> {
+    match p.attr(attr) {
+        Some(v) => Some(v.clone()),
+        None => op.param(attr).and_then(|d| match d.kind {
+            ops::ParamKind::Attr {
+                default: Some(d), ..
+            } => Some(d.value()),
+            _ => None,
+        }),
+    }
+}
+
 fn attr_tuple(items: &[i64]) -> AttrValue {
     AttrValue::Tuple(items.iter().map(|&i| AttrValue::Int(i)).collect())
 }
@@ -268,22 +281,17 @@ impl Batcher<'_> {
             }
             // A scalar example's axes (`()`: none; `-1`: the scalar itself)
             // would name the batch's: such a call runs per example.
+            // `()` that means "every axis of size 1" (`Squeeze`) would take
+            // a batch of one too: such a call runs per example.
             Some(BatchRule::Axes { attr, empty_is_all })
-                if args.len() == 1 && self.rank(srcs[0])? > 0 =>
+                if args.len() == 1
+                    && self.rank(srcs[0])? > 0
+                    && (empty_is_all
+                        || !matches!(attr_value(op, p, attr), Some(AttrValue::Tuple(t)) if t.is_empty())) =>
             {
                 let r = self.rank(srcs[0])?;
-                let value = match p.attr(attr) {
-                    Some(v) => v.clone(),
-                    None => op
-                        .param(attr)
-                        .and_then(|d| match d.kind {
-                            ops::ParamKind::Attr {
-                                default: Some(d), ..
-                            } => Some(d.value()),
-                            _ => None,
-                        })
-                        .ok_or_else(|| NoRule(format!("`{}` without `{attr}`", p.name)))?,
-                };
+                let value = attr_value(op, p, attr)
+                    .ok_or_else(|| NoRule(format!("`{}` without `{attr}`", p.name)))?;
                 let shift = |a: i64| if a >= 0 { a + 1 } else { a };
                 let new = match value {
                     AttrValue::Int(a) => AttrValue::Int(shift(a)),

@@ -67,6 +67,14 @@ pub const OVERRIDES: &[(&str, BatchRule)] = &[
             empty_is_all: false,
         },
     ),
+    // `axis=()` (every axis of size 1) runs per example.
+    (
+        "Squeeze",
+        BatchRule::Axes {
+            attr: "axis",
+            empty_is_all: false,
+        },
+    ),
     ("Reshape", BatchRule::Shape { attr: "shape" }),
     ("BroadcastTo", BatchRule::Shape { attr: "shape" }),
     ("Transpose", BatchRule::Permutation { attr: "perm" }),
