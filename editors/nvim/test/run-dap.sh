@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end test of debugging with nvim-dap: Neovim 0.11 from setup.sh, `mirdsl`
-# built from this checkout, nvim-dap under target/nvim-dap (a test-only copy:
-# $MIRDSL_NVIM_DAP names another; else it is cloned at a pinned commit), and
+# built from this checkout, nvim-dap from deps/nvim-dap (a test-only copy at a
+# pinned commit, see deps/README.md; $MIRDSL_NVIM_DAP names another), and
 # crates/dap's test programs. Runs dap_e2e.lua.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 NVIM="${MIRDSL_NVIM:-$("$here/setup.sh")}"
 SERVER="${MIRDSL:-$root/target/debug/mirdsl}"
-NVIM_DAP="${MIRDSL_NVIM_DAP:-$root/target/nvim-dap}"
+NVIM_DAP="${MIRDSL_NVIM_DAP:-$here/deps/nvim-dap}"
 NVIM_DAP_COMMIT=9e848e09a697ee95302a3ef2dd43fd6eb709e570
 if [ ! -f "$NVIM_DAP/lua/dap.lua" ]; then
   echo "fetching nvim-dap $NVIM_DAP_COMMIT into $NVIM_DAP" >&2
