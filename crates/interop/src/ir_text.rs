@@ -695,6 +695,8 @@ impl<'a> Parser<'a> {
         if after.starts_with('[') {
             let inner = self.group('[', ']')?;
             return Ok(PRef::Const(match word {
+                // The state tokens as values (`UMonad[U]`, `IOMonad[IO]`).
+                "UMonad" | "IOMonad" => Const::Monad,
                 "KeywordArg" => match inner.split_once("value :") {
                     Some((_, v)) => match Parser::new(v.trim()).arg()? {
                         PRef::Const(c) => c,
@@ -1122,6 +1124,41 @@ mod tests {
         .unwrap();
         assert!(matches!(&n.callee, PCallee::Prim(_, attrs)
             if attrs[0] == ("kernel_size".to_string(), Const::Tuple(vec![Const::Int(3, DType::I64), Const::Int(3, DType::I64)]))));
+    }
+
+    /// A partial application only ever called, its call passing the state
+    /// token (as MindSpore's `hyper_map` graphs read weights): the token is
+    /// implicit in the DSL, so neither the call nor the graph has it.
+    #[test]
+    fn state_token_through_a_called_partial() {
+        const DUMP: &str = r#"# IR entry: @1_main_2
+# Total subgraphs: 2
+
+# Params:
+%para1_x: <Tensor[Float32], (2)> : [2]
+%para2_w: <Ref[Tensor[Float32]], (2), ref_key=w, is_parameter>  :  has_default
+
+subgraph @3_get_4(%para3_e, %para4_p, %para5_s) {
+  %0(l) = Load(%para4_p, %para5_s)
+      : (<Ref[Tensor[Float32]], (2), ref_key=w, is_parameter>, <UMonad, NoShape>) -> (<Tensor[Float32], (2)>)
+  %1(a) = PrimFunc_Add(%0, %para3_e)
+      : (<Tensor[Float32], (2)>, <Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)
+  Return(%1)
+      : (<Tensor[Float32], (2)>)
+}
+
+subgraph @1_main_2() {
+  %0(p) = Partial(@3_get_4, %para1_x)
+      : (<Func, NoShape>, <Tensor[Float32], (2)>) -> (<Func, NoShape>)
+  %1(c) = %0(%para2_w, UMonad[U])
+      : (<Ref[Tensor[Float32]], (2), ref_key=w, is_parameter>, <UMonad, NoShape>) -> (<Tensor[Float32], (2)>)
+  Return(%1)
+      : (<Tensor[Float32], (2)>)
+}
+"#;
+        let text = import(DUMP, &WeightOptions::default()).unwrap().text;
+        assert!(text.contains("  c = p(w)\n"), "{text}");
+        assert!(text.contains("graph get(e, p) {"), "{text}");
     }
 
     #[test]

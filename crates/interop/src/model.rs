@@ -195,6 +195,8 @@ struct Translator<'m> {
     opaque: Option<String>,
     /// The node being translated.
     current: Option<(usize, usize)>,
+    /// Partial applications only ever called (see `effects.rs`).
+    called_partials: HashSet<(usize, usize)>,
     /// Variable names of nodes and parameters.
     var: HashMap<VarKey, String>,
     graph_names: Vec<String>,
@@ -236,6 +238,7 @@ pub fn to_dsl_typed(
         node_types,
         opaque: None,
         current: None,
+        called_partials: HashSet::new(),
         m,
         var: HashMap::new(),
         graph_names: Vec::new(),

@@ -175,6 +175,7 @@ impl Translator<'_> {
     /// token or another such parameter.
     pub(super) fn find_monad_params(&mut self, live_nodes: &[BTreeSet<usize>]) {
         let m = self.m;
+        self.find_called_partials(live_nodes);
         let mut sites: HashMap<usize, Vec<Vec<Option<Ref>>>> = HashMap::new();
         for (g, nodes) in live_nodes.iter().enumerate() {
             for &n in nodes {
@@ -191,7 +192,18 @@ impl Translator<'_> {
                         if let Resolved::Graph(h) = self.resolve(c) {
                             let args = node.args.iter().cloned().map(Some).collect();
                             sites.entry(h).or_default().push(args);
+                        } else if let Some((h, bound)) = self.called_partial(c) {
+                            // A call of a partial application: the graph gets
+                            // the bound arguments, then the call's.
+                            let args = bound.iter().chain(&node.args).cloned().map(Some);
+                            sites.entry(h).or_default().push(args.collect());
                         }
+                    }
+                    Callee::Prim { name, .. }
+                        if name.trim_start_matches("PrimFunc_") == "Partial"
+                            && self.called_partials.contains(&(g, n)) =>
+                    {
+                        // Only called: its calls above are its sites.
                     }
                     Callee::Prim { name, .. }
                         if name.trim_start_matches("PrimFunc_") == "Partial" =>
@@ -233,6 +245,60 @@ impl Translator<'_> {
                 self.monad_params = candidates;
                 return;
             }
+        }
+    }
+
+    /// The partial applications of a graph (`Partial(@g, a, ...)`) that are
+    /// only ever called (never passed on, returned or captured): their calls
+    /// are all the places the graph's parameters get values.
+    fn find_called_partials(&mut self, live_nodes: &[BTreeSet<usize>]) {
+        let m = self.m;
+        let mut called = HashSet::new();
+        let mut escaping = HashSet::new();
+        for (g, nodes) in live_nodes.iter().enumerate() {
+            for &n in nodes {
+                let node = &m.graphs[g].nodes[n];
+                if let Callee::Value(c) = &node.callee {
+                    if let Resolved::Node(h, k) = self.resolve(c) {
+                        called.insert((h, k));
+                    }
+                }
+                for a in &node.args {
+                    if let Resolved::Node(h, k) = self.resolve(a) {
+                        escaping.insert((h, k));
+                    }
+                }
+            }
+            if let Resolved::Node(h, k) = self.resolve(&m.graphs[g].output) {
+                escaping.insert((h, k));
+            }
+        }
+        self.called_partials = called
+            .into_iter()
+            .filter(|&(g, n)| {
+                !escaping.contains(&(g, n))
+                    && self.prim_name(g, n) == Some("Partial")
+                    && m.graphs[g].nodes[n]
+                        .args
+                        .first()
+                        .is_some_and(|f| matches!(self.resolve(f), Resolved::Graph(_)))
+            })
+            .collect();
+    }
+
+    /// When `callee` is a partial application that is only called: its graph
+    /// and bound arguments.
+    pub(super) fn called_partial(&self, callee: &Ref) -> Option<(usize, &[Ref])> {
+        let Resolved::Node(g, n) = self.resolve(callee) else {
+            return None;
+        };
+        if !self.called_partials.contains(&(g, n)) {
+            return None;
+        }
+        let (f, bound) = self.m.graphs[g].nodes[n].args.split_first()?;
+        match self.resolve(f) {
+            Resolved::Graph(h) => Some((h, bound)),
+            _ => None,
         }
     }
 

@@ -134,12 +134,18 @@ impl Translator<'_> {
         match &node.callee {
             Callee::Value(c) => {
                 let callee = self.resolve(c);
-                let target = match &callee {
-                    Resolved::Graph(h) => Some(*h),
-                    _ => None,
+                // The graph called, and where the call's arguments start
+                // among its parameters (after a partial application's).
+                let (target, offset) = match &callee {
+                    Resolved::Graph(h) => (Some(*h), 0),
+                    _ => match self.called_partial(c) {
+                        Some((h, bound)) => (Some(h), bound.len()),
+                        None => (None, 0),
+                    },
                 };
                 let mut args = Vec::new();
                 for (i, a) in node.args.iter().enumerate() {
+                    let i = i + offset;
                     if self.dropped(target, i) {
                         continue;
                     }
