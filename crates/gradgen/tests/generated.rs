@@ -19,10 +19,11 @@ fn generated_programs() {
     // programs from them: 510221 (a `jvp` through `ScalarToTensor` in an
     // untyped closure), 516964 (clean-up rounding at a 1e8 cancellation);
     // 2000, 2057 (vmap of reductions of scalar examples: `axis=()` and
-    // `axis=-1` named the batch axis).
+    // `axis=-1` named the batch axis), 9017 (vmap of `BroadcastTo` of a
+    // lower rank).
     for seed in (1..=6)
         .chain(1000..1004)
-        .chain([510221, 516964, 2000, 2057])
+        .chain([510221, 516964, 2000, 2057, 9017])
     {
         if let Some((p, f)) = gradgen::run_one(seed, &cands, &mut counts) {
             failures.push(format!(

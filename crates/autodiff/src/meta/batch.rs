@@ -312,9 +312,15 @@ impl Batcher<'_> {
                 let q = self.with_attr(p, attr, new);
                 Ok((self.b.add_prim_call(self.g, q, &nodes, None), Bat::At0))
             }
-            Some(BatchRule::Shape { attr }) if args.len() == 1 => {
+            Some(BatchRule::Shape { attr, broadcast }) if args.len() == 1 => {
                 let Some(AttrValue::Tuple(dims)) = p.attr(attr).cloned() else {
                     return Err(NoRule(format!("`{}` without a tuple `{attr}`", p.name)));
+                };
+                let r = self.rank(srcs[0])?;
+                let nodes = if broadcast && dims.len() > r {
+                    vec![self.pad(nodes[0], dims.len() - r)]
+                } else {
+                    nodes
                 };
                 let mut new = vec![AttrValue::Int(self.size)];
                 new.extend(dims);

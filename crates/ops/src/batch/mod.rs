@@ -28,8 +28,10 @@ pub enum BatchRule {
         empty_is_all: bool,
     },
     /// One input; attribute `attr` is the examples' shape (`Reshape`,
-    /// `BroadcastTo`): the batch size goes in front.
-    Shape { attr: &'static str },
+    /// `BroadcastTo`): the batch size goes in front. `broadcast`: the
+    /// input is aligned with the shape from the end (singleton dimensions
+    /// go after the batch axis first).
+    Shape { attr: &'static str, broadcast: bool },
     /// One input; attribute `attr` is a permutation (`Transpose`): the
     /// batch axis stays first, the others shift by one.
     Permutation { attr: &'static str },
@@ -75,8 +77,20 @@ pub const OVERRIDES: &[(&str, BatchRule)] = &[
             empty_is_all: false,
         },
     ),
-    ("Reshape", BatchRule::Shape { attr: "shape" }),
-    ("BroadcastTo", BatchRule::Shape { attr: "shape" }),
+    (
+        "Reshape",
+        BatchRule::Shape {
+            attr: "shape",
+            broadcast: false,
+        },
+    ),
+    (
+        "BroadcastTo",
+        BatchRule::Shape {
+            attr: "shape",
+            broadcast: true,
+        },
+    ),
     ("Transpose", BatchRule::Permutation { attr: "perm" }),
     // MindSpore's elementwise backward primitives.
     ("TanhGrad", BatchRule::Broadcast),
