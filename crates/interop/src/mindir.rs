@@ -807,3 +807,99 @@ mod tests {
         assert!(f16_to_f32(0x7c00).is_infinite());
     }
 }
+
+/// MindSpore's limit: `mindspore.export` writes a model whose weights take
+/// more than this (its `TOTAL_SAVE`, 1 GiB, counted as `sys.getsizeof` of
+/// each parameter's bytes) in the external-data layout.
+pub const EXTERNAL_DATA_ABOVE: u64 = 1 << 30;
+
+/// The limit export uses: [`EXTERNAL_DATA_ABOVE`], or the bytes that
+/// `MIRDSL_EXTERNAL_DATA_ABOVE` names (to try the layout on small models).
+pub fn external_data_above() -> u64 {
+    std::env::var("MIRDSL_EXTERNAL_DATA_ABOVE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(EXTERNAL_DATA_ABOVE)
+}
+
+/// Whether MindSpore would write `model` in the external-data layout: its
+/// entry graph's weights take more than `above` bytes (each counted as
+/// Python's `sys.getsizeof` of its bytes, 33 more than their length).
+pub fn needs_external_data(model: &ModelProto, above: u64) -> bool {
+    let total: u64 = model
+        .graph
+        .iter()
+        .flat_map(|g| &g.parameter)
+        .map(|p| p.raw_data.as_ref().map_or(0, |r| r.len() as u64) + 33)
+        .sum();
+    total > above
+}
+
+/// The files of MindSpore's external-data layout for an export to `output`
+/// (`DIR/NAME.mindir`): `DIR/NAME_graph.mindir`, the data file
+/// `DIR/NAME_variables/data_0`, and that file's location as the model names
+/// it (relative to the graph file's folder).
+pub fn external_layout(output: &Path) -> (PathBuf, PathBuf, String) {
+    let dir = output.parent().unwrap_or(Path::new(""));
+    let file = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = file.strip_suffix(".mindir").unwrap_or(&file).to_string();
+    let location = format!("{stem}_variables/data_0");
+    (
+        dir.join(format!("{stem}_graph.mindir")),
+        dir.join(&location),
+        location,
+    )
+}
+
+/// Moves the entry graph's weights out of `model` into the data file at
+/// `data_path`, as MindSpore's `_split_save` does: a 64-byte header (its
+/// first byte 1: little-endian), then each weight, sorted by name, padded to
+/// 64 bytes, its `external_data` giving `location`, offset and length.
+pub fn write_external_data(
+    model: &mut ModelProto,
+    data_path: &Path,
+    location: &str,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = data_path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::File::create(data_path)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut header = [0u8; 64];
+    header[0] = 1;
+    w.write_all(&header)?;
+    let mut offset = 64u64;
+    let Some(graph) = model.graph.as_mut() else {
+        return w.flush();
+    };
+    let mut order: Vec<usize> = (0..graph.parameter.len()).collect();
+    let key = |p: &TensorProto| {
+        let n = p.name();
+        n[n.find(':').map_or(0, |i| i + 1)..].to_string()
+    };
+    order.sort_by_key(|&i| key(&graph.parameter[i]));
+    for i in order {
+        let p = &mut graph.parameter[i];
+        let raw = p.raw_data.take().unwrap_or_default();
+        let len = raw.len() as u64;
+        w.write_all(&raw)?;
+        let pad = (64 - len % 64) % 64;
+        w.write_all(&[0u8; 64][..pad as usize])?;
+        p.external_data = Some(crate::proto::tensor_proto::ExternalDataProto {
+            location: Some(location.to_string()),
+            offset: Some(offset as i64),
+            length: Some(len as i64),
+        });
+        offset += len + pad;
+    }
+    w.flush()
+}
+
+/// The bytes of a `.mindir` file holding `model`.
+pub fn encode(model: &ModelProto) -> Vec<u8> {
+    model.encode_to_vec()
+}

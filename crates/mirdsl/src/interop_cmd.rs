@@ -165,6 +165,29 @@ fn write_weights(path: &Path, weights: &[(String, tensor::Tensor)]) -> Result<()
     })
 }
 
+/// Writes an exported model to `output`, or, when its weights pass
+/// MindSpore's limit ([`interop::mindir::external_data_above`]), in
+/// MindSpore's external-data layout beside it: `NAME_graph.mindir` and
+/// `NAME_variables/data_0`, as `mindspore.export` would.
+fn write_model(mut model: interop::proto::ModelProto, output: &Path) -> Result<(), String> {
+    let above = interop::mindir::external_data_above();
+    if !interop::mindir::needs_external_data(&model, above) {
+        return crate::files::write_atomic(output, &interop::mindir::encode(&model));
+    }
+    let (graph, data, location) = interop::mindir::external_layout(output);
+    crate::files::check_output(&graph)?;
+    interop::mindir::write_external_data(&mut model, &data, &location)
+        .map_err(|e| format!("cannot write {}: {e}", data.display()))?;
+    crate::files::write_atomic(&graph, &interop::mindir::encode(&model))?;
+    eprintln!(
+        "the weights take more than {}: wrote MindSpore's external-data layout, {} and {}",
+        tensor::limits::format_bytes(above as usize),
+        graph.display(),
+        data.display()
+    );
+    Ok(())
+}
+
 pub fn export_command(args: &ExportArgs) -> u8 {
     if let Err(e) = crate::files::check_output(&args.output) {
         eprintln!("error: {e}");
@@ -212,14 +235,14 @@ pub fn export_command(args: &ExportArgs) -> u8 {
         base_dir: base,
         dims: dims.into_iter().map(|(k, v)| (k, v as i64)).collect(),
     };
-    match interop::mindir::export_analysis(&linked.analysis, &opts) {
-        Ok(bytes) => {
-            if let Err(e) = crate::files::write_atomic(&args.output, &bytes) {
+    match interop::mindir::export_program(&linked.analysis, &opts) {
+        Ok(model) => match write_model(model, &args.output) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
                 eprintln!("error: {e}");
-                return EXIT_USAGE;
+                EXIT_USAGE
             }
-            EXIT_OK
-        }
+        },
         Err(interop::mindir::ExportError::Check(diagnostics)) => {
             crate::render::human(&[crate::render::Checked {
                 path: args.file.display().to_string(),
