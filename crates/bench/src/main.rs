@@ -15,6 +15,7 @@ mod lsp;
 mod parse;
 mod remat;
 mod run;
+mod scale;
 mod stats;
 
 use std::process::ExitCode;
@@ -84,6 +85,11 @@ const BENCHES: &[(&str, &str, Bench)] = &[
         "remat",
         "a deep MLP's training step: peak memory and ms/step, plain and with checkpoint(block)",
         remat::run,
+    ),
+    (
+        "scale",
+        "models at real size (testdata/scale/gen.py, target/scale): import time, MB/s and peak RSS against size; forward run next to MindSpore",
+        scale::run,
     ),
     (
         "gen",
