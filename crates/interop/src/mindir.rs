@@ -795,19 +795,6 @@ fn scoped_name(domain: &str, local: &str, callee: &Callee) -> String {
     format!("{}.{leaf}", cells.join("."))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_floats() {
-        assert_eq!(f16_to_f32(0x3c00), 1.0);
-        assert_eq!(f16_to_f32(0xc000), -2.0);
-        assert_eq!(f16_to_f32(0x0000), 0.0);
-        assert!(f16_to_f32(0x7c00).is_infinite());
-    }
-}
-
 /// MindSpore's limit: `mindspore.export` writes a model whose weights take
 /// more than this (its `TOTAL_SAVE`, 1 GiB, counted as `sys.getsizeof` of
 /// each parameter's bytes) in the external-data layout.
@@ -902,4 +889,17 @@ pub fn write_external_data(
 /// The bytes of a `.mindir` file holding `model`.
 pub fn encode(model: &ModelProto) -> Vec<u8> {
     model.encode_to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_floats() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f16_to_f32(0x0000), 0.0);
+        assert!(f16_to_f32(0x7c00).is_infinite());
+    }
 }
