@@ -828,6 +828,20 @@ mod tests {
     }
 
     #[test]
+    fn non_finite_tensor_literals_are_written_as_quotients() {
+        let t = Tensor::from_f64(vec![2, 2], vec![0.5, f64::NEG_INFINITY, f64::NAN, 2.0])
+            .unwrap()
+            .cast(DType::F16);
+        let text = text::tensor_literal(&t);
+        assert_eq!(
+            text,
+            "Cast(RealDiv([[0.5, -1.0], [0.0, 2.0]], [[1.0, 0.0], [0.0, 1.0]]), f16)"
+        );
+        let a = analysis::analyze(&format!("graph main() {{\n  return {text}\n}}\n"));
+        assert!(!a.has_errors(), "{:?}", a.diagnostics);
+    }
+
+    #[test]
     fn floats_print_in_their_dtype() {
         // An f32 (an attribute stored as one) in its own shortest form.
         assert_eq!(dtype_float_text(f64::from(1e-7f32), DType::F32), "1e-7");

@@ -225,6 +225,43 @@ pub(super) fn tensor_literal(t: &Tensor) -> String {
             }
         }
     }
+    let floats = match t.buffer() {
+        Buffer::F32(_) | Buffer::F64(_) => t.to_f64_vec(),
+        _ => Vec::new(),
+    };
+    if t.rank() > 0 && floats.iter().any(|x| !x.is_finite()) {
+        // A literal holds numbers only: ±inf and NaN are written as the
+        // quotients they are (`-1.0 / 0.0`), elementwise and exact (x / 1 = x).
+        let num: Vec<f64> = floats
+            .iter()
+            .map(|&x| match x {
+                x if x.is_nan() => 0.0,
+                x if x.is_infinite() => x.signum(),
+                x => x,
+            })
+            .collect();
+        let den: Vec<f64> = floats
+            .iter()
+            .map(|x| if x.is_finite() { 1.0 } else { 0.0 })
+            .collect();
+        // In f32 (the literals' own dtype) unless the tensor is f64: every
+        // narrower float converts to f32 exactly.
+        let wide = if t.dtype() == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
+        let literal = |v: Vec<f64>| {
+            let t = Tensor::from_f64(t.shape().to_vec(), v).expect("sizes match");
+            tensor_literal(&t.cast(wide))
+        };
+        let quotient = format!("RealDiv({}, {})", literal(num), literal(den));
+        return if t.dtype() == wide {
+            quotient
+        } else {
+            format!("Cast({quotient}, {})", t.dtype())
+        };
+    }
     let (mut items, natural): (Box<dyn Iterator<Item = String>>, DType) = match t.buffer() {
         Buffer::F32(v) => (Box::new(v.iter().map(|&x| f32_text(x))), DType::F32),
         Buffer::F64(v) => (Box::new(v.iter().map(|&x| float_text(x))), DType::F32),
