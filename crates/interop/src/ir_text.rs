@@ -120,6 +120,8 @@ struct PNode {
     args: Vec<PRef>,
     /// The type MindSpore dumped for it (`: (...) -> (<Tensor[Float32], (3)>)`).
     ty: Option<Ty>,
+    /// Its scope (`# Fullname with scope: (Default/network-.../Conv2D-op12)`).
+    scope: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -170,8 +172,32 @@ fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
                 }
             }
             i += 1;
+            // Whether the last statement read was a node (its comments follow it).
+            let mut after_node = false;
             while i < lines.len() && !lines[i].starts_with('}') {
                 let l = lines[i];
+                // The front end's and the execute graph's `# Fullname with scope:
+                // (Default/.../Conv2D-op12)`; the kernel graphs' `# Scope:
+                // (Default/...)`, the cells alone.
+                let comment = l.trim_start();
+                let scope = match comment.strip_prefix("# Fullname with scope: (") {
+                    Some(full) => Some(full.trim_end().strip_suffix(')').map(str::to_string)),
+                    None => comment.strip_prefix("# Scope: (").map(|cells| {
+                        cells
+                            .trim_end()
+                            .strip_suffix(')')
+                            .map(|c| format!("{c}/call"))
+                    }),
+                };
+                if let Some(scope) = scope {
+                    if let (true, Some(node @ PNode { scope: None, .. })) =
+                        (after_node, g.nodes.last_mut())
+                    {
+                        node.scope = scope;
+                    }
+                    i += 1;
+                    continue;
+                }
                 if let Some(sig) = l.trim_start().strip_prefix(": ") {
                     // The previous node's input and output types.
                     // (Kernel graphs print more lines after it: device formats.)
@@ -196,6 +222,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
                     continue;
                 }
                 let body = l.trim();
+                after_node = false;
                 if let Some(rest) = body.strip_prefix("Return(") {
                     let mut p = Parser::new(rest);
                     let r = p.arg().map_err(|e| err(i, e))?;
@@ -203,6 +230,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
                 } else if body.starts_with('%') {
                     let node = parse_cnode(body).map_err(|e| err(i, e))?;
                     g.nodes.push(node);
+                    after_node = true;
                 } else {
                     return Err(err(i, format!("unexpected line `{body}`")));
                 }
@@ -533,6 +561,7 @@ fn parse_cnode(line: &str) -> Result<PNode, String> {
         callee,
         args,
         ty: None,
+        scope: None,
     })
 }
 
@@ -883,6 +912,7 @@ fn build(
                         ),
                         args: Vec::new(),
                         ty: Some(ty),
+                        scope: n.scope.clone(),
                     });
                     *a = PRef::Node(fresh);
                     fresh -= 1;
@@ -1016,11 +1046,11 @@ fn build(
                 .iter()
                 .map(|a| resolve(gi, a))
                 .collect::<Result<Vec<_>, _>>()?;
-            nodes.push(Node {
-                name: n.label.clone(),
-                callee,
-                args,
-            });
+            let name = match &n.scope {
+                Some(scope) => scoped_label(scope, &n.label, &callee),
+                None => n.label.clone(),
+            };
+            nodes.push(Node { name, callee, args });
         }
         let output = match &g.output {
             Some(o) => resolve(gi, o)?,
@@ -1047,6 +1077,30 @@ fn build(
         });
     }
     Ok((module, types))
+}
+
+/// A node's name with its cells, as the `.mindir` importer writes it
+/// (`Default/network-WithLossCell/_backbone-ResNet/stem-Conv2d/Conv2D-op0`
+/// names `network._backbone.stem.conv2d`; what comes before the last `.` is
+/// the node's scope to the debugger and the graph view). The backward pass's
+/// nodes (`Gradients/Default/...`) sit under `grad`, MindSpore's expanded
+/// composite ops (`Expand/_SumExt/...`) under `expand`.
+fn scoped_label(scope: &str, label: &str, callee: &Callee) -> String {
+    let (prefix, rest) = if let Some(rest) = scope.strip_prefix("Gradients/Default/") {
+        (Some("grad"), rest)
+    } else if let Some(rest) = scope.strip_prefix("Expand/") {
+        (Some("expand"), rest)
+    } else if let Some(rest) = scope.strip_prefix("Default/") {
+        (None, rest)
+    } else {
+        return label.to_string();
+    };
+    // With a single cell the convention names nothing: the op alone.
+    let domain = format!(
+        "Default/{}{rest}",
+        prefix.map_or(String::new(), |p| format!("{p}/"))
+    );
+    crate::mindir::scoped_name(&domain, label, callee)
 }
 
 #[cfg(test)]
@@ -1159,6 +1213,48 @@ subgraph @1_main_2() {
         let text = import(DUMP, &WeightOptions::default()).unwrap().text;
         assert!(text.contains("  c = p(w)\n"), "{text}");
         assert!(text.contains("graph get(e, p) {"), "{text}");
+    }
+
+    /// Each node keeps its MindSpore scope in its name, as the `.mindir`
+    /// importer writes it: cells joined by `.`, the backward pass under `grad`.
+    #[test]
+    fn scopes_name_nodes() {
+        const DUMP: &str = r#"# IR entry: @1_main_2
+# Params:
+%para1_x: <Tensor[Float32], (2)> : [2]
+
+subgraph @1_main_2() {
+  %0(equiv_16_CNode_1) = PrimFunc_ReLU(%para1_x)
+      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)
+      # Fullname with scope: (Default/network-WithLossCell/_backbone-ResNet/layer1-Block/relu-ReLU/ReLU-op3)
+      # In file model.py:38, 4~9/    x = self.relu(x)/
+  %1(h) = PrimFunc_Neg(%0)
+      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)
+      # Fullname with scope: (Gradients/Default/network-WithLossCell/_backbone-ResNet/layer1-Block/relu-ReLU/Grad_ReLU/Neg-op1)
+  %2(CNode_7) = PrimFunc_Abs(%1)
+      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)
+  %3(CNode_8) = PrimFunc_Exp(%2)
+      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)
+      # Scope: (Default/network-WithLossCell/_backbone-ResNet)
+  Return(%3)
+      : (<Tensor[Float32], (2)>)
+      # Fullname with scope: (Default/network-WithLossCell/Return-op9)
+}
+"#;
+        let text = import(DUMP, &WeightOptions::default()).unwrap().text;
+        assert!(
+            text.contains("network._backbone.layer1.relu.relu = ReLU(x)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("grad.network._backbone.layer1.relu.Grad_ReLU.h = Neg(network._backbone.layer1.relu.relu)"),
+            "{text}"
+        );
+        // A node without a scope line keeps its own name; the return's scope
+        // is not taken for it.
+        assert!(!text.contains("network.abs"), "{text}");
+        // A kernel graph's `# Scope:` names the cells alone.
+        assert!(text.contains("network._backbone.exp = Exp(%0)"), "{text}");
     }
 
     #[test]

@@ -760,7 +760,7 @@ pub fn describe(m: &ModelProto) -> String {
 /// node's scope (`Default/layers-SequentialCell/1-BasicBlock/conv1-Conv2d/
 /// Conv2D-op0`) in `domain`, so the binding becomes `layers.1.conv1.conv2d`
 /// (digits get an underscore when printed), which editors group by cell.
-fn scoped_name(domain: &str, local: &str, callee: &Callee) -> String {
+pub(crate) fn scoped_name(domain: &str, local: &str, callee: &Callee) -> String {
     let mut segments: Vec<&str> = domain.split('/').collect();
     if segments.first() != Some(&"Default") || segments.len() < 3 {
         return local.to_string();

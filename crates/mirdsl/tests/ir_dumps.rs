@@ -63,6 +63,23 @@ fn check_ir_and_dot_take_a_dump() {
     assert!(out.starts_with("digraph"), "{out}");
 }
 
+/// A dumped node's scope (`# Scope: (Default/inner-Loop)`, `# Fullname with
+/// scope: (Default/.../Less-op0)`) stays in its imported name, as the
+/// `.mindir` importer writes it: `inner.less`, whose scope is `inner`.
+#[test]
+fn imported_nodes_keep_their_scope() {
+    let dump =
+        dumps().join("stages/hwopt_common_eliminate_illegal_data_type_after_graph_2_0218.ir");
+    let o = mirdsl().arg("ir").arg(&dump).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("  inner.less = Less(arg0, n)\n"), "{out}");
+    let o = mirdsl().arg("dot").arg(&dump).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("inner.less : bool[]"), "{out}");
+}
+
 #[test]
 fn run_stops_at_the_first_node_without_a_kernel_and_names_it() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ir_dumps_run");
