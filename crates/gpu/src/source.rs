@@ -136,6 +136,9 @@ __device__ __forceinline__ float sigm(float x) { float e = expf(-fabsf(x)); retu
 __device__ __forceinline__ double sigm(double x) { double e = exp(-fabs(x)); return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e); }
 __device__ __forceinline__ float softplus_(float x) { return (x > 0.0f ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
 __device__ __forceinline__ double softplus_(double x) { return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x))); }
+// GeLU's derivative in its tanh form, in double as the CPU kernel (ops' `gelu_slope`).
+__device__ __forceinline__ double gelu_slope_(double x) { double t = tanh(0.7978845608 * (x + 0.044715 * x * x * x)); return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * 0.7978845608 * (1.0 + 3.0 * 0.044715 * x * x); }
+__device__ __forceinline__ float gelu_slope_(float x) { return (float)gelu_slope_((double)x); }
 __device__ __forceinline__ long long bc_index(const long long* shape, const long long* st, int rank, long long i) {
     long long off = 0;
     for (int d = rank - 1; d >= 0; --d) { long long c = i % shape[d]; i /= shape[d]; off += c * st[d]; }

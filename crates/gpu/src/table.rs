@@ -27,8 +27,12 @@ pub enum Compute {
 #[derive(Debug, Clone, Copy)]
 pub struct Elementwise {
     pub op: &'static str,
-    /// 1 or 2 inputs.
+    /// 1 or 2 inputs read by the expression.
     pub arity: usize,
+    /// Inputs after those that only line up shapes and are not read (GeLU's
+    /// output in `GeLUGrad(dy, x, y)`); the kernel runs when they have the
+    /// result's shape.
+    pub unread: usize,
     pub compute: Compute,
     /// For `float`/`double`; `None`: floats run on the CPU.
     pub float: Option<&'static str>,
@@ -53,6 +57,7 @@ const fn e(
     Elementwise {
         op,
         arity,
+        unread: 0,
         compute,
         float,
         int,
@@ -64,6 +69,11 @@ const fn e(
 
 const fn with_params(mut x: Elementwise, params: &'static [&'static str]) -> Elementwise {
     x.params = params;
+    x
+}
+
+const fn unread(mut x: Elementwise, n: usize) -> Elementwise {
+    x.unread = n;
     x
 }
 
@@ -224,6 +234,8 @@ pub const ELEMENTWISE: &[Elementwise] = &[
     float2("TanhGrad", "b * ((T)1 - a * a)"),
     float2("ReLU6Grad", "(b > (T)0 && b <= (T)6 ? a : (T)0)"),
     float2("SiLUGrad", "a * sigm(b) * ((T)1 + b * ((T)1 - sigm(b)))"),
+    // `dy · GeLU'(x)` in its tanh form (ops' `gelu_slope`).
+    unread(float2("GeLUGrad", "a * gelu_slope_(b)"), 1),
     // Comparisons (in the promoted dtype) and logic.
     cmp("Equal", "a == b"),
     cmp("NotEqual", "a != b"),

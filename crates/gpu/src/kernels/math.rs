@@ -15,7 +15,7 @@ pub(super) fn elementwise(
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    if e.guard.is_some_and(|g| !g(call.attrs)) || call.inputs.len() != e.arity {
+    if e.guard.is_some_and(|g| !g(call.attrs)) || call.inputs.len() != e.arity + e.unread {
         return Ok(None);
     }
     let xs: Vec<_> = (0..e.arity).map(|i| input(call, i)).collect();
@@ -25,6 +25,11 @@ pub(super) fn elementwise(
     let Some((od, oshape)) = out_type(op, call) else {
         return Ok(None);
     };
+    let unread_shapes_match = (e.arity..call.inputs.len())
+        .all(|i| input(call, i).is_some_and(|t| t.shape() == &oshape[..]));
+    if !unread_shapes_match {
+        return Ok(None);
+    }
     let cd = match e.compute {
         Compute::Out => od,
         Compute::Promoted => call.promoted(),
