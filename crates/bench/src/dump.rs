@@ -126,8 +126,10 @@ pub fn run(options: &Options) {
     );
     let (d, n) = median(
         || {
-            ide::dump::dump_hover(&ide::dump::parse_dump(&text), use_of, None)
-                .map_or(0, |h| h.markdown.len())
+            ide::dump::dump_hover(&ide::dump::parse_dump(&text), use_of, None, &|p| {
+                p.is_file()
+            })
+            .map_or(0, |h| h.markdown.len())
         },
         runs,
     );

@@ -3,6 +3,8 @@
 //!
 //! - [`from_body`] turns one lowered top-level graph (`ir::Body`, with its nested
 //!   graphs as clusters) into a [`GraphModel`]; models can also be built by hand.
+//! - [`from_dump`] turns one subgraph of a MindSpore compile dump (`irdump`) into
+//!   one, grouped in collapsible clusters by MindSpore's scopes.
 //! - [`from_dot`] reads the DOT that mirdsl writes (the language server's
 //!   `mirdsl/graph`, `mirdsl ir --format dot`) into one; [`dot_to_svg`] draws it.
 //! - [`layout()`] places it: a layered (Sugiyama-style) layout per cluster.
@@ -13,12 +15,14 @@
 //!   toggling the `collapsed` class. Output is deterministic.
 
 pub mod dot;
+pub mod from_dump;
 pub mod from_ir;
 pub mod layout;
 pub mod model;
 pub mod svg;
 
 pub use dot::{dot_to_svg, from_dot};
+pub use from_dump::from_dump;
 pub use from_ir::{from_body, node_key};
 pub use layout::{layout, Layout, Rect};
 pub use model::{Cluster, ClusterKind, Edge, EdgeStyle, End, GraphModel, Node, NodeKind};

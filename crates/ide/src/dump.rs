@@ -1,17 +1,24 @@
 //! MindSpore's compile dumps (`.ir`, language `mindspore-ir`) in the editor:
-//! outline, folding, definition, references and hover over the located
-//! dump model of `irdump`. Plain functions of the document's text; a dump is
+//! outline, folding, definition, references, hover, semantic tokens, and
+//! the dump among its folder's stages, over the located dump model of
+//! `irdump`. Plain functions of the document's text; a dump is
 //! MindSpore's truth, so nothing here reports a diagnostic.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use syntax::{TextRange, TextSize};
 
 use crate::{Fold, FoldKind, HoverResult, Symbol, SymbolKind};
 
-pub use irdump::{parse as parse_dump, Dump};
+pub use irdump::{parse as parse_dump, stages, Dump};
 
-fn range(r: &std::ops::Range<usize>) -> TextRange {
+mod passes;
+mod tokens;
+
+pub use passes::{compare, follow, node_at, Followed};
+pub use tokens::dump_tokens;
+
+pub(crate) fn range(r: &std::ops::Range<usize>) -> TextRange {
     TextRange::new(TextSize::from(r.start as u32), TextSize::from(r.end as u32))
 }
 
@@ -117,30 +124,100 @@ pub fn dump_references(d: &Dump, offset: TextSize, include_declaration: bool) ->
     out
 }
 
-/// A file link for a Python frame: absolute paths as they are, relative ones
-/// against the dump's folder.
-fn frame_link(f: &irdump::Frame, dir: Option<&Path>) -> String {
+/// Where a Python frame's file is: as printed when it exists (a relative
+/// path against the dump's folder or the folder above it, where the script
+/// that wrote a `save_graphs_path="dump"` folder sits), else a file of that
+/// name next to the dump folder (a folder moved from the machine that made
+/// it), else the path as printed.
+fn frame_path(f: &irdump::Frame, dir: Option<&Path>, exists: &dyn Fn(&Path) -> bool) -> PathBuf {
     let path = Path::new(&f.file);
-    let abs = match dir {
-        Some(d) if path.is_relative() => d.join(path),
-        _ => path.to_path_buf(),
-    };
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    let dirs: Vec<&Path> = dir
+        .into_iter()
+        .flat_map(|d| [Some(d), d.parent()])
+        .flatten()
+        .collect();
+    if path.is_absolute() {
+        candidates.push(path.to_path_buf());
+    } else {
+        candidates.extend(dirs.iter().map(|d| d.join(path)));
+    }
+    if let Some(name) = path.file_name() {
+        candidates.extend(dirs.iter().map(|d| d.join(name)));
+    }
+    candidates
+        .iter()
+        .find(|c| exists(c))
+        .or(candidates.first())
+        .cloned()
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+/// A `file://` URI with the bytes a URI cannot hold percent-encoded.
+fn file_uri(path: &Path) -> String {
+    let mut out = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~:".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A link to a Python frame's line (`[model.py:38](file:///.../model.py#L38)`,
+/// which VS Code opens at that line).
+fn frame_link(f: &irdump::Frame, dir: Option<&Path>, exists: &dyn Fn(&Path) -> bool) -> String {
+    let path = frame_path(f, dir, exists);
     format!(
-        "[{}:{}](file://{}#L{})",
-        path.file_name()
+        "[{}:{}]({}#L{})",
+        Path::new(&f.file)
+            .file_name()
             .map(|n| n.to_string_lossy())
             .unwrap_or_default(),
         f.line,
-        abs.display(),
+        file_uri(&path),
         f.line
     )
 }
 
+/// The innermost frame of the user's own code of the node under `offset`,
+/// with its file found as the hover's link finds it: `(path, 1-based line)`.
+pub fn dump_user_frame(
+    d: &Dump,
+    offset: TextSize,
+    dir: Option<&Path>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Option<(PathBuf, u32)> {
+    let (g, k) = node_at(d, offset)?;
+    let f = d.graphs[g].nodes[k].user_frame()?;
+    Some((frame_path(f, dir, exists), f.line))
+}
+
 /// Hover: a node's dumped type, scope, primitive (with MindSpore's schema)
 /// and the innermost frame of the user's code; a parameter's type; a graph's
-/// size. `dir` is the dump's folder (for relative Python paths).
-pub fn dump_hover(d: &Dump, offset: TextSize, dir: Option<&Path>) -> Option<HoverResult> {
-    let (name, at, target) = d.name_at(usize::from(offset))?;
+/// size. `dir` is the dump's folder (for relative Python paths), `exists`
+/// says whether a file is there (to find a moved script). On a primitive's
+/// name: its node's hover.
+pub fn dump_hover(
+    d: &Dump,
+    offset: TextSize,
+    dir: Option<&Path>,
+    exists: &dyn Fn(&Path) -> bool,
+) -> Option<HoverResult> {
+    let (name, at, target) = match d.name_at(usize::from(offset)) {
+        Some(x) => x,
+        None => {
+            let (g, k) = node_at(d, offset)?;
+            let n = &d.graphs[g].nodes[k];
+            let (p, r) = n
+                .prim
+                .as_ref()
+                .filter(|(_, r)| r.contains(&usize::from(offset)))?;
+            (p.clone(), r.clone(), Some(irdump::Target::Node(g, k)))
+        }
+    };
     let mut md = String::new();
     match target? {
         irdump::Target::Node(g, k) => {
@@ -161,7 +238,7 @@ pub fn dump_hover(d: &Dump, offset: TextSize, dir: Option<&Path>) -> Option<Hove
                 md.push_str(&format!("scope: `{s}`\n\n"));
             }
             if let Some(f) = n.user_frame() {
-                md.push_str(&format!("from {}", frame_link(f, dir)));
+                md.push_str(&format!("from {}", frame_link(f, dir, exists)));
                 if !f.code.is_empty() {
                     md.push_str(&format!(": `{}`", f.code));
                 }

@@ -206,10 +206,21 @@ fn same_name(x: &str, want: &str) -> bool {
     x == want
 }
 
-/// The differences between two dumps (empty: structurally equal).
-pub fn diff(a: &Dump, b: &Dump) -> Vec<Change> {
-    let mut out = Vec::new();
-    // Graphs: by name, else by name without numbers, else entry with entry.
+/// How two dumps pair up: `graphs[i]` is the index in `b` of `a`'s graph
+/// `i`; `nodes[i][k]` the index in `b`'s graph of the node `k` of `a`'s
+/// graph `i` (empty for a graph without a pair).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Pairing {
+    pub graphs: Vec<Option<usize>>,
+    pub nodes: Vec<Vec<Option<usize>>>,
+    /// How `a`'s graph names read in `b` (their keys).
+    names: HashMap<String, String>,
+}
+
+/// Pairs the graphs of two dumps (by name, else by name without numbers,
+/// else entry with entry) and the nodes of each pair (by scope, debug name
+/// and structure), as [`diff`] does.
+pub fn pairing(a: &Dump, b: &Dump) -> Pairing {
     let mut pair_g: Vec<Option<usize>> = vec![None; a.graphs.len()];
     let mut taken = vec![false; b.graphs.len()];
     for (i, g) in a.graphs.iter().enumerate() {
@@ -240,22 +251,60 @@ pub fn diff(a: &Dump, b: &Dump) -> Vec<Change> {
     if let (Some(i), Some(j)) = (entry(a), entry(b)) {
         if pair_g[i].is_none() && !taken[j] {
             pair_g[i] = Some(j);
-            taken[j] = true;
         }
     }
-    // How `a`'s graph names read in `b`.
-    let graphs: HashMap<String, String> = pair_g
+    let names: HashMap<String, String> = pair_g
         .iter()
         .enumerate()
         .filter_map(|(i, j)| j.map(|j| (a.graphs[i].name.clone(), graph_key(&b.graphs[j].name))))
         .collect();
+    let nodes = pair_g
+        .iter()
+        .enumerate()
+        .map(|(i, j)| match j {
+            Some(j) => pair_nodes(&a.graphs[i].nodes, &b.graphs[*j].nodes, &names),
+            None => Vec::new(),
+        })
+        .collect();
+    Pairing {
+        graphs: pair_g,
+        nodes,
+        names,
+    }
+}
+
+/// Where a node of `a` (graph `g`, node `k`) is in `b`: its graph's pair and,
+/// when the node has one, the node (`None`: the stage removed it).
+pub fn follow(a: &Dump, b: &Dump, g: usize, k: usize) -> Option<(usize, Option<usize>)> {
+    let p = pairing(a, b);
+    let h = (*p.graphs.get(g)?)?;
+    Some((h, p.nodes[g].get(k).copied().flatten()))
+}
+
+/// Where a node of `b` (graph `h`, node `l`) came from in `a`: the inverse of
+/// [`follow`] over the same pairing (`None` for the node: the stage added it).
+pub fn follow_back(a: &Dump, b: &Dump, h: usize, l: usize) -> Option<(usize, Option<usize>)> {
+    let p = pairing(a, b);
+    let g = p.graphs.iter().position(|&j| j == Some(h))?;
+    Some((g, p.nodes[g].iter().position(|&m| m == Some(l))))
+}
+
+/// The differences between two dumps (empty: structurally equal).
+pub fn diff(a: &Dump, b: &Dump) -> Vec<Change> {
+    let mut out = Vec::new();
+    let p = pairing(a, b);
+    let (pair_g, graphs) = (&p.graphs, &p.names);
+    let mut taken = vec![false; b.graphs.len()];
+    for j in pair_g.iter().flatten() {
+        taken[*j] = true;
+    }
     for (i, g) in a.graphs.iter().enumerate() {
         let Some(j) = pair_g[i] else {
             out.push(Change::GraphRemoved(g.name.clone()));
             continue;
         };
         let h = &b.graphs[j];
-        let pairs = pair_nodes(&g.nodes, &h.nodes, &graphs);
+        let pairs = &p.nodes[i];
         let mut paired_b = vec![false; h.nodes.len()];
         for (k, n) in g.nodes.iter().enumerate() {
             let Some(l) = pairs[k] else {
@@ -280,7 +329,7 @@ pub fn diff(a: &Dump, b: &Dump) -> Vec<Change> {
             let inputs: Vec<Option<String>> = n
                 .inputs
                 .iter()
-                .map(|x| mapped(x, &g.nodes, &h.nodes, &pairs, &graphs))
+                .map(|x| mapped(x, &g.nodes, &h.nodes, pairs, graphs))
                 .collect();
             let same_inputs = inputs.len() == m.inputs.len()
                 && m.inputs
@@ -324,5 +373,55 @@ pub fn diff(a: &Dump, b: &Dump) -> Vec<Change> {
             out.push(Change::GraphAdded(h.name.clone()));
         }
     }
+    out
+}
+
+/// The differences as `mirdsl diff` prints them, under `--- A` / `+++ B`
+/// headings, a heading per graph and a count at the end; empty when equal.
+pub fn report(a: &str, b: &str, changes: &[Change]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    if changes.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "--- {a}\n+++ {b}");
+    let mut graph = String::new();
+    let mut heading = |out: &mut String, g: &str| {
+        if graph != g {
+            let _ = writeln!(out, "graph {g}");
+            graph = g.to_string();
+        }
+    };
+    for c in changes {
+        match c {
+            Change::GraphRemoved(g) => {
+                let _ = writeln!(out, "- graph {g}");
+            }
+            Change::GraphAdded(g) => {
+                let _ = writeln!(out, "+ graph {g}");
+            }
+            Change::NodeRemoved { graph, node } => {
+                heading(&mut out, graph);
+                let _ = writeln!(out, "  - {node}");
+            }
+            Change::NodeAdded { graph, node } => {
+                heading(&mut out, graph);
+                let _ = writeln!(out, "  + {node}");
+            }
+            Change::NodeChanged { graph, a, b, what } => {
+                heading(&mut out, graph);
+                let _ = writeln!(out, "  ~ {a}\n    → {b}");
+                for w in what {
+                    let _ = writeln!(out, "      {w}");
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{} difference{}",
+        changes.len(),
+        if changes.len() == 1 { "" } else { "s" }
+    );
     out
 }

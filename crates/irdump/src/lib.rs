@@ -562,6 +562,7 @@ impl Dump {
 }
 
 pub mod diff;
+pub mod stages;
 
 #[cfg(test)]
 mod tests;

@@ -158,3 +158,63 @@ fn structural_diff() {
     );
     assert_eq!(d.len(), 2, "{d:?}");
 }
+
+/// The checked-in folder of a tiny network's stages (testdata/irdumps/tiny).
+fn tiny() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/irdumps/tiny/dump")
+}
+
+#[test]
+fn stages_in_pipeline_order() {
+    let files = stages::stages(&tiny()).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "22_backend_pass_0077.ir",
+            "hwopt_cpu_custom_optimization_after_graph_0_0106.ir",
+            "hwopt_comm_after_kernel_select_kernel_graph0_0112.ir",
+            "24_execute_0130.ir"
+        ]
+    );
+    let before = stages::neighbour(&files[2], -1).unwrap();
+    assert_eq!(before, files[1]);
+    assert_eq!(stages::neighbour(&files[0], -1), None);
+    assert_eq!(stages::neighbour(&files[3], 1), None);
+    assert_eq!(stages::neighbour(&files[3], -3).as_ref(), Some(&files[0]));
+}
+
+/// A node followed from stage to stage: kernel selection turned `Muls` into
+/// `Mul` (a new node, scope `Expand/_Muls/Mul-op0`), the `Add` after it stays.
+#[test]
+fn follow_a_node_across_stages() {
+    let files = stages::stages(&tiny()).unwrap();
+    let read = |i: usize| parse(&std::fs::read_to_string(&files[i]).unwrap());
+    let (a, b) = (read(1), read(2));
+    let node = |d: &Dump, prim: &str| {
+        let k = d.graphs[0]
+            .nodes
+            .iter()
+            .position(|n| n.prim_name() == Some(prim))
+            .unwrap_or_else(|| panic!("no {prim}"));
+        (0, k)
+    };
+    let (g, k) = node(&a, "Add");
+    let (h, l) = diff::follow(&a, &b, g, k).unwrap();
+    assert_eq!(b.graphs[h].nodes[l.unwrap()].prim_name(), Some("Add"));
+    assert_eq!(diff::follow_back(&a, &b, h, l.unwrap()), Some((g, Some(k))));
+    // Muls is gone in the next stage: its graph is found, not the node.
+    let (g, k) = node(&a, "Muls");
+    assert_eq!(diff::follow(&a, &b, g, k), Some((0, None)));
+    // Mul is new: nothing before it.
+    let (h, l) = node(&b, "Mul");
+    assert_eq!(diff::follow_back(&a, &b, h, l), Some((0, None)));
+    // The report names both stages and the change.
+    let r = diff::report("A", "B", &diff::diff(&a, &b));
+    assert!(r.starts_with("--- A\n+++ B\ngraph @kernel_graph0\n"), "{r}");
+    assert!(r.contains("  - %5 = PrimFunc_Muls(%4, F32(2))"), "{r}");
+    assert!(r.ends_with("3 differences\n"), "{r}");
+}

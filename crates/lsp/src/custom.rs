@@ -202,6 +202,9 @@ fn lowered_graph(snap: &Snap, name: &str) -> Result<std::sync::Arc<LoweredGraph>
 
 /// `mirdsl/graph` `{uri, graph}` → `{graph, dot, svg, nodes: {id: range}}`.
 pub fn graph(s: &Snap, params: Json) -> Result<Json> {
+    if let Some(d) = crate::dump::of(s) {
+        return crate::dump::graph(s, &d, &params);
+    }
     let name = str_param(&params, "graph")?;
     let lowered = lowered_graph(s, &name)?;
     let key = s.db.key(s.file, &name);

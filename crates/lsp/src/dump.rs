@@ -1,9 +1,14 @@
 //! Requests on MindSpore compile dumps (`*.ir`, language `mindspore-ir`):
 //! answered from `ide::dump` over the document's text, never from the DSL's
-//! analysis (a dump is not DSL text), and without diagnostics.
+//! analysis (a dump is not DSL text), and without diagnostics; the graph
+//! of a subgraph grouped by scope, the diff with the stage before, and a
+//! node followed to the next or previous stage.
+
+use serde_json::{json, Value as Json};
 
 use crate::convert::{self, Snap};
 use crate::lsp;
+use crate::server::{failed, Result, RpcError};
 
 /// The dump, when the snapshot's document is one.
 pub fn of(s: &Snap) -> Option<ide::dump::Dump> {
@@ -19,7 +24,7 @@ pub fn hover(s: &Snap, d: &ide::dump::Dump, p: lsp::HoverParams) -> Option<lsp::
     let offset = s.offset(p.text_document_position_params.position);
     let path = convert::uri_path(&s.uri);
     let dir = path.as_deref().and_then(|p| p.parent());
-    ide::dump::dump_hover(d, offset, dir).map(|h| lsp::Hover {
+    ide::dump::dump_hover(d, offset, dir, &|p| p.is_file()).map(|h| lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
             kind: lsp::MarkupKind::Markdown,
             value: h.markdown,
@@ -57,4 +62,134 @@ pub fn symbols(s: &Snap, d: &ide::dump::Dump) -> lsp::DocumentSymbolResponse {
 
 pub fn folds(s: &Snap, d: &ide::dump::Dump) -> Vec<ide::Fold> {
     ide::dump::dump_folds(s.text(), d)
+}
+
+fn not_a_dump(s: &Snap) -> RpcError {
+    RpcError::invalid_params(format!(
+        "`{}` is not a MindSpore compile dump (`.ir`)",
+        s.uri.as_str()
+    ))
+}
+
+/// A position parameter (`{line, character}`).
+fn position(params: &Json) -> Result<Option<lsp::Position>> {
+    match params.get("position") {
+        None | Some(Json::Null) => Ok(None),
+        Some(p) => serde_json::from_value(p.clone())
+            .map(Some)
+            .map_err(|e| RpcError::invalid_params(format!("bad `position`: {e}"))),
+    }
+}
+
+/// `mirdsl/graph` on a dump `{uri, graph?, position?}`: the subgraph named,
+/// else the one under `position`, else the entry, drawn grouped by scope →
+/// `{graph, svg, dot: null, nodes: {id: range}, graphs: [names]}`.
+pub fn graph(s: &Snap, d: &ide::dump::Dump, params: &Json) -> Result<Json> {
+    let named = params.get("graph").and_then(Json::as_str);
+    let g = match named {
+        Some(name) => {
+            let name = format!("@{}", name.trim_start_matches('@'));
+            d.graphs
+                .iter()
+                .position(|g| g.name == name)
+                .ok_or_else(|| failed(format!("no subgraph `{name}` in the dump")))?
+        }
+        None => position(params)?
+            .and_then(|p| d.graph_at(usize::from(s.offset(p))))
+            .or_else(|| {
+                let entry = d.entry.as_deref()?;
+                d.graphs
+                    .iter()
+                    .position(|g| g.name.trim_start_matches('@') == entry)
+            })
+            .or((!d.graphs.is_empty()).then_some(0))
+            .ok_or_else(|| failed("the dump has no subgraph".to_string()))?,
+    };
+    let model = graphview::from_dump(d, g).ok_or_else(|| failed("no such subgraph".to_string()))?;
+    let nodes: serde_json::Map<String, Json> = model
+        .node_spans()
+        .into_iter()
+        .map(|(id, r)| (id, serde_json::to_value(s.range(r)).unwrap_or(Json::Null)))
+        .collect();
+    let svg = graphview::render_svg(&model);
+    let graphs: Vec<&str> = d.graphs.iter().map(|g| g.name.as_str()).collect();
+    Ok(json!({
+        "graph": d.graphs[g].name,
+        "svg": svg,
+        "dot": Json::Null,
+        "nodes": nodes,
+        "graphs": graphs,
+    }))
+}
+
+/// The stage `step` away from this dump in its folder, read and parsed.
+fn stage(s: &Snap, step: isize) -> Result<(std::path::PathBuf, String)> {
+    let path = convert::uri_path(&s.uri).ok_or_else(|| {
+        failed("the dump is not a file, so it has no folder of stages".to_string())
+    })?;
+    let other = ide::dump::stages::neighbour(&path, step).ok_or_else(|| {
+        failed(format!(
+            "{} is the {} stage in its folder",
+            path.file_name().unwrap_or_default().to_string_lossy(),
+            if step < 0 { "first" } else { "last" }
+        ))
+    })?;
+    let text = std::fs::read_to_string(&other)
+        .map_err(|e| failed(format!("cannot read {}: {e}", other.display())))?;
+    Ok((other, text))
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `mirdsl/dump/compare` `{uri}`: the structural diff of the stage before
+/// this dump in its folder and this one, as `mirdsl diff PREVIOUS THIS`
+/// prints it → `{previous: uri, text, changes}`.
+pub fn compare(s: &Snap, _: Json) -> Result<Json> {
+    let this = of(s).ok_or_else(|| not_a_dump(s))?;
+    let (prev_path, prev_text) = stage(s, -1)?;
+    let prev = ide::dump::parse_dump(&prev_text);
+    let this_name = convert::uri_path(&s.uri)
+        .map(|p| file_name(&p))
+        .unwrap_or_else(|| s.uri.as_str().to_string());
+    let (text, changes) = ide::dump::compare(&file_name(&prev_path), &prev, &this_name, &this);
+    Ok(json!({
+        "previous": convert::path_uri(&prev_path).map(|u| u.as_str().to_string()),
+        "text": text,
+        "changes": changes,
+    }))
+}
+
+/// `mirdsl/dump/follow` `{uri, position, direction: "next" | "previous"}`:
+/// the node under the position in the next or previous stage →
+/// `{uri, range, found, message}` (`found` false: the node's graph there).
+pub fn follow(s: &Snap, params: Json) -> Result<Json> {
+    let this = of(s).ok_or_else(|| not_a_dump(s))?;
+    let pos = position(&params)?.ok_or_else(|| RpcError::invalid_params("missing `position`"))?;
+    let forward = match params.get("direction").and_then(Json::as_str) {
+        None | Some("next") => true,
+        Some("previous") => false,
+        Some(other) => {
+            return Err(RpcError::invalid_params(format!(
+                "`direction` is \"next\" or \"previous\", not {other:?}"
+            )))
+        }
+    };
+    let (path, text) = stage(s, if forward { 1 } else { -1 })?;
+    let other = ide::dump::parse_dump(&text);
+    let f = ide::dump::follow(&this, s.offset(pos), &other, forward).map_err(failed)?;
+    let index = syntax::LineIndex::new(&text);
+    let at = |o| convert::position(&text, &index, o, s.unit);
+    let uri =
+        convert::path_uri(&path).ok_or_else(|| failed(format!("no URI for {}", path.display())))?;
+    Ok(json!({
+        "uri": uri.as_str(),
+        "range": lsp::Range::new(at(f.range.start()), at(f.range.end())),
+        "found": f.found,
+        "message": format!("{}: {}", file_name(&path), f.message),
+    }))
 }

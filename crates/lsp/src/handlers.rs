@@ -292,15 +292,20 @@ fn tokens_result(shared: &Shared, s: &Snap, data: Vec<lsp::SemanticToken>) -> ls
     }
 }
 
+/// The document's semantic tokens (a dump's from the dump), within `range`.
+fn tokens_of(s: &Snap, range: Option<syntax::TextRange>) -> Vec<ide::SemanticToken> {
+    match dump::of(s) {
+        Some(d) => ide::dump::dump_tokens(&d, range),
+        None => s.analysis().semantic_tokens(range),
+    }
+}
+
 pub fn semantic_tokens_full(
     s: &Snap,
     shared: &Shared,
     _: lsp::SemanticTokensParams,
 ) -> Result<Option<lsp::SemanticTokensResult>> {
-    if dump::is(s) {
-        return Ok(None);
-    }
-    let tokens = s.analysis().semantic_tokens(None);
+    let tokens = tokens_of(s, None);
     let data = convert::semantic_tokens(s, &tokens);
     Ok(Some(lsp::SemanticTokensResult::Tokens(tokens_result(
         shared, s, data,
@@ -312,11 +317,8 @@ pub fn semantic_tokens_range(
     _: &Shared,
     p: lsp::SemanticTokensRangeParams,
 ) -> Result<Option<lsp::SemanticTokensRangeResult>> {
-    if dump::is(s) {
-        return Ok(None);
-    }
     let range = s.text_range(p.range);
-    let tokens = s.analysis().semantic_tokens(Some(range));
+    let tokens = tokens_of(s, Some(range));
     Ok(Some(lsp::SemanticTokensRangeResult::Tokens(
         lsp::SemanticTokens {
             result_id: None,
@@ -456,10 +458,7 @@ pub fn semantic_tokens_delta(
     shared: &Shared,
     p: lsp::SemanticTokensDeltaParams,
 ) -> Result<Option<lsp::SemanticTokensFullDeltaResult>> {
-    if dump::is(s) {
-        return Ok(None);
-    }
-    let tokens = s.analysis().semantic_tokens(None);
+    let tokens = tokens_of(s, None);
     let data = convert::semantic_tokens(s, &tokens);
     let previous = shared
         .tokens

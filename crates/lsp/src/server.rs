@@ -782,6 +782,8 @@ impl Server {
             ExecuteCommand::METHOD => self.execute_command(id, params),
             "mirdsl/graph" => self.custom(id, params, crate::custom::graph),
             "mirdsl/ir" => self.custom(id, params, crate::custom::ir),
+            "mirdsl/dump/compare" => self.custom(id, params, crate::dump::compare),
+            "mirdsl/dump/follow" => self.custom(id, params, crate::dump::follow),
             "mirdsl/run" => self.run(id, params, false),
             "mirdsl/debug/panic" => self.custom(id, params, |_, _| -> Result<Json> {
                 panic!("deliberate panic for testing")

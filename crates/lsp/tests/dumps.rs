@@ -217,13 +217,231 @@ fn a_dump_is_navigable_and_has_no_diagnostics() {
             .as_str()
             .unwrap_or_default();
         assert!(md.contains("`FancyFusedKernel`"), "{md}");
-        // DSL-only features give nothing on a dump.
+        // Semantic tokens: a weight's use is a static variable, a primitive a
+        // library function, a called subgraph a function.
         let t = c
             .request(
                 "textDocument/semanticTokens/full",
                 json!({"textDocument": doc}),
             )
             .await;
-        assert!(t["result"].is_null(), "{t}");
+        let tokens = decode(&t["result"]["data"]);
+        let at = |needle: &str, nth: usize| {
+            let p = pos(needle, nth, 0);
+            let (line, col) = (
+                p["line"].as_u64().unwrap(),
+                p["character"].as_u64().unwrap(),
+            );
+            tokens
+                .iter()
+                .find(|x| x.0 == line && x.1 == col)
+                .map(|x| (x.2, ide::TOKEN_KINDS[x.3 as usize], x.4))
+        };
+        let bit = |m: &str| 1u64 << ide::TOKEN_MODIFIERS.iter().position(|x| *x == m).unwrap();
+        assert_eq!(
+            at("%para2_fc.weight)", 0),
+            Some((16, "variable", bit("static"))),
+            "{t}"
+        );
+        assert_eq!(
+            at("MatMul(", 0),
+            Some((6, "function", bit("defaultLibrary"))),
+            "{t}"
+        );
+        assert_eq!(at("@2_helper_3(%1", 0), Some((11, "function", 0)), "{t}");
+        assert_eq!(
+            at("%0(CNode_3)", 0),
+            Some((2, "variable", bit("declaration")))
+        );
+        // Hover on a primitive's name: its node.
+        let h = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": doc, "position": pos("MatMul(", 0, 2)}),
+            )
+            .await;
+        let md = h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(md.starts_with("**%0** (CNode_3) = `MatMul`"), "{md}");
+    });
+}
+
+/// Semantic tokens as (line, start, length, type, modifiers).
+fn decode(data: &Json) -> Vec<(u64, u64, u64, u64, u64)> {
+    let v: Vec<u64> = data
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    let (mut line, mut col) = (0, 0);
+    v.chunks(5)
+        .map(|c| {
+            if c[0] > 0 {
+                col = 0;
+            }
+            line += c[0];
+            col += c[1];
+            (line, col, c[2], c[3], c[4])
+        })
+        .collect()
+}
+
+/// The checked-in stages of a tiny network (testdata/irdumps/tiny/dump,
+/// MindSpore 2.10): kernel selection turned its `Muls` into a `Mul`.
+fn tiny(name: &str) -> (String, String) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/irdumps/tiny/dump")
+        .canonicalize()
+        .unwrap();
+    let path = dir.join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    (format!("file://{}", path.display()), text)
+}
+
+fn position_of(text: &str, needle: &str, shift: u32) -> Json {
+    let at = text.find(needle).unwrap_or_else(|| panic!("no {needle}"));
+    let line = text[..at].matches('\n').count();
+    let col = at - text[..at].rfind('\n').map_or(0, |i| i + 1);
+    json!({"line": line, "character": col as u32 + shift})
+}
+
+#[test]
+fn a_dump_among_its_stages() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let (uri, text) = tiny("hwopt_comm_after_kernel_select_kernel_graph0_0112.ir");
+        c.open(&uri, &text).await;
+        let doc = json!({"uri": uri});
+
+        // Compare with the previous pass: `mirdsl diff`'s report.
+        let r = c.request("mirdsl/dump/compare", json!({"uri": uri})).await;
+        let report = r["result"]["text"].as_str().unwrap_or_default();
+        assert!(
+            r["result"]["previous"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("/hwopt_cpu_custom_optimization_after_graph_0_0106.ir"),
+            "{r}"
+        );
+        assert!(
+            report.starts_with(
+                "--- hwopt_cpu_custom_optimization_after_graph_0_0106.ir\n\
+                 +++ hwopt_comm_after_kernel_select_kernel_graph0_0112.ir\n"
+            ),
+            "{report}"
+        );
+        assert!(report.contains("  - %5 = PrimFunc_Muls(%4, F32(2))"), "{report}");
+        assert!(report.contains("  + %5 = PrimFunc_Mul(%4, Tensor("), "{report}");
+        assert_eq!(r["result"]["changes"], 3, "{r}");
+
+        // Following the Add to the previous stage: its `%6` there.
+        let (prev_uri, prev_text) = tiny("hwopt_cpu_custom_optimization_after_graph_0_0106.ir");
+        let r = c
+            .request(
+                "mirdsl/dump/follow",
+                json!({"uri": uri, "position": position_of(&text, "%6(CNode_98) = PrimFunc_Add", 1),
+                       "direction": "previous"}),
+            )
+            .await;
+        assert_eq!(r["result"]["uri"], prev_uri, "{r}");
+        assert_eq!(r["result"]["found"], true, "{r}");
+        assert_eq!(
+            r["result"]["range"]["start"],
+            position_of(&prev_text, "%6(CNode_98) = PrimFunc_Add", 0),
+            "{r}"
+        );
+        // From anywhere in its statement (here its scope comment), to the next stage.
+        let r = c
+            .request(
+                "mirdsl/dump/follow",
+                json!({"uri": uri, "position": position_of(&text, "(Default/Add-op0)", 3),
+                       "direction": "next"}),
+            )
+            .await;
+        let (next_uri, next_text) = tiny("24_execute_0130.ir");
+        assert_eq!(r["result"]["uri"], next_uri, "{r}");
+        assert_eq!(
+            r["result"]["range"]["start"],
+            position_of(&next_text, "%6(CNode_88) = PrimFunc_Add", 0),
+            "{r}"
+        );
+        // The Mul kernel selection made: not in the stage before, so its graph.
+        let r = c
+            .request(
+                "mirdsl/dump/follow",
+                json!({"uri": uri, "position": position_of(&text, "%5(CNode_109)", 1),
+                       "direction": "previous"}),
+            )
+            .await;
+        assert_eq!(r["result"]["found"], false, "{r}");
+        assert!(
+            r["result"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("%5 is not in the previous stage"),
+            "{r}"
+        );
+        // The last stage has no next one: an error that says so.
+        c.open(&next_uri, &next_text).await;
+        let r = c
+            .request(
+                "mirdsl/dump/follow",
+                json!({"uri": next_uri, "position": position_of(&next_text, "%6(", 1), "direction": "next"}),
+            )
+            .await;
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("24_execute_0130.ir is the last stage"),
+            "{r}"
+        );
+
+        // The graph view: the subgraph under the cursor, grouped by scope.
+        let r = c
+            .request(
+                "mirdsl/graph",
+                json!({"uri": uri, "position": position_of(&text, "%3(x)", 0)}),
+            )
+            .await;
+        assert_eq!(r["result"]["graph"], "@kernel_graph0", "{r}");
+        let svg = r["result"]["svg"].as_str().unwrap_or_default();
+        assert!(
+            svg.contains(r#"data-graph="scope:Default/block-Block/fc-Dense""#),
+            "{svg}"
+        );
+        assert_eq!(
+            r["result"]["nodes"]["n1"]["start"],
+            position_of(&text, "%1(x) = PrimFunc_MatMul", 0),
+            "{r}"
+        );
+
+        // Hover: the user's frame links to the model.py next to the dump
+        // folder (the dump was made in a folder that is not here).
+        let h = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": doc, "position": position_of(&text, "%4(CNode_96)", 1)}),
+            )
+            .await;
+        let md = h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_default();
+        let model = std::path::Path::new(&uri["file://".len()..])
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("model.py");
+        assert!(
+            md.contains(&format!("[model.py:24](file://{}#L24)", model.display())),
+            "{md}"
+        );
+        assert!(md.contains("scope: `Default/block-Block/act-ReLU/ReLU-op0`"), "{md}");
+        assert!(md.contains("type: `(<Tensor[Float32], (2, 3)>)`"), "{md}");
+        assert!(md.contains("MindSpore 2.10: `ReLU("), "{md}");
     });
 }

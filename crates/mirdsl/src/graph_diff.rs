@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use irdump::diff::Change;
-
 use crate::{EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
 
 #[derive(clap::Args)]
@@ -78,39 +76,13 @@ pub fn diff_command(args: &DiffArgs) -> u8 {
     if changes.is_empty() {
         return EXIT_OK;
     }
-    println!("--- {}\n+++ {}", args.a.display(), args.b.display());
-    let mut graph = String::new();
-    let mut heading = |g: &str| {
-        if graph != g {
-            println!("graph {g}");
-            graph = g.to_string();
-        }
-    };
-    for c in &changes {
-        match c {
-            Change::GraphRemoved(g) => println!("- graph {g}"),
-            Change::GraphAdded(g) => println!("+ graph {g}"),
-            Change::NodeRemoved { graph, node } => {
-                heading(graph);
-                println!("  - {node}");
-            }
-            Change::NodeAdded { graph, node } => {
-                heading(graph);
-                println!("  + {node}");
-            }
-            Change::NodeChanged { graph, a, b, what } => {
-                heading(graph);
-                println!("  ~ {a}\n    → {b}");
-                for w in what {
-                    println!("      {w}");
-                }
-            }
-        }
-    }
-    println!(
-        "{} difference{}",
-        changes.len(),
-        if changes.len() == 1 { "" } else { "s" }
+    print!(
+        "{}",
+        irdump::diff::report(
+            &args.a.display().to_string(),
+            &args.b.display().to_string(),
+            &changes
+        )
     );
     EXIT_FAILURE
 }

@@ -13,31 +13,9 @@ pub struct PassesArgs {
     pub dir: PathBuf,
 }
 
-/// MindSpore numbers every dump it writes in one compile with a counter at
-/// the end of the name (`13_optimize_0068.ir`, `opt_pass_9_opt_b_0023.ir`);
-/// dumps without one (the runtime's actor sets) come after, by name.
-fn order_key(path: &Path) -> (u64, String) {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let counter = stem
-        .rsplit_once('_')
-        .filter(|(_, n)| n.len() >= 4 && n.chars().all(|c| c.is_ascii_digit()))
-        .and_then(|(_, n)| n.parse().ok());
-    (counter.unwrap_or(u64::MAX), stem)
-}
-
-/// The dumps of `dir`, in pipeline order.
+/// The dumps of `dir`, in pipeline order (`irdump::stages`).
 pub fn stages(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot read folder {}: {e}", dir.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "ir"))
-        .collect();
-    files.sort_by_key(|p| order_key(p));
-    Ok(files)
+    irdump::stages::stages(dir).map_err(|e| format!("cannot read folder {}: {e}", dir.display()))
 }
 
 fn names(prims: &BTreeMap<String, usize>, other: &BTreeMap<String, usize>) -> Vec<String> {
