@@ -82,6 +82,14 @@ impl LaunchArgs {
                 .filter(|&n| n >= 1)
                 .ok_or("`steps` is a number >= 1")? as usize,
         };
+        let device = a
+            .get("device")
+            .and_then(Json::as_str)
+            .unwrap_or("cpu")
+            .to_string();
+        if gpu::DeviceChoice::parse(&device).is_none() {
+            return Err(format!("`device` is cpu, gpu or auto, not `{device}`"));
+        }
         Ok(LaunchArgs {
             program: PathBuf::from(program),
             entry: a.get("entry").and_then(Json::as_str).map(String::from),
@@ -92,11 +100,7 @@ impl LaunchArgs {
                 .and_then(Json::as_str)
                 .map(PathBuf::from),
             steps,
-            device: a
-                .get("device")
-                .and_then(Json::as_str)
-                .unwrap_or("cpu")
-                .to_string(),
+            device,
             stop_on_entry: a
                 .get("stopOnEntry")
                 .and_then(Json::as_bool)
@@ -147,6 +151,15 @@ fn import_model(path: &Path) -> Result<(PathBuf, PathBuf), String> {
 
 /// Checks the program; errors are returned as one message.
 pub fn load(a: &LaunchArgs) -> Result<Loaded, String> {
+    // `device: "gpu"` without a usable GPU fails the launch, naming what is
+    // missing, before anything is imported or run.
+    if gpu::DeviceChoice::parse(&a.device) == Some(gpu::DeviceChoice::Gpu) {
+        gpu::probe::all().map_err(|e| {
+            format!(
+                "`device: \"gpu\"`: {e} (use \"cpu\", or \"auto\" for the GPU where there is one)"
+            )
+        })?;
+    }
     let (root, scratch) = match a.program.extension().and_then(|e| e.to_str()) {
         Some("mindir") | Some("ir") => {
             let (f, d) = import_model(&a.program)?;
@@ -252,13 +265,13 @@ fn run_inner(
     links: RunLinks,
     out: &dyn Fn(&'static str, String),
 ) -> Result<(), String> {
-    let choice = match a.device.as_str() {
-        "cpu" => gpu::DeviceChoice::Cpu,
-        "gpu" => gpu::DeviceChoice::Gpu,
-        "auto" => gpu::DeviceChoice::Auto,
-        d => return Err(format!("`device` is cpu, gpu or auto, not `{d}`")),
-    };
+    let choice = gpu::DeviceChoice::parse(&a.device)
+        .ok_or_else(|| format!("`device` is cpu, gpu or auto, not `{}`", a.device))?;
     let selected = gpu::select(choice)?;
+    if choice != gpu::DeviceChoice::Cpu {
+        // Which device runs it (`device: gpu (NVIDIA ...)`), or why not.
+        out("console", format!("{}\n", selected.note));
+    }
     let options = exec::ExecOptions {
         base_dir: l.base_dir.clone(),
         interrupt: Some(links.interrupt.clone()),

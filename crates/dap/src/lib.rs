@@ -17,12 +17,14 @@
 //! - [`inspect`]: what a value looks like in the variables view.
 //! - [`eval`]: expressions in a frame's scope.
 //! - [`source`]: node ranges as files and lines.
+//! - [`scope`]: MindSpore's scopes in an imported model's names.
 
 pub mod eval;
 pub mod inspect;
 pub mod launch;
 pub mod protocol;
 pub mod runner;
+pub mod scope;
 pub mod session;
 pub mod source;
 

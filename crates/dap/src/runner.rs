@@ -247,8 +247,7 @@ impl DebugObserver {
                 let scope = f
                     .node()
                     .and_then(|n| body.node(n).name.as_deref())
-                    .and_then(|n| n.rsplit_once('.'))
-                    .map(|(scope, _)| scope);
+                    .and_then(crate::scope::of);
                 if let Some(scope) = scope {
                     name.push_str(&format!(" [{scope}]"));
                 }

@@ -30,6 +30,8 @@ enum VarRef {
     Locals(usize),
     Weights,
     Value(exec::Value, Vec<usize>),
+    /// The values and weights in one MindSpore scope of an imported model.
+    Group(Vec<(String, exec::Value)>),
 }
 
 struct Session<W: Write> {
@@ -703,6 +705,7 @@ impl<W: Write> Session<W> {
                 let ws = stop.weights.clone();
                 ws.iter().map(|(n, v)| self.variable(n, v)).collect()
             }
+            VarRef::Group(vars) => vars.iter().map(|(n, v)| self.variable(n, v)).collect(),
             VarRef::Value(v, path) => inspect::children(&v, &path)
                 .into_iter()
                 .map(|c| {
@@ -730,6 +733,7 @@ impl<W: Write> Session<W> {
             .unwrap_or("")
             .trim()
             .to_string();
+        let context = a.get("context").and_then(Json::as_str).unwrap_or("");
         let i = if a.get("frameId").is_some() {
             self.frame_index(a)?
         } else {
@@ -748,9 +752,32 @@ impl<W: Write> Session<W> {
             .chain(weights.iter())
             .find(|(n, _)| *n == expr)
             .map(|(_, v)| v.clone());
+        // An imported model's names carry MindSpore's scope (`block.act.div`).
+        let imported = self.loaded().is_ok_and(|l| l.scratch.is_some());
         let value = match direct {
             Some(v) => v,
             None => {
+                // A cell's name (a hover on `block` or `fc` of `block.fc.x`):
+                // the values and weights in its scope.
+                let members: Vec<(String, exec::Value)> = if imported {
+                    let values = crate::scope::members(&expr, &scope);
+                    let ws = crate::scope::members(&expr, &weights);
+                    values.into_iter().chain(ws).cloned().collect()
+                } else {
+                    Vec::new()
+                };
+                if !members.is_empty() {
+                    let n = members.len();
+                    let w = members
+                        .iter()
+                        .filter(|(m, _)| weights.iter().any(|(x, _)| x == m))
+                        .count();
+                    let name = crate::scope::of(&format!("{expr}._")).unwrap_or(expr.clone());
+                    let r = self.new_ref(VarRef::Group(members));
+                    return Ok(json!({"result": format!(
+                        "MindSpore scope `{name}`: {} values, {w} weights", n - w),
+                        "variablesReference": r}));
+                }
                 let l = self.loaded()?;
                 let ev = Evaluator {
                     root: l.root.clone(),
@@ -760,21 +787,19 @@ impl<W: Write> Session<W> {
                 ev.evaluate(&expr, &scope, &weights)?
             }
         };
+        if context == "clipboard" {
+            // "Copy Value": every element, as `mirdsl run` prints them.
+            let text = exec::output::to_text(&value);
+            return Ok(json!({"result": text.trim_end(), "variablesReference": 0}));
+        }
         let r = if inspect::expandable(&value) {
             self.new_ref(VarRef::Value(value.clone(), Vec::new()))
         } else {
             0
         };
         let mut result = inspect::summary(&value);
-        // An imported model's names carry MindSpore's scope (`gelu.div`).
-        let imported = self.loaded().is_ok_and(|l| l.scratch.is_some());
-        if let (true, Some((scope, _))) = (imported, expr.rsplit_once('.')) {
-            if scope
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-            {
-                result.push_str(&format!("  (MindSpore scope `{scope}`)"));
-            }
+        if let Some(s) = crate::scope::of(&expr).filter(|_| imported) {
+            result.push_str(&format!("  (MindSpore scope `{s}`)"));
         }
         Ok(json!({"result": result, "type": inspect::type_of(&value), "variablesReference": r}))
     }
@@ -813,6 +838,7 @@ pub fn capabilities() -> Json {
         "supportsLogPoints": true,
         "supportsLoadedSourcesRequest": true,
         "supportsExceptionInfoRequest": true,
+        "supportsClipboardContext": true,
         "exceptionBreakpointFilters": [
             {"filter": "nan", "label": "NaN or Inf",
              "description": "Stop at the first statement whose result holds a NaN or Inf that its operands did not", "default": false},

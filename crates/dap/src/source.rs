@@ -116,6 +116,12 @@ impl SourceMap {
                         map.modules[l.module].lines.insert(l.line);
                     }
                 }
+                // The `return` line: a run stops there as the graph returns.
+                if let Some(l) = g.span.and_then(|s| map.locate(s)) {
+                    if let Some(r) = map.return_line(l.module, l.line, l.end_line) {
+                        map.modules[l.module].lines.insert(r);
+                    }
+                }
             }
         }
         map

@@ -82,6 +82,102 @@ fn step_in_goes_into_an_if_branch() {
 }
 
 #[test]
+fn step_in_goes_into_a_closure_and_a_lambda() {
+    let file = data("debug.mir");
+    let launch = json!({"program": file.display().to_string(), "entry": "closures",
+        "args": {"x": "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]"}});
+    let mut c = Client::launch(launch, |c| {
+        c.breakpoints(&file, &[50]);
+    });
+    c.stopped();
+    assert_eq!(c.stack()[0].2, 50);
+    // Into the nested graph, which captured `k` from `closures`.
+    c.ok("stepIn", json!({"threadId": 1}));
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!(
+        (stack[0].0.as_str(), stack[0].2),
+        ("times_k (in closures)", 47),
+        "{stack:?}"
+    );
+    assert_eq!((stack[1].0.as_str(), stack[1].2), ("closures", 50));
+    let locals = c.locals(1);
+    assert!(var(&locals, "k")["value"]
+        .as_str()
+        .unwrap()
+        .starts_with("f32 6"));
+    assert!(var(&locals, "v")["value"]
+        .as_str()
+        .unwrap()
+        .contains("max=6"));
+    // Out (a lambda's definition is no statement to stop at), and into the lambda.
+    c.ok("stepOut", json!({"threadId": 1}));
+    c.stopped();
+    assert_eq!(c.stack()[0].2, 52);
+    c.ok("stepIn", json!({"threadId": 1}));
+    c.stopped();
+    let stack = c.stack();
+    assert_eq!(stack.len(), 2, "{stack:?}");
+    assert_eq!(stack[0].2, 51, "the lambda's line: {stack:?}");
+    assert!(stack[0].0.ends_with("(in closures)"), "{stack:?}");
+    assert!(var(&c.locals(1), "v")["value"]
+        .as_str()
+        .unwrap()
+        .contains("max=36"));
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
+fn run_to_cursor_as_vs_code_and_nvim_dap_ask_for_it() {
+    let file = data("debug.mir");
+    let path = file.display().to_string();
+    // VS Code: a temporary breakpoint beside the others, `continue`, and the
+    // breakpoints as they were once stopped.
+    let mut c = Client::launch(debug_mir(), |c| {
+        c.breakpoints(&file, &[22]);
+    });
+    c.stopped();
+    assert_eq!(c.stack()[0].2, 22);
+    let b = c.breakpoints(&file, &[22, 25]);
+    let temp = b["breakpoints"][1]["id"].clone();
+    c.cont();
+    let s = c.stopped();
+    assert_eq!(s["reason"], "breakpoint");
+    assert_eq!(s["hitBreakpointIds"], json!([temp]));
+    assert_eq!(c.stack()[0].2, 25);
+    c.breakpoints(&file, &[22]);
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+    // nvim-dap: every breakpoint replaced by one at the cursor (here in
+    // `fact`, a graph called later), `continue`, then the old ones back.
+    let helpers = data("helpers.mir");
+    let mut c = Client::launch(debug_mir(), |c| {
+        c.breakpoints(&file, &[22]);
+        c.breakpoints(&helpers, &[3]);
+    });
+    c.stopped();
+    c.breakpoints(&file, &[14]);
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": helpers.display().to_string()}, "breakpoints": []}),
+    );
+    c.cont();
+    let s = c.stopped();
+    assert_eq!(s["reason"], "breakpoint");
+    let stack = c.stack();
+    assert_eq!((stack[0].0.as_str(), stack[0].2), ("fact", 14), "{stack:?}");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path}, "breakpoints": [{"line": 22}]}),
+    );
+    c.breakpoints(&helpers, &[3]);
+    // helpers.scale ran before fact: nothing stops again.
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
 fn breakpoints_in_imported_and_std_files_and_recursion() {
     let helpers = data("helpers.mir");
     let std_dense = test_support::repo_root().join("lib/nn/dense.mir");
@@ -286,6 +382,45 @@ fn variables_slices_weights_and_evaluate() {
 }
 
 #[test]
+fn optimizer_state_is_listed_in_a_training_step() {
+    let launch = json!({"program": data("momentum.mir").display().to_string(),
+        "entry": "train_step", "args": {"x": "[1.0, 0.5, -1.0]"}, "steps": 2});
+    let file = data("momentum.mir");
+    let mut c = Client::launch(launch, |c| {
+        c.breakpoints(&file, &[17]);
+    });
+    // Step 1, at `return l`: the momentum buffer holds the first gradient.
+    c.stopped();
+    let weights = c.weights(1);
+    let m = var(&weights, "moments.w")["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(m.contains("[2, 1, 6]"), "{m}");
+    assert!(var(&weights, "w")["value"]
+        .as_str()
+        .unwrap()
+        .contains("[0.8, 1.9, 2.4]"));
+    // Step 2: m' = 0.9 m + g.
+    c.cont();
+    c.stopped();
+    let m = var(&c.weights(1), "moments.w")["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!m.contains("[2, 1, 6]") && m.contains("f32[3]"), "{m}");
+    let e = c.ok(
+        "evaluate",
+        json!({"expression": "moments.w - 0.9 * [2.0, 1.0, 6.0]", "frameId": 1, "context": "watch"}),
+    );
+    // The second gradient, [1.6, 0.95, 4.8] in f32 arithmetic.
+    let r = e["result"].as_str().unwrap();
+    assert!(r.contains("max=4.8 ") && r.contains("min=0.94999"), "{e}");
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
 fn conditional_breakpoint() {
     let file = data("debug.mir");
     let mut c = Client::launch(debug_mir(), |c| {
@@ -391,6 +526,126 @@ fn values_are_those_of_a_plain_run() {
     let x = exec::args::literal_value("[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]").unwrap();
     let v = ex.call("main", vec![x]).unwrap();
     assert_eq!(out, exec::output::to_text(&v));
+}
+
+/// `a`, `b`, `c`, `d` of debug.mir's `main` at a breakpoint on line 26, as
+/// Copy Value gives them (the `clipboard` context: every element).
+fn debugged_values(x: &str, device: &str) -> (Vec<String>, String) {
+    let file = data("debug.mir");
+    let launch = json!({"program": file.display().to_string(), "entry": "main",
+        "args": {"x": x}, "device": device});
+    let mut c = Client::launch(launch, |c| {
+        c.breakpoints(&file, &[26]);
+    });
+    c.stopped();
+    let values = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| {
+            let e = c.ok(
+                "evaluate",
+                json!({"expression": n, "frameId": 1, "context": "clipboard"}),
+            );
+            e["result"].as_str().unwrap().to_string()
+        })
+        .collect();
+    c.cont();
+    let (out, code) = c.finish();
+    assert_eq!(code, 0, "{out}");
+    (values, out)
+}
+
+/// The same values from a plain run of the same statements that stops
+/// there (compiled plans included), on `backend`.
+fn plain_values(x: &str, backend: Box<dyn exec::Backend>) -> Vec<String> {
+    let file = data("debug.mir");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(
+        "\ngraph upto(x: f32[2, 3]) {\n  a = x + 1\n  b = square(a)\n  c = helpers.scale(b, 2.0)\n  \
+         d = dense(c, fc.weight, fc.bias)\n  return (a, b, c, d)\n}\n",
+    );
+    let linked = analysis::link::link(&file, Some(text.into()), &analysis::modules::FsLoader);
+    assert!(!linked.has_errors());
+    let program = linked.analysis.source.program();
+    let mut ex = exec::Executor::with_backend(&program, exec::ExecOptions::default(), backend);
+    let v = ex
+        .call("upto", vec![exec::args::literal_value(x).unwrap()])
+        .unwrap();
+    let exec::Value::Tuple(parts) = &v else {
+        panic!("a tuple")
+    };
+    parts
+        .iter()
+        .map(|p| exec::output::to_text(p).trim_end().to_string())
+        .collect()
+}
+
+const ODD_X: &str = "[[0.1, -0.7, 1.3], [2.9, 0.33, -1.7]]";
+
+#[test]
+fn values_at_a_breakpoint_are_those_of_a_plain_run_that_stops_there() {
+    // Equal texts of every element: equal bits.
+    let (debugged, _) = debugged_values(ODD_X, "cpu");
+    let plain = plain_values(ODD_X, Box::new(exec::CpuBackend));
+    for (k, n) in ["a", "b", "c", "d"].iter().enumerate() {
+        assert_eq!(debugged[k], plain[k], "`{n}`");
+    }
+}
+
+#[test]
+fn device_gpu_without_a_gpu_fails_the_launch_naming_what_is_missing() {
+    if gpu::probe::all().is_ok() {
+        test_support::skip("this machine has a usable GPU");
+        return;
+    }
+    let mut c = Client::start();
+    c.ok("initialize", json!({"adapterID": "mirdsl"}));
+    let mut launch = debug_mir();
+    launch["device"] = json!("gpu");
+    let r = c.request("launch", launch.clone());
+    assert_eq!(r["success"], false);
+    let m = r["message"].as_str().unwrap();
+    assert!(m.starts_with("`device: \"gpu\"`: "), "{m}");
+    let named = ["libcuda.so", "no usable GPU", "libnvrtc.so", "libcublas.so"];
+    assert!(named.iter().any(|n| m.contains(n)), "{m}");
+    launch["device"] = json!("tpu");
+    let r = c.request("launch", launch);
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("`device` is cpu, gpu or auto, not `tpu`"),
+        "{r}"
+    );
+    assert_eq!(c.disconnect(), 0);
+}
+
+#[test]
+fn device_gpu_debugs_on_the_gpu() {
+    // Where there is a GPU (MIRDSL_REQUIRE_TOOLS=gpu makes its absence a
+    // failure): the run is on it, it stops at a breakpoint, and the values
+    // there are a plain GPU run's, bit for bit; within 1e-5 of the CPU's.
+    if test_support::require(test_support::Tool::Gpu, gpu::probe::all()).is_none() {
+        return;
+    }
+    let (debugged, out) = debugged_values(ODD_X, "gpu");
+    assert!(out.contains("device: gpu ("), "{out}");
+    let selected = gpu::select(gpu::DeviceChoice::Gpu).unwrap();
+    let plain = plain_values(ODD_X, selected.backend);
+    let cpu = plain_values(ODD_X, Box::new(exec::CpuBackend));
+    let numbers = |t: &str| -> Vec<f64> {
+        t.split(|ch: char| !(ch.is_ascii_digit() || ch == '.' || ch == '-' || ch == 'e'))
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    for (k, n) in ["a", "b", "c", "d"].iter().enumerate() {
+        assert_eq!(debugged[k], plain[k], "`{n}` debugged vs a plain GPU run");
+        for (g, c) in numbers(&debugged[k]).iter().zip(numbers(&cpu[k])) {
+            assert!(
+                (g - c).abs() <= 1e-5 * c.abs().max(1.0),
+                "`{n}`: {g} vs the CPU's {c}"
+            );
+        }
+    }
 }
 
 // 3. Break on bad numbers.
@@ -670,6 +925,168 @@ fn imported_ir_dump() {
     c.cont();
     let (out, code) = c.finish();
     assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn an_ir_dump_shows_mindspore_scopes_in_the_stack_and_hover() {
+    // MindSpore 2.10's execute-stage dump of Net(block(fc, act), head)
+    // (gen_scoped_net.py), with the network's weights beside it: a dump
+    // holds none.
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data("scoped_net.json")).unwrap()).unwrap();
+    let launch = json!({"program": data("scoped_net.ir").display().to_string(),
+        "args": {"x": expected["x"].to_string()}, "loadWeights": "scoped_net.safetensors",
+        "stopOnEntry": true});
+    let mut c = Client::launch(launch, |_| {});
+    assert_eq!(c.stopped()["reason"], "entry");
+    let stack = c.stack();
+    assert!(stack[0].1.ends_with("scoped_net.mir"), "{stack:?}");
+    // `block.fc.x = MatMul(...)`: Default/block-Block/fc-Dense/MatMul-op0.
+    assert_eq!(stack[0].0, "main [block.fc]", "{stack:?}");
+    for _ in 0..2 {
+        c.ok("next", json!({"threadId": 1}));
+        c.stopped();
+    }
+    // `block.act.div = Div(...)`, GELU's first operation.
+    assert_eq!(c.stack()[0].0, "main [block.act]");
+    // Hover on a value names its scope; on a cell, lists what is in it.
+    let h = c.ok(
+        "evaluate",
+        json!({"expression": "block.fc.x_1", "frameId": 1, "context": "hover"}),
+    );
+    let r = h["result"].as_str().unwrap();
+    assert!(
+        r.starts_with("f32[1, 3]") && r.contains("(MindSpore scope `block.fc`)"),
+        "{h}"
+    );
+    let h = c.ok(
+        "evaluate",
+        json!({"expression": "block", "frameId": 1, "context": "hover"}),
+    );
+    assert_eq!(
+        h["result"], "MindSpore scope `block`: 2 values, 2 weights",
+        "{h}"
+    );
+    let members = c.ok(
+        "variables",
+        json!({"variablesReference": h["variablesReference"]}),
+    )["variables"]
+        .clone();
+    let names: Vec<&str> = members
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "block.fc.x",
+            "block.fc.x_1",
+            "block.fc.weight",
+            "block.fc.bias"
+        ]
+    );
+    // Watch expressions use the scoped names.
+    let w = c.ok(
+        "evaluate",
+        json!({"expression": "ReduceMax(Abs(block.fc.x_1 - BiasAdd(block.fc.x, block.fc.bias)))",
+            "frameId": 1, "context": "watch"}),
+    );
+    assert_eq!(w["result"], "f32 0", "{w}");
+    c.cont();
+    let (out, code) = c.finish();
+    assert_eq!(code, 0, "{out}");
+    // MindSpore's output for this input, to f32 rounding.
+    let got: Vec<f64> = out
+        .split(|ch: char| !(ch.is_ascii_digit() || ch == '.' || ch == '-' || ch == 'e'))
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let want: Vec<f64> = expected["y"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(got.len() >= 2, "{out}");
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-5, "{out} vs {want:?}");
+    }
+}
+
+#[test]
+fn a_mindspore_model_s_scopes_from_the_shared_fixtures() {
+    // LeNet-5 as mindspore.export wrote it: frames and hover name its cells.
+    let Some(dir) = test_support::require(
+        test_support::Tool::MindSporeFixtures,
+        test_support::mindspore_fixtures(),
+    ) else {
+        return;
+    };
+    let launch = json!({"program": dir.join("lenet5.mindir").display().to_string(),
+        "args": {"x": "ones"}, "stopOnEntry": true});
+    let mut c = Client::launch(launch, |_| {});
+    c.stopped();
+    assert_eq!(c.stack()[0].0, "main [conv1]");
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        c.ok("next", json!({"threadId": 1}));
+        if c.stopped()["reason"] != "step" {
+            break;
+        }
+        let name = c.stack()[0].0.clone();
+        if !seen.contains(&name) {
+            seen.push(name);
+        }
+        if seen.iter().any(|n| n == "main [fc1]") {
+            break;
+        }
+    }
+    assert!(seen.iter().any(|n| n == "main [relu]"), "{seen:?}");
+    assert!(seen.iter().any(|n| n == "main [fc1]"), "{seen:?}");
+    let h = c.ok(
+        "evaluate",
+        json!({"expression": "conv1.conv2d", "frameId": 1, "context": "hover"}),
+    );
+    assert!(
+        h["result"]
+            .as_str()
+            .unwrap()
+            .contains("(MindSpore scope `conv1`)"),
+        "{h}"
+    );
+    let h = c.ok(
+        "evaluate",
+        json!({"expression": "fc3", "frameId": 1, "context": "hover"}),
+    );
+    assert_eq!(h["result"], "MindSpore scope `fc3`: 0 values, 2 weights");
+    c.cont();
+    assert_eq!(c.finish().1, 0);
+}
+
+#[test]
+fn numbered_cells_are_named_as_mindspore_names_them() {
+    // A SequentialCell's cells are numbered (`conv1.0.weight` in MindSpore);
+    // the imported text writes `conv1._0`.
+    let model = test_support::repo_root().join("testdata/zoo/resnet_block/model.mindir");
+    let launch = json!({"program": model.display().to_string(), "args": {"identity": "ones"},
+        "stopOnEntry": true});
+    let mut c = Client::launch(launch, |_| {});
+    c.stopped();
+    assert_eq!(c.stack()[0].0, "main [conv1.0]");
+    let h = c.ok(
+        "evaluate",
+        json!({"expression": "conv1._0.weight", "frameId": 1, "context": "hover"}),
+    );
+    assert!(
+        h["result"]
+            .as_str()
+            .unwrap()
+            .contains("(MindSpore scope `conv1.0`)"),
+        "{h}"
+    );
+    c.cont();
+    assert_eq!(c.finish().1, 0);
 }
 
 // 5. Safe and robust.
