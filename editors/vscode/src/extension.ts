@@ -11,6 +11,7 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import { allowRun, registerDebugging } from './debug';
+import { registerDumps } from './dumps';
 import { GraphView } from './graphView';
 import { IrDocuments } from './irDocuments';
 import { defaultRunArgs, describeRun, Fill, formatRunResult, graphAtLine, listGraphs, parseRunArgs, RunRequestArgs } from './pure/args';
@@ -255,6 +256,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     { dispose: () => void stopClient() },
   );
   registerDebugging(context);
+  registerDumps(context, () => client, log);
   await startClient(context);
 }
 

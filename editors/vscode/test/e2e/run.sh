@@ -85,16 +85,25 @@ done
 
 set +e
 rc=0
-# MIRDSL_E2E_DEBUG_ONLY=1 runs only the debugging checks (debug.e2e.mjs).
-if [ -z "${MIRDSL_E2E_DEBUG_ONLY:-}" ]; then
+# MIRDSL_E2E_DEBUG_ONLY=1 runs only the debugging checks (debug.e2e.mjs),
+# MIRDSL_E2E_DUMP_ONLY=1 only the compile-dump checks (dump.e2e.mjs).
+if [ -z "${MIRDSL_E2E_DEBUG_ONLY:-}${MIRDSL_E2E_DUMP_ONLY:-}" ]; then
   MIRDSL_E2E_DEPS="$DEPS" MIRDSL_E2E_URL="http://127.0.0.1:$PORT/?folder=$WS" MIRDSL_E2E_WS="$WS" \
     MIRDSL_E2E_LOGS="$UD/logs" MIRDSL_E2E_SHOTS="${MIRDSL_E2E_SHOTS:-$ROOT/target/e2e-screenshots}" \
     node "$HERE/vscode.e2e.mjs" || rc=1
 fi
+# MindSpore compile dumps (testdata/irdumps/tiny).
+if [ -z "${MIRDSL_E2E_DEBUG_ONLY:-}" ]; then
+  MIRDSL_E2E_DEPS="$DEPS" MIRDSL_E2E_URL="http://127.0.0.1:$PORT/?folder=$WS" MIRDSL_E2E_WS="$WS" \
+    MIRDSL_E2E_SHOTS="${MIRDSL_E2E_SHOTS:-$ROOT/target/e2e-screenshots}" \
+    node "$HERE/dump.e2e.mjs" || rc=1
+fi
 # Debugging: the Debug lens and mirdsl dap.
-MIRDSL_E2E_DEPS="$DEPS" MIRDSL_E2E_URL="http://127.0.0.1:$PORT/?folder=$WS" MIRDSL_E2E_WS="$WS" \
-  MIRDSL_E2E_SHOTS="${MIRDSL_E2E_SHOTS:-$ROOT/target/e2e-screenshots}" \
-  node "$HERE/debug.e2e.mjs" || rc=1
+if [ -z "${MIRDSL_E2E_DUMP_ONLY:-}" ]; then
+  MIRDSL_E2E_DEPS="$DEPS" MIRDSL_E2E_URL="http://127.0.0.1:$PORT/?folder=$WS" MIRDSL_E2E_WS="$WS" \
+    MIRDSL_E2E_SHOTS="${MIRDSL_E2E_SHOTS:-$ROOT/target/e2e-screenshots}" \
+    node "$HERE/debug.e2e.mjs" || rc=1
+fi
 set -e
 if [ $rc -ne 0 ]; then
   log "code-server log (tail):"; tail -20 "$WORK/code-server.log" >&2
