@@ -1,6 +1,8 @@
 -- The MindIR DSL plugin for Neovim 0.11: starts `mirdsl lsp` for `mindir` buffers,
 -- registers the tree-sitter grammar, and adds :MirGraph, :MirRun, :MirIR,
--- :MirGradient and the code lens commands (mirdsl.run / showGraph / showGradient).
+-- :MirGradient and the code lens commands (mirdsl.run / showGraph / showGradient);
+-- on MindSpore compile dumps (*.ir) :MirGraph, :MirComparePrevious,
+-- :MirFollowNext and :MirFollowPrevious.
 --
 --   require('mirdsl').setup({ cmd = { 'mirdsl', 'lsp' }, settings = {} })
 
@@ -240,8 +242,64 @@ function M.show_ir(kind, name)
   end)
 end
 
+-- The graph view of a compile dump's subgraph NAME, else the one under the
+-- cursor, grouped by scope (an SVG file, opened as :MirGraph opens one).
+local function show_dump_graph(name)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then return notify("the language server is not attached to this buffer", vim.log.levels.ERROR) end
+  local params = { uri = vim.uri_from_bufnr(bufnr), position = vim.lsp.util.make_position_params(0, client.offset_encoding).position }
+  if name and name ~= "" then params.graph = name end
+  client:request("mirdsl/graph", params, function(err, result)
+    if err then return notify("mirdsl/graph failed: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR) end
+    local path = vim.fn.tempname() .. "-" .. result.graph:gsub("[^%w_.-]", "_") .. ".svg"
+    vim.fn.writefile(vim.split(result.svg or "", "\n"), path)
+    M.last_graph_file = path
+    local open = M.config.open_svg or function(p)
+      local _, e = vim.ui.open(p)
+      if e then notify("cannot open " .. p .. ": " .. e, vim.log.levels.WARN) end
+    end
+    open(path)
+    notify("graph " .. result.graph .. " written to " .. path)
+  end, bufnr)
+end
+
+-- :MirComparePrevious: the structural diff of the stage before this dump in
+-- its folder and this one (as `mirdsl diff PREVIOUS THIS`), in a scratch buffer.
+function M.compare_previous()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then return notify("the language server is not attached to this buffer", vim.log.levels.ERROR) end
+  client:request("mirdsl/dump/compare", { uri = vim.uri_from_bufnr(bufnr) }, function(err, result)
+    if err then return notify(err.message or vim.inspect(err), vim.log.levels.WARN) end
+    local prev = vim.fs.basename(vim.uri_to_fname(result.previous))
+    local this = vim.fs.basename(vim.api.nvim_buf_get_name(bufnr))
+    M.last_compare = scratch("mirdsl://compare/" .. prev .. " -> " .. this, vim.split(result.text, "\n", { trimempty = true }), nil)
+  end, bufnr)
+end
+
+-- :MirFollowNext / :MirFollowPrevious: the node under the cursor in the next
+-- or previous stage of the dump's folder (paired by scope, debug name and
+-- structure, as `mirdsl diff` pairs them).
+function M.follow_node(direction)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then return notify("the language server is not attached to this buffer", vim.log.levels.ERROR) end
+  local params = {
+    uri = vim.uri_from_bufnr(bufnr),
+    position = vim.lsp.util.make_position_params(0, client.offset_encoding).position,
+    direction = direction,
+  }
+  client:request("mirdsl/dump/follow", params, function(err, result)
+    if err then return notify(err.message or vim.inspect(err), vim.log.levels.WARN) end
+    vim.lsp.util.show_document({ uri = result.uri, range = result.range }, client.offset_encoding, { focus = true })
+    notify(result.message, result.found and vim.log.levels.INFO or vim.log.levels.WARN)
+  end, bufnr)
+end
+
 -- :MirGraph
 function M.show_graph(name)
+  if vim.bo.filetype == "mindspore-ir" then return show_dump_graph(name) end
   graph_request("mirdsl/graph", nil, name, function(result, graph)
     local content, ext = result and result.svg, "svg"
     if type(content) ~= "string" then content, ext = result and result.dot or "", "dot" end
@@ -295,6 +353,12 @@ local function make_commands()
     { nargs = "?", complete = complete, desc = "mirdsl: the gradient program of the graph under the cursor" })
   vim.api.nvim_create_user_command("MirRun", function(o) M.run(o.args) end,
     { nargs = "*", desc = "mirdsl: run the graph under the cursor (:MirRun x=[1.0, 2.0] B=4)" })
+  vim.api.nvim_create_user_command("MirComparePrevious", function() M.compare_previous() end,
+    { desc = "mirdsl: the structural diff of the previous stage of this compile dump and this one" })
+  vim.api.nvim_create_user_command("MirFollowNext", function() M.follow_node("next") end,
+    { desc = "mirdsl: the node under the cursor in the next stage of the compile dump" })
+  vim.api.nvim_create_user_command("MirFollowPrevious", function() M.follow_node("previous") end,
+    { desc = "mirdsl: the node under the cursor in the previous stage of the compile dump" })
   vim.api.nvim_create_user_command("MirRestart", function()
     for _, c in ipairs(vim.lsp.get_clients({ name = "mirdsl" })) do c:stop() end
     vim.defer_fn(function()
