@@ -1,6 +1,6 @@
 -- End to end: nvim-dap in a real Neovim 0.11 debugs a graph through `mirdsl dap`:
 -- a breakpoint in `main`, the stop, a tensor in the frame's variables, stepping
--- into a called graph, evaluate, continue to the end. Run by run-dap.sh.
+-- into a called graph, evaluate, run to cursor, continue to the end. Run by run-dap.sh.
 local ws = os.getenv("MIRDSL_WS")
 vim.opt.rtp:prepend(os.getenv("MIRDSL_PLUGIN"))
 vim.opt.rtp:prepend(os.getenv("MIRDSL_NVIM_DAP"))
@@ -69,6 +69,20 @@ check(vim.wait(10000, function()
   return ss and ss.current_frame and ss.current_frame.name == "square"
 end, 20), "step into square")
 check(dap.session().current_frame.line == 9, "square's line")
+
+-- Run to cursor: back in `main`, on `d = dense(...)` (line 25), past the
+-- breakpoint's line; nvim-dap puts the breakpoints back once stopped.
+vim.api.nvim_win_set_cursor(0, { 25, 2 })
+dap.run_to_cursor()
+check(vim.wait(10000, function()
+  local ss = dap.session()
+  return ss and ss.stopped_thread_id and ss.current_frame
+    and ss.current_frame.name == "main" and ss.current_frame.line == 25
+end, 20), "run to cursor: stopped at " .. vim.inspect(dap.session().current_frame and
+  { dap.session().current_frame.name, dap.session().current_frame.line }))
+local bps = require("dap.breakpoints").get()[vim.api.nvim_get_current_buf()] or {}
+check(#bps == 1 and bps[1].line == 23, "breakpoints after run to cursor: " .. vim.inspect(bps))
+print("run to cursor: main, line 25")
 
 -- Continue to the end.
 local ended = false

@@ -1,6 +1,6 @@
 // Debugging in code-server (real VS Code 1.99.3): the "Debug" code lens and
 // `mirdsl dap`. Stops at a breakpoint, shows a tensor in the Variables view,
-// evaluates in the Debug Console and continues to the end. Run by run.sh
+// evaluates in the Debug Console, runs to the cursor and continues to the end. Run by run.sh
 // after vscode.e2e.mjs, with the same environment.
 import { createRequire } from 'node:module';
 import { copyFileSync, mkdirSync } from 'node:fs';
@@ -107,6 +107,21 @@ await step('the Debug Console evaluates in the frame', async () => {
   await page.keyboard.press('Enter');
   await page.locator('.repl .monaco-list-row', { hasText: 'f32 12' }).first().waitFor();
   await page.screenshot({ path: join(SHOTS, 'debug-console.png') });
+});
+
+await step('run to cursor stops on the cursor\'s line', async () => {
+  // VS Code sets a temporary breakpoint on `d = dense(...)` and continues.
+  await palette('View: Focus Active Editor Group');
+  await gotoLine(25, 3);
+  await palette('Debug: Run to Cursor');
+  await page.waitForFunction(() => [...document.querySelectorAll('.debug-call-stack .monaco-list-row')]
+    .some((r) => /main/.test(r.textContent) && /debug\.mir\s*25:/.test(r.textContent.replace(/\u00a0/g, ' '))));
+  const d = page.locator('.debug-view-content .monaco-list-row', { hasText: 'f32[2, 3]' });
+  await d.first().waitFor();
+  // The temporary breakpoint is gone: only line 23's is listed.
+  const bps = await page.locator('.debug-breakpoints .monaco-list-row').allTextContents();
+  const lines = bps.filter((b) => b.includes('debug.mir'));
+  if (lines.length !== 1 || !lines[0].includes('23')) throw new Error(`breakpoints: ${bps.join(' / ')}`);
 });
 
 await step('continue runs to the end', async () => {

@@ -76,12 +76,18 @@ log "starting code-server on 127.0.0.1:$PORT"
 "$CS" --auth none --bind-addr "127.0.0.1:$PORT" --disable-workspace-trust --disable-telemetry --disable-update-check \
   --user-data-dir "$UD" --extensions-dir "$EXTDIR" "$WS" > "$WORK/code-server.log" 2>&1 &
 CS_PID=$!
-cleanup() { kill "$CS_PID" 2>/dev/null || true; wait "$CS_PID" 2>/dev/null || true; }
+CS2_PID=""
+cleanup() {
+  for p in "$CS_PID" $CS2_PID; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+}
 trap cleanup EXIT
-for _ in $(seq 1 120); do
-  curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-  sleep 0.5
-done
+wait_up() {
+  for _ in $(seq 1 120); do
+    curl -fs "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+}
+wait_up "$PORT"
 
 set +e
 rc=0
@@ -103,6 +109,20 @@ if [ -z "${MIRDSL_E2E_DUMP_ONLY:-}" ]; then
   MIRDSL_E2E_DEPS="$DEPS" MIRDSL_E2E_URL="http://127.0.0.1:$PORT/?folder=$WS" MIRDSL_E2E_WS="$WS" \
     MIRDSL_E2E_SHOTS="${MIRDSL_E2E_SHOTS:-$ROOT/target/e2e-screenshots}" \
     node "$HERE/debug.e2e.mjs" || rc=1
+  # Workspace trust: a second code-server with trust on and no startup prompt,
+  # so its folder (a copy) opens untrusted, in Restricted Mode.
+  WS2="$WORK/untrusted"; UD2="$WORK/user-data-untrusted"
+  mkdir -p "$WS2" "$UD2/User" && cp -r "$ROOT/testdata/." "$WS2/"
+  sed -e 's/"security.workspace.trust.enabled": false,/"security.workspace.trust.enabled": true,\n  "security.workspace.trust.startupPrompt": "never",/' \
+    "$UD/User/settings.json" > "$UD2/User/settings.json"
+  PORT2="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+  "$CS" --auth none --bind-addr "127.0.0.1:$PORT2" --disable-telemetry --disable-update-check \
+    --user-data-dir "$UD2" --extensions-dir "$EXTDIR" "$WS2" > "$WORK/code-server-untrusted.log" 2>&1 &
+  CS2_PID=$!
+  wait_up "$PORT2"
+  MIRDSL_E2E_DEPS="$DEPS" MIRDSL_E2E_URL="http://127.0.0.1:$PORT2/?folder=$WS2" MIRDSL_E2E_WS="$WS2" \
+    MIRDSL_E2E_SHOTS="${MIRDSL_E2E_SHOTS:-$ROOT/target/e2e-screenshots}" \
+    node "$HERE/debug-trust.e2e.mjs" || rc=1
 fi
 set -e
 if [ $rc -ne 0 ]; then
