@@ -489,6 +489,16 @@ fn ms_dtype(name: &str) -> Option<DType> {
         .or(match name {
             "Float" => Some(DType::F32),
             "Int" => Some(DType::I64),
+            // A dtype as a kernel graph's attribute (`dst_type: F32`).
+            "F16" => Some(DType::F16),
+            "BF16" => Some(DType::BF16),
+            "F32" => Some(DType::F32),
+            "F64" => Some(DType::F64),
+            "I8" => Some(DType::I8),
+            "I16" => Some(DType::I16),
+            "I32" => Some(DType::I32),
+            "I64" => Some(DType::I64),
+            "U8" => Some(DType::U8),
             _ => None,
         })
 }
@@ -551,6 +561,30 @@ fn parse_cnode(line: &str) -> Result<PNode, String> {
             }
         }
     }
+    // MindSpore's backend (`convert_const_input_to_attr`) moves constant
+    // inputs into attributes (`Cast(%1) primitive_attrs: {input_names: (x,
+    // dst_type), dst_type: F32}`): they go back to their place among the inputs.
+    let mut args = args;
+    let names = match &callee {
+        PCallee::Prim(name, _) => input_names(tail).or_else(|| {
+            // Without `input_names`, only a node short of inputs moved some
+            // (a primitive may also keep an input's value as an attribute:
+            // `Gather(x, i, 0, 0) primitive_attrs: {batch_dims: I64(0)}`).
+            moved_inputs(name).filter(|names| args.len() < names.len())
+        }),
+        PCallee::Value(_) => None,
+    };
+    if let Some(names) = names {
+        for (k, name) in names.iter().enumerate() {
+            if k > args.len() {
+                break;
+            }
+            if let Some(pos) = attrs.iter().position(|(a, _)| a == name) {
+                let (_, value) = attrs.remove(pos);
+                args.insert(k, PRef::Const(value));
+            }
+        }
+    }
     let callee = match callee {
         PCallee::Prim(name, _) => PCallee::Prim(name, attrs),
         other => other,
@@ -563,6 +597,38 @@ fn parse_cnode(line: &str) -> Result<PNode, String> {
         ty: None,
         scope: None,
     })
+}
+
+/// The names in a node's `input_names: (x, dst_type)` attribute (also
+/// printed `[x, w]`), MindSpore's names for the primitive's inputs.
+fn input_names(tail: &str) -> Option<Vec<String>> {
+    let start = tail.find("input_names: ")? + "input_names: ".len();
+    let rest = &tail[start..];
+    let close = match rest.chars().next()? {
+        '(' => ')',
+        '[' => ']',
+        _ => return None,
+    };
+    let end = rest.find(close)?;
+    Some(
+        rest[1..end]
+            .split(',')
+            .map(|n| n.trim().trim_matches('"').to_string())
+            .filter(|n| !n.is_empty())
+            .collect(),
+    )
+}
+
+/// MindSpore's names for a primitive's inputs where a kernel graph moved
+/// some into attributes without printing `input_names`: its old-style
+/// primitive's (`Cast(x, dst_type)`), else its 2.10 schema's.
+fn moved_inputs(prim: &str) -> Option<Vec<String>> {
+    let bare = prim.strip_prefix("PrimFunc_").unwrap_or(prim);
+    if bare == "Cast" {
+        return Some(vec!["x".into(), "dst_type".into()]);
+    }
+    let schema = ops::mindspore::schema(bare)?;
+    Some(schema.node_inputs().map(|a| a.name.to_string()).collect())
 }
 
 struct Parser<'a> {
@@ -1076,7 +1142,140 @@ fn build(
             output,
         });
     }
+    pass_nothing_to_unused_params(&mut module);
     Ok((module, types))
+}
+
+/// A graph's parameter: (graph, parameter).
+type ParamKey = (usize, usize);
+
+/// Where an argument of a call goes: parameter `i` of graph `h` when the
+/// node calls `@h` directly or partially applies it (`Partial(@h, ...)`).
+fn arg_target(node: &Node, arg: usize) -> Option<(usize, usize)> {
+    match &node.callee {
+        Callee::Value(Ref::Graph(h)) => Some((*h, arg)),
+        Callee::Prim { name, .. } if name.trim_start_matches("PrimFunc_") == "Partial" => {
+            match node.args.first() {
+                Some(Ref::Graph(h)) if arg > 0 => Some((*h, arg - 1)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// After type inference MindSpore leaves values no specialised graph reads
+/// in its dumps: an optimizer's primitive passed through `hyper_map`
+/// (`Partial(@f, ApplyMomentum[...], ...)`), `ValueProblem[PolyNode]` where a
+/// polymorphic graph was specialised away. They reach parameters that are
+/// never used, or only passed on to parameters that are never used. Where
+/// such a value would be passed to such a parameter, `none` is (and the
+/// parameter loses its type): nothing that a graph computes with is dropped,
+/// and the values the DSL cannot write are not written.
+fn pass_nothing_to_unused_params(m: &mut Module) {
+    use std::collections::HashSet;
+    // Each parameter's uses: `None` for a use that reads it, `Some((h, i))`
+    // for one that only passes it on to parameter `i` of graph `h`.
+    let mut uses: HashMap<ParamKey, Vec<Option<ParamKey>>> = HashMap::new();
+    for g in &m.graphs {
+        for node in &g.nodes {
+            if let Callee::Value(Ref::Param(pg, p)) = &node.callee {
+                uses.entry((*pg, *p)).or_default().push(None);
+            }
+            for (i, a) in node.args.iter().enumerate() {
+                if let Ref::Param(pg, p) = a {
+                    uses.entry((*pg, *p)).or_default().push(arg_target(node, i));
+                }
+            }
+        }
+        if let Ref::Param(pg, p) = &g.output {
+            uses.entry((*pg, *p)).or_default().push(None);
+        }
+    }
+    let mut unused: HashSet<(usize, usize)> = m
+        .graphs
+        .iter()
+        .enumerate()
+        .flat_map(|(g, graph)| (0..graph.params.len()).map(move |p| (g, p)))
+        .collect();
+    loop {
+        let read: Vec<(usize, usize)> = unused
+            .iter()
+            .copied()
+            .filter(|k| {
+                uses.get(k).is_some_and(|list| {
+                    list.iter()
+                        .any(|u| !u.is_some_and(|target| unused.contains(&target)))
+                })
+            })
+            .collect();
+        if read.is_empty() {
+            break;
+        }
+        for k in read {
+            unused.remove(&k);
+        }
+    }
+    // Replaced: what the DSL cannot write, and parameters given `none`.
+    let mut given_none: HashSet<(usize, usize)> = HashSet::new();
+    loop {
+        let mut changed = false;
+        for g in 0..m.graphs.len() {
+            for n in 0..m.graphs[g].nodes.len() {
+                for i in 0..m.graphs[g].nodes[n].args.len() {
+                    let Some(t) = arg_target(&m.graphs[g].nodes[n], i) else {
+                        continue;
+                    };
+                    if !unused.contains(&t) {
+                        continue;
+                    }
+                    let replace = match &m.graphs[g].nodes[n].args[i] {
+                        Ref::Const(Const::None) => false,
+                        Ref::Param(pg, p) => given_none.contains(&(*pg, *p)),
+                        r => !writable(m, r),
+                    };
+                    if replace {
+                        m.graphs[g].nodes[n].args[i] = Ref::Const(Const::None);
+                        changed |= given_none.insert(t);
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (g, p) in given_none {
+        m.graphs[g].params[p].ty = None;
+    }
+}
+
+/// Whether a value can be written in the DSL: not a Python object or a
+/// value MindSpore could not print, nor a node built from one.
+fn writable(m: &Module, r: &Ref) -> bool {
+    fn constant(c: &Const) -> bool {
+        match c {
+            Const::Opaque(_) => false,
+            Const::Tuple(items) => items.iter().all(constant),
+            _ => true,
+        }
+    }
+    match r {
+        Ref::Const(c) => constant(c),
+        Ref::Node(g, n) => {
+            let node = &m.graphs[*g].nodes[*n];
+            let callee_ok = match &node.callee {
+                Callee::Value(Ref::Const(c)) => constant(c),
+                _ => true,
+            };
+            callee_ok
+                && node.args.iter().all(|a| match a {
+                    Ref::Const(c) => constant(c),
+                    _ => true,
+                })
+        }
+        _ => true,
+    }
 }
 
 /// A node's name with its cells, as the `.mindir` importer writes it
@@ -1255,6 +1454,62 @@ subgraph @1_main_2() {
         assert!(!text.contains("network.abs"), "{text}");
         // A kernel graph's `# Scope:` names the cells alone.
         assert!(text.contains("network._backbone.exp = Exp(%0)"), "{text}");
+    }
+
+    /// A kernel graph's constant inputs moved into attributes go back among
+    /// the inputs: by the printed `input_names`, else by MindSpore's names.
+    #[test]
+    fn inputs_moved_into_attributes() {
+        let n = parse_cnode(
+            "%1(c) = PrimFunc_Cast(%0) primitive_attrs: {output_names: (output), input_names: (x, dst_type), dst_type: F32}",
+        )
+        .unwrap();
+        assert!(matches!(&n.args[1], PRef::Const(Const::Type(DType::F32))));
+        let n = parse_cnode(
+            "%1(c) = PrimFunc_Cast(%0) primitive_attrs: {is_backend_cast: Bool(0), dst_type: I64(43)}",
+        )
+        .unwrap();
+        assert!(
+            matches!(&n.args[1], PRef::Const(Const::Int(43, _))),
+            "{n:?}"
+        );
+        // An attribute beside an input of the same name stays an attribute.
+        let n = parse_cnode(
+            "%2(g) = PrimFunc_Gather(%0, %1, I64(0), I64(0)) primitive_attrs: {batch_dims: I64(0)}",
+        )
+        .unwrap();
+        assert_eq!(n.args.len(), 4);
+    }
+
+    /// A value no specialised graph reads (an optimizer's primitive passed
+    /// through `hyper_map`, `ValueProblem[PolyNode]`) reaches parameters that
+    /// are unused or only passed on: it is passed as `none`, not written.
+    #[test]
+    fn values_passed_only_to_unused_parameters() {
+        const DUMP: &str = r#"# IR entry: @1_main_2
+# Params:
+%para1_x: <Tensor[Float32], (2)> : [2]
+
+subgraph @4_run_5(%para5_opt, %para6_v) {
+  %0(r) = PrimFunc_Neg(%para6_v)
+      : (<Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)
+  Return(%0)
+}
+
+subgraph @3_map_4(%para3_f, %para4_v) {
+  %0(r) = call @4_run_5(ValueProblem[PolyNode], %para4_v)
+  Return(%0)
+}
+
+subgraph @1_main_2() {
+  %0(p) = Partial(@3_map_4, ApplyMomentum[use_nesterov: Bool(0)])
+  %1(c) = %0(%para1_x)
+  Return(%1)
+}
+"#;
+        let text = import(DUMP, &WeightOptions::default()).unwrap().text;
+        assert!(text.contains("Partial(map, none)"), "{text}");
+        assert!(text.contains("run(none, v)"), "{text}");
     }
 
     #[test]

@@ -249,7 +249,15 @@ impl Translator<'_> {
                         let mut parts = vec![self.graph_names[h].clone()];
                         for (i, a) in bound.iter().enumerate() {
                             if !self.dropped(Some(h), i) {
-                                parts.push(self.operand(g, a)?.text().to_string());
+                                // A value the DSL cannot write (a primitive passed as
+                                // a value, `ApplyMomentum[...]`) bound to a parameter
+                                // the graph never uses: `none`, as in a call.
+                                let e = match self.operand(g, a) {
+                                    Ok(e) => e,
+                                    Err(_) if self.unused_param(h, i) => Expr::Text("none".into()),
+                                    Err(e) => return Err(e),
+                                };
+                                parts.push(e.text().to_string());
                             }
                         }
                         return Ok(Expr::Text(if parts.len() == 1 {

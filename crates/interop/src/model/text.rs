@@ -444,6 +444,10 @@ pub(super) fn attr_text(
             .map(|d| d.to_string())
             .ok_or_else(|| format!("unsupported dtype (TypeId {v})")),
         (Conv::NoneIsEmpty, Const::None) => Ok("()".into()),
+        // A flag as a kernel graph's bool tensor (`use_locking`).
+        (_, Const::Tensor(t)) if t.rank() == 0 && t.dtype() == DType::Bool => {
+            Ok((t.to_f64_vec()[0] != 0.0).to_string())
+        }
         (_, Const::Tensor(t)) if t.rank() <= 1 && !t.dtype().is_float() => {
             // Shapes and axes sometimes arrive as int tensors.
             let v: Vec<String> = t
