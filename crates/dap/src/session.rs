@@ -799,7 +799,8 @@ impl<W: Write> Session<W> {
         };
         let mut result = inspect::summary(&value);
         if let Some(s) = crate::scope::of(&expr).filter(|_| imported) {
-            result.push_str(&format!("  (MindSpore scope `{s}`)"));
+            // First, where a narrow hover does not cut it off.
+            result = format!("MindSpore scope `{s}`: {result}");
         }
         Ok(json!({"result": result, "type": inspect::type_of(&value), "variablesReference": r}))
     }

@@ -3,7 +3,7 @@
 // evaluates in the Debug Console, runs to the cursor and continues to the end. Run by run.sh
 // after vscode.e2e.mjs, with the same environment.
 import { createRequire } from 'node:module';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,9 +14,19 @@ const SHOTS = process.env.MIRDSL_E2E_SHOTS;
 const WS = process.env.MIRDSL_E2E_WS;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
 mkdirSync(SHOTS, { recursive: true });
-for (const f of ['debug.mir', 'helpers.mir', 'train.mir']) {
+for (const f of ['debug.mir', 'helpers.mir', 'train.mir', 'scoped_net.ir', 'scoped_net.safetensors']) {
   copyFileSync(join(ROOT, 'crates/dap/tests/data', f), join(WS, f));
 }
+// A launch.json debugging MindSpore's compile dump of nested cells (an `.ir`).
+mkdirSync(join(WS, '.vscode'), { recursive: true });
+writeFileSync(join(WS, '.vscode', 'launch.json'), JSON.stringify({
+  version: '0.2.0',
+  configurations: [{
+    type: 'mirdsl', request: 'launch', name: 'Debug the scoped_net dump',
+    program: '${workspaceFolder}/scoped_net.ir', args: { x: '[[1.0, -2.0, 0.5]]' },
+    loadWeights: 'scoped_net.safetensors', stopOnEntry: true,
+  }],
+}, null, 2));
 
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
@@ -125,6 +135,41 @@ await step('run to cursor stops on the cursor\'s line', async () => {
 });
 
 await step('continue runs to the end', async () => {
+  await palette('Debug: Continue');
+  await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden' });
+});
+
+await step('an .ir dump: the stack and the hover name MindSpore\'s scopes', async () => {
+  await palette('Debug: Select and Start Debugging');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Debug the scoped_net dump' }).first().waitFor();
+  await page.keyboard.type('scoped_net');
+  await page.keyboard.press('Enter');
+  await page.locator('.debug-toolbar').first().waitFor();
+  // Stopped on entry in the imported text: `block.fc.x = MatMul(...)`, in the
+  // scope Default/block-Block/fc-Dense.
+  await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'main [block.fc]' }).first().waitFor();
+  await page.locator('.tab.active[aria-label*="scoped_net.mir"]').first().waitFor();
+  const at = (name, line) => page.waitForFunction(([name, line]) => [...document.querySelectorAll('.debug-call-stack .monaco-list-row')]
+    .some((r) => r.textContent.includes(name) && new RegExp(`scoped_net\\.mir\\s*${line}:`).test(r.textContent.replace(/\u00a0/g, ' '))), [name, line]);
+  await at('main [block.fc]', 9);
+  await palette('Debug: Step Over');
+  await at('main [block.fc]', 10);
+  await palette('Debug: Step Over');
+  await at('main [block.act]', 11);
+  // The debug hover on `x_1` of `block.fc.x_1` (line 10: `  block.fc.x_1 = BiasAdd(...)`).
+  await palette('View: Focus Active Editor Group');
+  await gotoLine(10, 13);
+  await palette('Debug: Show Hover');
+  const hover = page.locator('.debug-hover-widget', { hasText: 'MindSpore scope' }).first();
+  await hover.waitFor();
+  const text = (await hover.textContent()).replace(/\u00a0/g, ' ');
+  if (!text.includes('MindSpore scope `block.fc`: f32[1, 3]')) throw new Error(`hover: ${text}`);
+  await page.waitForFunction(() => {
+    const h = document.querySelector('.debug-hover-widget');
+    return h && getComputedStyle(h).opacity === '1';
+  });
+  await page.screenshot({ path: join(SHOTS, 'debug-scopes.png') });
+  await page.keyboard.press('Escape');
   await palette('Debug: Continue');
   await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden' });
 });
