@@ -86,7 +86,12 @@ def resnet_momentum():
             x = self.layer3(self.layer2(self.layer1(x)))
             return self.fc(self.flat(self.avg(x)))
 
-    rng = np.random.default_rng(22)
+    # Seed 5: no pre-activation lies within float32 rounding of a ReLU's kink.
+    # (With seed 22 one did, at 1.5e-6: a float64 and a float32 forward pass
+    # disagree on its side, and with 256 values per channel that one value
+    # moves the convolutions' gradients by 1-3%, which hides whether a
+    # reimplementation of the step is right.)
+    rng = np.random.default_rng(5)
     x = rng.standard_normal((4, 3, 32, 32)).astype(np.float32)
     labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 4)]
     network = ResNet()

@@ -145,6 +145,13 @@ impl Imported {
 mod text;
 use text::*;
 
+/// The name the importers give a MindSpore parameter in the DSL
+/// (`layer2.down.0.weight` is `layer2.down._0.weight`): how a checkpoint
+/// keyed by MindSpore's names finds an imported program's weights.
+pub fn weight_name(mindspore: &str) -> String {
+    identifier_or(&sanitize_weight(mindspore), "weight")
+}
+
 // ---------------------------------------------------------------------------
 // Translation.
 

@@ -1,5 +1,6 @@
 //! `mirdsl run`: check a file, then run one of its graphs (spec §9).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -335,10 +336,16 @@ fn run_inner(a: &RunArgs) -> u8 {
         Ok(v) => v,
         Err(e) => return arg_error(&e),
     };
+    // Weights the file names as MindSpore does (`layer2.down.0.weight`) and
+    // the program as the importer wrote them (`layer2.down._0.weight`).
+    let mut file_names: HashMap<String, String> = HashMap::new();
     if let Some(path) = &a.load_weights {
-        if let Err(m) = load_weights(&mut ex, path) {
-            eprintln!("error: {m}");
-            return EXIT_USAGE;
+        match load_weights(&mut ex, path) {
+            Ok(names) => file_names = names,
+            Err(m) => {
+                eprintln!("error: {m}");
+                return EXIT_USAGE;
+            }
         }
     }
     if let Some(t) = timeout {
@@ -381,7 +388,7 @@ fn run_inner(a: &RunArgs) -> u8 {
         }
     }
     if let Some(path) = &a.save_weights {
-        if let Err(m) = save_weights(&mut ex, path) {
+        if let Err(m) = save_weights(&mut ex, path, &file_names) {
             eprintln!("error: {m}");
             return EXIT_USAGE;
         }
@@ -420,8 +427,12 @@ fn run_inner(a: &RunArgs) -> u8 {
 /// Sets the weights named in a `.safetensors` file or a MindSpore `.ckpt`
 /// checkpoint (by MindSpore's parameter names); every name must be a weight,
 /// of the weight's dtype and shape (checked before its data is read).
-/// A checkpoint is memory-mapped and each parameter decoded once.
-fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
+/// A checkpoint is memory-mapped and each parameter decoded once. A name
+/// that is no weight may be one as an importer spells it in the DSL
+/// (`layer2.down.0.weight`: `layer2.down._0.weight`); those are returned
+/// (the program's name to the file's), for writing them back.
+fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<HashMap<String, String>, String> {
+    let mut renamed = HashMap::new();
     let shown = path.display();
     let file = tensor::named::NamedTensors::open(path).map_err(|e| {
         if e.0.starts_with(&shown.to_string()) {
@@ -431,7 +442,12 @@ fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
         }
     })?;
     for info in file.infos() {
-        let name = &info.name;
+        let mut name = &info.name;
+        let dsl = interop::model::weight_name(name);
+        if ex.weight_value(name).is_err() && dsl != *name && ex.weight_value(&dsl).is_ok() {
+            renamed.insert(dsl.clone(), name.clone());
+            name = &dsl;
+        }
         let current = ex.weight_value(name).map_err(|_| {
             let mut known: Vec<String> = ex
                 .weights()
@@ -473,19 +489,29 @@ fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
                 info.shape
             ));
         }
-        let t = file.read(name).map_err(|e| format!("{shown}: {}", e.0))?;
+        let t = file
+            .read(&info.name)
+            .map_err(|e| format!("{shown}: {}", e.0))?;
         ex.set_weight(name, ex.tensor(t)).map_err(|e| e.message)?;
     }
-    Ok(())
+    Ok(renamed)
 }
 
 /// Writes every weight's current value, in its own dtype, to a
 /// `.safetensors` file or (by extension) a MindSpore `.ckpt` checkpoint.
-fn save_weights(ex: &mut exec::Executor, path: &Path) -> Result<(), String> {
+/// Weights loaded under another name (`file_names`) are written under it.
+fn save_weights(
+    ex: &mut exec::Executor,
+    path: &Path,
+    file_names: &HashMap<String, String>,
+) -> Result<(), String> {
     let weights = ex.weights().map_err(|e| e.message)?;
     let tensors: Vec<(String, tensor::Tensor)> = weights
         .into_iter()
-        .filter_map(|(n, v)| v.as_tensor().map(|t| (n, t.tensor().clone())))
+        .filter_map(|(n, v)| {
+            let n = file_names.get(&n).cloned().unwrap_or(n);
+            v.as_tensor().map(|t| (n, t.tensor().clone()))
+        })
         .collect();
     let items: Vec<(&str, &tensor::Tensor)> =
         tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();

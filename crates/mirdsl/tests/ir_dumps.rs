@@ -196,3 +196,107 @@ fn diff_pairs_nodes_by_scope_and_structure_and_exits_as_diff_does() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The execute graph of a real training step (a ResNet-style CNN,
+/// `TrainOneStepCell` + `Momentum`, MindSpore 2.10 on CPU) run one step from
+/// its dump and MindSpore's checkpoint before the step (`--load-weights`,
+/// keyed by the dump's `ref_key` names) gives MindSpore's loss and, written
+/// with `--save-weights`, MindSpore's checkpoint after the step: every trained
+/// weight, every momentum accumulator and `global_step`. Optional: it
+/// compiles the step with MindSpore (testdata/irdumps/gen_dumps.py, ~20 s).
+///
+/// Not compared: BatchNorm's moving mean and variance, which MindSpore's
+/// `BatchNorm` updates in place in training and mirdsl's `BatchNorm` does not
+/// (its documented semantics); the test prints them.
+#[test]
+fn execute_graph_step_gives_mindspores_checkpoint_after_the_step() {
+    let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ir_dumps_step");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let o = Command::new(&python)
+        .arg(dumps().join("gen_dumps.py"))
+        .arg("resnet_momentum")
+        .arg("--out")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "gen_dumps.py: {:?}", text(&o));
+    let dir = root.join("resnet_momentum");
+    let execute = std::fs::read_dir(dir.join("ir"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.contains("_execute_") && n.ends_with(".ir")
+        })
+        .expect("an execute-stage dump");
+    let mine = dir.join("mirdsl_after.ckpt");
+    let o = mirdsl()
+        .arg("run")
+        .arg(&execute)
+        .arg("--load-weights")
+        .arg(dir.join("weights_before.ckpt"))
+        .arg("--arg")
+        .arg(format!("0={}", dir.join("in0.npy").display()))
+        .arg("--arg")
+        .arg(format!("1={}", dir.join("in1.npy").display()))
+        .arg("--save-weights")
+        .arg(&mine)
+        .arg("--format")
+        .arg("json")
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let loss: f64 = serde_json::from_str::<serde_json::Value>(out.trim())
+        .ok()
+        .and_then(|v| v.get("data").cloned().or(Some(v)))
+        .and_then(|v| match v {
+            serde_json::Value::Number(n) => n.as_f64(),
+            serde_json::Value::Array(a) => a.first().and_then(|x| x.as_f64()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a loss in {out}"));
+    let want: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("loss.json")).unwrap()).unwrap();
+    let want = want["loss"].as_f64().unwrap();
+    assert!(
+        (loss - want).abs() <= 1e-5 * want.abs(),
+        "loss {loss}, MindSpore's {want}"
+    );
+    let o = Command::new(&python)
+        .arg(dumps().join("compare_step.py"))
+        .arg(&mine)
+        .arg(dir.join("weights_after.ckpt"))
+        .arg(dir.join("weights_before.ckpt"))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "compare_step.py: {out}{err}");
+    let mut compared = 0;
+    for line in out.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(rel), Some(name)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let rel: f64 = rel.parse().unwrap();
+        if name.ends_with(".moving_mean") || name.ends_with(".moving_variance") {
+            eprintln!("not compared (BatchNorm's moving statistics): {line}");
+            continue;
+        }
+        assert!(
+            rel <= 1e-4,
+            "{name} differs from MindSpore's by {rel:e} (relative)\n{out}"
+        );
+        compared += 1;
+    }
+    // 26 weights, their 26 accumulators, global_step, learning_rate, momentum.
+    assert_eq!(compared, 55, "{out}");
+    let _ = std::fs::remove_dir_all(&root);
+}
