@@ -574,12 +574,12 @@ fn mlir_edits(text: &str, count: usize) -> Vec<LineEdit> {
 /// none) and each request's median.
 pub fn dump_requests(
     text: &str,
+    uri: &str,
     requests: &[(&str, Json)],
     runs: usize,
 ) -> Result<(Duration, Vec<Duration>), String> {
     let mut server = Server::start(&mirdsl_path().to_string_lossy(), &["lsp"])?;
     server.initialize()?;
-    let uri = "file:///bench/24_execute_0129.ir";
     let start = Instant::now();
     server.notify(
         "textDocument/didOpen",
@@ -590,7 +590,12 @@ pub fn dump_requests(
     let mut medians = Vec::new();
     for (method, params) in requests {
         let mut params = params.clone();
-        params["textDocument"] = json!({"uri": uri});
+        // Custom requests (`mirdsl/...`) name the document by `uri`.
+        if method.starts_with("textDocument/") {
+            params["textDocument"] = json!({"uri": uri});
+        } else {
+            params["uri"] = json!(uri);
+        }
         let mut samples = Vec::new();
         for _ in 0..runs {
             let sent = Instant::now();

@@ -18,6 +18,13 @@ mod tokens;
 pub use passes::{compare, follow, node_at, Followed};
 pub use tokens::dump_tokens;
 
+/// The file's dump, parsed once per revision of its text (every request on
+/// a dump reads it: 25-30 ms for 100,000 lines).
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn dump_of(db: &dyn salsa::Database, file: db::File) -> std::sync::Arc<Dump> {
+    std::sync::Arc::new(irdump::parse(file.text(db)))
+}
+
 pub(crate) fn range(r: &std::ops::Range<usize>) -> TextRange {
     TextRange::new(TextSize::from(r.start as u32), TextSize::from(r.end as u32))
 }

@@ -221,22 +221,51 @@ pub struct Pairing {
 /// else entry with entry) and the nodes of each pair (by scope, debug name
 /// and structure), as [`diff`] does.
 pub fn pairing(a: &Dump, b: &Dump) -> Pairing {
+    let (pair_g, names) = pair_graphs(a, b);
+    let nodes = pair_g
+        .iter()
+        .enumerate()
+        .map(|(i, j)| match j {
+            Some(j) => pair_nodes(&a.graphs[i].nodes, &b.graphs[*j].nodes, &names),
+            None => Vec::new(),
+        })
+        .collect();
+    Pairing {
+        graphs: pair_g,
+        nodes,
+        names,
+    }
+}
+
+/// The graphs' pairs, and how `a`'s graph names read in `b`.
+fn pair_graphs(a: &Dump, b: &Dump) -> (Vec<Option<usize>>, HashMap<String, String>) {
     let mut pair_g: Vec<Option<usize>> = vec![None; a.graphs.len()];
     let mut taken = vec![false; b.graphs.len()];
+    let by_name: HashMap<&str, usize> = b
+        .graphs
+        .iter()
+        .enumerate()
+        .map(|(j, h)| (h.name.as_str(), j))
+        .collect();
     for (i, g) in a.graphs.iter().enumerate() {
-        if let Some(j) = b.graphs.iter().position(|h| h.name == g.name) {
-            pair_g[i] = Some(j);
-            taken[j] = true;
+        if let Some(&j) = by_name.get(g.name.as_str()) {
+            if !taken[j] {
+                pair_g[i] = Some(j);
+                taken[j] = true;
+            }
+        }
+    }
+    let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+    for (j, h) in b.graphs.iter().enumerate().rev() {
+        if !taken[j] {
+            by_key.entry(graph_key(&h.name)).or_default().push(j);
         }
     }
     for (i, g) in a.graphs.iter().enumerate() {
         if pair_g[i].is_some() {
             continue;
         }
-        let key = graph_key(&g.name);
-        if let Some(j) =
-            (0..b.graphs.len()).find(|&j| !taken[j] && graph_key(&b.graphs[j].name) == key)
-        {
+        if let Some(j) = by_key.get_mut(&graph_key(&g.name)).and_then(Vec::pop) {
             pair_g[i] = Some(j);
             taken[j] = true;
         }
@@ -258,35 +287,25 @@ pub fn pairing(a: &Dump, b: &Dump) -> Pairing {
         .enumerate()
         .filter_map(|(i, j)| j.map(|j| (a.graphs[i].name.clone(), graph_key(&b.graphs[j].name))))
         .collect();
-    let nodes = pair_g
-        .iter()
-        .enumerate()
-        .map(|(i, j)| match j {
-            Some(j) => pair_nodes(&a.graphs[i].nodes, &b.graphs[*j].nodes, &names),
-            None => Vec::new(),
-        })
-        .collect();
-    Pairing {
-        graphs: pair_g,
-        nodes,
-        names,
-    }
+    (pair_g, names)
 }
 
 /// Where a node of `a` (graph `g`, node `k`) is in `b`: its graph's pair and,
 /// when the node has one, the node (`None`: the stage removed it).
 pub fn follow(a: &Dump, b: &Dump, g: usize, k: usize) -> Option<(usize, Option<usize>)> {
-    let p = pairing(a, b);
-    let h = (*p.graphs.get(g)?)?;
-    Some((h, p.nodes[g].get(k).copied().flatten()))
+    let (graphs, names) = pair_graphs(a, b);
+    let h = (*graphs.get(g)?)?;
+    let pairs = pair_nodes(&a.graphs[g].nodes, &b.graphs[h].nodes, &names);
+    Some((h, pairs.get(k).copied().flatten()))
 }
 
 /// Where a node of `b` (graph `h`, node `l`) came from in `a`: the inverse of
 /// [`follow`] over the same pairing (`None` for the node: the stage added it).
 pub fn follow_back(a: &Dump, b: &Dump, h: usize, l: usize) -> Option<(usize, Option<usize>)> {
-    let p = pairing(a, b);
-    let g = p.graphs.iter().position(|&j| j == Some(h))?;
-    Some((g, p.nodes[g].iter().position(|&m| m == Some(l))))
+    let (graphs, names) = pair_graphs(a, b);
+    let g = graphs.iter().position(|&j| j == Some(h))?;
+    let pairs = pair_nodes(&a.graphs[g].nodes, &b.graphs[h].nodes, &names);
+    Some((g, pairs.iter().position(|&m| m == Some(l))))
 }
 
 /// The differences between two dumps (empty: structurally equal).

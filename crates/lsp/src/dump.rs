@@ -11,8 +11,8 @@ use crate::lsp;
 use crate::server::{failed, Result, RpcError};
 
 /// The dump, when the snapshot's document is one.
-pub fn of(s: &Snap) -> Option<ide::dump::Dump> {
-    ide::dump::is_dump(s.uri.as_str()).then(|| ide::dump::parse_dump(s.text()))
+pub fn of(s: &Snap) -> Option<std::sync::Arc<ide::dump::Dump>> {
+    ide::dump::is_dump(s.uri.as_str()).then(|| ide::dump::dump_of(&s.db, s.file).clone())
 }
 
 /// Whether the snapshot's document is a dump (nothing parsed).

@@ -104,7 +104,7 @@ mod tests {
         .iter()
         .map(PathBuf::from)
         .collect();
-        v.sort_by_key(|p| order_key(p));
+        v.sort_by_key(|p| irdump::stages::order_key(p));
         let names: Vec<_> = v.iter().map(|p| p.to_string_lossy().into_owned()).collect();
         assert_eq!(
             names,
