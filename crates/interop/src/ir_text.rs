@@ -34,13 +34,76 @@ use crate::{ImportError, Imported, WeightOptions};
 
 /// An `.ir` dump as DSL text (entry graph `main`).
 pub fn import(text: &str, opts: &WeightOptions) -> Result<Imported, ImportError> {
-    let (module, types) = parse(text)?;
+    let (module, types, lines) = parse(text)?;
     model::to_dsl_typed(
         &module,
         &types,
         opts,
         "# Imported from a MindSpore IR dump.\n\n",
     )
+    .map_err(|e| match e {
+        ImportError::Unsupported(m) => ImportError::Unsupported(locate(&m, &lines)),
+        other => other,
+    })
+}
+
+/// Whether a primitive is one the translation writes as `Opaque` (neither
+/// a registry primitive, nor a MindSpore one it maps, nor the plumbing it
+/// reads itself).
+fn becomes_opaque(prim: &str) -> bool {
+    let bare = prim.strip_prefix("PrimFunc_").unwrap_or(prim);
+    const READ: &[&str] = &[
+        "MakeTuple",
+        "make_tuple",
+        "TupleGetItem",
+        "tuple_getitem",
+        "Load",
+        "Depend",
+        "depend",
+        "UpdateState",
+        "Switch",
+        "switch",
+        "Partial",
+        "J",
+        "resolve",
+        "AddN",
+        "Return",
+        "StopGradient",
+    ];
+    !READ.contains(&bare) && ops::mindspore::mapping(bare).is_none() && ops::lookup(bare).is_none()
+}
+
+/// `line N: ` before a malformed dump's message.
+fn at_line(e: ImportError, line: usize) -> ImportError {
+    match e {
+        ImportError::Malformed(m) if !m.starts_with("line ") => err(line, m),
+        other => other,
+    }
+}
+
+/// The translation's messages name nodes (`node `x` of graph `g`: ...`) and
+/// graphs' outputs (`the output of graph `g`: ...`): each gets the dump's
+/// line of what it names (`line 8055: node ...`).
+fn locate(message: &str, lines: &Lines) -> String {
+    let located = |line: &str| -> Option<String> {
+        let (node, graph) = if let Some(rest) = line.strip_prefix("node `") {
+            let (node, rest) = rest.split_once("` of graph `")?;
+            (node, rest.split_once('`')?.0)
+        } else {
+            let rest = line.strip_prefix("the output of graph `")?;
+            (RETURN, rest.split_once('`')?.0)
+        };
+        let at = lines.get(&(graph.to_string(), node.to_string()))?;
+        let shown: Vec<String> = at.iter().take(3).map(|l| (l + 1).to_string()).collect();
+        let more = if at.len() > 3 { ", ..." } else { "" };
+        let word = if at.len() == 1 { "line" } else { "lines" };
+        Some(format!("{word} {}{more}: {line}", shown.join(", ")))
+    };
+    message
+        .lines()
+        .map(|l| located(l).unwrap_or_else(|| l.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What one dump holds, for lining up a compile's stages (`mirdsl passes`).
@@ -122,6 +185,8 @@ struct PNode {
     ty: Option<Ty>,
     /// Its scope (`# Fullname with scope: (Default/network-.../Conv2D-op12)`).
     scope: Option<String>,
+    /// Its line in the dump (0-based).
+    line: usize,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -132,6 +197,9 @@ struct PGraph {
     params: Vec<(usize, String, Option<Ty>)>,
     nodes: Vec<PNode>,
     output: Option<PRef>,
+    /// The lines (0-based) of its header and its `Return`.
+    header_line: usize,
+    return_line: usize,
 }
 
 fn err(line: usize, msg: impl Into<String>) -> ImportError {
@@ -139,7 +207,7 @@ fn err(line: usize, msg: impl Into<String>) -> ImportError {
 }
 
 /// Parses a dump into the importers' graph model.
-fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
+fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
     let lines = logical_lines(text);
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     let mut entry: Option<String> = None;
@@ -164,6 +232,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
         } else if let Some(rest) = line.strip_prefix("subgraph @") {
             in_params = false;
             let mut g = parse_graph_header(rest).ok_or_else(|| err(i, "bad subgraph header"))?;
+            g.header_line = i;
             if let Some(types) = pending_types.take() {
                 if types.len() == g.params.len() {
                     for (p, t) in g.params.iter_mut().zip(types) {
@@ -227,8 +296,10 @@ fn parse(text: &str) -> Result<(Module, NodeTypes), ImportError> {
                     let mut p = Parser::new(rest);
                     let r = p.arg().map_err(|e| err(i, e))?;
                     g.output = Some(r);
+                    g.return_line = i;
                 } else if body.starts_with('%') {
-                    let node = parse_cnode(body).map_err(|e| err(i, e))?;
+                    let mut node = parse_cnode(body).map_err(|e| err(i, e))?;
+                    node.line = i;
                     g.nodes.push(node);
                     after_node = true;
                 } else {
@@ -524,6 +595,8 @@ fn parse_graph_header(rest: &str) -> Option<PGraph> {
         params,
         nodes: Vec::new(),
         output: None,
+        header_line: 0,
+        return_line: 0,
     })
 }
 
@@ -596,6 +669,7 @@ fn parse_cnode(line: &str) -> Result<PNode, String> {
         args,
         ty: None,
         scope: None,
+        line: 0,
     })
 }
 
@@ -951,12 +1025,18 @@ fn parse_tensor(inner: &str) -> Result<Const, String> {
 /// The types MindSpore dumped for nodes, by (graph, node) index.
 type NodeTypes = HashMap<(usize, usize), Ty>;
 
+/// The dump's lines (0-based) of each (graph, node name), and of each
+/// graph's [`HEADER`] and [`RETURN`]: where an import error points.
+type Lines = HashMap<(String, String), Vec<usize>>;
+const HEADER: &str = "\u{0}header";
+const RETURN: &str = "\u{0}return";
+
 /// Resolves names into the graph model.
 fn build(
     entry: String,
     header_params: Vec<(usize, String, Option<Ty>, bool)>,
     mut graphs: Vec<PGraph>,
-) -> Result<(Module, NodeTypes), ImportError> {
+) -> Result<(Module, NodeTypes, Lines), ImportError> {
     // Tensor constants printed in part: a node of their own before their
     // user, of unknown value and the printed type (an `Opaque` node).
     for g in &mut graphs {
@@ -979,6 +1059,7 @@ fn build(
                         args: Vec::new(),
                         ty: Some(ty),
                         scope: n.scope.clone(),
+                        line: n.line,
                     });
                     *a = PRef::Node(fresh);
                     fresh -= 1;
@@ -1101,17 +1182,31 @@ fn build(
         let mut nodes = Vec::new();
         for n in &g.nodes {
             let callee = match &n.callee {
-                PCallee::Prim(name, attrs) => Callee::Prim {
-                    name: name.clone(),
-                    attrs: attrs.clone(),
-                },
-                PCallee::Value(r) => Callee::Value(resolve(gi, r)?),
+                PCallee::Prim(name, attrs) => {
+                    let mut attrs = attrs.clone();
+                    if becomes_opaque(name) {
+                        // Written beside the `Opaque` node: where the dump has it.
+                        attrs.insert(
+                            0,
+                            (
+                                "dump_line".into(),
+                                Const::Int(n.line as i64 + 1, DType::I64),
+                            ),
+                        );
+                    }
+                    Callee::Prim {
+                        name: name.clone(),
+                        attrs,
+                    }
+                }
+                PCallee::Value(r) => Callee::Value(resolve(gi, r).map_err(|e| at_line(e, n.line))?),
             };
             let args = n
                 .args
                 .iter()
                 .map(|a| resolve(gi, a))
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| at_line(e, n.line))?;
             let name = match &n.scope {
                 Some(scope) => scoped_label(scope, &n.label, &callee),
                 None => n.label.clone(),
@@ -1119,12 +1214,12 @@ fn build(
             nodes.push(Node { name, callee, args });
         }
         let output = match &g.output {
-            Some(o) => resolve(gi, o)?,
+            Some(o) => resolve(gi, o).map_err(|e| at_line(e, g.return_line))?,
             None => {
-                return Err(ImportError::Malformed(format!(
-                    "graph `@{}` has no `Return`",
-                    g.name
-                )))
+                return Err(at_line(
+                    ImportError::Malformed(format!("graph `@{}` has no `Return`", g.name)),
+                    g.header_line,
+                ))
             }
         };
         module.graphs.push(Graph {
@@ -1143,7 +1238,18 @@ fn build(
         });
     }
     pass_nothing_to_unused_params(&mut module);
-    Ok((module, types))
+    let mut lines = Lines::new();
+    for (g, pg) in module.graphs.iter().zip(&graphs) {
+        for (n, pn) in g.nodes.iter().zip(&pg.nodes) {
+            lines
+                .entry((g.name.clone(), n.name.clone()))
+                .or_default()
+                .push(pn.line);
+        }
+        lines.insert((g.name.clone(), RETURN.into()), vec![pg.return_line]);
+        lines.insert((g.name.clone(), HEADER.into()), vec![pg.header_line]);
+    }
+    Ok((module, types, lines))
 }
 
 /// A graph's parameter: (graph, parameter).

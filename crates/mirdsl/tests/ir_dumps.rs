@@ -42,7 +42,7 @@ fn an_unknown_primitive_imports_as_an_opaque_node_with_its_dumped_type() {
     assert!(o.status.success(), "{err}");
     assert!(
         out.contains(
-            "%0: f32[4, 4] = Opaque(inner.dense.weight, name=\"TensorMove\")  # IsFeatureMapOutput: true, IsFeatureMapInputList: (0,)"
+            "%0: f32[4, 4] = Opaque(inner.dense.weight, name=\"TensorMove\")  # dump_line: 24, IsFeatureMapOutput: true, IsFeatureMapInputList: (0,)"
         ),
         "{out}"
     );
@@ -102,9 +102,22 @@ fn run_stops_at_the_first_node_without_a_kernel_and_names_it() {
     let (_, err) = text(&o);
     assert!(!o.status.success());
     assert!(
-        err.contains("`Opaque` has no kernel")
-            && err.contains("opaque.mir:2:")
-            && err.contains("name=\"EnvironGet\""),
+        err.contains("no kernel for MindSpore primitive `EnvironGet` (imported as Opaque)")
+            && err.contains("opaque.mir:2:"),
+        "{err}"
+    );
+    // Run from the dump: the node's line in the dump is beside it.
+    let o = mirdsl()
+        .arg("run")
+        .arg(dumps().join(KERNEL_GRAPH))
+        .args(["--arg", "0=ones", "--arg", "1=0"])
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("no kernel for MindSpore primitive `TensorMove` (imported as Opaque)")
+            && err.contains("# dump_line: 24,"),
         "{err}"
     );
     // Without its type an opaque node's value is unknown, and so is what uses it;
@@ -114,6 +127,26 @@ fn run_stops_at_the_first_node_without_a_kernel_and_names_it() {
     let (_, err) = text(&o);
     assert!(!o.status.success());
     assert!(err.contains("`Opaque` needs the attribute `name`"), "{err}");
+}
+
+/// What cannot import is an error at the dump's line of the node.
+#[test]
+fn an_import_error_names_the_dump_line() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ir_dumps_located");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dump = dir.join("resolve.ir");
+    std::fs::write(
+        &dump,
+        "# IR entry: @1_main_2\n\nsubgraph @1_main_2() {\n  %0(CNode_1) = resolve(NameSpace(ClassMember: 'Namespace:m'), f)\n  %1(CNode_2) = %0()\n  Return(%1)\n}\n",
+    )
+    .unwrap();
+    let o = mirdsl().arg("import").arg(&dump).output().unwrap();
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("line 4: node `CNode_1` of graph `1_main_2`: `resolve`"),
+        "{err}"
+    );
 }
 
 #[test]

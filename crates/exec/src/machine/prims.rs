@@ -144,13 +144,19 @@ impl Executor {
             self.reserve(&format!("`{name}`'s result {shape}"), *bytes)?;
         }
         if !self.backend.supports(op) {
-            return Err(RunError::new(
-                ErrorKind::Unsupported,
+            // An imported node mirdsl cannot compute: MindSpore's primitive by name.
+            let message = if name == "Opaque" {
+                format!(
+                    "no kernel for MindSpore primitive `{}` (imported as Opaque)",
+                    p.attrs.str("name")
+                )
+            } else {
                 format!(
                     "`{name}` has no kernel on the {} backend yet",
                     self.backend.device().name()
-                ),
-            ));
+                )
+            };
+            return Err(RunError::new(ErrorKind::Unsupported, message));
         }
         // Kernel arguments: tensors by reference, tuples copied.
         let mut tuples: Vec<Option<Vec<KValue>>> = Vec::new();
