@@ -60,6 +60,44 @@ pub fn symbols(s: &Snap, d: &ide::dump::Dump) -> lsp::DocumentSymbolResponse {
     )
 }
 
+/// Code lenses: "Compare with previous pass" above the dump when its folder
+/// has a stage before it, and "Show graph" above each subgraph (the same
+/// `mirdsl.showGraph` command a `.mir` graph's lens runs, given the dump's
+/// URI and the subgraph's name).
+pub fn code_lenses(s: &Snap, d: &ide::dump::Dump) -> Vec<lsp::CodeLens> {
+    let uri = Json::String(s.uri.as_str().to_string());
+    let lens = |at: usize, title: &str, command: &str, args: Vec<Json>| lsp::CodeLens {
+        range: s.range(syntax::TextRange::empty(syntax::TextSize::from(at as u32))),
+        command: Some(lsp::Command {
+            title: title.to_string(),
+            command: command.to_string(),
+            arguments: Some(args),
+        }),
+        data: None,
+    };
+    let mut out = Vec::with_capacity(d.graphs.len() + 1);
+    let previous = convert::uri_path(&s.uri)
+        .and_then(|p| ide::dump::stages::neighbour(&p, -1))
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    if let Some(name) = previous {
+        out.push(lens(
+            0,
+            &format!("Compare with previous pass ({name})"),
+            "mirdsl.comparePreviousPass",
+            vec![uri.clone()],
+        ));
+    }
+    for g in &d.graphs {
+        out.push(lens(
+            g.range.start,
+            "Show graph",
+            "mirdsl.showGraph",
+            vec![uri.clone(), Json::String(g.name.clone())],
+        ));
+    }
+    out
+}
+
 pub fn folds(s: &Snap, d: &ide::dump::Dump) -> Vec<ide::Fold> {
     ide::dump::dump_folds(s.text(), d)
 }

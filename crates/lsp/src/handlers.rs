@@ -430,8 +430,8 @@ pub fn code_lens(
     _: &Shared,
     _: lsp::CodeLensParams,
 ) -> Result<Option<Vec<lsp::CodeLens>>> {
-    if dump::is(s) {
-        return Ok(None);
+    if let Some(d) = dump::of(s) {
+        return Ok(Some(dump::code_lenses(s, &d)));
     }
     Ok(Some(
         s.analysis()

@@ -316,6 +316,40 @@ fn a_dump_among_its_stages() {
         c.open(&uri, &text).await;
         let doc = json!({"uri": uri});
 
+        // Code lenses: compare with the stage before, and a graph per subgraph.
+        let r = c
+            .request("textDocument/codeLens", json!({"textDocument": doc}))
+            .await;
+        let lenses: Vec<(String, String, Json)> = r["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                (
+                    l["command"]["title"].as_str().unwrap().to_string(),
+                    l["command"]["command"].as_str().unwrap().to_string(),
+                    l["command"]["arguments"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            lenses,
+            [
+                (
+                    "Compare with previous pass (hwopt_cpu_custom_optimization_after_graph_0_0106.ir)"
+                        .to_string(),
+                    "mirdsl.comparePreviousPass".to_string(),
+                    json!([uri])
+                ),
+                (
+                    "Show graph".to_string(),
+                    "mirdsl.showGraph".to_string(),
+                    json!([uri, "@kernel_graph0"])
+                ),
+            ],
+            "{r}"
+        );
+
         // Compare with the previous pass: `mirdsl diff`'s report.
         let r = c.request("mirdsl/dump/compare", json!({"uri": uri})).await;
         let report = r["result"]["text"].as_str().unwrap_or_default();

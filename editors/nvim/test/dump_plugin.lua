@@ -126,6 +126,22 @@ check(":MirFollowPrevious and :MirFollowNext follow a node from stage to stage",
   wait(5000, function() return vim.api.nvim_win_get_cursor(0)[1] == row + 1 end, "the cursor back on %6")
 end)
 
+check("code lenses: Compare with previous pass, Show graph; the compare lens runs", function()
+  vim.cmd.edit(stage)
+  local b = vim.api.nvim_get_current_buf()
+  local res = vim.lsp.buf_request_sync(b, "textDocument/codeLens", { textDocument = { uri = vim.uri_from_bufnr(b) } }, 10000)
+  local lenses = {}
+  for _, r in pairs(res or {}) do
+    for _, l in ipairs(r.result or {}) do lenses[#lenses + 1] = l end
+  end
+  assert(#lenses == 2, vim.inspect(lenses))
+  assert(lenses[1].command.title:find("Compare with previous pass", 1, true), vim.inspect(lenses[1]))
+  assert(lenses[2].command.command == "mirdsl.showGraph", vim.inspect(lenses[2]))
+  require("mirdsl").last_compare = nil
+  vim.lsp.commands[lenses[1].command.command](lenses[1].command, {})
+  wait(20000, function() return require("mirdsl").last_compare ~= nil end, "the comparison from the lens")
+end)
+
 io.stdout:write(string.format("%d passed, %d failed\n", passed, failed))
 for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end
 if failed > 0 then vim.cmd("cquit 1") else vim.cmd("qall!") end

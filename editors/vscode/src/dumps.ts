@@ -71,15 +71,16 @@ export function registerDumps(
       }
       GraphView.show(context, client, log, doc.uri, graph);
     }),
-    vscode.commands.registerCommand('mirdsl.comparePreviousPass', async () => {
-      const e = dumpEditor();
-      const c = e && running(client);
-      if (!e || !c) return;
+    // The code lens passes the dump's URI; the palette uses the active editor.
+    vscode.commands.registerCommand('mirdsl.comparePreviousPass', async (uriArg?: unknown) => {
+      const source = typeof uriArg === 'string' ? uriArg : dumpEditor()?.document.uri.toString();
+      const c = source && running(client);
+      if (!source || !c) return;
       try {
         const r = await c.sendRequest<{ previous: string; text: string; changes: number }>('mirdsl/dump/compare', {
-          uri: e.document.uri.toString(),
+          uri: source,
         });
-        const uri = vscode.Uri.parse(diffUriString(r.previous, e.document.uri.toString(), ++count));
+        const uri = vscode.Uri.parse(diffUriString(r.previous, source, ++count));
         diffs.set(uri.toString(), r.text);
         const doc = await vscode.workspace.openTextDocument(uri);
         await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false, preserveFocus: true });

@@ -380,6 +380,8 @@ local function make_commands()
   vim.lsp.commands["mirdsl.showGraph"] = lens(function(g) M.show_graph(g) end)
   vim.lsp.commands["mirdsl.showGradient"] = lens(function(g) M.show_ir("gradient", g) end)
   vim.lsp.commands["mirdsl.showIr"] = lens(function(g) M.show_ir("ir", g) end)
+  -- On compile dumps: the lens above the dump (its argument is the dump's URI).
+  vim.lsp.commands["mirdsl.comparePreviousPass"] = lens(function() M.compare_previous() end)
 end
 
 -- Starts (or reuses) the server for a buffer.

@@ -203,6 +203,20 @@ await step('a node followed to the previous stage and back', async () => {
   await cursorAt(add.line);
 });
 
+await step('code lenses on a dump: Compare with previous pass, Show graph', async () => {
+  await palette('View: Close All Editor Groups');
+  await openFile(STAGE);
+  await gotoLine(1, 1); // VS Code reopens the file where the last step left it
+  const compare = page.locator('.codelens-decoration a', { hasText: 'Compare with previous pass' }).first();
+  await compare.waitFor();
+  await compare.click();
+  await page.locator('.tab[aria-label*="hwopt_cpu_custom_optimization_after_graph_0_0106 → "]').first().waitFor();
+  const show = page.locator('.codelens-decoration a', { hasText: 'Show graph' }).first();
+  await show.waitFor();
+  await show.click();
+  await webviewFrame('svg.mirdsl-graph[data-graph="@kernel_graph0"] g.cluster');
+});
+
 await browser.close();
 const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed;
