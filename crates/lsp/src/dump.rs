@@ -231,3 +231,21 @@ pub fn follow(s: &Snap, params: Json) -> Result<Json> {
         "message": format!("{}: {}", file_name(&path), f.message),
     }))
 }
+
+/// `mirdsl/dump/source` `{uri, position}`: the innermost line of the user's
+/// own Python code that made the node under the position (the hover's
+/// link, for clients that cannot follow a link in a hover) →
+/// `{uri, line}` (0-based line), or null when the node has no such frame.
+pub fn source(s: &Snap, params: Json) -> Result<Json> {
+    let d = of(s).ok_or_else(|| not_a_dump(s))?;
+    let pos = position(&params)?.ok_or_else(|| RpcError::invalid_params("missing `position`"))?;
+    let path = convert::uri_path(&s.uri);
+    let dir = path.as_deref().and_then(|p| p.parent());
+    let Some((file, line)) = ide::dump::dump_user_frame(&d, s.offset(pos), dir, &|p| p.is_file())
+    else {
+        return Ok(Json::Null);
+    };
+    let uri =
+        convert::path_uri(&file).ok_or_else(|| failed(format!("no URI for {}", file.display())))?;
+    Ok(json!({ "uri": uri.as_str(), "line": line.saturating_sub(1), "exists": file.is_file() }))
+}

@@ -784,6 +784,7 @@ impl Server {
             "mirdsl/ir" => self.custom(id, params, crate::custom::ir),
             "mirdsl/dump/compare" => self.custom(id, params, crate::dump::compare),
             "mirdsl/dump/follow" => self.custom(id, params, crate::dump::follow),
+            "mirdsl/dump/source" => self.custom(id, params, crate::dump::source),
             "mirdsl/run" => self.run(id, params, false),
             "mirdsl/debug/panic" => self.custom(id, params, |_, _| -> Result<Json> {
                 panic!("deliberate panic for testing")

@@ -477,5 +477,17 @@ fn a_dump_among_its_stages() {
         assert!(md.contains("scope: `Default/block-Block/act-ReLU/ReLU-op0`"), "{md}");
         assert!(md.contains("type: `(<Tensor[Float32], (2, 3)>)`"), "{md}");
         assert!(md.contains("MindSpore 2.10: `ReLU("), "{md}");
+        // The same line for clients that cannot follow a hover's link.
+        let r = c
+            .request(
+                "mirdsl/dump/source",
+                json!({"uri": uri, "position": position_of(&text, "# Fullname with scope: (Default/block-Block/act-ReLU", 4)}),
+            )
+            .await;
+        assert_eq!(
+            r["result"],
+            json!({"uri": format!("file://{}", model.display()), "line": 23, "exists": true}),
+            "{r}"
+        );
     });
 }

@@ -88,6 +88,16 @@ check("hover: the dumped type, scope and the user's line next to the dump folder
   end
 end)
 
+check(":MirSource opens the line of the user's code that made the node", function()
+  local row = where(stage, "%4(CNode_96)")
+  vim.api.nvim_win_set_cursor(0, { row + 3, 8 })
+  vim.cmd("MirSource")
+  local model = vim.uv.fs_realpath(ws .. "/irdumps/tiny/model.py")
+  wait(20000, function() return vim.api.nvim_buf_get_name(0) == model end, "model.py")
+  assert(vim.api.nvim_win_get_cursor(0)[1] == 24, vim.inspect(vim.api.nvim_win_get_cursor(0)))
+  vim.cmd.edit(stage)
+end)
+
 check(":MirGraph draws the subgraph under the cursor grouped by scope", function()
   local row = where(stage, "%1(x) = PrimFunc_MatMul")
   vim.api.nvim_win_set_cursor(0, { row + 1, 2 })

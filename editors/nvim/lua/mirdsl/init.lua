@@ -2,7 +2,7 @@
 -- registers the tree-sitter grammar, and adds :MirGraph, :MirRun, :MirIR,
 -- :MirGradient and the code lens commands (mirdsl.run / showGraph / showGradient);
 -- on MindSpore compile dumps (*.ir) :MirGraph, :MirComparePrevious,
--- :MirFollowNext and :MirFollowPrevious.
+-- :MirFollowNext, :MirFollowPrevious and :MirSource.
 --
 --   require('mirdsl').setup({ cmd = { 'mirdsl', 'lsp' }, settings = {} })
 
@@ -297,6 +297,21 @@ function M.follow_node(direction)
   end, bufnr)
 end
 
+-- :MirSource: opens the line of your own Python code that made the dump's
+-- node under the cursor (what the hover links to).
+function M.dump_source()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if not client then return notify("the language server is not attached to this buffer", vim.log.levels.ERROR) end
+  local params = { uri = vim.uri_from_bufnr(bufnr), position = vim.lsp.util.make_position_params(0, client.offset_encoding).position }
+  client:request("mirdsl/dump/source", params, function(err, result)
+    if err then return notify(err.message or vim.inspect(err), vim.log.levels.WARN) end
+    if not result then return notify("no line of your own code made this node", vim.log.levels.WARN) end
+    vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(result.uri)))
+    vim.api.nvim_win_set_cursor(0, { result.line + 1, 0 })
+  end, bufnr)
+end
+
 -- :MirGraph
 function M.show_graph(name)
   if vim.bo.filetype == "mindspore-ir" then return show_dump_graph(name) end
@@ -355,6 +370,8 @@ local function make_commands()
     { nargs = "*", desc = "mirdsl: run the graph under the cursor (:MirRun x=[1.0, 2.0] B=4)" })
   vim.api.nvim_create_user_command("MirComparePrevious", function() M.compare_previous() end,
     { desc = "mirdsl: the structural diff of the previous stage of this compile dump and this one" })
+  vim.api.nvim_create_user_command("MirSource", function() M.dump_source() end,
+    { desc = "mirdsl: the line of your Python code that made the compile dump's node under the cursor" })
   vim.api.nvim_create_user_command("MirFollowNext", function() M.follow_node("next") end,
     { desc = "mirdsl: the node under the cursor in the next stage of the compile dump" })
   vim.api.nvim_create_user_command("MirFollowPrevious", function() M.follow_node("previous") end,
