@@ -18,6 +18,9 @@ pub struct LaunchArgs {
     pub program: PathBuf,
     pub entry: Option<String>,
     pub args: Vec<(String, String)>,
+    /// Whether the launch gave `args` at all (else every parameter is `ones`,
+    /// as the Debug lens and F5 on a model with no configuration give them).
+    pub args_given: bool,
     pub dims: Vec<String>,
     pub load_weights: Option<PathBuf>,
     pub steps: usize,
@@ -94,6 +97,7 @@ impl LaunchArgs {
             program: PathBuf::from(program),
             entry: a.get("entry").and_then(Json::as_str).map(String::from),
             args,
+            args_given: !matches!(a.get("args"), None | Some(Json::Null)),
             dims,
             load_weights: a
                 .get("loadWeights")
@@ -299,7 +303,26 @@ fn run_inner(
             }
         })
         .collect();
-    let values = exec::args::build_args(&ex, &params, &args, &dims).map_err(|e| e.message)?;
+    let args = if a.args_given {
+        args
+    } else {
+        let filled: Vec<(String, String)> = params
+            .iter()
+            .map(|p| (p.name.clone(), "ones".to_string()))
+            .collect();
+        if !filled.is_empty() {
+            let names: Vec<&str> = filled.iter().map(|(n, _)| n.as_str()).collect();
+            out(
+                "console",
+                format!("no `args` in the launch: {} = ones\n", names.join(", ")),
+            );
+        }
+        filled
+    };
+    let values = exec::args::build_args(&ex, &params, &args, &dims).map_err(|e| {
+        e.message
+            .replace("with `--arg NAME=VALUE`", "in the launch's `args`")
+    })?;
     if let Some(path) = &a.load_weights {
         let path = if path.is_relative() && !path.exists() {
             folder.join(path)

@@ -1015,6 +1015,31 @@ fn an_ir_dump_shows_mindspore_scopes_in_the_stack_and_hover() {
 }
 
 #[test]
+fn a_model_launched_without_args_gets_ones_and_partial_args_are_an_error() {
+    // F5 on a dump with no launch.json: no `args` at all.
+    let launch =
+        json!({"program": data("scoped_net.ir").display().to_string(), "stopOnEntry": true});
+    let mut c = Client::launch(launch, |_| {});
+    c.stopped();
+    let x = var(&c.locals(1), "x").clone();
+    assert!(x["value"].as_str().unwrap().contains("min=1 max=1"), "{x}");
+    c.cont();
+    let (out, code) = c.finish();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("no `args` in the launch: x = ones"), "{out}");
+    // Some `args`, but not all: the run says which are missing, and where to give them.
+    let launch = json!({"program": data("debug.mir").display().to_string(), "entry": "fault",
+        "args": {"x": "ones"}});
+    let mut c = Client::launch(launch, |_| {});
+    let (out, code) = c.finish();
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("missing argument `i` (give it in the launch's `args`)"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_mindspore_model_s_scopes_from_the_shared_fixtures() {
     // LeNet-5 as mindspore.export wrote it: frames and hover name its cells.
     let Some(dir) = test_support::require(

@@ -47,7 +47,17 @@ class Configurations implements vscode.DebugConfigurationProvider {
     // F5 without a launch.json: debug the active file's graph under the cursor.
     if (!config.type && !config.request && !config.name) {
       const editor = vscode.window.activeTextEditor;
-      if (!editor || editor.document.languageId !== 'mindir') return config;
+      if (editor?.document.languageId === 'mindspore-ir') {
+        // A MindSpore compile dump: the adapter imports it; its parameters
+        // get `ones`, and it stops at the first statement, since breakpoints
+        // go in the imported text, which exists only once it runs.
+        const name = editor.document.uri.path.split('/').pop();
+        Object.assign(config, {
+          type: DEBUG_TYPE, request: 'launch', name: `Debug ${name}`,
+          program: editor.document.uri.fsPath, stopOnEntry: true,
+        });
+      }
+      if (!editor || editor.document.languageId !== 'mindir') return config.type ? this.allowed(config) : config;
       const text = editor.document.getText();
       const graphs = listGraphs(text);
       const here = graphAtLine(text, editor.selection.active.line) ?? graphs[graphs.length - 1]?.name;
@@ -61,6 +71,11 @@ class Configurations implements vscode.DebugConfigurationProvider {
       await vscode.window.showErrorMessage('mirdsl: the launch configuration names no `program`.');
       return undefined;
     }
+    return this.allowed(config);
+  }
+
+  /** `config` once the user allows running (workspace trust), with the device setting. */
+  private async allowed(config: vscode.DebugConfiguration): Promise<vscode.DebugConfiguration | undefined> {
     if (!(await allowRun('Debugging'))) return undefined;
     if (vscode.workspace.getConfiguration('mirdsl').get<string>('run.device') && !config.device) {
       config.device = vscode.workspace.getConfiguration('mirdsl').get<string>('run.device');

@@ -17,16 +17,6 @@ mkdirSync(SHOTS, { recursive: true });
 for (const f of ['debug.mir', 'helpers.mir', 'train.mir', 'scoped_net.ir', 'scoped_net.safetensors']) {
   copyFileSync(join(ROOT, 'crates/dap/tests/data', f), join(WS, f));
 }
-// A launch.json debugging MindSpore's compile dump of nested cells (an `.ir`).
-mkdirSync(join(WS, '.vscode'), { recursive: true });
-writeFileSync(join(WS, '.vscode', 'launch.json'), JSON.stringify({
-  version: '0.2.0',
-  configurations: [{
-    type: 'mirdsl', request: 'launch', name: 'Debug the scoped_net dump',
-    program: '${workspaceFolder}/scoped_net.ir', args: { x: '[[1.0, -2.0, 0.5]]' },
-    loadWeights: 'scoped_net.safetensors', stopOnEntry: true,
-  }],
-}, null, 2));
 
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
@@ -78,6 +68,27 @@ async function gotoLine(line, col) {
     const s = document.querySelector('[id="status.editor.selection"]');
     return s && s.textContent.includes(`Ln ${l},`);
   }, line);
+}
+
+/** A launch.json debugging MindSpore's compile dump of nested cells (an `.ir`). */
+function writeLaunchJson() {
+  mkdirSync(join(WS, '.vscode'), { recursive: true });
+  writeFileSync(join(WS, '.vscode', 'launch.json'), JSON.stringify({
+    version: '0.2.0',
+    configurations: [{
+      type: 'mirdsl', request: 'launch', name: 'Debug the scoped_net dump',
+      program: '${workspaceFolder}/scoped_net.ir', args: { x: '[[1.0, -2.0, 0.5]]' },
+      loadWeights: 'scoped_net.safetensors', stopOnEntry: true,
+    }],
+  }, null, 2));
+}
+
+/** Waits until the Call Stack shows the frame `name` at `file`:`line`. */
+function at(name, file, line) {
+  const where = `${file.replace(/\./g, '\\.')}\\s*${line}:`;
+  return page.waitForFunction(([name, where]) => [...document.querySelectorAll('.debug-call-stack .monaco-list-row')]
+    .some((r) => r.textContent.includes(name) && new RegExp(where).test(r.textContent.replace(/\u00a0/g, ' '))),
+  [name, where]);
 }
 
 await page.goto(URL);
@@ -139,23 +150,34 @@ await step('continue runs to the end', async () => {
   await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden' });
 });
 
+await step('F5 on an .ir dump debugs it from its first statement, with ones', async () => {
+  // No launch.json yet: the extension makes the configuration.
+  await openFile('scoped_net.ir');
+  await page.locator('.editor-group-container.active .monaco-editor textarea').first().focus();
+  await page.keyboard.press('F5');
+  await page.locator('.debug-toolbar').first().waitFor();
+  await at('main [block.fc]', 'scoped_net.mir', 9);
+  await page.locator('.debug-view-content .monaco-list-row', { hasText: 'min=1 max=1' }).first().waitFor();
+  await palette('Debug: Continue');
+  await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden' });
+});
+
 await step('an .ir dump: the stack and the hover name MindSpore\'s scopes', async () => {
-  await palette('Debug: Select and Start Debugging');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Debug the scoped_net dump' }).first().waitFor();
-  await page.keyboard.type('scoped_net');
-  await page.keyboard.press('Enter');
+  // F5 starts the launch.json's configuration once VS Code has read it.
+  writeLaunchJson();
+  await page.locator('.statusbar-item', { hasText: 'Debug the scoped_net dump' }).first().waitFor();
+  await page.locator('.editor-group-container.active .monaco-editor textarea').first().focus();
+  await page.keyboard.press('F5');
   await page.locator('.debug-toolbar').first().waitFor();
   // Stopped on entry in the imported text: `block.fc.x = MatMul(...)`, in the
   // scope Default/block-Block/fc-Dense.
   await page.locator('.debug-call-stack .monaco-list-row', { hasText: 'main [block.fc]' }).first().waitFor();
   await page.locator('.tab.active[aria-label*="scoped_net.mir"]').first().waitFor();
-  const at = (name, line) => page.waitForFunction(([name, line]) => [...document.querySelectorAll('.debug-call-stack .monaco-list-row')]
-    .some((r) => r.textContent.includes(name) && new RegExp(`scoped_net\\.mir\\s*${line}:`).test(r.textContent.replace(/\u00a0/g, ' '))), [name, line]);
-  await at('main [block.fc]', 9);
+  await at('main [block.fc]', 'scoped_net.mir', 9);
   await palette('Debug: Step Over');
-  await at('main [block.fc]', 10);
+  await at('main [block.fc]', 'scoped_net.mir', 10);
   await palette('Debug: Step Over');
-  await at('main [block.act]', 11);
+  await at('main [block.act]', 'scoped_net.mir', 11);
   // The debug hover on `x_1` of `block.fc.x_1` (line 10: `  block.fc.x_1 = BiasAdd(...)`).
   await palette('View: Focus Active Editor Group');
   await gotoLine(10, 13);
