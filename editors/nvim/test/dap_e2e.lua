@@ -1,6 +1,7 @@
 -- End to end: nvim-dap in a real Neovim 0.11 debugs a graph through `mirdsl dap`:
 -- a breakpoint in `main`, the stop, a tensor in the frame's variables, stepping
--- into a called graph, evaluate, run to cursor, continue to the end. Run by run-dap.sh.
+-- into a called graph, evaluate, run to cursor, continue to the end; then a
+-- MindSpore dump (scoped_net.ir) with its scopes in the frame and the hover. Run by run-dap.sh.
 local ws = os.getenv("MIRDSL_WS")
 vim.opt.rtp:prepend(os.getenv("MIRDSL_PLUGIN"))
 vim.opt.rtp:prepend(os.getenv("MIRDSL_NVIM_DAP"))
@@ -89,5 +90,37 @@ local ended = false
 dap.listeners.after.event_terminated["mirdsl-test"] = function() ended = true end
 dap.continue()
 check(vim.wait(20000, function() return ended end, 50), "the session did not end")
+
+-- A MindSpore dump: :MirDebug on scoped_net.ir stops at the imported text's
+-- first statement; the frame and the hover name MindSpore's scopes.
+ended = false
+vim.cmd("edit " .. ws .. "/scoped_net.ir")
+vim.cmd("MirDebug")
+check(vim.wait(20000, function()
+  local ss = dap.session()
+  return ss and ss.stopped_thread_id and ss.current_frame and ss.current_frame.line == 9
+end, 50), "no stop in scoped_net.ir's import")
+check(dap.session().current_frame.name == "main [block.fc]", "frame " .. dap.session().current_frame.name)
+check(vim.api.nvim_buf_get_name(0):match("scoped_net%.mir$") ~= nil, "the imported text is shown: " .. vim.api.nvim_buf_get_name(0))
+-- Hover (nvim-dap's widget) on `block.fc.weight` of `block.fc.x = MatMul(x, block.fc.weight, ...)`.
+local line = vim.api.nvim_get_current_line()
+local col = line:find("block.fc.weight", 1, true)
+check(col ~= nil, "line 9: " .. line)
+vim.api.nvim_win_set_cursor(0, { 9, col + 10 })
+require("dap.ui.widgets").hover()
+local shown
+check(vim.wait(10000, function()
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(w).relative ~= "" then
+      local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), "\n")
+      if text:find("MindSpore scope", 1, true) then shown = text return true end
+    end
+  end
+  return false
+end, 50), "no hover with the scope")
+check(shown:find("MindSpore scope `block.fc`: f32[3, 3]", 1, true) ~= nil, "hover: " .. shown)
+print("hover: " .. shown:gsub("\n.*", ""))
+dap.continue()
+check(vim.wait(20000, function() return ended end, 50), "the dump's session did not end")
 print("dap e2e: ok")
 vim.cmd("qall!")

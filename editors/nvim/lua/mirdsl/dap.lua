@@ -35,16 +35,21 @@ function M.config_for(graph, args_text, bufnr)
   end
   local req = m.parse_run_args(args_text or "", info and info.params or {}, m.config.run_fill, m.config.run_dim)
     or { args = {}, dims = {} }
+  local program = vim.api.nvim_buf_get_name(bufnr)
+  -- A MindSpore dump (`.ir`) is imported by the adapter: with no `args` its
+  -- parameters get `ones`, and it stops at the first statement, since
+  -- breakpoints go in the imported text, which exists only once it runs.
+  local dump = program:match("%.ir$") ~= nil or program:match("%.mindir$") ~= nil
   return {
     type = "mirdsl",
     request = "launch",
-    name = "Debug " .. (name or "graph"),
-    program = vim.api.nvim_buf_get_name(bufnr),
+    name = "Debug " .. (name or vim.fn.fnamemodify(program, ":t")),
+    program = program,
     entry = name,
-    args = req.args,
-    dims = req.dims,
+    args = next(req.args) and req.args or nil,
+    dims = next(req.dims) and req.dims or nil,
     device = m.config.run_device,
-    stopOnEntry = false,
+    stopOnEntry = dump,
   }
 end
 
