@@ -143,7 +143,10 @@ fn import_model(path: &Path) -> Result<(PathBuf, PathBuf), String> {
         interop::mindir::import(&bytes, &opts)
     }
     .map_err(|e| format!("cannot import {}: {e}", path.display()))?;
-    let dir = std::env::temp_dir().join(format!("mirdsl-dap-{}-{stem}", std::process::id()));
+    // One folder per session, even with several sessions in one process.
+    static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("mirdsl-dap-{}-{n}-{stem}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     if let Some(st) = imported.safetensors() {
         std::fs::write(dir.join(&opts.file), st).map_err(|e| e.to_string())?;

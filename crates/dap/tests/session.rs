@@ -243,6 +243,48 @@ fn stop_on_entry_and_pause() {
 }
 
 #[test]
+fn pause_and_terminate_a_running_graph() {
+    // A recursion of a million calls: `pause` stops it wherever it is, and
+    // `terminate` then ends it long before its end.
+    let dir = std::env::temp_dir().join(format!("mirdsl-dap-pause-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("long.mir");
+    std::fs::write(
+        &file,
+        "graph count(n: i64) -> i64 {\n  r = if n < 1 { 0 } else { count(n - 1) + 1 }\n  return r\n}\n\
+         graph main() -> i64 {\n  c = count(1000000)\n  return c\n}\n",
+    )
+    .unwrap();
+    let mut c = Client::launch(json!({"program": file.display().to_string()}), |_| {});
+    c.ok("pause", json!({"threadId": 1}));
+    assert_eq!(c.stopped()["reason"], "pause");
+    // Wherever the first pause landed, the next statement is inside `count`.
+    c.cont();
+    c.ok("pause", json!({"threadId": 1}));
+    assert_eq!(c.stopped()["reason"], "pause");
+    let st = c.ok("stackTrace", json!({"threadId": 1, "levels": 20}));
+    let total = st["totalFrames"].as_u64().unwrap();
+    assert!(total > 1, "{st}");
+    assert_eq!(
+        st["stackFrames"].as_array().unwrap().len() as u64,
+        total.min(20)
+    );
+    assert!(
+        st["stackFrames"][0]["name"]
+            .as_str()
+            .unwrap()
+            .contains("count"),
+        "{st}"
+    );
+    c.ok("terminate", json!({}));
+    let (out, code) = c.finish();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("the debug session ended"), "{out}");
+    assert_eq!(c.disconnect(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn function_breakpoints_loaded_sources_and_lines_from_zero() {
     let mut c = Client::start();
     // This client counts lines from 0.
@@ -994,9 +1036,19 @@ fn an_ir_dump_shows_mindspore_scopes_in_the_stack_and_hover() {
             "frameId": 1, "context": "watch"}),
     );
     assert_eq!(w["result"], "f32 0", "{w}");
+    // The imported text lives in a scratch folder while the session does.
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let text = std::path::PathBuf::from(st["stackFrames"][0]["source"]["path"].as_str().unwrap());
+    assert!(text.is_file(), "{}", text.display());
     c.cont();
     let (out, code) = c.finish();
     assert_eq!(code, 0, "{out}");
+    assert_eq!(c.disconnect(), 0);
+    assert!(
+        !text.parent().unwrap().exists(),
+        "{} is left",
+        text.display()
+    );
     // MindSpore's output for this input, to f32 rounding.
     let got: Vec<f64> = out
         .split(|ch: char| !(ch.is_ascii_digit() || ch == '.' || ch == '-' || ch == 'e'))
