@@ -200,6 +200,8 @@ struct PGraph {
     /// The lines (0-based) of its header and its `Return`.
     header_line: usize,
     return_line: usize,
+    /// Which of its parameters are the state token (`<UMonad, NoShape>`).
+    monads: Vec<bool>,
 }
 
 fn err(line: usize, msg: impl Into<String>) -> ImportError {
@@ -214,6 +216,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
     let mut header_params: Vec<(usize, String, Option<Ty>, bool)> = Vec::new();
     let mut graphs: Vec<PGraph> = Vec::new();
     let mut pending_types: Option<Vec<Option<Ty>>> = None;
+    let mut pending_monads: Option<Vec<bool>> = None;
     let mut i = 0;
     let mut in_params = false;
     while i < lines.len() {
@@ -229,6 +232,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
         } else if let Some(rest) = line.strip_prefix("# Parameters: ") {
             in_params = false;
             pending_types = Some(parse_param_types(rest));
+            pending_monads = Some(parse_param_monads(rest));
         } else if let Some(rest) = line.strip_prefix("subgraph @") {
             in_params = false;
             let mut g = parse_graph_header(rest).ok_or_else(|| err(i, "bad subgraph header"))?;
@@ -238,6 +242,11 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
                     for (p, t) in g.params.iter_mut().zip(types) {
                         p.2 = t;
                     }
+                }
+            }
+            if let Some(monads) = pending_monads.take() {
+                if monads.len() == g.params.len() {
+                    g.monads = monads;
                 }
             }
             i += 1;
@@ -435,6 +444,23 @@ fn parse_param_types(s: &str) -> Vec<Option<Ty>> {
     out
 }
 
+/// Which of `# Parameters:`'s types are the state token (`<UMonad, NoShape>`,
+/// `<IOMonad, NoShape>`).
+fn parse_param_monads(s: &str) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(start) = rest.find('<') {
+        let after = &rest[start + 1..];
+        let Some(end) = matching(after, '<', '>') else {
+            break;
+        };
+        let t = after[..end].trim_start();
+        out.push(t.starts_with("UMonad,") || t.starts_with("IOMonad,"));
+        rest = &after[end + 1..];
+    }
+    out
+}
+
 /// The inside of `<Tensor[Float32], (3)>`, `<Int64, NoShape>`, `<Tuple[...], TupleShape(...)>`.
 fn parse_abstract(s: &str) -> Option<Ty> {
     let (ty, shape) = split_top(s, ',')
@@ -597,6 +623,7 @@ fn parse_graph_header(rest: &str) -> Option<PGraph> {
         output: None,
         header_line: 0,
         return_line: 0,
+        monads: Vec::new(),
     })
 }
 
@@ -1237,6 +1264,8 @@ fn build(
             output,
         });
     }
+    let monads: Vec<Vec<bool>> = graphs.iter().map(|g| g.monads.clone()).collect();
+    without_state_token_params(&mut module, &monads);
     pass_nothing_to_unused_params(&mut module);
     let mut lines = Lines::new();
     for (g, pg) in module.graphs.iter().zip(&graphs) {
@@ -1250,6 +1279,93 @@ fn build(
         lines.insert((g.name.clone(), HEADER.into()), vec![pg.header_line]);
     }
     Ok((module, types, lines))
+}
+
+/// The state token is implicit in the DSL: a graph's parameters that take
+/// it (`<UMonad, NoShape>`, the front end's `u`) go, and so does every call's
+/// and partial application's argument that passes it, whoever is called (a
+/// graph, a partial, `J`'s result: `%0 = J(@f); %1 = %0(x, u)`). A primitive
+/// keeps its token argument (the translation reads the order of effects from
+/// it); a use of a removed parameter is the token as a value. The entry's
+/// parameters are the dump's inputs and stay.
+fn without_state_token_params(m: &mut Module, monads: &[Vec<bool>]) {
+    // Old index to new, per graph; `None` for a removed parameter.
+    let mut keep: Vec<Vec<Option<usize>>> = Vec::new();
+    for (g, graph) in m.graphs.iter().enumerate() {
+        let flags = monads
+            .get(g)
+            .filter(|f| f.len() == graph.params.len() && g != m.entry);
+        let mut next = 0;
+        keep.push(
+            (0..graph.params.len())
+                .map(|p| {
+                    if flags.is_some_and(|f| f[p]) {
+                        None
+                    } else {
+                        next += 1;
+                        Some(next - 1)
+                    }
+                })
+                .collect(),
+        );
+    }
+    if keep.iter().all(|k| k.iter().all(Option::is_some)) {
+        return;
+    }
+    let is_token = |m: &Module, r: &Ref| match r {
+        Ref::Const(Const::Monad) => true,
+        Ref::Param(g, p) => keep[*g][*p].is_none(),
+        Ref::Node(g, n) => matches!(
+            &m.graphs[*g].nodes[*n].callee,
+            Callee::Prim { name, .. } if name == "UpdateState"
+        ),
+        _ => false,
+    };
+    let renumber = |r: &mut Ref| {
+        if let Ref::Param(g, p) = *r {
+            *r = match keep[g][p] {
+                Some(q) => Ref::Param(g, q),
+                None => Ref::Const(Const::Monad),
+            };
+        }
+    };
+    for g in 0..m.graphs.len() {
+        for n in 0..m.graphs[g].nodes.len() {
+            let node = &m.graphs[g].nodes[n];
+            let passes = match &node.callee {
+                Callee::Value(_) => true,
+                Callee::Prim { name, .. } => name.trim_start_matches("PrimFunc_") == "Partial",
+            };
+            if passes {
+                let partial = matches!(node.callee, Callee::Prim { .. });
+                let args: Vec<Ref> = node
+                    .args
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, a)| (partial && *i == 0) || !is_token(m, a))
+                    .map(|(_, a)| a.clone())
+                    .collect();
+                m.graphs[g].nodes[n].args = args;
+            }
+        }
+    }
+    for g in 0..m.graphs.len() {
+        let graph = &mut m.graphs[g];
+        for node in &mut graph.nodes {
+            if let Callee::Value(c) = &mut node.callee {
+                renumber(c);
+            }
+            node.args.iter_mut().for_each(renumber);
+        }
+        renumber(&mut graph.output);
+        let params = std::mem::take(&mut graph.params);
+        graph.params = params
+            .into_iter()
+            .enumerate()
+            .filter(|(p, _)| keep[g][*p].is_some())
+            .map(|(_, p)| p)
+            .collect();
+    }
 }
 
 /// A graph's parameter: (graph, parameter).
