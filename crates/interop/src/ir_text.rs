@@ -1349,8 +1349,7 @@ fn without_state_token_params(m: &mut Module, monads: &[Vec<bool>]) {
             }
         }
     }
-    for g in 0..m.graphs.len() {
-        let graph = &mut m.graphs[g];
+    for (graph, kept) in m.graphs.iter_mut().zip(&keep) {
         for node in &mut graph.nodes {
             if let Callee::Value(c) = &mut node.callee {
                 renumber(c);
@@ -1362,7 +1361,7 @@ fn without_state_token_params(m: &mut Module, monads: &[Vec<bool>]) {
         graph.params = params
             .into_iter()
             .enumerate()
-            .filter(|(p, _)| keep[g][*p].is_some())
+            .filter(|(p, _)| kept[*p].is_some())
             .map(|(_, p)| p)
             .collect();
     }
