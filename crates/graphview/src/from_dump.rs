@@ -4,7 +4,8 @@
 //! - Each node (`%N = Prim(...)`, `Return`) is a box labelled with its id and
 //!   callee; its tooltip holds the call, the dumped type and the scope.
 //! - A parameter it uses (`%paraN_x`, a weight or an input) and a graph it
-//!   names (`@g`) are nodes of their own, drawn once.
+//!   names (`@g`) are nodes of their own, drawn once; a weight (a `Ref`) or
+//!   a graph in the innermost scope cluster that holds all its users.
 //! - Nodes are grouped in nested, collapsible scope clusters from their
 //!   `Fullname with scope` (`Default/block-Block/fc-Dense/MatMul-op0` is in
 //!   `Default` > `block-Block` > `fc-Dense`; the last part names the node
@@ -13,8 +14,8 @@
 //! - Edges carry the producer's dumped type, shortened (`f32 (2, 3)`).
 //!
 //! Node ids: `n<k>` for the graph's node `k`, `p:<name>` for a parameter,
-//! `g:<name>` for a graph used as a value; their spans are byte ranges of
-//! the dump.
+//! `g:<name>` for a graph used as a value; their spans are the byte ranges
+//! of their ids in the dump.
 
 use std::collections::HashMap;
 
@@ -135,7 +136,8 @@ pub fn from_dump(d: &Dump, g: usize) -> Option<GraphModel> {
             title.push_str(&format!("\n{s}"));
         }
         m.nodes[v].title = title;
-        m.nodes[v].span = span(&n.range);
+        // Click-to-source selects the node's id (`%3`), not its comments.
+        m.nodes[v].span = span(&n.id_range);
         if n.id != "Return" {
             ids.insert(n.id.as_str(), v);
         }
@@ -178,6 +180,34 @@ pub fn from_dump(d: &Dump, g: usize) -> Option<GraphModel> {
                 .map(short_type);
             m.add_edge(from, to, label);
         }
+    }
+    // A parameter or graph drawn once sits in the innermost scope holding
+    // all its users (a block's weights inside the block).
+    let mut users: HashMap<usize, Option<Vec<usize>>> = HashMap::new();
+    for e in &m.edges {
+        let (crate::End::Node(u), crate::End::Node(v)) = (e.from, e.to) else {
+            continue;
+        };
+        // The graph's own nodes, and its inputs: these stay where they are.
+        let node = &m.nodes[u];
+        if u < graph.nodes.len()
+            || (node.kind == NodeKind::Param && !node.title.starts_with("<Ref["))
+        {
+            continue;
+        }
+        let chain: Vec<usize> = m
+            .cluster_chain(m.nodes[v].cluster)
+            .into_iter()
+            .rev()
+            .collect();
+        let common = users.entry(u).or_insert_with(|| Some(chain.clone()));
+        if let Some(c) = common {
+            let same = c.iter().zip(&chain).take_while(|(a, b)| a == b).count();
+            c.truncate(same);
+        }
+    }
+    for (u, chain) in users {
+        m.nodes[u].cluster = chain.and_then(|c| c.last().copied());
     }
     Some(m)
 }

@@ -44,6 +44,17 @@ fn a_dump_graph_is_grouped_by_scope() {
         params,
         ["%para2_block.fc.weight", "%para1_x", "%para3_block.fc.bias"]
     );
+    // The weights sit in the scope of their users: fc-Dense's weight and
+    // bias are loaded in block-Block (`Default/block-Block/Load-op0`) and
+    // fc-Dense (`.../fc-Dense/Load-op0`).
+    let cluster_of = |label: &str| {
+        let n = m.nodes.iter().find(|n| n.label == label).unwrap();
+        n.cluster.map(|c| m.clusters[c].label.as_str())
+    };
+    assert_eq!(cluster_of("%para2_block.fc.weight"), Some("block-Block"));
+    assert_eq!(cluster_of("%para3_block.fc.bias"), Some("fc-Dense"));
+    // An input stays at the top, where it enters the graph.
+    assert_eq!(cluster_of("%para1_x"), None);
     // The MatMul: in fc-Dense, its span the statement, its edge typed.
     let mm = m
         .nodes
@@ -52,7 +63,8 @@ fn a_dump_graph_is_grouped_by_scope() {
         .unwrap();
     assert_eq!(m.nodes[mm].cluster, Some(1));
     let span = m.nodes[mm].span.unwrap();
-    assert!(text[span.start().into()..span.end().into()].contains("PrimFunc_MatMul(%para1_x, %0"));
+    assert!(text[span.start().into()..].starts_with("%1(x) = PrimFunc_MatMul(%para1_x, %0"));
+    assert_eq!(u32::from(span.len()), 2);
     let out = m
         .edges
         .iter()
