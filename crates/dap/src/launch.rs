@@ -26,6 +26,9 @@ pub struct LaunchArgs {
     pub steps: usize,
     pub device: String,
     pub stop_on_entry: bool,
+    /// `noDebug` (VS Code's Run Without Debugging): a plain run, as
+    /// `mirdsl run` does it, that stops nowhere.
+    pub no_debug: bool,
 }
 
 impl LaunchArgs {
@@ -109,6 +112,7 @@ impl LaunchArgs {
                 .get("stopOnEntry")
                 .and_then(Json::as_bool)
                 .unwrap_or(false),
+            no_debug: a.get("noDebug").and_then(Json::as_bool).unwrap_or(false),
         })
     }
 }
@@ -350,7 +354,9 @@ fn run_inner(
     );
     obs.show_scopes = l.scratch.is_some();
     let call_start = obs.call_start.clone();
-    ex.set_observer(Some(Box::new(obs)));
+    if !a.no_debug {
+        ex.set_observer(Some(Box::new(obs)));
+    }
     let mut results = Vec::new();
     for step in 0..a.steps.max(1) {
         // The watched weights at the start of this call ("did not change").

@@ -690,6 +690,29 @@ fn device_gpu_debugs_on_the_gpu() {
     }
 }
 
+#[test]
+fn no_debug_runs_without_stopping() {
+    // VS Code's Run Without Debugging: breakpoints and filters are set but
+    // nothing stops, and the output is a plain run's.
+    let file = data("debug.mir");
+    let mut launch = debug_mir();
+    launch["noDebug"] = json!(true);
+    launch["stopOnEntry"] = json!(true);
+    let mut c = Client::launch(launch, |c| {
+        c.breakpoints(&file, &[23]);
+        c.ok("setExceptionBreakpoints", json!({"filters": ["nan"]}));
+    });
+    let (out, code) = c.finish();
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        !c.events.iter().any(|e| e["event"] == "stopped"),
+        "{:?}",
+        c.events
+    );
+    let mut plain = Client::launch(debug_mir(), |_| {});
+    assert_eq!(plain.finish().0, out);
+}
+
 // 3. Break on bad numbers.
 
 fn bad_launch() -> serde_json::Value {
