@@ -9,6 +9,7 @@ use crate::{CompletionKind, TOKEN_KINDS, TOKEN_MODIFIERS};
 
 mod completion;
 mod display;
+mod dumps;
 mod hover;
 mod navigation;
 
