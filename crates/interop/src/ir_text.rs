@@ -217,6 +217,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
     let mut graphs: Vec<PGraph> = Vec::new();
     let mut pending_types: Option<Vec<Option<Ty>>> = None;
     let mut pending_monads: Option<Vec<bool>> = None;
+    let mut header_monads: Vec<usize> = Vec::new();
     let mut i = 0;
     let mut in_params = false;
     while i < lines.len() {
@@ -228,6 +229,9 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
         } else if in_params && line.starts_with("%para") {
             let (num, name, ty) = parse_param_decl(line).ok_or_else(|| err(i, "bad parameter"))?;
             let weight = line.contains("has_default") || line.contains("IsWeight: true");
+            if line.contains(": <UMonad,") || line.contains(": <IOMonad,") {
+                header_monads.push(num);
+            }
             header_params.push((num, name, ty, weight));
         } else if let Some(rest) = line.strip_prefix("# Parameters: ") {
             in_params = false;
@@ -340,7 +344,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
             ImportError::Malformed("no `# IR entry:` line".into())
         }
     })?;
-    build(entry, header_params, graphs)
+    build(entry, header_params, &header_monads, graphs)
 }
 
 /// The dump's lines, a statement that MindSpore printed over several lines
@@ -1062,6 +1066,7 @@ const RETURN: &str = "\u{0}return";
 fn build(
     entry: String,
     header_params: Vec<(usize, String, Option<Ty>, bool)>,
+    header_monads: &[usize],
     mut graphs: Vec<PGraph>,
 ) -> Result<(Module, NodeTypes, Lines), ImportError> {
     // Tensor constants printed in part: a node of their own before their
@@ -1132,6 +1137,16 @@ fn build(
     {
         let g = &mut graphs[entry_index];
         let own = std::mem::take(&mut g.params);
+        let own_monads = if g.monads.len() == own.len() {
+            std::mem::take(&mut g.monads)
+        } else {
+            vec![false; own.len()]
+        };
+        g.monads = entry_inputs
+            .iter()
+            .map(|(num, _, _)| header_monads.contains(num))
+            .chain(own_monads)
+            .collect();
         g.params = entry_inputs;
         g.params.extend(own);
     }
@@ -1286,15 +1301,13 @@ fn build(
 /// and partial application's argument that passes it, whoever is called (a
 /// graph, a partial, `J`'s result: `%0 = J(@f); %1 = %0(x, u)`). A primitive
 /// keeps its token argument (the translation reads the order of effects from
-/// it); a use of a removed parameter is the token as a value. The entry's
-/// parameters are the dump's inputs and stay.
+/// it); a use of a removed parameter is the token as a value. The entry
+/// loses its token parameter too (a loop's dump calls its entry).
 fn without_state_token_params(m: &mut Module, monads: &[Vec<bool>]) {
     // Old index to new, per graph; `None` for a removed parameter.
     let mut keep: Vec<Vec<Option<usize>>> = Vec::new();
     for (g, graph) in m.graphs.iter().enumerate() {
-        let flags = monads
-            .get(g)
-            .filter(|f| f.len() == graph.params.len() && g != m.entry);
+        let flags = monads.get(g).filter(|f| f.len() == graph.params.len());
         let mut next = 0;
         keep.push(
             (0..graph.params.len())
@@ -1309,12 +1322,25 @@ fn without_state_token_params(m: &mut Module, monads: &[Vec<bool>]) {
                 .collect(),
         );
     }
-    if keep.iter().all(|k| k.iter().all(Option::is_some)) {
+    if keep.iter().all(|k| k.iter().all(Option::is_some))
+        && !monads.get(m.entry).is_some_and(|f| f.contains(&true))
+    {
         return;
     }
+    // The entry's token parameters stay, but are not passed on either.
+    let entry_token = |p: usize| {
+        monads
+            .get(m.entry)
+            .filter(|f| f.len() == m.graphs[m.entry].params.len())
+            .is_some_and(|f| f[p])
+    };
+    let entry_tokens: Vec<bool> = (0..m.graphs[m.entry].params.len())
+        .map(entry_token)
+        .collect();
+    let entry = m.entry;
     let is_token = |m: &Module, r: &Ref| match r {
         Ref::Const(Const::Monad) => true,
-        Ref::Param(g, p) => keep[*g][*p].is_none(),
+        Ref::Param(g, p) => keep[*g][*p].is_none() || (*g == entry && entry_tokens[*p]),
         Ref::Node(g, n) => matches!(
             &m.graphs[*g].nodes[*n].callee,
             Callee::Prim { name, .. } if name == "UpdateState"

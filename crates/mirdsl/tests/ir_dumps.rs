@@ -110,7 +110,7 @@ fn run_stops_at_the_first_node_without_a_kernel_and_names_it() {
     let o = mirdsl()
         .arg("run")
         .arg(dumps().join(KERNEL_GRAPH))
-        .args(["--arg", "0=ones", "--arg", "1=0"])
+        .args(["--arg", "0=ones"])
         .output()
         .unwrap();
     let (_, err) = text(&o);
