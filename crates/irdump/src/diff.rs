@@ -290,22 +290,95 @@ fn pair_graphs(a: &Dump, b: &Dump) -> (Vec<Option<usize>>, HashMap<String, Strin
     (pair_g, names)
 }
 
-/// Where a node of `a` (graph `g`, node `k`) is in `b`: its graph's pair and,
-/// when the node has one, the node (`None`: the stage removed it).
-pub fn follow(a: &Dump, b: &Dump, g: usize, k: usize) -> Option<(usize, Option<usize>)> {
+/// A node followed into another stage: its graph there and, when the node
+/// has a pair, the node and how it differs (empty: the same).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Followed {
+    pub graph: usize,
+    pub node: Option<usize>,
+    pub changes: Vec<String>,
+}
+
+/// Where a node of `a` (graph `g`, node `k`) is in `b`, the next stage.
+pub fn follow(a: &Dump, b: &Dump, g: usize, k: usize) -> Option<Followed> {
     let (graphs, names) = pair_graphs(a, b);
     let h = (*graphs.get(g)?)?;
     let pairs = pair_nodes(&a.graphs[g].nodes, &b.graphs[h].nodes, &names);
-    Some((h, pairs.get(k).copied().flatten()))
+    let node = pairs.get(k).copied().flatten();
+    let changes = node.map_or_else(Vec::new, |l| {
+        differences(&a.graphs[g].nodes, k, &b.graphs[h].nodes, l, &pairs, &names)
+    });
+    Some(Followed {
+        graph: h,
+        node,
+        changes,
+    })
 }
 
-/// Where a node of `b` (graph `h`, node `l`) came from in `a`: the inverse of
-/// [`follow`] over the same pairing (`None` for the node: the stage added it).
-pub fn follow_back(a: &Dump, b: &Dump, h: usize, l: usize) -> Option<(usize, Option<usize>)> {
+/// Where a node of `b` (graph `h`, node `l`) came from in `a`, the stage
+/// before: the inverse of [`follow`] over the same pairing (`node: None`:
+/// the stage added it).
+pub fn follow_back(a: &Dump, b: &Dump, h: usize, l: usize) -> Option<Followed> {
     let (graphs, names) = pair_graphs(a, b);
     let g = graphs.iter().position(|&j| j == Some(h))?;
     let pairs = pair_nodes(&a.graphs[g].nodes, &b.graphs[h].nodes, &names);
-    Some((g, pairs.iter().position(|&m| m == Some(l))))
+    let node = pairs.iter().position(|&m| m == Some(l));
+    let changes = node.map_or_else(Vec::new, |k| {
+        differences(&a.graphs[g].nodes, k, &b.graphs[h].nodes, l, &pairs, &names)
+    });
+    Some(Followed {
+        graph: g,
+        node,
+        changes,
+    })
+}
+
+/// How `a[k]` differs from its pair `b[l]` (`pairs` and `graphs` from the
+/// pairing), in words; empty when they are the same.
+fn differences(
+    a: &[Node],
+    k: usize,
+    b: &[Node],
+    l: usize,
+    pairs: &[Option<usize>],
+    graphs: &HashMap<String, String>,
+) -> Vec<String> {
+    let (n, m) = (&a[k], &b[l]);
+    let mut what = Vec::new();
+    if n.prim_name() != m.prim_name() {
+        what.push(format!(
+            "callee {} → {}",
+            n.prim_name().unwrap_or("(a call)"),
+            m.prim_name().unwrap_or("(a call)")
+        ));
+    } else if shape_of_call(&n.call) != shape_of_call(&m.call) {
+        what.push(format!("call {} → {}", n.call, m.call));
+    }
+    let inputs: Vec<Option<String>> = n
+        .inputs
+        .iter()
+        .map(|x| mapped(x, a, b, pairs, graphs))
+        .collect();
+    let same_inputs = inputs.len() == m.inputs.len()
+        && m.inputs
+            .iter()
+            .zip(&inputs)
+            .all(|(x, w)| w.as_deref().is_some_and(|w| same_name(x, w)));
+    if !same_inputs {
+        what.push(format!(
+            "inputs ({}) → ({})",
+            n.inputs.join(", "),
+            m.inputs.join(", ")
+        ));
+    }
+    if n.ty != m.ty {
+        what.push(format!(
+            "type {} → {}",
+            n.ty.as_deref().unwrap_or("?"),
+            m.ty.as_deref().unwrap_or("?")
+        ));
+    }
+    what
 }
 
 /// The differences between two dumps (empty: structurally equal).
@@ -335,40 +408,7 @@ pub fn diff(a: &Dump, b: &Dump) -> Vec<Change> {
             };
             paired_b[l] = true;
             let m = &h.nodes[l];
-            let mut what = Vec::new();
-            if n.prim_name() != m.prim_name() {
-                what.push(format!(
-                    "callee {} → {}",
-                    n.prim_name().unwrap_or("(a call)"),
-                    m.prim_name().unwrap_or("(a call)")
-                ));
-            } else if shape_of_call(&n.call) != shape_of_call(&m.call) {
-                what.push(format!("call {} → {}", n.call, m.call));
-            }
-            let inputs: Vec<Option<String>> = n
-                .inputs
-                .iter()
-                .map(|x| mapped(x, &g.nodes, &h.nodes, pairs, graphs))
-                .collect();
-            let same_inputs = inputs.len() == m.inputs.len()
-                && m.inputs
-                    .iter()
-                    .zip(&inputs)
-                    .all(|(x, w)| w.as_deref().is_some_and(|w| same_name(x, w)));
-            if !same_inputs {
-                what.push(format!(
-                    "inputs ({}) → ({})",
-                    n.inputs.join(", "),
-                    m.inputs.join(", ")
-                ));
-            }
-            if n.ty != m.ty {
-                what.push(format!(
-                    "type {} → {}",
-                    n.ty.as_deref().unwrap_or("?"),
-                    m.ty.as_deref().unwrap_or("?")
-                ));
-            }
+            let what = differences(&g.nodes, k, &h.nodes, l, pairs, graphs);
             if !what.is_empty() {
                 out.push(Change::NodeChanged {
                     graph: g.name.clone(),

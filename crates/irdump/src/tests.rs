@@ -203,15 +203,28 @@ fn follow_a_node_across_stages() {
         (0, k)
     };
     let (g, k) = node(&a, "Add");
-    let (h, l) = diff::follow(&a, &b, g, k).unwrap();
-    assert_eq!(b.graphs[h].nodes[l.unwrap()].prim_name(), Some("Add"));
-    assert_eq!(diff::follow_back(&a, &b, h, l.unwrap()), Some((g, Some(k))));
+    let f = diff::follow(&a, &b, g, k).unwrap();
+    let l = f.node.unwrap();
+    assert_eq!(b.graphs[f.graph].nodes[l].prim_name(), Some("Add"));
+    // Its input is the new Mul: a different node.
+    assert_eq!(f.changes, ["inputs (%5) → (%5)"]);
+    let back = diff::follow_back(&a, &b, f.graph, l).unwrap();
+    assert_eq!((back.graph, back.node), (g, Some(k)));
+    assert_eq!(back.changes, f.changes);
+    // The ReLU before it is the same.
+    let (g, k) = node(&a, "ReLU");
+    assert_eq!(
+        diff::follow(&a, &b, g, k).unwrap().changes,
+        Vec::<String>::new()
+    );
     // Muls is gone in the next stage: its graph is found, not the node.
     let (g, k) = node(&a, "Muls");
-    assert_eq!(diff::follow(&a, &b, g, k), Some((0, None)));
+    let f = diff::follow(&a, &b, g, k).unwrap();
+    assert_eq!((f.graph, f.node), (0, None));
     // Mul is new: nothing before it.
     let (h, l) = node(&b, "Mul");
-    assert_eq!(diff::follow_back(&a, &b, h, l), Some((0, None)));
+    let f = diff::follow_back(&a, &b, h, l).unwrap();
+    assert_eq!((f.graph, f.node), (0, None));
     // The report names both stages and the change.
     let r = diff::report("A", "B", &diff::diff(&a, &b));
     assert!(r.starts_with("--- A\n+++ B\ngraph @kernel_graph0\n"), "{r}");

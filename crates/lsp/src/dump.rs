@@ -160,12 +160,17 @@ pub fn graph(s: &Snap, d: &ide::dump::Dump, params: &Json) -> Result<Json> {
     }))
 }
 
-/// The stage `step` away from this dump in its folder, read and parsed.
+/// The stage `step` away from this dump in its folder, read.
 fn stage(s: &Snap, step: isize) -> Result<(std::path::PathBuf, String)> {
     let path = convert::uri_path(&s.uri).ok_or_else(|| {
         failed("the dump is not a file, so it has no folder of stages".to_string())
     })?;
-    let other = ide::dump::stages::neighbour(&path, step).ok_or_else(|| {
+    stage_of(&path, step)
+}
+
+/// The stage `step` away from the dump at `path` in its folder, read.
+fn stage_of(path: &std::path::Path, step: isize) -> Result<(std::path::PathBuf, String)> {
+    let other = ide::dump::stages::neighbour(path, step).ok_or_else(|| {
         failed(format!(
             "{} is the {} stage in its folder",
             path.file_name().unwrap_or_default().to_string_lossy(),
@@ -202,9 +207,11 @@ pub fn compare(s: &Snap, _: Json) -> Result<Json> {
     }))
 }
 
-/// `mirdsl/dump/follow` `{uri, position, direction: "next" | "previous"}`:
-/// the node under the position in the next or previous stage →
-/// `{uri, range, found, message}` (`found` false: the node's graph there).
+/// `mirdsl/dump/follow` `{uri, position, direction: "next" | "previous",
+/// untilChange?}`: the node under the position in the next or previous
+/// stage (with `untilChange`, the first stage where it differs or is gone,
+/// passing the stages that leave it as it is) → `{uri, range, found,
+/// changes, skipped, message}` (`found` false: the node's graph there).
 pub fn follow(s: &Snap, params: Json) -> Result<Json> {
     let this = of(s).ok_or_else(|| not_a_dump(s))?;
     let pos = position(&params)?.ok_or_else(|| RpcError::invalid_params("missing `position`"))?;
@@ -217,18 +224,69 @@ pub fn follow(s: &Snap, params: Json) -> Result<Json> {
             )))
         }
     };
-    let (path, text) = stage(s, if forward { 1 } else { -1 })?;
-    let other = ide::dump::parse_dump(&text);
-    let f = ide::dump::follow(&this, s.offset(pos), &other, forward).map_err(failed)?;
+    let until_change = params
+        .get("untilChange")
+        .and_then(Json::as_bool)
+        .unwrap_or(false);
+    let step = if forward { 1 } else { -1 };
+    let mut path = convert::uri_path(&s.uri).ok_or_else(|| {
+        failed("the dump is not a file, so it has no folder of stages".to_string())
+    })?;
+    let mut from = this;
+    let mut offset = s.offset(pos);
+    let mut skipped = 0usize;
+    let mut last: Option<(std::path::PathBuf, String, ide::dump::Followed)> = None;
+    loop {
+        let next = match stage_of(&path, step) {
+            Ok(next) => next,
+            // The end of the folder: where the node last was, if it moved.
+            Err(e) => match last {
+                Some(found) => break Ok(answer(s, found, skipped.saturating_sub(1), true)?),
+                None => break Err(e),
+            },
+        };
+        let (other_path, text) = next;
+        let other = std::sync::Arc::new(ide::dump::parse_dump(&text));
+        let f = ide::dump::follow(&from, offset, &other, forward).map_err(failed)?;
+        if !until_change || !f.found || !f.changes.is_empty() {
+            break Ok(answer(s, (other_path, text, f), skipped, false)?);
+        }
+        skipped += 1;
+        offset = f.range.start();
+        path = other_path.clone();
+        from = other;
+        last = Some((other_path, text, f));
+    }
+}
+
+/// The answer to `mirdsl/dump/follow`: the found node's place in its stage.
+fn answer(
+    s: &Snap,
+    (path, text, f): (std::path::PathBuf, String, ide::dump::Followed),
+    skipped: usize,
+    at_end: bool,
+) -> Result<Json> {
     let index = syntax::LineIndex::new(&text);
     let at = |o| convert::position(&text, &index, o, s.unit);
     let uri =
         convert::path_uri(&path).ok_or_else(|| failed(format!("no URI for {}", path.display())))?;
+    let mut message = format!("{}: {}", file_name(&path), f.message);
+    if skipped > 0 {
+        message.push_str(&format!(
+            " ({skipped} stage{} before it left the node as it was)",
+            if skipped == 1 { "" } else { "s" }
+        ));
+    }
+    if at_end {
+        message.push_str("; no stage in the folder changes it");
+    }
     Ok(json!({
         "uri": uri.as_str(),
         "range": lsp::Range::new(at(f.range.start()), at(f.range.end())),
         "found": f.found,
-        "message": format!("{}: {}", file_name(&path), f.message),
+        "changes": f.changes,
+        "skipped": skipped,
+        "message": message,
     }))
 }
 

@@ -402,6 +402,43 @@ fn a_dump_among_its_stages() {
             position_of(&next_text, "%6(CNode_88) = PrimFunc_Add", 0),
             "{r}"
         );
+        // Until it changes: from the first stage, the Add passes one stage
+        // that leaves it as it is and stops where its input became the Mul.
+        let (first_uri, first_text) = tiny("22_backend_pass_0077.ir");
+        c.open(&first_uri, &first_text).await;
+        let r = c
+            .request(
+                "mirdsl/dump/follow",
+                json!({"uri": first_uri, "position": position_of(&first_text, "%6(CNode_88) = PrimFunc_Add", 1),
+                       "direction": "next", "untilChange": true}),
+            )
+            .await;
+        assert_eq!(r["result"]["uri"], uri, "{r}");
+        assert_eq!(r["result"]["skipped"], 1, "{r}");
+        assert_eq!(r["result"]["changes"], json!(["inputs (%5) → (%5)"]), "{r}");
+        assert_eq!(
+            r["result"]["range"]["start"],
+            position_of(&text, "%6(CNode_98) = PrimFunc_Add", 0),
+            "{r}"
+        );
+        // The ReLU no stage changes: the last stage, and a message that says so.
+        let r = c
+            .request(
+                "mirdsl/dump/follow",
+                json!({"uri": first_uri, "position": position_of(&first_text, "%4(CNode_86$y)", 1),
+                       "direction": "next", "untilChange": true}),
+            )
+            .await;
+        assert_eq!(r["result"]["uri"], next_uri, "{r}");
+        assert_eq!(r["result"]["skipped"], 2, "{r}");
+        assert!(
+            r["result"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("; no stage in the folder changes it"),
+            "{r}"
+        );
+
         // The Mul kernel selection made: not in the stage before, so its graph.
         let r = c
             .request(

@@ -136,6 +136,17 @@ check(":MirFollowPrevious and :MirFollowNext follow a node from stage to stage",
   wait(5000, function() return vim.api.nvim_win_get_cursor(0)[1] == row + 1 end, "the cursor back on %6")
 end)
 
+check(":MirFollowNext! passes the stages that leave the node as it is", function()
+  local first = dir .. "22_backend_pass_0077.ir"
+  vim.cmd.edit(first)
+  wait(20000, function() return vim.lsp.get_clients({ bufnr = 0, name = "mirdsl" })[1] ~= nil end, "the server")
+  local row, col = where(first, "%6(CNode_88) = PrimFunc_Add")
+  vim.api.nvim_win_set_cursor(0, { row + 1, col + 1 })
+  vim.cmd("MirFollowNext!")
+  wait(20000, function() return vim.api.nvim_buf_get_name(0) == vim.uv.fs_realpath(stage) end, "the stage that changes it")
+  wait(5000, function() return vim.api.nvim_win_get_cursor(0)[1] == where(stage, "%6(CNode_98) = PrimFunc_Add") + 1 end, "the cursor on %6")
+end)
+
 check("code lenses: Compare with previous pass, Show graph; the compare lens runs", function()
   vim.cmd.edit(stage)
   local b = vim.api.nvim_get_current_buf()

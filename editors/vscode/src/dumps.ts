@@ -1,7 +1,8 @@
 // MindSpore compile dumps (*.ir) among their folder's stages: the graph view
 // of a subgraph (grouped by scope), "Compare with Previous Pass" (the
 // structural diff `mirdsl diff` prints, from `mirdsl/dump/compare`) and a
-// node followed to the next or previous stage (`mirdsl/dump/follow`).
+// node followed to the next or previous stage, or to the next or previous
+// stage that changes it (`mirdsl/dump/follow`).
 
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
@@ -30,7 +31,7 @@ export function registerDumps(
 ): void {
   const diffs = new Map<string, string>();
   let count = 0;
-  const follow = async (direction: 'next' | 'previous') => {
+  const follow = async (direction: 'next' | 'previous', untilChange = false) => {
     const e = dumpEditor();
     const c = e && running(client);
     if (!e || !c) return;
@@ -39,6 +40,7 @@ export function registerDumps(
         uri: e.document.uri.toString(),
         position: { line: e.selection.active.line, character: e.selection.active.character },
         direction,
+        untilChange,
       });
       const range = new vscode.Range(r.range.start.line, r.range.start.character, r.range.end.line, r.range.end.character);
       const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(r.uri));
@@ -90,5 +92,8 @@ export function registerDumps(
     }),
     vscode.commands.registerCommand('mirdsl.followNodeNext', () => follow('next')),
     vscode.commands.registerCommand('mirdsl.followNodePrevious', () => follow('previous')),
+    // Past the stages that leave the node as it is.
+    vscode.commands.registerCommand('mirdsl.followNodeNextChange', () => follow('next', true)),
+    vscode.commands.registerCommand('mirdsl.followNodePreviousChange', () => follow('previous', true)),
   );
 }

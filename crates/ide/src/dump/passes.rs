@@ -34,6 +34,8 @@ pub struct Followed {
     pub found: bool,
     /// What was found, in words (`%5 = Mul [scope]`, or why only its graph).
     pub message: String,
+    /// How the node differs between the two stages (empty: the same).
+    pub changes: Vec<String>,
 }
 
 pub fn follow(from: &Dump, offset: TextSize, to: &Dump, forward: bool) -> Result<Followed, String> {
@@ -45,7 +47,11 @@ pub fn follow(from: &Dump, offset: TextSize, to: &Dump, forward: bool) -> Result
     } else {
         irdump::diff::follow_back(a, b, g, k)
     };
-    let (h, l) = paired.ok_or_else(|| {
+    let irdump::diff::Followed {
+        graph: h,
+        node: l,
+        changes,
+    } = paired.ok_or_else(|| {
         format!(
             "the {} stage has no graph {}",
             if forward { "next" } else { "previous" },
@@ -56,10 +62,17 @@ pub fn follow(from: &Dump, offset: TextSize, to: &Dump, forward: bool) -> Result
     Ok(match l {
         Some(l) => {
             let n = &graph.nodes[l];
+            let mut message = irdump::diff::describe(n);
+            if changes.is_empty() {
+                message.push_str(" (unchanged)");
+            } else {
+                message.push_str(&format!(" — {}", changes.join("; ")));
+            }
             Followed {
                 range: range(&n.id_range),
                 found: true,
-                message: irdump::diff::describe(n),
+                message,
+                changes,
             }
         }
         None => Followed {
@@ -76,6 +89,7 @@ pub fn follow(from: &Dump, offset: TextSize, to: &Dump, forward: bool) -> Result
                     node.id, graph.name
                 )
             },
+            changes: Vec::new(),
         },
     })
 }

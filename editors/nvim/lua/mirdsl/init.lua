@@ -278,10 +278,11 @@ function M.compare_previous()
   end, bufnr)
 end
 
--- :MirFollowNext / :MirFollowPrevious: the node under the cursor in the next
--- or previous stage of the dump's folder (paired by scope, debug name and
+-- :MirFollowNext[!] / :MirFollowPrevious[!]: the node under the cursor in the
+-- next or previous stage of the dump's folder (with !, the next or previous
+-- stage that changes it) (paired by scope, debug name and
 -- structure, as `mirdsl diff` pairs them).
-function M.follow_node(direction)
+function M.follow_node(direction, until_change)
   local bufnr = vim.api.nvim_get_current_buf()
   local client = client_for(bufnr)
   if not client then return notify("the language server is not attached to this buffer", vim.log.levels.ERROR) end
@@ -289,6 +290,7 @@ function M.follow_node(direction)
     uri = vim.uri_from_bufnr(bufnr),
     position = vim.lsp.util.make_position_params(0, client.offset_encoding).position,
     direction = direction,
+    untilChange = until_change or false,
   }
   client:request("mirdsl/dump/follow", params, function(err, result)
     if err then return notify(err.message or vim.inspect(err), vim.log.levels.WARN) end
@@ -372,10 +374,11 @@ local function make_commands()
     { desc = "mirdsl: the structural diff of the previous stage of this compile dump and this one" })
   vim.api.nvim_create_user_command("MirSource", function() M.dump_source() end,
     { desc = "mirdsl: the line of your Python code that made the compile dump's node under the cursor" })
-  vim.api.nvim_create_user_command("MirFollowNext", function() M.follow_node("next") end,
-    { desc = "mirdsl: the node under the cursor in the next stage of the compile dump" })
-  vim.api.nvim_create_user_command("MirFollowPrevious", function() M.follow_node("previous") end,
-    { desc = "mirdsl: the node under the cursor in the previous stage of the compile dump" })
+  -- With a bang: past the stages that leave the node as it is.
+  vim.api.nvim_create_user_command("MirFollowNext", function(o) M.follow_node("next", o.bang) end,
+    { bang = true, desc = "mirdsl: the node under the cursor in the next stage of the compile dump (!: the next that changes it)" })
+  vim.api.nvim_create_user_command("MirFollowPrevious", function(o) M.follow_node("previous", o.bang) end,
+    { bang = true, desc = "mirdsl: the node under the cursor in the previous stage of the compile dump (!: the previous that changes it)" })
   vim.api.nvim_create_user_command("MirRestart", function()
     for _, c in ipairs(vim.lsp.get_clients({ name = "mirdsl" })) do c:stop() end
     vim.defer_fn(function()

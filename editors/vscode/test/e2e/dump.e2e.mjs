@@ -203,6 +203,17 @@ await step('a node followed to the previous stage and back', async () => {
   await cursorAt(add.line);
 });
 
+await step('a node followed to its next change, past a stage that leaves it as it is', async () => {
+  const FIRST = '22_backend_pass_0077.ir';
+  await palette('View: Close All Editor Groups');
+  await openFile(FIRST);
+  const add = where(FIRST, '%6(CNode_88) = PrimFunc_Add', 1);
+  await gotoLine(add.line, add.col);
+  await palette('MindSpore IR: Follow Node to Its Next Change');
+  await activeTab(STAGE);
+  await cursorAt(where(STAGE, '%6(CNode_98) = PrimFunc_Add').line);
+});
+
 await step('code lenses on a dump: Compare with previous pass, Show graph', async () => {
   await palette('View: Close All Editor Groups');
   await openFile(STAGE);
