@@ -218,6 +218,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
     let mut pending_types: Option<Vec<Option<Ty>>> = None;
     let mut pending_monads: Option<Vec<bool>> = None;
     let mut header_monads: Vec<usize> = Vec::new();
+    let mut header_funcs: Vec<usize> = Vec::new();
     let mut i = 0;
     let mut in_params = false;
     while i < lines.len() {
@@ -231,6 +232,9 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
             let weight = line.contains("has_default") || line.contains("IsWeight: true");
             if line.contains(": <UMonad,") || line.contains(": <IOMonad,") {
                 header_monads.push(num);
+            }
+            if line.contains(": <Func,") {
+                header_funcs.push(num);
             }
             header_params.push((num, name, ty, weight));
         } else if let Some(rest) = line.strip_prefix("# Parameters: ") {
@@ -344,7 +348,7 @@ fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
             ImportError::Malformed("no `# IR entry:` line".into())
         }
     })?;
-    build(entry, header_params, &header_monads, graphs)
+    build(entry, header_params, &header_monads, &header_funcs, graphs)
 }
 
 /// The dump's lines, a statement that MindSpore printed over several lines
@@ -1067,6 +1071,7 @@ fn build(
     entry: String,
     header_params: Vec<(usize, String, Option<Ty>, bool)>,
     header_monads: &[usize],
+    header_funcs: &[usize],
     mut graphs: Vec<PGraph>,
 ) -> Result<(Module, NodeTypes, Lines), ImportError> {
     // Tensor constants printed in part: a node of their own before their
@@ -1211,7 +1216,22 @@ fn build(
             )),
             PRef::Bare(name) => match g.params.iter().position(|(_, n, _)| n == name) {
                 Some(pi) => Ref::Param(gi, pi),
-                None => Ref::Const(Const::Opaque(format!("the Python symbol `{name}`"))),
+                None => {
+                    // A kernel graph's function input, declared without its
+                    // name (`%para1_: <Func, NoShape>`) and called by it
+                    // (`Parameter_447[@FuncUnion(...)](...)`): the one such input.
+                    let unnamed: Vec<usize> = g
+                        .params
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (num, n, _))| n.is_empty() && header_funcs.contains(num))
+                        .map(|(pi, _)| pi)
+                        .collect();
+                    match unnamed.as_slice() {
+                        [pi] if gi == entry_index => Ref::Param(gi, *pi),
+                        _ => Ref::Const(Const::Opaque(format!("the Python symbol `{name}`"))),
+                    }
+                }
             },
         })
     };
@@ -1757,6 +1777,44 @@ subgraph @1_main_2() {
         let text = import(DUMP, &WeightOptions::default()).unwrap().text;
         assert!(text.contains("Partial(map, none)"), "{text}");
         assert!(text.contains("run(none, v)"), "{text}");
+    }
+
+    /// An expanded op's attribute given as a graph input (MindSpore's
+    /// `SumExt` expansion: `ReduceSum(x, (), %keep_dims, false)`) makes an
+    /// opaque node with the dumped type and the reason beside it; a kernel
+    /// graph's function input declared without its name is the one its
+    /// call names.
+    #[test]
+    fn run_time_attributes_and_unnamed_function_inputs() {
+        const DUMP: &str = r#"# IR entry: @_anonymous__510
+# Params:
+%para1_: <Tensor[Float32], (2, 4)> : [2, 4]
+%para2_: <Bool, NoShape>
+
+subgraph @_anonymous__510() {
+  %0(CNode_507) = PrimFunc_ReduceSum(%para1_Parameter_508, (), %para2_Parameter_509, Bool(0))
+      : (<Tensor[Float32], (2, 4)>, <Tuple[], TupleShape()>, <Bool, NoShape>, <Bool, NoShape>) -> (<Tensor[Float32], ()>)
+  Return(%0)
+}
+"#;
+        let text = import(DUMP, &WeightOptions::default()).unwrap().text;
+        assert!(
+            text.contains("%0: f32[] = Opaque(arg0, (), arg1, false, name=\"ReduceSum\")  # opaque_because: \"`keep_dims` is computed at run time\""),
+            "{text}"
+        );
+        const CALL: &str = r#"# IR entry: @k
+# Params:
+%para1_: <Func, NoShape>
+%para2_: <Tensor[Float32], ()>
+
+subgraph @k() {
+  %0(CNode_421) = Parameter_447[@FuncUnion(@a, @b)](%para2_Parameter_422)
+      : (<Tensor[Float32], ()>) -> (<Tensor[Float32], ()>)
+  Return(%0)
+}
+"#;
+        let text = import(CALL, &WeightOptions::default()).unwrap().text;
+        assert!(text.contains("%0 = arg0(arg1)"), "{text}");
     }
 
     #[test]

@@ -362,6 +362,22 @@ impl Translator<'_> {
                     let Some(r) = given else { continue };
                     let value = match self.resolve(r) {
                         Resolved::Const(c) => c,
+                        // In a dump (its type known), an opaque node: MindSpore's
+                        // expanded ops take attributes as graph inputs.
+                        _ if self
+                            .current
+                            .is_some_and(|gn| self.node_types.contains_key(&gn)) =>
+                        {
+                            let mut attrs = attrs.to_vec();
+                            attrs.insert(
+                                0,
+                                (
+                                    "opaque_because".into(),
+                                    Const::Str(format!("`{name}` is computed at run time")),
+                                ),
+                            );
+                            return self.opaque_expr(g, bare, &attrs, args);
+                        }
                         _ => {
                             return Err(format!(
                             "`{bare}`'s `{name}` is computed at run time; the DSL needs a constant"
