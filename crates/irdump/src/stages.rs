@@ -29,10 +29,19 @@ pub fn stages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The stage `step` places after `path` in its folder (`-1`: the one before);
-/// `None` at either end, or when `path` is not in a readable folder.
+/// Whether a dump is the runtime's actor set (`*actor_set*.ir`): the
+/// kernels' schedule, not a graph, so no stage of the graph's pipeline.
+pub fn is_actor_set(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().contains("actor_set"))
+}
+
+/// The stage `step` places after `path` in its folder (`-1`: the one before),
+/// actor sets left out; `None` at either end, or when `path` is not in a
+/// readable folder.
 pub fn neighbour(path: &Path, step: isize) -> Option<PathBuf> {
-    let files = stages(path.parent()?).ok()?;
+    let mut files = stages(path.parent()?).ok()?;
+    files.retain(|f| !is_actor_set(f) || f.file_name() == path.file_name());
     let name = path.file_name()?;
     let at = files.iter().position(|f| f.file_name() == Some(name))?;
     let to = at.checked_add_signed(step)?;

@@ -185,6 +185,11 @@ fn stages_in_pipeline_order() {
     assert_eq!(stages::neighbour(&files[0], -1), None);
     assert_eq!(stages::neighbour(&files[3], 1), None);
     assert_eq!(stages::neighbour(&files[3], -3).as_ref(), Some(&files[0]));
+    // The runtime's actor sets are no stage of the graph's.
+    assert!(stages::is_actor_set(std::path::Path::new(
+        "dump/final_actor_set_kernel_graph_0.ir"
+    )));
+    assert!(!stages::is_actor_set(&files[3]));
 }
 
 /// A node followed from stage to stage: kernel selection turned `Muls` into

@@ -247,7 +247,20 @@ pub fn follow(s: &Snap, params: Json) -> Result<Json> {
         };
         let (other_path, text) = next;
         let other = std::sync::Arc::new(ide::dump::parse_dump(&text));
-        let f = ide::dump::follow(&from, offset, &other, forward).map_err(failed)?;
+        let f = match ide::dump::follow(&from, offset, &other, forward) {
+            Ok(f) => f,
+            Err(e) => {
+                let why = format!("{}: {e}", file_name(&other_path));
+                match last {
+                    // Walking: where the node last was, and why it stops.
+                    Some((p, t, mut f)) => {
+                        f.message.push_str(&format!("; following stops at {why}"));
+                        break Ok(answer(s, (p, t, f), skipped.saturating_sub(1), false)?);
+                    }
+                    None => break Err(failed(why)),
+                }
+            }
+        };
         if !until_change || !f.found || !f.changes.is_empty() {
             break Ok(answer(s, (other_path, text, f), skipped, false)?);
         }

@@ -452,7 +452,7 @@ fn a_dump_among_its_stages() {
             r["result"]["message"]
                 .as_str()
                 .unwrap_or_default()
-                .contains("%5 is not in the previous stage"),
+                .contains("%5 is not here: the stage after this one added it"),
             "{r}"
         );
         // The last stage has no next one: an error that says so.

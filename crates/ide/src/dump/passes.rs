@@ -53,9 +53,8 @@ pub fn follow(from: &Dump, offset: TextSize, to: &Dump, forward: bool) -> Result
         changes,
     } = paired.ok_or_else(|| {
         format!(
-            "the {} stage has no graph {}",
-            if forward { "next" } else { "previous" },
-            from.graphs[g].name
+            "no graph here pairs with {} ({} is in it)",
+            from.graphs[g].name, node.id
         )
     })?;
     let graph = &to.graphs[h];
@@ -80,12 +79,12 @@ pub fn follow(from: &Dump, offset: TextSize, to: &Dump, forward: bool) -> Result
             found: false,
             message: if forward {
                 format!(
-                    "{} is not in the next stage (removed or replaced there); its graph {}",
+                    "{} is not here: this stage removed or replaced it; its graph {}",
                     node.id, graph.name
                 )
             } else {
                 format!(
-                    "{} is not in the previous stage (this stage added it); its graph {}",
+                    "{} is not here: the stage after this one added it; its graph {}",
                     node.id, graph.name
                 )
             },
