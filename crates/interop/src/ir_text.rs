@@ -1171,6 +1171,28 @@ fn build(
             m
         })
         .collect();
+    // The entry's callees printed by a name no parameter has, by MindSpore's
+    // number (`Parameter_444`, `Parameter_445`).
+    let mut entry_callees: Vec<String> = Vec::new();
+    for n in &graphs[entry_index].nodes {
+        if let PCallee::Value(PRef::Bare(name)) = &n.callee {
+            if !graphs[entry_index].params.iter().any(|(_, p, _)| p == name)
+                && !entry_callees.contains(name)
+            {
+                entry_callees.push(name.clone());
+            }
+        }
+    }
+    let number = |s: &String| -> u64 {
+        let digits: String = s.chars().rev().take_while(char::is_ascii_digit).collect();
+        digits
+            .chars()
+            .rev()
+            .collect::<String>()
+            .parse()
+            .unwrap_or(u64::MAX)
+    };
+    entry_callees.sort_by_key(number);
     let resolve = |gi: usize, r: &PRef| -> Result<Ref, ImportError> {
         let g = &graphs[gi];
         Ok(match r {
@@ -1217,9 +1239,10 @@ fn build(
             PRef::Bare(name) => match g.params.iter().position(|(_, n, _)| n == name) {
                 Some(pi) => Ref::Param(gi, pi),
                 None => {
-                    // A kernel graph's function input, declared without its
-                    // name (`%para1_: <Func, NoShape>`) and called by it
-                    // (`Parameter_447[@FuncUnion(...)](...)`): the one such input.
+                    // A kernel graph's function inputs, declared without their
+                    // names (`%para1_: <Func, NoShape>`) and called by them
+                    // (`Parameter_447[@FuncUnion(...)](...)`): as many inputs
+                    // as names, in the order MindSpore numbered both.
                     let unnamed: Vec<usize> = g
                         .params
                         .iter()
@@ -1227,8 +1250,11 @@ fn build(
                         .filter(|(_, (num, n, _))| n.is_empty() && header_funcs.contains(num))
                         .map(|(pi, _)| pi)
                         .collect();
-                    match unnamed.as_slice() {
-                        [pi] if gi == entry_index => Ref::Param(gi, *pi),
+                    let k = entry_callees.iter().position(|c| c == name);
+                    match k {
+                        Some(k) if gi == entry_index && unnamed.len() == entry_callees.len() => {
+                            Ref::Param(gi, unnamed[k])
+                        }
                         _ => Ref::Const(Const::Opaque(format!("the Python symbol `{name}`"))),
                     }
                 }
