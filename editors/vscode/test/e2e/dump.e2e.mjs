@@ -129,7 +129,18 @@ await step('hover shows the dumped type, the scope, the schema and the user\'s l
   await page.screenshot({ path: join(SHOTS, 'dump-hover.png'), clip: { x: 0, y: 0, width: 1280, height: 600 } });
   // The frame is a link that opens the script at that line (the model.py next
   // to the dump folder: the dump was made elsewhere).
-  await page.locator('.monaco-hover a', { hasText: 'model.py:24' }).first().click();
+  // The hover can close before the click (seen once in a full run): show it again.
+  const link = page.locator('.monaco-hover a', { hasText: 'model.py:24' }).first();
+  for (let i = 0; ; i++) {
+    try {
+      await link.click({ timeout: 10_000 });
+      break;
+    } catch (e) {
+      if (i >= 2) throw e;
+      await gotoLine(at.line, at.col);
+      await palette('Show or Focus Hover');
+    }
+  }
   await activeTab('model.py');
   await cursorAt(24);
 });
