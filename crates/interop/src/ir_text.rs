@@ -1328,7 +1328,10 @@ fn build(
     let monads: Vec<Vec<bool>> = graphs.iter().map(|g| g.monads.clone()).collect();
     without_state_token_params(&mut module, &monads);
     pass_nothing_to_unused_params(&mut module);
+    let originals = module.graphs.len();
+    specialise_on_weights(&mut module);
     let mut lines = Lines::new();
+    let _ = originals;
     for (g, pg) in module.graphs.iter().zip(&graphs) {
         for (n, pn) in g.nodes.iter().zip(&pg.nodes) {
             lines
@@ -1437,6 +1440,281 @@ fn without_state_token_params(m: &mut Module, monads: &[Vec<bool>]) {
             .map(|(_, p)| p)
             .collect();
     }
+}
+
+/// The weight a reference stands for, through `Load`, `Depend` and
+/// `TupleGetItem` of a `MakeTuple`.
+fn weight_of(m: &Module, r: &Ref, depth: usize) -> Option<usize> {
+    if depth > 64 {
+        return None;
+    }
+    match r {
+        Ref::Weight(w) => Some(*w),
+        Ref::Node(g, n) => {
+            let node = &m.graphs[*g].nodes[*n];
+            let Callee::Prim { name, .. } = &node.callee else {
+                return None;
+            };
+            match (name.trim_start_matches("PrimFunc_"), node.args.as_slice()) {
+                ("Load" | "Depend" | "depend", [x, ..]) => weight_of(m, x, depth + 1),
+                ("TupleGetItem" | "tuple_getitem", [t, Ref::Const(Const::Int(k, _))]) => {
+                    let item = tuple_item(m, t, *k, depth + 1)?;
+                    weight_of(m, &item, depth + 1)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Item `k` of a `MakeTuple` node (through `Depend`).
+fn tuple_item(m: &Module, t: &Ref, k: i64, depth: usize) -> Option<Ref> {
+    if depth > 64 {
+        return None;
+    }
+    let Ref::Node(g, n) = t else { return None };
+    let node = &m.graphs[*g].nodes[*n];
+    let Callee::Prim { name, .. } = &node.callee else {
+        return None;
+    };
+    match (name.trim_start_matches("PrimFunc_"), node.args.as_slice()) {
+        ("MakeTuple" | "make_tuple", items) => items.get(usize::try_from(k).ok()?).cloned(),
+        ("Depend" | "depend", [x, ..]) => tuple_item(m, x, k, depth + 1),
+        _ => None,
+    }
+}
+
+/// Whether a reference is a tuple of weights (`MakeTuple(w1, w2, ...)`).
+fn weight_tuple(m: &Module, r: &Ref) -> bool {
+    let Ref::Node(g, n) = r else { return false };
+    let node = &m.graphs[*g].nodes[*n];
+    matches!(&node.callee, Callee::Prim { name, .. }
+        if matches!(name.trim_start_matches("PrimFunc_"), "MakeTuple" | "make_tuple"))
+        && !node.args.is_empty()
+        && node.args.iter().all(|a| weight_of(m, a, 0).is_some())
+}
+
+/// The graph a call's callee applies and the arguments it has already bound:
+/// `@h` itself, or a `Partial(@h, bound...)` node.
+fn call_target(m: &Module, callee: &Ref) -> Option<(usize, usize)> {
+    match callee {
+        Ref::Graph(h) => Some((*h, 0)),
+        Ref::Node(g, n) => {
+            let node = &m.graphs[*g].nodes[*n];
+            match (&node.callee, node.args.first()) {
+                (Callee::Prim { name, .. }, Some(Ref::Graph(h)))
+                    if name.trim_start_matches("PrimFunc_") == "Partial" =>
+                {
+                    Some((*h, node.args.len() - 1))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// An optimizer's update is written once and mapped over the weights
+/// (`hyper_map(Partial(opt, ...), grads, weights, moments)`): the graph
+/// that applies `ApplyMomentum` to its parameter is called once per weight.
+/// The DSL's in-place primitives name their weights, so each such graph is
+/// copied per call, its parameters replaced by the weights the call passes
+/// (through `TupleGetItem` of a tuple of weights), with the graphs nested
+/// in it. Only graphs that reach an in-place primitive are copied.
+fn specialise_on_weights(m: &mut Module) {
+    use std::collections::HashSet;
+    let refs_graphs = |g: &Graph| -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut add = |r: &Ref| {
+            if let Ref::Graph(h) = r {
+                out.push(*h);
+            }
+        };
+        for node in &g.nodes {
+            if let Callee::Value(c) = &node.callee {
+                add(c);
+            }
+            node.args.iter().for_each(&mut add);
+        }
+        add(&g.output);
+        out
+    };
+    // Graphs that reach an in-place primitive (through calls, values and nesting).
+    let n = m.graphs.len();
+    let mut writes: Vec<bool> = m
+        .graphs
+        .iter()
+        .map(|g| {
+            g.nodes.iter().any(|node| match &node.callee {
+                Callee::Prim { name, .. } => ops::effect_of(ops::mindspore::registry_name(
+                    name.trim_start_matches("PrimFunc_"),
+                ))
+                .is_some(),
+                _ => false,
+            })
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for g in 0..n {
+            if writes[g] {
+                continue;
+            }
+            let reach = refs_graphs(&m.graphs[g]).into_iter().any(|h| writes[h])
+                || (0..n).any(|c| m.graphs[c].parent == Some(g) && writes[c]);
+            if reach {
+                writes[g] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if !writes.iter().any(|w| *w) {
+        return;
+    }
+    // (graph, its parameters bound to weights or weight tuples) -> copy.
+    // (`Ref` holds tensors: compared, not hashed.)
+    type Key = (usize, Vec<(usize, Ref)>);
+    let mut copies: Vec<(Key, usize)> = Vec::new();
+    let mut origin: Vec<usize> = (0..n).collect();
+    let mut work: Vec<usize> = (0..n).collect();
+    let mut seen: HashSet<usize> = HashSet::new();
+    while let Some(g) = work.pop() {
+        if !seen.insert(g) {
+            continue;
+        }
+        for k in 0..m.graphs[g].nodes.len() {
+            let Callee::Value(callee) = m.graphs[g].nodes[k].callee.clone() else {
+                continue;
+            };
+            let Some((h, offset)) = call_target(m, &callee) else {
+                continue;
+            };
+            if !writes.get(origin[h]).copied().unwrap_or(false) || m.graphs[h].params.is_empty() {
+                continue;
+            }
+            // The weights this call binds, by parameter.
+            let mut bound: Vec<(usize, Ref)> = Vec::new();
+            let mut args = m.graphs[g].nodes[k].args.clone();
+            if let Ref::Node(pg, pn) = &callee {
+                for (i, a) in m.graphs[*pg].nodes[*pn].args.iter().skip(1).enumerate() {
+                    if let Some(w) = weight_of(m, a, 0) {
+                        bound.push((i, Ref::Weight(w)));
+                    }
+                }
+            }
+            for (i, a) in args.iter_mut().enumerate() {
+                if let Some(w) = weight_of(m, a, 0) {
+                    *a = Ref::Weight(w);
+                    bound.push((i + offset, a.clone()));
+                } else if weight_tuple(m, a) {
+                    bound.push((i + offset, a.clone()));
+                }
+            }
+            bound.retain(|(i, _)| *i < m.graphs[h].params.len());
+            if bound.is_empty() || matches!(callee, Ref::Node(..)) && uses(m, &callee) != 1 {
+                continue;
+            }
+            let key = (origin[h], bound.clone());
+            let copy = match copies.iter().find(|(k, _)| *k == key) {
+                Some(&(_, c)) => c,
+                None => {
+                    let c = copy_family(m, h, &bound, &mut origin);
+                    copies.push((key, c));
+                    work.push(c);
+                    // The copies nested in it are visited with it.
+                    for x in c..m.graphs.len() {
+                        work.push(x);
+                    }
+                    c
+                }
+            };
+            m.graphs[g].nodes[k].args = args;
+            match callee {
+                Ref::Graph(_) => m.graphs[g].nodes[k].callee = Callee::Value(Ref::Graph(copy)),
+                // The partial application, used by this call alone.
+                Ref::Node(pg, pn) => m.graphs[pg].nodes[pn].args[0] = Ref::Graph(copy),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// How many times nodes and outputs refer to `r`.
+fn uses(m: &Module, r: &Ref) -> usize {
+    m.graphs
+        .iter()
+        .map(|g| {
+            g.nodes
+                .iter()
+                .map(|node| {
+                    let callee = matches!(&node.callee, Callee::Value(c) if c == r) as usize;
+                    callee + node.args.iter().filter(|a| *a == r).count()
+                })
+                .sum::<usize>()
+                + (g.output == *r) as usize
+        })
+        .sum()
+}
+
+/// Copies graph `h` and the graphs nested in it, parameters `bound` of `h`
+/// replaced by the given values; returns the copy of `h`.
+fn copy_family(m: &mut Module, h: usize, bound: &[(usize, Ref)], origin: &mut Vec<usize>) -> usize {
+    let n = m.graphs.len();
+    let inside = |mut g: usize| loop {
+        if g == h {
+            return true;
+        }
+        match m.graphs[g].parent {
+            Some(p) if p != g => g = p,
+            _ => return false,
+        }
+    };
+    let family: Vec<usize> = (0..n).filter(|&g| inside(g)).collect();
+    let index: HashMap<usize, usize> = family
+        .iter()
+        .enumerate()
+        .map(|(k, &g)| (g, n + k))
+        .collect();
+    let map = |r: &Ref| -> Ref {
+        match r {
+            Ref::Param(g, i) if *g == h => bound
+                .iter()
+                .find(|(p, _)| p == i)
+                .map_or(Ref::Param(index[g], *i), |(_, v)| v.clone()),
+            Ref::Param(g, i) => Ref::Param(index.get(g).copied().unwrap_or(*g), *i),
+            Ref::Node(g, k) => Ref::Node(index.get(g).copied().unwrap_or(*g), *k),
+            Ref::Graph(g) => Ref::Graph(index.get(g).copied().unwrap_or(*g)),
+            other => other.clone(),
+        }
+    };
+    for &g in &family {
+        let src = &m.graphs[g];
+        let copy = Graph {
+            name: src.name.clone(),
+            parent: src.parent.map(|p| index.get(&p).copied().unwrap_or(p)),
+            params: src.params.clone(),
+            nodes: src
+                .nodes
+                .iter()
+                .map(|node| Node {
+                    name: node.name.clone(),
+                    callee: match &node.callee {
+                        Callee::Value(c) => Callee::Value(map(c)),
+                        prim => prim.clone(),
+                    },
+                    args: node.args.iter().map(&map).collect(),
+                })
+                .collect(),
+            output: map(&src.output),
+        };
+        m.graphs.push(copy);
+        origin.push(origin[g]);
+    }
+    index[&h]
 }
 
 /// A graph's parameter: (graph, parameter).
