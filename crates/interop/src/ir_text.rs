@@ -2121,6 +2121,44 @@ subgraph @k() {
         assert!(text.contains("%0 = arg0(arg1)"), "{text}");
     }
 
+    /// An update mapped over weights (`hyper_map`) names each weight: the
+    /// graph applying it is copied per weight the calls pass, through a
+    /// tuple of weights and `TupleGetItem`.
+    #[test]
+    fn an_update_mapped_over_weights_names_each_weight() {
+        const DUMP: &str = r#"# IR entry: @1_main_2
+# Params:
+%para1_g: <Tensor[Float32], (2)> : [2]
+%para2_w1: <Ref[Tensor[Float32]], (2), ref_key=w1, is_parameter>  :  has_default
+%para3_w2: <Ref[Tensor[Float32]], (2), ref_key=w2, is_parameter>  :  has_default
+%para4_lr: <Ref[Tensor[Float32]], (), ref_key=lr, is_parameter>  :  has_default
+
+subgraph @5_opt_6(%para5_w, %para6_d) {
+  %0(s) = Assign(%para5_w, %para6_d)
+      : (<Ref[Tensor[Float32]], (2)>, <Tensor[Float32], (2)>) -> (<Tensor[Float32], (2)>)
+  Return(%0)
+}
+
+subgraph @3_map_4(%para7_ws, %para8_d) {
+  %0(a) = TupleGetItem(%para7_ws, I64(0))
+  %1(r1) = call @5_opt_6(%0, %para8_d)
+  %2(b) = TupleGetItem(%para7_ws, I64(1))
+  %3(r2) = call @5_opt_6(%2, %para8_d)
+  %4(t) = MakeTuple(%1, %3)
+  Return(%4)
+}
+
+subgraph @1_main_2() {
+  %0(ws) = MakeTuple(%para2_w1, %para3_w2)
+  %1(r) = call @3_map_4(%0, %para1_g)
+  Return(%1)
+}
+"#;
+        let text = import(DUMP, &WeightOptions::default()).unwrap().text;
+        assert!(text.contains("Assign(w1, d)"), "{text}");
+        assert!(text.contains("Assign(w2, d)"), "{text}");
+    }
+
     #[test]
     fn cnodes() {
         let n = parse_cnode(

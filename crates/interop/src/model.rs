@@ -591,6 +591,9 @@ impl<'m> Translator<'m> {
         for &g in &live_graphs {
             if parent[g].is_some() {
                 let names = scope.entry(root_of(g)).or_default();
+                // Apart from the top-level names: a nested graph must not
+                // shadow a top-level graph its root's graphs call.
+                names.taken.extend(top.taken.iter().cloned());
                 let name = names.named(&self.graph_names[g]);
                 self.graph_names[g] = name;
             }
