@@ -102,6 +102,35 @@ def resnet_momentum():
     return step, [x, labels]
 
 
+@net("tiny_step", "the smallest training step: Conv2d(1, 2, 3) without bias, ReLU, Dense(8, 3), "
+     "SoftmaxCrossEntropyWithLogits, TrainOneStepCell + Momentum, f32[2, 1, 4, 4]; its execute "
+     "graph and checkpoints are checked in (testdata/irdumps/step/) for a default test")
+def tiny_step():
+    import mindspore as ms
+    from mindspore import nn
+
+    class Tiny(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 2, 3, pad_mode="valid", has_bias=False)
+            self.relu = nn.ReLU()
+            self.flat = nn.Flatten()
+            self.fc = nn.Dense(8, 3)
+
+        def construct(self, x):
+            return self.fc(self.flat(self.relu(self.conv(x))))
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 1, 4, 4)).astype(np.float32)
+    labels = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 2)]
+    network = Tiny()
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=False, reduction="mean")
+    opt = nn.Momentum(network.trainable_params(), learning_rate=0.1, momentum=0.9)
+    step = nn.TrainOneStepCell(nn.WithLossCell(network, loss), opt)
+    step.set_train()
+    return step, [x, labels]
+
+
 @net("gpt_adamw", "GPT-style tiny LM (token+position embedding, 2 pre-LN decoder blocks with "
      "causal softmax attention and GeLU MLP, LM head), cross entropy, AdamWeightDecay, "
      "i32[2, 8] tokens")

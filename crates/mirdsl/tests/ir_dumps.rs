@@ -333,3 +333,65 @@ fn execute_graph_step_gives_mindspores_checkpoint_after_the_step() {
     assert_eq!(compared, 55, "{out}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The same on a checked-in dump (testdata/irdumps/step: the execute graph of
+/// gen_dumps.py's `tiny_step`, a conv-ReLU-Dense training step with
+/// `Momentum`, MindSpore 2.10 on CPU, with MindSpore's checkpoints before
+/// and after the step and its loss): one step gives MindSpore's loss, and
+/// every parameter in the checkpoint it writes is MindSpore's after the step.
+#[test]
+fn checked_in_execute_graph_step_gives_mindspores_checkpoint() {
+    let dir = dumps().join("step");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ir_dumps_tiny_step.ckpt");
+    let o = mirdsl()
+        .arg("run")
+        .arg(dir.join("24_execute.ir"))
+        .arg("--load-weights")
+        .arg(dir.join("weights_before.ckpt"))
+        .arg("--arg")
+        .arg(format!("0={}", dir.join("in0.npy").display()))
+        .arg("--arg")
+        .arg(format!("1={}", dir.join("in1.npy").display()))
+        .arg("--save-weights")
+        .arg(&out)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let (stdout, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let got: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let loss = got["data"][0].as_f64().unwrap();
+    let want: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("loss.json")).unwrap()).unwrap();
+    let want = want["loss"].as_f64().unwrap();
+    assert!(
+        (loss - want).abs() <= 1e-6 * want.abs(),
+        "loss {loss}, MindSpore's {want}"
+    );
+    let mine = tensor::named::NamedTensors::open(&out).unwrap();
+    let theirs = tensor::named::NamedTensors::open(&dir.join("weights_after.ckpt")).unwrap();
+    let before = tensor::named::NamedTensors::open(&dir.join("weights_before.ckpt")).unwrap();
+    let mut names = theirs.names();
+    names.sort();
+    let mut mine_names = mine.names();
+    mine_names.sort();
+    assert_eq!(mine_names, names, "the same parameters");
+    let mut updated = 0;
+    for name in &names {
+        let (a, b) = (mine.read(name).unwrap(), theirs.read(name).unwrap());
+        assert_eq!(a.shape(), b.shape(), "{name}");
+        let (a, b) = (a.to_f64_vec(), b.to_f64_vec());
+        let scale = b.iter().fold(1e-12f64, |m, x| m.max(x.abs()));
+        let worst = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-5 * scale, "{name}: {a:?} vs MindSpore's {b:?}");
+        if before.read(name).unwrap().to_f64_vec() != b {
+            updated += 1;
+        }
+    }
+    // conv.weight, fc.weight, fc.bias, their accumulators and global_step.
+    assert_eq!(updated, 7, "{names:?}");
+}
