@@ -1330,6 +1330,7 @@ fn build(
     pass_nothing_to_unused_params(&mut module);
     let originals = module.graphs.len();
     specialise_on_weights(&mut module);
+    update_moving_statistics(&mut module, &types);
     let mut lines = Lines::new();
     let _ = originals;
     for (g, pg) in module.graphs.iter().zip(&graphs) {
@@ -1715,6 +1716,93 @@ fn copy_family(m: &mut Module, h: usize, bound: &[(usize, Ref)], origin: &mut Ve
         origin.push(origin[g]);
     }
     index[&h]
+}
+
+/// MindSpore's `BatchNorm` in training updates its moving mean and variance
+/// in place (`side_effect_mem`): `mean ← (1 − momentum)·mean + momentum·batch
+/// mean`, the variance likewise with the batch's unbiased variance. mirdsl's
+/// `BatchNorm` returns the batch statistics (biased variance) and updates
+/// nothing, so the update is written after the node, as `Assign`s of the two
+/// weights. Only where the count per channel is known (the node's dumped
+/// type) and the statistics are weights.
+fn update_moving_statistics(m: &mut Module, types: &NodeTypes) {
+    for g in 0..m.graphs.len() {
+        let count = m.graphs[g].nodes.len();
+        for n in 0..count {
+            let node = &m.graphs[g].nodes[n];
+            let Callee::Prim { name, .. } = &node.callee else {
+                continue;
+            };
+            if name.trim_start_matches("PrimFunc_") != "BatchNorm" {
+                continue;
+            }
+            let (Some(Ref::Const(Const::Bool(true))), Some(Ref::Const(Const::Float(momentum, _)))) =
+                (node.args.get(5), node.args.get(7))
+            else {
+                continue;
+            };
+            let momentum = *momentum;
+            let (Some(mean), Some(var)) = (
+                node.args.get(3).and_then(|r| weight_of(m, r, 0)),
+                node.args.get(4).and_then(|r| weight_of(m, r, 0)),
+            ) else {
+                continue;
+            };
+            let per_channel = match types.get(&(g, n)) {
+                Some(Ty::Tuple(items)) => match items.first() {
+                    Some(Ty::Tensor(_, shape)) => shape.as_known().and_then(|d| {
+                        let c = *d.get(1)?;
+                        (c > 0).then(|| shape.numel().map(|k| k / c)).flatten()
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some(per_channel) = per_channel.filter(|&k| k > 1) else {
+                continue;
+            };
+            // Named in the node's scope: `network.bn.batch_mean`, `network.bn.moving_mean`.
+            let scope = node
+                .name
+                .rsplit_once('.')
+                .map_or(String::new(), |(s, _)| format!("{s}."));
+            let f = |x: f64| Ref::Const(Const::Float(x, DType::F32));
+            let prim = |name: &str, label: &str, args: Vec<Ref>| Node {
+                name: format!("{scope}{label}"),
+                callee: Callee::Prim {
+                    name: name.into(),
+                    attrs: Vec::new(),
+                },
+                args,
+            };
+            let graph = &mut m.graphs[g];
+            let mut push = |node: Node| {
+                graph.nodes.push(node);
+                Ref::Node(g, graph.nodes.len() - 1)
+            };
+            let unbiased = per_channel as f64 / (per_channel - 1) as f64;
+            for (w, item, factor, what) in [(mean, 1, 1.0, "mean"), (var, 2, unbiased, "variance")]
+            {
+                let batch = push(prim(
+                    "TupleGetItem",
+                    &format!("batch_{what}"),
+                    vec![Ref::Node(g, n), Ref::Const(Const::Int(item, DType::I64))],
+                ));
+                let kept = push(prim(
+                    "Mul",
+                    &format!("moving_{what}_kept"),
+                    vec![Ref::Weight(w), f(1.0 - momentum)],
+                ));
+                let new = push(prim(
+                    "Mul",
+                    &format!("batch_{what}_scaled"),
+                    vec![batch, f(momentum * factor)],
+                ));
+                let sum = push(prim("Add", &format!("moving_{what}"), vec![kept, new]));
+                push(prim("Assign", "", vec![Ref::Weight(w), sum]));
+            }
+        }
+    }
 }
 
 /// A graph's parameter: (graph, parameter).
