@@ -65,7 +65,6 @@ fn becomes_opaque(prim: &str) -> bool {
         "switch",
         "Partial",
         "J",
-        "resolve",
         "AddN",
         "Return",
         "StopGradient",

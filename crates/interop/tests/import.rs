@@ -146,10 +146,10 @@ fn every_ir_dump() {
         report.push_str(&format!("{name}: {line}\n"));
     }
     expect_test::expect![[r#"
-        hof.00_bootstrap.ir: error naming `resolve`
+        hof.00_bootstrap.ir: imports, checks
         hof.01_type_inference.ir: imports, checks
         hof.34_execute.ir: imports, checks
-        test_f.00_bootstrap.ir: error naming `resolve`
+        test_f.00_bootstrap.ir: imports, checks
         test_f.01_type_inference.ir: imports, checks
         test_if.01_type_inference.ir: imports, checks
         test_if.34_execute.ir: imports, checks

@@ -189,7 +189,12 @@ impl Translator<'_> {
             parts.push(match self.operand(g, a) {
                 Ok(e) => e.text().to_string(),
                 // A value the DSL cannot write (a Python object): its description.
-                Err(why) => format!("{why:?}"),
+                Err(why) => format!(
+                    "{:?}",
+                    why.strip_prefix("uses ")
+                        .and_then(|w| w.strip_suffix(", which the DSL cannot write"))
+                        .unwrap_or(&why)
+                ),
             });
         }
         parts.push(format!("name={bare:?}"));
@@ -293,6 +298,15 @@ impl Translator<'_> {
                     return Err("`J` of a computed function value".into());
                 }
                 return Ok(Expr::Text(format!("vjp({})", self.operand(g, f)?.text())));
+            }
+            // In a dump (its type known, if only as unknown): a Python name
+            // MindSpore resolves later, kept as an opaque node.
+            "resolve"
+                if self
+                    .current
+                    .is_some_and(|gn| self.node_types.contains_key(&gn)) =>
+            {
+                return self.opaque_expr(g, bare, attrs, args);
             }
             "resolve" => {
                 return Err(
