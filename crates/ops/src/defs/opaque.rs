@@ -37,6 +37,7 @@ pub const OPS: &[OpDef] = &[OpDef {
     output: OutputDef::Single,
     infer: infer_opaque,
     grad: None,
-    // No kernel: the executor stops at it ("`Opaque` has no kernel"), at its node.
+    // No kernel: the executor stops at it, at its node, naming MindSpore's primitive
+    // ("no kernel for MindSpore primitive `TensorMove` (imported as Opaque)").
     kernel: None,
 }];
