@@ -1714,7 +1714,16 @@ fn copy_family(m: &mut Module, h: usize, bound: &[(usize, Ref)], origin: &mut Ve
         m.graphs.push(copy);
         origin.push(origin[g]);
     }
-    index[&h]
+    // A copy given another graph's values (a tuple of weights built in the
+    // optimizer's graph) is nested in that graph, as a graph using its nodes is.
+    let copy = index[&h];
+    if m.graphs[copy].parent.is_none() {
+        m.graphs[copy].parent = bound.iter().find_map(|(_, v)| match v {
+            Ref::Node(x, _) | Ref::Param(x, _) if !index.contains_key(x) => Some(*x),
+            _ => None,
+        });
+    }
+    copy
 }
 
 /// MindSpore's `BatchNorm` in training updates its moving mean and variance
@@ -1723,8 +1732,16 @@ fn copy_family(m: &mut Module, h: usize, bound: &[(usize, Ref)], origin: &mut Ve
 /// `BatchNorm` returns the batch statistics (biased variance) and updates
 /// nothing, so the update is written after the node, as `Assign`s of the two
 /// weights. Only where the count per channel is known (the node's dumped
-/// type) and the statistics are weights.
+/// type) and the statistics are weights, and once `J` is expanded.
 fn update_moving_statistics(m: &mut Module, types: &NodeTypes) {
+    // Before automatic differentiation (`J` still in the graph) the forward
+    // graph is differentiated, which an update in it would forbid.
+    let differentiated = m.graphs.iter().flat_map(|g| &g.nodes).any(
+        |n| matches!(&n.callee, Callee::Prim { name, .. } if name.trim_start_matches("PrimFunc_") == "J"),
+    );
+    if differentiated {
+        return;
+    }
     for g in 0..m.graphs.len() {
         let count = m.graphs[g].nodes.len();
         for n in 0..count {
