@@ -118,7 +118,11 @@ fn the_benchmark_steps_call_only_gpu_primitives() {
     ] {
         let source = std::fs::read_to_string(root.join(format!("{model}.mir"))).unwrap();
         let analysis = analysis::analyze(&source);
-        assert!(!analysis.has_errors(), "{model}: {:?}", analysis.diagnostics);
+        assert!(
+            !analysis.has_errors(),
+            "{model}: {:?}",
+            analysis.diagnostics
+        );
         let program = analysis.source.program();
         let called = std::sync::Arc::default();
         let backend = Box::new(Recording(std::sync::Arc::clone(&called)));
@@ -137,7 +141,8 @@ fn the_benchmark_steps_call_only_gpu_primitives() {
         )
         .unwrap();
         let args = vec![ex.tensor(x), ex.tensor(labels)];
-        ex.call("step", args).unwrap_or_else(|e| panic!("{model}: {}", e.message));
+        ex.call("step", args)
+            .unwrap_or_else(|e| panic!("{model}: {}", e.message));
         let called = called.lock().unwrap();
         let missing: Vec<_> = called
             .iter()

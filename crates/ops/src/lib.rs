@@ -200,6 +200,65 @@ pub struct OpDef {
     pub grad: Option<GradFn>,
     /// `None` only for structural primitives, which the executor handles itself.
     pub kernel: Option<KernelFn>,
+    /// The kernel family backends with kernels of their own for a family (the
+    /// compiled plans, the GPU) and the exporter's encodings know it by.
+    pub family: Family,
+}
+
+/// What a backend that runs a family of ops with one kernel of its own needs
+/// to know of an op: backends match on this, never on an op's name, so a
+/// primitive renamed or added in its record reaches them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Its own kernel alone.
+    Other,
+    /// Pooling over NCHW windows of 2-D images (`kernel_size`, `strides`,
+    /// `pad_mode`, `data_format`): `x` for the forward, `(x, y, dy)` for the
+    /// gradient.
+    Pool2D { reduce: PoolReduce, grad: bool },
+    /// 2-D convolution (`out_channel`, `kernel_size`, `stride`, `pad`,
+    /// `dilation`, `group`, ...): the forward, and its gradients.
+    Conv2D(ConvRole),
+    /// Softmax along axes, or its logarithm; `grad`: its backward primitive,
+    /// `(dy, y)`.
+    Softmax { log: bool, grad: bool },
+    /// Normalisation of each row over trailing axes, scaled and shifted.
+    RowNorm(RowNorm),
+    /// Batch normalisation per channel; `grad`: `BatchNormGrad`.
+    BatchNorm { grad: bool },
+}
+
+/// How a pooling window reduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolReduce {
+    Max,
+    Avg,
+}
+
+/// Which product of a 2-D convolution an op computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvRole {
+    /// `Conv2D(x, w)`.
+    Forward,
+    /// The image's gradient from the output's (`Conv2DBackpropInput`, and
+    /// `Conv2DTranspose`, the same product used forward).
+    InputGrad,
+    /// The filter's gradient (`Conv2DBackpropFilter`).
+    FilterGrad,
+}
+
+/// Which row normalisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowNorm {
+    /// MindSpore's `LayerNorm`: rows from `begin_norm_axis`, scale and shift
+    /// shaped from `begin_params_axis`; `(y, mean, rstd)`.
+    Layer,
+    /// `LayerNormExt` (`normalized_shape`, as `mint.nn.functional.layer_norm`).
+    LayerExt,
+    /// `RmsNorm`: scaled by the root mean square, no shift.
+    Rms,
+    /// `LayerNormGrad`: `LayerNorm`'s backward primitive.
+    LayerGrad,
 }
 
 impl std::fmt::Debug for OpDef {
@@ -209,6 +268,13 @@ impl std::fmt::Debug for OpDef {
 }
 
 impl OpDef {
+    /// The record with its kernel family set (for records made by a shared
+    /// constructor).
+    pub const fn in_family(mut self, family: Family) -> OpDef {
+        self.family = family;
+        self
+    }
+
     pub fn inputs(&self) -> impl Iterator<Item = &ParamDef> {
         self.params.iter().filter(|p| p.is_input())
     }

@@ -635,6 +635,7 @@ mod tests {
                     infer,
                     grad: None,
                     kernel: None,
+                    family: crate::Family::Other,
                 }));
                 match derive_with(p.name, def, &[], true) {
                     Ok(m) => {

@@ -1,7 +1,7 @@
 //! Matrix products on cuBLAS, bias addition, and convolution as im2col + GEMM.
 
 use crate::libs::op;
-use ops::{KValue, KernelCall, OpDef};
+use ops::{ConvRole, Family, KValue, KernelCall, OpDef, PoolReduce};
 use tensor::DType;
 
 use super::{as_dtype, cast_buf, input, out_type, Held};
@@ -343,10 +343,11 @@ pub(super) fn conv2d(
     let (Some(a), Some(b)) = (input(call, 0), input(call, 1)) else {
         return Ok(None);
     };
-    let kind = match op.name {
-        "Conv2D" => ConvKind::Forward,
-        "Conv2DBackpropInput" | "Conv2DTranspose" => ConvKind::Input,
-        _ => ConvKind::Filter,
+    let kind = match op.family {
+        Family::Conv2D(ConvRole::Forward) => ConvKind::Forward,
+        Family::Conv2D(ConvRole::InputGrad) => ConvKind::Input,
+        Family::Conv2D(ConvRole::FilterGrad) => ConvKind::Filter,
+        _ => return Ok(None),
     };
     // The gradients take the other shape as an input (a tuple of ints or a
     // 1-D integer tensor), `Conv2DTranspose` as an attribute (`input_sizes`).
@@ -599,6 +600,14 @@ pub(super) fn pool(
     let Some(x) = input(call, 0) else {
         return Ok(None);
     };
+    let Family::Pool2D {
+        reduce,
+        grad: false,
+    } = op.family
+    else {
+        return Ok(None);
+    };
+    let avg = reduce == PoolReduce::Avg;
     let dt = x.dtype();
     let Ok(g) = ops::defs::nn_conv::pool_geom(op.name, x.shape(), call.attrs) else {
         return Ok(None);
@@ -625,7 +634,7 @@ pub(super) fn pool(
                 Arg::P(out.ptr),
                 Arg::I(n as i64),
                 Arg::Cv(cv),
-                Arg::I32(i32::from(op.name == "AvgPool")),
+                Arg::I32(i32::from(avg)),
                 Arg::I32(source::dtype_code(dt)),
             ],
         )?;
@@ -644,9 +653,11 @@ pub(super) fn pool_grad(
     let (Some(x), Some(dout)) = (input(call, 0), input(call, 2)) else {
         return Ok(None);
     };
-    let avg = op.name == "AvgPoolGrad";
-    let forward = if avg { "AvgPool" } else { "MaxPool" };
-    let Ok(g) = ops::defs::nn_conv::pool_geom(forward, x.shape(), call.attrs) else {
+    let Family::Pool2D { reduce, grad: true } = op.family else {
+        return Ok(None);
+    };
+    let avg = reduce == PoolReduce::Avg;
+    let Ok(g) = ops::defs::nn_conv::pool_geom(op.name, x.shape(), call.attrs) else {
         return Ok(None);
     };
     let Some((od, oshape)) = out_type(op, call) else {

@@ -1,7 +1,7 @@
 //! Elementwise primitives, `Cast`, reductions, softmax and normalisation.
 
 use ops::kernel::{broadcast_shape, broadcast_strides};
-use ops::{KValue, KernelCall, OpDef};
+use ops::{Family, KValue, KernelCall, OpDef, RowNorm};
 use tensor::DType;
 
 use super::{as_dtype, cast_buf, infer, input, known, norm_axis, out_type, permute, Held};
@@ -289,10 +289,12 @@ pub(super) fn softmax(
     // Softmax(x; axis), LogSoftmax(logits; axis), SoftmaxBackward(dout, out;
     // dim), LogSoftmaxGrad(logits, grad; axis): the forward output and its
     // gradient's inputs, and the axis attribute.
-    let (grad, y_index, attr) = match op.name {
-        "SoftmaxBackward" => (true, 1, "dim"),
-        "LogSoftmaxGrad" => (true, 0, "axis"),
-        _ => (false, 0, "axis"),
+    let Family::Softmax { log, grad } = op.family else {
+        return Ok(None);
+    };
+    let (y_index, attr) = match (log, grad) {
+        (false, true) => (1, "dim"),
+        _ => (0, "axis"),
     };
     let Some(x) = input(call, y_index) else {
         return Ok(None);
@@ -336,7 +338,7 @@ pub(super) fn softmax(
     let cols = shape[axis];
     let rows = x.numel() / cols;
     let out = dev.alloc(s, x.numel())?;
-    let logmode = Arg::I32(i32::from(op.name.contains("LogSoftmax")));
+    let logmode = Arg::I32(i32::from(log));
     let code = Arg::I32(source::dtype_code(x.dtype()));
     let (kernel, mut args) = if grad {
         (
@@ -390,8 +392,11 @@ pub(super) fn norm(
         return Ok(None);
     }
     // The normalised trailing size, and the scale/shift inputs.
-    let (cols, gamma, beta, rms) = match op.name {
-        "LayerNorm" => {
+    let Family::RowNorm(norm) = op.family else {
+        return Ok(None);
+    };
+    let (cols, gamma, beta, rms) = match norm {
+        RowNorm::Layer => {
             let (Some(bna), Some(bpa)) = (
                 norm_axis(call.attrs.int("begin_norm_axis"), shape.len()),
                 norm_axis(call.attrs.int("begin_params_axis"), shape.len()),
@@ -408,7 +413,7 @@ pub(super) fn norm(
                 false,
             )
         }
-        "LayerNormExt" => {
+        RowNorm::LayerExt => {
             let k = call.attrs.ints("normalized_shape").map_or(0, |v| v.len());
             if k > shape.len() {
                 return Ok(None);
@@ -416,12 +421,13 @@ pub(super) fn norm(
             let cols = shape[shape.len() - k..].iter().product::<usize>();
             (cols, input(call, 1), input(call, 2), false)
         }
-        _ => {
+        RowNorm::Rms => {
             let Some(g) = input(call, 1) else {
                 return Ok(None);
             };
             (g.numel(), Some(g), None, true)
         }
+        RowNorm::LayerGrad => return Ok(None),
     };
     for p in [gamma, beta].into_iter().flatten() {
         if p.numel() != cols || p.dtype() != dt {
@@ -447,8 +453,8 @@ pub(super) fn norm(
     let (g, b) = (ptr(gamma)?, ptr(beta)?);
     let y = dev.alloc(s, x.numel())?;
     let code = source::dtype_code(dt);
-    let eps = match op.name {
-        "LayerNormExt" => call.attrs.f64("eps"),
+    let eps = match norm {
+        RowNorm::LayerExt => call.attrs.f64("eps"),
         _ => call.attrs.f64("epsilon"),
     };
     let mut results = vec![];
@@ -486,7 +492,7 @@ pub(super) fn norm(
                 Arg::I(rows as i64),
                 Arg::I(cols as i64),
                 Arg::F(eps),
-                Arg::I32(i32::from(op.name == "LayerNormExt")),
+                Arg::I32(i32::from(norm == RowNorm::LayerExt)),
                 Arg::I32(code),
             ],
         )?;
@@ -509,7 +515,9 @@ pub(super) fn batch_norm(
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    let grad = op.name == "BatchNormGrad";
+    let Family::BatchNorm { grad } = op.family else {
+        return Ok(None);
+    };
     let ts: Vec<_> = (0..5).map(|i| input(call, i)).collect();
     let Some(ts) = ts.into_iter().collect::<Option<Vec<_>>>() else {
         return Ok(None);

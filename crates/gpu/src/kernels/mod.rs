@@ -8,7 +8,7 @@ mod linalg;
 mod math;
 mod optim;
 
-use ops::{AbsVal, InferCall, KArg, KValue, KernelCall, OpDef};
+use ops::{AbsVal, Family, InferCall, KArg, KValue, KernelCall, OpDef, RowNorm};
 use tensor::{DType, Tensor};
 
 use crate::device::{Arg, DevBuf, DevResult, Device};
@@ -19,20 +19,25 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
     if let Some(e) = crate::table::elementwise(op.name) {
         return math::elementwise(dev, e, op, call);
     }
+    // The families with kernels of their own, by the op's record.
+    match op.family {
+        Family::Softmax { .. } => return math::softmax(dev, op, call),
+        Family::RowNorm(RowNorm::LayerGrad) => return math::layer_norm_grad(dev, op, call),
+        Family::RowNorm(_) => return math::norm(dev, op, call),
+        Family::BatchNorm { .. } => return math::batch_norm(dev, op, call),
+        Family::Pool2D { grad: false, .. } => return linalg::pool(dev, op, call),
+        Family::Pool2D { grad: true, .. } => return linalg::pool_grad(dev, op, call),
+        Family::Conv2D(_) => return linalg::conv2d(dev, op, call),
+        Family::Other => {}
+    }
     match op.name {
         "Cast" => math::cast_op(dev, op, call),
         "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceAll"
         | "ReduceAny" | "SumExt" | "MeanExt" | "ProdExt" | "Max" | "Min" => {
             math::reduce(dev, op, call)
         }
-        "Softmax" | "LogSoftmax" | "SoftmaxBackward" | "LogSoftmaxGrad" => {
-            math::softmax(dev, op, call)
-        }
         "BiasAddGrad" | "_SumToShapeOf" => math::sum_to(dev, op, call),
         "SparseSoftmaxCrossEntropyWithLogits" => math::sparse_ce(dev, op, call),
-        "LayerNorm" | "LayerNormExt" | "RmsNorm" => math::norm(dev, op, call),
-        "BatchNorm" | "BatchNormGrad" => math::batch_norm(dev, op, call),
-        "LayerNormGrad" => math::layer_norm_grad(dev, op, call),
         // Reads the shape only: no data moves (the sizes `Conv2DBackpropInput`
         // and the pooling gradients take).
         "Shape" => Ok(op.kernel.and_then(|k| k(call).ok())),
@@ -51,11 +56,6 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
             linalg::matmul(dev, op, call)
         }
         "BiasAdd" => linalg::bias_add(dev, op, call),
-        "MaxPool" | "AvgPool" => linalg::pool(dev, op, call),
-        "MaxPoolGrad" | "AvgPoolGrad" => linalg::pool_grad(dev, op, call),
-        "Conv2D" | "Conv2DBackpropInput" | "Conv2DTranspose" | "Conv2DBackpropFilter" => {
-            linalg::conv2d(dev, op, call)
-        }
         "ApplyMomentum" | "SGD" | "Adam" => optim::optimizer(dev, op, call),
         _ => Ok(None),
     }

@@ -2,6 +2,7 @@
 //! (MindSpore's old-style primitive attributes included), tensors and types.
 
 use super::*;
+use ops::{ConvRole, Family, PoolReduce};
 
 /// Nodes of one graph being written.
 pub(super) struct GraphBuilder {
@@ -186,12 +187,12 @@ pub(super) fn old_style_attrs(
             .map(str::to_string)
             .ok_or_else(|| bad(what))
     };
-    Ok(match name {
-        "Conv2D" | "Conv2DTranspose" | "Conv2DBackpropInput" | "Conv2DBackpropFilter" => {
+    Ok(match (def.family, name) {
+        (Family::Conv2D(role), _) => {
             // MindSpore's C++ reads these as it stores them: NCHW 4-tuples for
             // stride and dilation, 4 paddings, `format`, and (the backward
             // forms) `pad_list` and an upper-case `pad_mode`.
-            let backward = name != "Conv2D";
+            let backward = role != ConvRole::Forward;
             let pad_mode = if backward {
                 string("pad_mode")?.to_ascii_uppercase()
             } else {
@@ -249,7 +250,13 @@ pub(super) fn old_style_attrs(
             }))
             .collect()
         }
-        "MaxPool" => vec![
+        (
+            Family::Pool2D {
+                reduce: PoolReduce::Max,
+                grad: false,
+            },
+            _,
+        ) => vec![
             str_attr("pad_mode", &string("pad_mode")?.to_ascii_uppercase()),
             strings_attr("output_names", &["output"]),
             ints_attr(
@@ -263,7 +270,7 @@ pub(super) fn old_style_attrs(
             ),
             strings_attr("input_names", &["x"]),
         ],
-        "SparseSoftmaxCrossEntropyWithLogits" => vec![
+        (_, "SparseSoftmaxCrossEntropyWithLogits") => vec![
             bool_attr(
                 "is_grad",
                 get("is_grad")?.as_bool().ok_or_else(|| bad("is_grad"))?,
@@ -272,10 +279,10 @@ pub(super) fn old_style_attrs(
             strings_attr("output_names", &["output"]),
             float_attr("sens", 1.0),
         ],
-        "SoftmaxCrossEntropyWithLogits" => Vec::new(),
+        (_, "SoftmaxCrossEntropyWithLogits") => Vec::new(),
         // As MindSpore's constructor adds them: a fusion group and a mark
         // that keeps the collective from being optimised away.
-        "AllReduce" => {
+        (_, "AllReduce") => {
             let mut attrs = generic_old_style_attrs(def, mapping, attr)?;
             attrs.push(int_attr("fusion", 0));
             attrs.push(bool_attr("no_eliminate", true));

@@ -23,6 +23,7 @@
 //! kinks (`ReLU6`: 1 on `(0, 6]`; `HSwish`: the middle piece on `[-3, 3]`;
 //! `HSigmoid`: 1/6 on `(-3, 3)`; the shrinks: 0 on `[-lambd, lambd]`).
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
@@ -777,6 +778,7 @@ const fn act(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
+        family: Family::Other,
     }
 }
 
@@ -927,6 +929,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_log_sigmoid,
         grad: Some(grad_log_sigmoid),
         kernel: Some(k_log_sigmoid),
+        family: Family::Other,
     },
     act(
         "HShrink",
@@ -1073,6 +1076,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_prelu_grad,
         grad: None,
         kernel: Some(k_prelu_grad),
+        family: Family::Other,
     },
     OpDef {
         name: "_GLUGrad",
@@ -1093,6 +1097,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_glu_grad,
         grad: None,
         kernel: Some(k_glu_grad),
+        family: Family::Other,
     },
 ];
 

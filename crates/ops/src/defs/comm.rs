@@ -6,6 +6,7 @@
 //! and MindSpore, launched on several workers (`msrun`, see the README's
 //! "Scale out" section), runs them across the workers.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue};
 
 use crate::infer::InferCall;
@@ -102,6 +103,7 @@ pub const OPS: &[OpDef] = &[OpDef {
     infer: infer_same,
     grad: Some(grad_all_reduce),
     kernel: Some(k_all_reduce),
+    family: Family::Other,
 }];
 
 /// (No `prod` sample: its gradient divides by `x`, and programs generated

@@ -33,6 +33,7 @@
 //! `_SumToShapeOf`. `Maximum`/`Minimum` split the gradient of tied elements
 //! evenly between `x` and `y` (MindSpore's `MaximumGrad`/`MinimumGrad`).
 
+use crate::Family;
 use std::borrow::Cow;
 
 use ir::{AbsVal, AttrValue, DType};
@@ -464,6 +465,7 @@ const fn ew(
         infer,
         grad,
         kernel: Some(kernel),
+        family: Family::Other,
     }
 }
 

@@ -17,6 +17,7 @@
 //! operand (nor the output) has, `_EinsumEmbed` puts that result on the
 //! diagonal or broadcasts it back.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -773,6 +774,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_einsum,
         grad: Some(grad_einsum),
         kernel: Some(k_einsum),
+        family: Family::Other,
     },
     OpDef {
         name: "_EinsumEmbed",
@@ -797,6 +799,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(k_einsum_embed),
+        family: Family::Other,
     },
 ];
 

@@ -2,6 +2,7 @@
 //! Cholesky, Trace, Cross, Diag, DiagPart, and the `_CholeskyGrad` and
 //! `_TraceGrad` their gradients use (see `linalg_ext` for the conventions).
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
@@ -617,6 +618,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(k_cholesky_grad),
+        family: Family::Other,
     },
     OpDef {
         name: "_TraceGrad",
@@ -638,6 +640,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: Some(|b, c| vec![Some(prim(b, "Trace", &[c.dout])), None]),
         kernel: Some(k_trace_grad),
+        family: Family::Other,
     },
 ];
 

@@ -12,6 +12,7 @@
 //! prediction and target, and (unlike some of them) a true gradient to the
 //! weights.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
@@ -669,6 +670,7 @@ macro_rules! loss_op {
             infer: |c| infer_loss(c, $kind),
             grad: Some(|b, c| grad_loss(b, c, $kind)),
             kernel: Some(|c| kernel_loss(c, $kind)),
+            family: Family::Other,
         }
     };
 }
@@ -779,6 +781,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.tuple_get(r, 0)), None, Some(b.tuple_get(r, 1))]
         }),
         kernel: Some(kernel_nll),
+        family: Family::Other,
     },
     OpDef {
         name: "L2Loss",
@@ -800,6 +803,7 @@ pub const OPS: &[OpDef] = &[
             let s: f64 = x.to_f64_vec().iter().map(|v| v * v).sum();
             Ok(ktensor(x.dtype(), vec![], vec![s / 2.0]))
         }),
+        family: Family::Other,
     },
     OpDef {
         name: "_ElementwiseLossGrad",
@@ -825,6 +829,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_loss_grad,
         grad: None,
         kernel: Some(kernel_loss_grad),
+        family: Family::Other,
     },
     OpDef {
         name: "_NLLLossGrad",
@@ -851,6 +856,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_nll_grad),
+        family: Family::Other,
     },
 ];
 

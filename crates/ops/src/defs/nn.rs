@@ -5,6 +5,7 @@
 //! These kernels compute in f64 and round to the input's dtype: they are
 //! memory-bound, and it keeps f32 results within an ulp of MindSpore's.
 
+use crate::{Family, RowNorm};
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -550,6 +551,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_softmax,
         grad: Some(grad_softmax),
         kernel: Some(|c| kernel_softmax(c, false, "Softmax")),
+        family: Family::Softmax { log: false, grad: false },
     },
     OpDef {
         name: "LogSoftmax",
@@ -576,6 +578,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(|c| kernel_softmax(c, true, "LogSoftmax")),
+        family: Family::Softmax { log: true, grad: false },
     },
     OpDef {
         name: "SoftmaxCrossEntropyWithLogits",
@@ -600,6 +603,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Mul", &[saved, dloss], vec![])), None]
         }),
         kernel: Some(kernel_softmax_ce),
+        family: Family::Other,
     },
     OpDef {
         name: "SparseSoftmaxCrossEntropyWithLogits",
@@ -634,6 +638,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Mul", &[g, c.dout], vec![])), None]
         }),
         kernel: Some(kernel_sparse_softmax_ce),
+        family: Family::Other,
     },
     OpDef {
         name: "LayerNorm",
@@ -673,6 +678,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_layer_norm,
         grad: Some(grad_layer_norm),
         kernel: Some(kernel_layer_norm),
+        family: Family::RowNorm(RowNorm::Layer),
     },
     OpDef {
         name: "BatchNorm",
@@ -727,6 +733,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_norm,
         grad: Some(grad_batch_norm),
         kernel: Some(kernel_batch_norm),
+        family: Family::BatchNorm { grad: false },
     },
     OpDef {
         name: "Dropout",
@@ -764,6 +771,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("DropoutGrad", &[dy, mask], vec![keep]))]
         }),
         kernel: Some(kernel_dropout),
+        family: Family::Other,
     },
 ];
 

@@ -6,6 +6,7 @@
 //! derivatives work). A transposed convolution is the input gradient of the
 //! convolution from its result to its input.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
@@ -795,6 +796,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_conv3d,
         grad: Some(grad_conv3d),
         kernel: Some(kernel_conv3d),
+        family: Family::Other,
     },
     OpDef {
         name: "Conv3DTranspose",
@@ -806,6 +808,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_conv3d_transpose,
         grad: Some(grad_conv3d_transpose),
         kernel: Some(kernel_conv3d_transpose),
+        family: Family::Other,
     },
     OpDef {
         name: "_Conv3DBackpropInput",
@@ -823,6 +826,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dw), None]
         }),
         kernel: Some(kernel_conv3d_backprop_input),
+        family: Family::Other,
     },
     OpDef {
         name: "_Conv3DBackpropFilter",
@@ -839,6 +843,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dx), None]
         }),
         kernel: Some(kernel_conv3d_backprop_filter),
+        family: Family::Other,
     },
     OpDef {
         name: "_Conv3DTransposeInput",
@@ -860,6 +865,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dw), None]
         }),
         kernel: Some(kernel_conv3d_transpose_input),
+        family: Family::Other,
     },
     OpDef {
         name: "_Conv3DTransposeFilter",
@@ -880,6 +886,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dx), None]
         }),
         kernel: Some(kernel_conv3d_transpose_filter),
+        family: Family::Other,
     },
 ];
 

@@ -4,6 +4,7 @@
 //! dropouts `Dropout2D` / `Dropout3D` (`nn.Dropout2d`/`nn.Dropout3d` export
 //! nothing in inference: identity).
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim};
 
 use crate::defs::nn::dropout_keep;
@@ -574,6 +575,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_dense),
+        family: Family::Other,
     },
     OpDef {
         name: "EmbeddingLookup",
@@ -592,6 +594,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_EmbeddingGrad", &[c.dout, c.inputs[1], c.inputs[0]], attrs)), None]
         }),
         kernel: Some(kernel_embedding_lookup),
+        family: Family::Other,
     },
     OpDef {
         name: "Embedding",
@@ -614,6 +617,7 @@ pub const OPS: &[OpDef] = &[
             vec![None, Some(b.prim("_EmbeddingGrad", &[c.dout, c.inputs[0], c.inputs[1]], attrs))]
         }),
         kernel: Some(kernel_embedding),
+        family: Family::Other,
     },
     OpDef {
         name: "Dropout2D",
@@ -625,6 +629,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_channel_dropout(c, 4),
         grad: Some(grad_channel_dropout),
         kernel: Some(|c| kernel_channel_dropout(c, 4)),
+        family: Family::Other,
     },
     OpDef {
         name: "Dropout3D",
@@ -636,6 +641,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_channel_dropout(c, 5),
         grad: Some(grad_channel_dropout),
         kernel: Some(|c| kernel_channel_dropout(c, 5)),
+        family: Family::Other,
     },
     OpDef {
         name: "_DenseGrad",
@@ -658,6 +664,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_dense_grad),
+        family: Family::Other,
     },
     OpDef {
         name: "_EmbeddingGrad",
@@ -690,6 +697,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_embedding_grad),
+        family: Family::Other,
     },
 ];
 

@@ -11,6 +11,7 @@
 //! (MindSpore's bprops use `dout[0]` only; the two agree when the statistics
 //! are not used downstream). Kernels compute in f64 and round to the dtype.
 
+use crate::{Family, RowNorm};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
 use crate::defs::nn_ext::{float_input, given, grad_given, ktensor, maybe_ranked, opt_tensor};
@@ -663,6 +664,7 @@ pub const OPS: &[OpDef] = &[
             grad_norm(b, c, "_GroupNormGrad", (0, 1, 2), attrs)
         }),
         kernel: Some(kernel_group_norm),
+        family: Family::Other,
     },
     OpDef {
         name: "InstanceNorm",
@@ -687,6 +689,7 @@ pub const OPS: &[OpDef] = &[
             g
         }),
         kernel: Some(kernel_instance_norm),
+        family: Family::Other,
     },
     OpDef {
         name: "LayerNormExt",
@@ -710,6 +713,7 @@ pub const OPS: &[OpDef] = &[
             grad_norm(b, c, "_LayerNormExtGrad", (0, 1, 2), attrs)
         }),
         kernel: Some(kernel_layer_norm_ext),
+        family: Family::RowNorm(RowNorm::LayerExt),
     },
     OpDef {
         name: "_GroupNormGrad",
@@ -725,6 +729,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm_grad,
         grad: None,
         kernel: Some(|c| kernel_norm_grad(c, NormKind::Group)),
+        family: Family::Other,
     },
     OpDef {
         name: "_InstanceNormGrad",
@@ -736,6 +741,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm_grad,
         grad: None,
         kernel: Some(|c| kernel_norm_grad(c, NormKind::Instance)),
+        family: Family::Other,
     },
     OpDef {
         name: "_LayerNormExtGrad",
@@ -751,6 +757,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm_grad,
         grad: None,
         kernel: Some(|c| kernel_norm_grad(c, NormKind::Layer)),
+        family: Family::Other,
     },
 ];
 

@@ -4,6 +4,7 @@
 //! too; L2Normalize's is built from primitives, so it has second derivatives).
 //! Kernels compute in f64 and round to the dtype.
 
+use crate::{Family, RowNorm};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
 use crate::defs::nn_ext::{float_input, ktensor, maybe_ranked, opt_tensor};
@@ -554,6 +555,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_norm_ext,
         grad: Some(grad_batch_norm_ext),
         kernel: Some(kernel_batch_norm_ext),
+        family: Family::Other,
     },
     OpDef {
         name: "_BatchNormExtGrad",
@@ -581,6 +583,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_batch_norm_ext_grad),
+        family: Family::Other,
     },
     OpDef {
         name: "RmsNorm",
@@ -602,6 +605,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.tuple_get(r, 0)), Some(b.tuple_get(r, 1))]
         }),
         kernel: Some(kernel_rms_norm),
+        family: Family::RowNorm(RowNorm::Rms),
     },
     OpDef {
         name: "L2Normalize",
@@ -617,6 +621,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_l2_normalize,
         grad: Some(grad_l2_normalize),
         kernel: Some(kernel_l2_normalize),
+        family: Family::Other,
     },
     OpDef {
         name: "LRN",
@@ -643,6 +648,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_LRNGrad", &[c.dout, c.inputs[0], c.out], attrs))]
         }),
         kernel: Some(kernel_lrn),
+        family: Family::Other,
     },
     OpDef {
         name: "_RmsNormGrad",
@@ -671,6 +677,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_rms_norm_grad),
+        family: Family::Other,
     },
     OpDef {
         name: "_LRNGrad",
@@ -697,6 +704,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_lrn_grad),
+        family: Family::Other,
     },
 ];
 

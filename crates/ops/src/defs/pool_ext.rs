@@ -10,6 +10,7 @@
 //! within its `D·H·W` plane (the first one on ties), which the gradient uses:
 //! MindSpore's MaxPool*Grad sends each output's gradient to that cell.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
@@ -505,6 +506,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_AvgPool3DGrad", &[c.inputs[0], c.dout], all_attrs(c)))]
         }),
         kernel: Some(|c| kernel_pool(c, Kind::AvgPool3D)),
+        family: Family::Other,
     },
     OpDef {
         name: "MaxPool3D",
@@ -516,6 +518,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::MaxPool3D),
         grad: Some(grad_max_pool3d),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPool3D)),
+        family: Family::Other,
     },
     OpDef {
         name: "MaxPool3DWithArgmax",
@@ -527,6 +530,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::MaxPool3DWithArgmax),
         grad: Some(|b, c| grad_with_argmax(b, c, 3)),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPool3DWithArgmax)),
+        family: Family::Other,
     },
     OpDef {
         name: "MaxPoolWithArgmaxV2",
@@ -538,6 +542,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::MaxPoolWithArgmaxV2),
         grad: Some(|b, c| grad_with_argmax(b, c, 2)),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPoolWithArgmaxV2)),
+        family: Family::Other,
     },
     OpDef {
         name: "AdaptiveAvgPool2D",
@@ -560,6 +565,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(|c| kernel_pool(c, Kind::AdaptiveAvgPool2D)),
+        family: Family::Other,
     },
     OpDef {
         name: "AdaptiveMaxPool2D",
@@ -579,6 +585,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::AdaptiveMaxPool2D),
         grad: Some(|b, c| grad_with_argmax(b, c, 2)),
         kernel: Some(|c| kernel_pool(c, Kind::AdaptiveMaxPool2D)),
+        family: Family::Other,
     },
     OpDef {
         name: "_AvgPool3DGrad",
@@ -603,6 +610,7 @@ pub const OPS: &[OpDef] = &[
             vec![None, Some(b.prim("AvgPool3D", &[c.dout], all_attrs(c)))]
         }),
         kernel: Some(|c| kernel_avg_grad(c, Kind::AvgPool3D)),
+        family: Family::Other,
     },
     OpDef {
         name: "_MaxPool3DArgmax",
@@ -622,6 +630,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_max_pool3d_argmax),
+        family: Family::Other,
     },
     OpDef {
         name: "_PoolArgmaxGrad",
@@ -649,6 +658,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_argmax_grad),
+        family: Family::Other,
     },
     OpDef {
         name: "_PoolArgmaxGather",
@@ -678,6 +688,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_argmax_gather),
+        family: Family::Other,
     },
 ];
 

@@ -18,6 +18,7 @@
 //! `_ReduceProdGrad`, so zeros are handled); `Max`/`Min` share the gradient
 //! among tied extrema (MindSpore's `MinOrMaxGrad`).
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -656,6 +657,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_prod,
         grad: Some(grad_reduce_prod),
         kernel: Some(k_reduce_prod),
+        family: Family::Other,
     },
     OpDef {
         name: "ReduceAll",
@@ -671,6 +673,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, true, "ReduceAll")),
+        family: Family::Other,
     },
     OpDef {
         name: "ReduceAny",
@@ -686,6 +689,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, false, "ReduceAny")),
+        family: Family::Other,
     },
     OpDef {
         name: "Max",
@@ -697,6 +701,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_max_min,
         grad: Some(grad_max_min),
         kernel: Some(|c| k_max_min(c, true)),
+        family: Family::Other,
     },
     OpDef {
         name: "Min",
@@ -708,6 +713,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_max_min,
         grad: Some(grad_max_min),
         kernel: Some(|c| k_max_min(c, false)),
+        family: Family::Other,
     },
     OpDef {
         name: "SumExt",
@@ -719,6 +725,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| grad_ext(b, c, false)),
         kernel: Some(|c| k_ext(c, "SumExt")),
+        family: Family::Other,
     },
     OpDef {
         name: "MeanExt",
@@ -730,6 +737,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| grad_ext(b, c, true)),
         kernel: Some(|c| k_ext(c, "MeanExt")),
+        family: Family::Other,
     },
     OpDef {
         name: "ProdExt",
@@ -756,6 +764,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| vec![prod_grad(b, c, prod_ext_axes(c.attrs), c.attrs.bool("keepdim"))]),
         kernel: Some(|c| k_ext(c, "ProdExt")),
+        family: Family::Other,
     },
     OpDef {
         name: "CountNonZero",
@@ -770,6 +779,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_count_nonzero,
         grad: None,
         kernel: Some(k_count_nonzero),
+        family: Family::Other,
     },
     OpDef {
         name: "SquareSumAll",
@@ -784,6 +794,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_square_sum_all,
         grad: Some(grad_square_sum_all),
         kernel: Some(k_square_sum_all),
+        family: Family::Other,
     },
     OpDef {
         name: "_ReduceProdGrad",
@@ -807,6 +818,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(k_reduce_prod_grad),
+        family: Family::Other,
     },
 ];
 

@@ -23,6 +23,7 @@
 //! along the axis, MindSpore's one-hot/scatter bprops); `CumSum` is the
 //! reversed `CumSum`, `CumProd` MindSpore's `cumsum(out·dout, reversed) / x`.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -649,6 +650,7 @@ const fn arg_op(
         infer: infer_arg,
         grad,
         kernel: Some(kernel),
+        family: Family::Other,
     }
 }
 
@@ -795,6 +797,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(grad_cumsum),
         kernel: Some(|c| k_cum(c, false)),
+        family: Family::Other,
     },
     OpDef {
         name: "CumProd",
@@ -811,6 +814,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(grad_cumprod),
         kernel: Some(|c| k_cum(c, true)),
+        family: Family::Other,
     },
     OpDef {
         name: "Cummax",
@@ -822,6 +826,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(|b, c| picked_grad(b, c, 0, 1, c.attrs.int("axis"), true)),
         kernel: Some(|c| k_cum_extreme(c, true)),
+        family: Family::Other,
     },
     OpDef {
         name: "Cummin",
@@ -833,6 +838,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(|b, c| picked_grad(b, c, 0, 1, c.attrs.int("axis"), true)),
         kernel: Some(|c| k_cum_extreme(c, false)),
+        family: Family::Other,
     },
     OpDef {
         name: "_IndexScatterAdd",
@@ -854,6 +860,7 @@ pub const OPS: &[OpDef] = &[
             vec![None, du, None]
         }),
         kernel: Some(k_index_scatter_add),
+        family: Family::Other,
     },
     OpDef {
         name: "_IndexGather",
@@ -874,6 +881,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx, None]
         }),
         kernel: Some(k_index_gather),
+        family: Family::Other,
     },
 ];
 

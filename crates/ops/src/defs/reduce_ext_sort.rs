@@ -2,6 +2,7 @@
 //! ArgSort, Median (see `reduce_ext_index` for the conventions: stable sorts,
 //! NaN sorting as the largest value, the lower median, index dtypes).
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -381,6 +382,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "TopK")),
         kernel: Some(|c| k_sort(c, "TopK")),
+        family: Family::Other,
     },
     OpDef {
         name: "TopkExt",
@@ -398,6 +400,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "TopkExt")),
         kernel: Some(|c| k_sort(c, "TopkExt")),
+        family: Family::Other,
     },
     OpDef {
         name: "Sort",
@@ -413,6 +416,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "Sort")),
         kernel: Some(|c| k_sort(c, "Sort")),
+        family: Family::Other,
     },
     OpDef {
         name: "SortExt",
@@ -424,6 +428,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "SortExt")),
         kernel: Some(|c| k_sort(c, "SortExt")),
+        family: Family::Other,
     },
     OpDef {
         name: "ArgSort",
@@ -435,6 +440,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: None,
         kernel: Some(|c| k_sort(c, "ArgSort")),
+        family: Family::Other,
     },
     OpDef {
         name: "Median",
@@ -452,6 +458,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_median,
         grad: Some(grad_median),
         kernel: Some(k_median),
+        family: Family::Other,
     },
 ];
 

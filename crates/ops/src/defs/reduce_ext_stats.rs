@@ -12,6 +12,7 @@
 //! Gradients are the analytic ones MindSpore's bprops compute, built from
 //! registry primitives so that they differentiate again.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType};
 use tensor::Tensor;
 
@@ -489,6 +490,7 @@ macro_rules! stat_op {
             infer: infer_stat,
             grad: Some(|b, c| grad_stat(b, c, $name)),
             kernel: Some(|c| k_stat(c, $name)),
+            family: Family::Other,
         }
     };
 }
@@ -515,6 +517,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_logsumexp,
         grad: Some(grad_logsumexp),
         kernel: Some(k_logsumexp),
+        family: Family::Other,
     },
     OpDef {
         name: "ReduceStd",
@@ -546,6 +549,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_stat,
         grad: Some(|b, c| grad_stat(b, c, "ReduceStd")),
         kernel: Some(|c| k_stat(c, "ReduceStd")),
+        family: Family::Other,
     },
     stat_op!(
         "Var",
@@ -583,6 +587,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm,
         grad: Some(|b, c| grad_norm(b, c, "Norm")),
         kernel: Some(|c| k_norm(c, "Norm")),
+        family: Family::Other,
     },
     OpDef {
         name: "LinalgVectorNorm",
@@ -600,6 +605,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm,
         grad: Some(|b, c| grad_norm(b, c, "LinalgVectorNorm")),
         kernel: Some(|c| k_norm(c, "LinalgVectorNorm")),
+        family: Family::Other,
     },
     OpDef {
         name: "LpNorm",
@@ -617,6 +623,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm,
         grad: Some(|b, c| grad_norm(b, c, "LpNorm")),
         kernel: Some(|c| k_norm(c, "LpNorm")),
+        family: Family::Other,
     },
 ];
 

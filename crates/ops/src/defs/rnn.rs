@@ -16,6 +16,7 @@
 //! pass; `reserve` and `state` (oneDNN's workspace and random state in
 //! MindSpore) are placeholders here.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::nn_ext::{float_input, ktensor};
@@ -651,6 +652,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_lstm,
         grad: Some(grad_lstm),
         kernel: Some(kernel_lstm),
+        family: Family::Other,
     },
     OpDef {
         name: "_LSTMGrad",
@@ -686,6 +688,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_lstm_grad),
+        family: Family::Other,
     },
 ];
 

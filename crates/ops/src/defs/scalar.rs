@@ -22,6 +22,7 @@
 //! Gradients are MindSpore's scalar bprops (`grad_scalar_ops.cc`,
 //! `grad_implementations.py`); integer and bool operands get none.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, ScalarConst};
 use tensor::Tensor;
 
@@ -651,6 +652,7 @@ macro_rules! bin_op {
             infer: infer_bin,
             grad: Some(|b, c| grad_bin(b, c, $name)),
             kernel: Some(|c| k_bin(c, $name)),
+            family: Family::Other,
         }
     };
     ($name:literal, $doc:literal) => {
@@ -664,6 +666,7 @@ macro_rules! bin_op {
             infer: infer_bin,
             grad: None,
             kernel: Some(|c| k_bin(c, $name)),
+            family: Family::Other,
         }
     };
 }
@@ -680,6 +683,7 @@ macro_rules! unary_op {
             infer: infer_unary,
             grad: $grad,
             kernel: Some(|c| k_unary(c, $name)),
+            family: Family::Other,
         }
     };
 }
@@ -750,6 +754,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx]
         }),
         kernel: Some(k_scalar_cast),
+        family: Family::Other,
     },
     OpDef {
         name: "ScalarToTensor",
@@ -783,6 +788,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx]
         }),
         kernel: Some(k_scalar_to_tensor),
+        family: Family::Other,
     },
     OpDef {
         name: "TensorToScalar",
@@ -809,6 +815,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx]
         }),
         kernel: Some(k_tensor_to_scalar),
+        family: Family::Other,
     },
 ];
 

@@ -3,6 +3,7 @@
 //! tuple) and the tensor-with-number comparisons (LessScalar, EqScalar,
 //! GreaterEqualScalar). See `scalar_seq` for how tuples are represented.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
@@ -197,6 +198,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_seq_concat,
         grad: Some(|b, c| (concat().grad.expect("Concat has a gradient"))(b, c)),
         kernel: Some(|c| (concat().kernel.expect("Concat has a kernel"))(c)),
+        family: Family::Other,
     },
     seq_op(
         "TupleToTensor",
@@ -251,6 +253,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_scalar_compare,
         grad: None,
         kernel: Some(|c| k_scalar_compare(c, "Less")),
+        family: Family::Other,
     },
     OpDef {
         name: "EqScalar",
@@ -262,6 +265,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_scalar_compare,
         grad: None,
         kernel: Some(|c| k_scalar_compare(c, "Equal")),
+        family: Family::Other,
     },
     OpDef {
         name: "GreaterEqualScalar",
@@ -273,6 +277,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_scalar_compare,
         grad: None,
         kernel: Some(|c| k_scalar_compare(c, "GreaterEqual")),
+        family: Family::Other,
     },
 ];
 

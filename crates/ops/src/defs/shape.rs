@@ -5,6 +5,7 @@
 //! constant inputs; in the DSL they are attributes (spec §6), which is what
 //! MindSpore's front end requires of them anyway.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -591,6 +592,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reshape,
         grad: Some(reshape_back),
         kernel: Some(kernel_reshape),
+        family: Family::Other,
     },
     OpDef {
         name: "Transpose",
@@ -620,6 +622,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Transpose", &[c.dout], vec![("perm", inverse)]))]
         }),
         kernel: Some(kernel_transpose),
+        family: Family::Other,
     },
     OpDef {
         name: "ExpandDims",
@@ -639,6 +642,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_expand_dims,
         grad: Some(reshape_back),
         kernel: Some(kernel_expand_dims),
+        family: Family::Other,
     },
     OpDef {
         name: "Squeeze",
@@ -658,6 +662,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_squeeze,
         grad: Some(reshape_back),
         kernel: Some(kernel_squeeze),
+        family: Family::Other,
     },
     OpDef {
         name: "Concat",
@@ -700,6 +705,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.make_tuple(&slices))]
         }),
         kernel: Some(kernel_concat),
+        family: Family::Other,
     },
     OpDef {
         name: "Tile",
@@ -725,6 +731,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_tile),
+        family: Family::Other,
     },
     OpDef {
         name: "BroadcastTo",
@@ -750,6 +757,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_broadcast_to),
+        family: Family::Other,
     },
     OpDef {
         name: "Gather",
@@ -786,6 +794,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(dx), None]
         }),
         kernel: Some(kernel_gather),
+        family: Family::Other,
     },
     OpDef {
         name: "Shape",
@@ -797,6 +806,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_shape,
         grad: None,
         kernel: Some(kernel_shape),
+        family: Family::Other,
     },
     OpDef {
         name: "Flatten",
@@ -808,6 +818,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_flatten,
         grad: Some(reshape_back),
         kernel: Some(kernel_flatten),
+        family: Family::Other,
     },
     OpDef {
         name: "StridedSlice",
@@ -875,6 +886,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_strided_slice),
+        family: Family::Other,
     },
 ];
 

@@ -5,6 +5,7 @@
 //! cropping), computed as a list of source offsets; each one's gradient is
 //! its inverse, as in MindSpore.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::elementwise::is_float_input;
@@ -579,6 +580,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("DepthToSpace", &[c.dout], attrs_of(c)))]
         }),
         kernel: Some(|c| kernel_depth(c, "SpaceToDepth")),
+        family: Family::Other,
     },
     OpDef {
         name: "DepthToSpace",
@@ -599,6 +601,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("SpaceToDepth", &[c.dout], attrs_of(c)))]
         }),
         kernel: Some(|c| kernel_depth(c, "DepthToSpace")),
+        family: Family::Other,
     },
     OpDef {
         name: "PixelShuffle",
@@ -618,6 +621,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_PixelShuffleGrad", &[c.dout], attrs_of(c)))]
         }),
         kernel: Some(kernel_pixel_shuffle),
+        family: Family::Other,
     },
     OpDef {
         name: "_PixelShuffleGrad",
@@ -632,6 +636,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_pixel_shuffle,
         grad: Some(|b, c| vec![Some(b.prim("PixelShuffle", &[c.dout], attrs_of(c)))]),
         kernel: Some(kernel_pixel_unshuffle),
+        family: Family::Other,
     },
     OpDef {
         name: "SpaceToBatchND",
@@ -647,6 +652,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "BatchToSpaceND")),
         kernel: Some(|c| kernel_batch_space(c, "SpaceToBatchND")),
+        family: Family::Other,
     },
     OpDef {
         name: "BatchToSpaceND",
@@ -662,6 +668,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "SpaceToBatchND")),
         kernel: Some(|c| kernel_batch_space(c, "BatchToSpaceND")),
+        family: Family::Other,
     },
     OpDef {
         name: "SpaceToBatch",
@@ -677,6 +684,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "BatchToSpace")),
         kernel: Some(|c| kernel_batch_space(c, "SpaceToBatch")),
+        family: Family::Other,
     },
     OpDef {
         name: "BatchToSpace",
@@ -692,6 +700,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "SpaceToBatch")),
         kernel: Some(|c| kernel_batch_space(c, "BatchToSpace")),
+        family: Family::Other,
     },
 ];
 

@@ -21,6 +21,7 @@
 //! MindSpore's CPU backend has kernels for Pad, PadV3 and MirrorPad only; the
 //! others are checked against PadV3 with the same paddings and mode.
 
+use crate::Family;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -599,6 +600,7 @@ const fn pad_op(
         infer: infer_pad,
         grad: Some(grad),
         kernel: Some(kernel),
+        family: Family::Other,
     }
 }
 
@@ -767,6 +769,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_pad_grad,
         grad: Some(|b, c| vec![Some(b.prim("_Pad", &[c.dout], attrs_of(c))), None]),
         kernel: Some(kernel_pad_grad),
+        family: Family::Other,
     },
 ];
 

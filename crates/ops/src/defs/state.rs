@@ -17,6 +17,7 @@
 //! `sgd_cpu_kernel.cc`, `adam_cpu_kernel.cc`...), computed in f64 and stored in
 //! the variable's dtype.
 
+use crate::Family;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
 
@@ -444,6 +445,7 @@ const fn state_op(
         infer,
         grad: None,
         kernel: Some(kernel),
+        family: Family::Other,
     }
 }
 
@@ -476,6 +478,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_update_state,
         grad: None,
         kernel: None,
+        family: Family::Other,
     },
     state_op(
         "Assign",

@@ -9,6 +9,7 @@
 //! order): results agree to rounding and are deterministic.
 
 use ops::defs::nn_conv::{col2im_f32, conv_geom, im2col_f32, pool_geom, ConvGeom, PoolGeom};
+use ops::{ConvRole, Family, PoolReduce};
 use tensor::DType;
 
 use super::kernels::{par_parts, par_ranges, threads, FastKernel, Src, C, P};
@@ -34,11 +35,14 @@ fn reg(v: &SVal) -> Option<u32> {
 
 /// This module's kernel for node `n`, if it has one.
 pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let which = match p.prim.name.as_str() {
-        "MaxPool" | "MaxPoolGrad" => return select_pool(n, p, regs),
-        "Conv2D" => Which::Forward,
-        "Conv2DBackpropInput" => Which::Input,
-        "Conv2DBackpropFilter" => Which::Filter,
+    let which = match p.op?.family {
+        Family::Pool2D {
+            reduce: PoolReduce::Max,
+            grad,
+        } => return select_pool(n, p, grad, regs),
+        Family::Conv2D(ConvRole::Forward) => Which::Forward,
+        Family::Conv2D(ConvRole::InputGrad) => Which::Input,
+        Family::Conv2D(ConvRole::FilterGrad) => Which::Filter,
         _ => return None,
     };
     let ins = n.inputs();
@@ -275,8 +279,7 @@ impl FastKernel for Conv {
 // ---------------------------------------------------------------------------
 // Max pooling.
 
-fn select_pool(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let grad = p.prim.name == "MaxPoolGrad";
+fn select_pool(n: &Node, p: &PrimFn, grad: bool, regs: &[RegInfo]) -> Option<Chosen> {
     let ins = n.inputs();
     if ins.len() != if grad { 3 } else { 1 } {
         return None;
@@ -288,7 +291,7 @@ fn select_pool(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
     };
     let x = f32_reg(&ins[0])?;
     let xs = regs[x as usize].shape.clone();
-    let g = pool_geom("MaxPool", &xs, &p.attrs).ok()?;
+    let g = pool_geom(p.prim.name.as_str(), &xs, &p.attrs).ok()?;
     let pooled = vec![xs[0], xs[1], g.oh, g.ow];
     let mut inputs = vec![In::Reg(x)];
     if grad {

@@ -5,6 +5,7 @@
 //! bit, but in place in the arena, without index tables, and with rows split
 //! over the threads.
 
+use ops::{Family, RowNorm};
 use tensor::DType;
 
 use super::kernels::{par_ranges, FastKernel, Src, C, P};
@@ -30,7 +31,8 @@ fn last_axis_only(p: &PrimFn, attr: &str, rank: usize) -> bool {
 
 /// This module's kernel for node `n`, if it has one.
 pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    if matches!(p.prim.name.as_str(), "LayerNorm" | "LayerNormGrad") {
+    let family = p.op?.family;
+    if let Family::RowNorm(RowNorm::Layer | RowNorm::LayerGrad) = family {
         return select_layer_norm(n, p, regs);
     }
     let ins = n.inputs();
@@ -40,9 +42,15 @@ pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
         _ => return None,
     };
     // Softmax(x), or SoftmaxBackward(dout, out): the kernel takes (y, dy).
-    let (grad, attr) = match p.prim.name.as_str() {
-        "Softmax" if ins.len() == 1 => (false, "axis"),
-        "SoftmaxBackward" if ins.len() == 2 => (true, "dim"),
+    let (grad, attr) = match family {
+        Family::Softmax {
+            log: false,
+            grad: false,
+        } if ins.len() == 1 => (false, "axis"),
+        Family::Softmax {
+            log: false,
+            grad: true,
+        } if ins.len() == 2 => (true, "dim"),
         _ => return None,
     };
     let x = f32_reg(&ins[usize::from(grad)])?;
@@ -137,7 +145,7 @@ impl FastKernel for SoftmaxRows {
 /// and `beta` of those axes' shape (`begin_params_axis` equal to
 /// `begin_norm_axis`, as `nn.LayerNorm` makes them).
 fn select_layer_norm(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let grad = p.prim.name == "LayerNormGrad";
+    let grad = p.op.map(|o| o.family) == Some(Family::RowNorm(RowNorm::LayerGrad));
     let ins = n.inputs();
     let f32_reg = |v: &SVal| reg(v).filter(|&r| regs[r as usize].dtype == DType::F32);
     let inputs: Vec<u32> = ins.iter().map(f32_reg).collect::<Option<_>>()?;

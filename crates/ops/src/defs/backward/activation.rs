@@ -9,6 +9,7 @@
 //! second derivatives work through them. Checked against MindSpore 2.10 in
 //! `tests/ms_oracle/backward_norm_act.py`.
 
+use crate::Family;
 use ir::AbsVal;
 use tensor::Tensor;
 
@@ -211,6 +212,7 @@ const fn backward(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
+        family: Family::Other,
     }
 }
 

@@ -11,6 +11,7 @@
 //! The others have rules. Checked against MindSpore 2.10 in
 //! `tests/ms_oracle/backward_norm_act.py`.
 
+use crate::{Family, RowNorm};
 use ir::{AbsVal, AttrValue, Shape};
 use tensor::Tensor;
 
@@ -353,6 +354,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| norm_grad(c, 1, 0, 4),
         grad: None,
         kernel: Some(kernel_layer_norm_grad),
+        family: Family::RowNorm(RowNorm::LayerGrad),
     },
     OpDef {
         name: "BatchNormGrad",
@@ -395,6 +397,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_norm_grad,
         grad: None,
         kernel: Some(kernel_batch_norm_grad),
+        family: Family::BatchNorm { grad: true },
     },
     OpDef {
         name: "SoftmaxBackward",
@@ -415,6 +418,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| like(c, 0, 0),
         grad: Some(grad_softmax_backward),
         kernel: Some(kernel_softmax_backward),
+        family: Family::Softmax { log: false, grad: true },
     },
     OpDef {
         name: "LogSoftmaxGrad",
@@ -435,6 +439,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| like(c, 1, 1),
         grad: Some(grad_log_softmax_grad),
         kernel: Some(kernel_log_softmax_grad),
+        family: Family::Softmax { log: true, grad: true },
     },
     OpDef {
         name: "DropoutGrad",
@@ -455,6 +460,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| like(c, 0, 0),
         grad: Some(grad_dropout_grad),
         kernel: Some(kernel_dropout_grad),
+        family: Family::Other,
     },
 ];
 

@@ -10,6 +10,7 @@
 //! `AvgPoolGrad`'s adjoint is `AvgPool`, `AdaptiveAvgPool2DGrad`'s
 //! `AdaptiveAvgPool2D`.
 
+use crate::{Family, PoolReduce};
 use ir::{AbsVal, AttrValue, Dim};
 
 use super::sizes::{sizes_abs, sizes_arg, sizes_dims};
@@ -335,6 +336,7 @@ const fn backward(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
+        family: Family::Other,
     }
 }
 
@@ -360,7 +362,11 @@ pub const OPS: &[OpDef] = &[
         |c| infer_pool_grad(c, 0),
         grad_max_pool_grad,
         kernel_max_pool_grad,
-    ),
+    )
+    .in_family(Family::Pool2D {
+        reduce: PoolReduce::Max,
+        grad: true,
+    }),
     backward(
         "MaxPoolGradGrad",
         "The gradient of `MaxPoolGrad` with respect to its `grad`: `grad` (shaped like `x_origin`) read at the first maximum of each MaxPool window, shaped like MaxPool's output.",
@@ -391,7 +397,11 @@ pub const OPS: &[OpDef] = &[
         |c| infer_pool_grad(c, 2),
         grad_avg_pool_grad,
         kernel_avg_pool_grad,
-    ),
+    )
+    .in_family(Family::Pool2D {
+        reduce: PoolReduce::Avg,
+        grad: true,
+    }),
     backward(
         "AdaptiveAvgPool2DGrad",
         "The gradient of `AdaptiveAvgPool2D` (what its gradient rule emits): each output's gradient spread evenly over its window of an input of shape `orig_input_shape`; the windows follow from that shape and `input_grad`'s.",
