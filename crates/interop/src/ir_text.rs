@@ -1327,11 +1327,9 @@ fn build(
     let monads: Vec<Vec<bool>> = graphs.iter().map(|g| g.monads.clone()).collect();
     without_state_token_params(&mut module, &monads);
     pass_nothing_to_unused_params(&mut module);
-    let originals = module.graphs.len();
     specialise_on_weights(&mut module);
     update_moving_statistics(&mut module, &types);
     let mut lines = Lines::new();
-    let _ = originals;
     for (g, pg) in module.graphs.iter().zip(&graphs) {
         for (n, pn) in g.nodes.iter().zip(&pg.nodes) {
             lines
