@@ -90,15 +90,18 @@ pub fn load_npy(
     npy::read_from(&mut BufReader::new(file), len, check)
 }
 
-/// Reads tensor `name` of a `.safetensors` file; `check` sees its dtype and
-/// shape before its data is read.
+/// Tensor `name` of a `.safetensors` file; `check` sees its dtype and shape
+/// before its data is touched. The file is memory-mapped (once per process,
+/// [`crate::mapped::shared`]) and the tensor's elements stay in the mapping
+/// ([`Tensor::from_file`]): nothing is read into a buffer of its own until a
+/// kernel needs its elements in another form.
 pub fn load_safetensors(
     path: &Path,
     name: &str,
     check: &mut dyn FnMut(&safetensors::Entry) -> Result<(), String>,
 ) -> Result<Tensor, TensorError> {
-    let (file, len) = open_regular(path)?;
-    safetensors::read_from(&mut BufReader::new(file), len, name, check)
+    let map = crate::mapped::shared(path)?;
+    safetensors::read_mapped(&map, name, check)
 }
 
 /// The names of the tensors in a `.safetensors` file (only its header is read).

@@ -361,6 +361,24 @@ impl Tensor {
         self.file.as_ref().filter(|_| self.host.get().is_none())
     }
 
+    /// The elements of an `f32` tensor still in its memory-mapped file
+    /// ([`Tensor::from_file`]), in place: no copy, no decoding. `None` when
+    /// the tensor is not file-backed, not `f32`, already decoded, or its
+    /// bytes are not 4-byte aligned in the mapping (then [`Tensor::buffer`]
+    /// decodes them).
+    pub fn mapped_f32(&self) -> Option<&[f32]> {
+        if self.dtype != DType::F32 || cfg!(target_endian = "big") {
+            return None;
+        }
+        let b = self.file_bytes()?.bytes();
+        if b.as_ptr().align_offset(std::mem::align_of::<f32>()) != 0 {
+            return None;
+        }
+        // SAFETY: aligned, `b.len() / 4` whole f32s (checked in `from_file`),
+        // little-endian like the file; the mapping lives as long as `self`.
+        Some(unsafe { std::slice::from_raw_parts(b.as_ptr() as *const f32, b.len() / 4) })
+    }
+
     /// The value every element has, if they are all the same (bit for bit),
     /// without decoding a file-backed tensor into memory.
     pub fn uniform_value(&self) -> Option<f64> {

@@ -159,3 +159,29 @@ impl std::fmt::Debug for FileBytes {
         write!(f, "FileBytes({}..{})", self.offset, self.offset + self.len)
     }
 }
+
+/// Maps `path` once per process while the mapping is in use: the weights a
+/// program `load`s from one file (a tensor each) share one mapping, so each
+/// page of the file is mapped (and counted in the resident set) once. A file
+/// changed since it was mapped (length or modification time) is mapped anew.
+pub fn shared(path: &Path) -> Result<Arc<Mapped>, TensorError> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock, Weak};
+    type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+    static CACHE: OnceLock<Mutex<HashMap<Key, Weak<Mapped>>>> = OnceLock::new();
+    let meta = std::fs::metadata(path).ok();
+    let key: Key = (
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        meta.as_ref().map_or(0, |m| m.len()),
+        meta.and_then(|m| m.modified().ok()),
+    );
+    let cache = CACHE.get_or_init(Default::default);
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = cache.get(&key).and_then(Weak::upgrade) {
+        return Ok(m);
+    }
+    cache.retain(|_, w| w.strong_count() > 0);
+    let m = Arc::new(Mapped::open(path)?);
+    cache.insert(key, Arc::downgrade(&m));
+    Ok(m)
+}

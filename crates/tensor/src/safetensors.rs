@@ -121,18 +121,25 @@ pub fn read(bytes: &[u8], name: &str) -> Result<Tensor, TensorError> {
     )
 }
 
-/// Reads the tensor called `name` from a file of `len` bytes. `check` sees
-/// the tensor's dtype and shape before its data is read and may refuse them;
-/// only the header and that tensor's bytes are read.
-pub fn read_from<R: Read + Seek>(
-    r: &mut R,
+/// Where tensor `name`'s data lies in a file of `len` bytes whose header
+/// (read) is `header` and whose data starts at `data_start`: its entry, wire
+/// encoding, element count and byte range from the file's start.
+struct Located {
+    entry: Entry,
+    wire: Wire,
+    n: usize,
+    start: u64,
+    end: u64,
+}
+
+fn locate(
+    header: &serde_json::Map<String, serde_json::Value>,
+    data_start: u64,
     len: u64,
     name: &str,
-    check: &mut dyn FnMut(&Entry) -> Result<(), String>,
-) -> Result<Tensor, TensorError> {
-    let (header, data_start) = header(r, len)?;
+) -> Result<Located, TensorError> {
     let entry = header.get(name).ok_or_else(|| {
-        let available = header_names(&header).join(", ");
+        let available = header_names(header).join(", ");
         err(format!(
             "no tensor '{name}' in the file (it has: {available})"
         ))
@@ -160,19 +167,8 @@ pub fn read_from<R: Read + Seek>(
         },
         _ => return Err(err("bad data_offsets")),
     };
-    let wire = match dtype {
-        "F32" => Wire::F32,
-        "F64" => Wire::F64,
-        "F16" => Wire::F16,
-        "BF16" => Wire::BF16,
-        "I64" => Wire::I64,
-        "I32" => Wire::I32,
-        "I16" => Wire::I16,
-        "I8" => Wire::I8,
-        "U8" => Wire::U8,
-        "BOOL" => Wire::Bool,
-        other => return Err(err(format!("unsupported safetensors dtype {other}"))),
-    };
+    let wire =
+        wire_of(dtype).ok_or_else(|| err(format!("unsupported safetensors dtype {dtype}")))?;
     let dt = wire.dtype();
     let n = checked_numel(&shape).ok_or_else(|| {
         err(format!(
@@ -190,15 +186,51 @@ pub fn read_from<R: Read + Seek>(
     if data_start.checked_add(end).is_none_or(|e| e > len) {
         return Err(err("tensor data lies outside the file"));
     }
-    check(&Entry {
-        dtype: dt,
-        shape: shape.clone(),
+    Ok(Located {
+        entry: Entry { dtype: dt, shape },
+        wire,
+        n,
+        start: data_start + start,
+        end: data_start + end,
     })
-    .map_err(TensorError)?;
-    r.seek(SeekFrom::Start(data_start + start))
+}
+
+/// Reads the tensor called `name` from a file of `len` bytes. `check` sees
+/// the tensor's dtype and shape before its data is read and may refuse them;
+/// only the header and that tensor's bytes are read.
+pub fn read_from<R: Read + Seek>(
+    r: &mut R,
+    len: u64,
+    name: &str,
+    check: &mut dyn FnMut(&Entry) -> Result<(), String>,
+) -> Result<Tensor, TensorError> {
+    let (header, data_start) = header(r, len)?;
+    let at = locate(&header, data_start, len, name)?;
+    check(&at.entry).map_err(TensorError)?;
+    r.seek(SeekFrom::Start(at.start))
         .map_err(|e| err(format!("cannot read tensor '{name}': {e}")))?;
-    let buffer = read_elements(r, wire, n)?;
-    Tensor::new(dt, shape, buffer)
+    let buffer = read_elements(r, at.wire, at.n)?;
+    Tensor::new(at.entry.dtype, at.entry.shape, buffer)
+}
+
+/// [`read_from`] on a memory-mapped file: the tensor keeps its bytes in the
+/// mapping ([`Tensor::from_file`]), decoded only if a kernel needs them so.
+pub fn read_mapped(
+    map: &std::sync::Arc<crate::mapped::Mapped>,
+    name: &str,
+    check: &mut dyn FnMut(&Entry) -> Result<(), String>,
+) -> Result<Tensor, TensorError> {
+    let bytes = map.bytes();
+    let len = bytes.len() as u64;
+    let (header, data_start) = header(&mut Cursor::new(bytes), len)?;
+    let at = locate(&header, data_start, len, name)?;
+    check(&at.entry).map_err(TensorError)?;
+    let file = crate::mapped::FileBytes::new(
+        map.clone(),
+        at.start as usize,
+        (at.end - at.start) as usize,
+    )?;
+    Tensor::from_file(at.entry.dtype, at.entry.shape, file)
 }
 
 /// A `.safetensors` file holding `tensors`, each in its own dtype (`f16`
@@ -237,7 +269,11 @@ pub fn write_to(w: &mut dyn std::io::Write, tensors: &[(&str, &Tensor)]) -> std:
         );
         at += len;
     }
-    let json = serde_json::to_vec(&serde_json::Value::Object(header)).expect("JSON");
+    let mut json = serde_json::to_vec(&serde_json::Value::Object(header)).expect("JSON");
+    // Padded with spaces to a multiple of 8, as the format's own writer
+    // does: the data then starts aligned, and a memory-mapped f32 tensor at
+    // an aligned offset is used in place.
+    json.resize(json.len().div_ceil(8) * 8, b' ');
     w.write_all(&(json.len() as u64).to_le_bytes())?;
     w.write_all(&json)?;
     for (_, t) in tensors {

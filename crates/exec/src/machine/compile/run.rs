@@ -187,6 +187,10 @@ impl State<'_> {
         match self.storage[root as usize] {
             Storage::Arena(off) => Ok(Src::F32(unsafe { self.arena.add(off) })),
             Storage::Value => match &self.vals[root as usize] {
+                // A weight still in its memory-mapped file is read in place.
+                Some(Value::Tensor(t)) if t.tensor().mapped_f32().is_some() => {
+                    Ok(Src::F32(t.tensor().mapped_f32().expect("checked").as_ptr()))
+                }
                 Some(Value::Tensor(t)) => Ok(match t.tensor().buffer() {
                     Buffer::F32(v) => Src::F32(v.as_ptr()),
                     Buffer::F64(v) => Src::F64(v.as_ptr()),
