@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 
 use ir::{AbsVal, AttrValue, DType};
-use ops::{AttrType, Category, ParamKind};
+use ops::{AttrType, Category, Gradgen, ParamKind};
 
 use crate::rng::Rng;
 
@@ -176,28 +176,6 @@ pub fn float_text(x: f64) -> String {
     }
 }
 
-/// Primitives whose gradient rules follow MindSpore rather than the
-/// derivative (see `ops/tests/gradients.rs`), or that need inputs a random
-/// program rarely gives them.
-const AVOID: &[&str] = &[
-    "SoftmaxCrossEntropyWithLogits",
-    "SparseSoftmaxCrossEntropyWithLogits",
-    "LayerNorm",
-    "BatchNorm",
-    "BatchNormExt",
-    "PadV3",
-    "Dropout",
-    "Dropout2D",
-    "Dropout3D",
-    "NLLLoss",
-    "LSTM",
-    "Cholesky",
-    "MatrixInverse",
-    "MatrixDeterminant",
-    "Embedding",
-    "EmbeddingLookup",
-];
-
 /// A primitive the generator may call, with its samples (for attribute
 /// values and integer inputs).
 #[derive(Clone)]
@@ -301,7 +279,7 @@ pub fn candidates() -> Vec<Candidate> {
                         | Category::TensorMaker
                 )
                 && ops::effect_of(op.name).is_none()
-                && !AVOID.contains(&op.name)
+                && op.traits.gradgen != Gradgen::Avoid
                 && (1..=4).contains(&op.input_count())
         })
         .map(|op| Candidate {
@@ -331,11 +309,20 @@ pub struct Generator<'c> {
     pub metas: bool,
 }
 
-/// Unary primitives that keep the shape (for helpers, branches and recursion).
-const SMOOTH_UNARY: &[&str] = &[
-    "Sin", "Cos", "Tanh", "Sigmoid", "Exp", "Square", "Neg", "Softplus", "Erf", "Atan", "Sinh",
-    "GeLU", "SiLU", "Mish", "Softsign", "Cosh", "Asinh", "Expm1",
-];
+/// Unary primitives that keep the shape (for helpers, branches and
+/// recursion): the records marked so, by name.
+fn smooth_unary() -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut names: Vec<_> = ops::registry()
+            .values()
+            .filter(|op| op.traits.gradgen == Gradgen::SmoothUnary)
+            .map(|op| op.name)
+            .collect();
+        names.sort_unstable();
+        names
+    })
+}
 
 impl<'c> Generator<'c> {
     pub fn new(seed: u64, cands: &'c [Candidate]) -> Generator<'c> {
@@ -686,7 +673,7 @@ impl<'c> Generator<'c> {
 
     /// A unary shape-keeping expression of `x`.
     fn unary(&mut self, x: &str) -> String {
-        let op = self.rng.pick(SMOOTH_UNARY);
+        let op = self.rng.pick(smooth_unary());
         format!("{op}({x})")
     }
 
@@ -698,7 +685,7 @@ impl<'c> Generator<'c> {
         let Some(combined) = broadcast(&sa, &sb) else {
             return false;
         };
-        let body = format!("{}(y) * {b}", self.rng.pick(SMOOTH_UNARY));
+        let body = format!("{}(y) * {b}", self.rng.pick(smooth_unary()));
         if self.rng.chance(0.5) {
             self.push(k.clone(), format!("fn(y) => {body}"), Ty::Func);
         } else {

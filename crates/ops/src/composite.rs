@@ -29,7 +29,7 @@
 //! like a composite's) where it differentiates a call of a primitive that has
 //! no gradient rule of its own: a gradient differentiated again.
 
-use crate::Family;
+use crate::Traits;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -261,7 +261,7 @@ fn definition(graph: &ast::Graph) -> Option<&'static OpDef> {
         infer: expanded_by_analysis,
         grad: None,
         kernel: None,
-        family: Family::Other,
+        traits: Traits::NONE,
     })))
 }
 

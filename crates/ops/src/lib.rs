@@ -200,9 +200,55 @@ pub struct OpDef {
     pub grad: Option<GradFn>,
     /// `None` only for structural primitives, which the executor handles itself.
     pub kernel: Option<KernelFn>,
+    /// What backends and tools know the op by, beyond its schema and rules.
+    pub traits: Traits,
+}
+
+/// The traits of an op record: its kernel family, and how the program
+/// generator may use it. Backends and tools match on these, never on names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Traits {
     /// The kernel family backends with kernels of their own for a family (the
     /// compiled plans, the GPU) and the exporter's encodings know it by.
     pub family: Family,
+    /// How `gradgen` (the random program generator) may draw it.
+    pub gradgen: Gradgen,
+}
+
+impl Traits {
+    /// No family, drawn by `gradgen` like any op of its category.
+    pub const NONE: Traits = Traits {
+        family: Family::Other,
+        gradgen: Gradgen::Any,
+    };
+
+    /// A member of `family`.
+    pub const fn of(family: Family) -> Traits {
+        Traits {
+            family,
+            gradgen: Gradgen::Any,
+        }
+    }
+
+    /// These traits, drawn by `gradgen` as `gradgen` says.
+    pub const fn gradgen(mut self, gradgen: Gradgen) -> Traits {
+        self.gradgen = gradgen;
+        self
+    }
+}
+
+/// How the random program generator (`gradgen`) may use an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gradgen {
+    /// Drawn like any op of its category whose inputs it can make.
+    Any,
+    /// Never drawn: its gradient rule follows MindSpore rather than the
+    /// derivative (see `ops/tests/gradients.rs`), or it needs inputs a random
+    /// program rarely gives it.
+    Avoid,
+    /// A smooth unary op that keeps the shape, also drawn where a helper,
+    /// branch or recursion needs one.
+    SmoothUnary,
 }
 
 /// What a backend that runs a family of ops with one kernel of its own needs
@@ -271,7 +317,14 @@ impl OpDef {
     /// The record with its kernel family set (for records made by a shared
     /// constructor).
     pub const fn in_family(mut self, family: Family) -> OpDef {
-        self.family = family;
+        self.traits.family = family;
+        self
+    }
+
+    /// The record drawn by `gradgen` as `gradgen` says (for records made by a
+    /// shared constructor).
+    pub const fn drawn(mut self, gradgen: Gradgen) -> OpDef {
+        self.traits.gradgen = gradgen;
         self
     }
 

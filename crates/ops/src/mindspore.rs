@@ -635,7 +635,7 @@ mod tests {
                     infer,
                     grad: None,
                     kernel: None,
-                    family: crate::Family::Other,
+                    traits: crate::Traits::NONE,
                 }));
                 match derive_with(p.name, def, &[], true) {
                     Ok(m) => {

@@ -8,8 +8,8 @@ use ops::{ConvRole, Family, OpDef, RowNorm};
 fn members() -> Vec<(&'static str, Family)> {
     let mut v: Vec<_> = ops::registry()
         .values()
-        .filter(|op| op.family != Family::Other)
-        .map(|op| (op.name, op.family))
+        .filter(|op| op.traits.family != Family::Other)
+        .map(|op| (op.name, op.traits.family))
         .collect();
     v.sort_by_key(|(name, _)| *name);
     v
@@ -92,6 +92,62 @@ fn members_have_what_their_family_kernels_read() {
             }
             Family::BatchNorm { grad } => assert_eq!(inputs, if grad { 6 } else { 5 }, "{name}"),
             Family::Other => unreachable!(),
+        }
+    }
+}
+
+/// The records `gradgen` draws specially: never, or as smooth unary ops.
+#[test]
+fn gradgen_traits() {
+    let mut by: Vec<_> = ops::registry()
+        .values()
+        .filter(|op| op.traits.gradgen != ops::Gradgen::Any)
+        .map(|op| (format!("{:?}", op.traits.gradgen), op.name))
+        .collect();
+    by.sort();
+    let listing: String = by.iter().map(|(g, n)| format!("{g}: {n}\n")).collect();
+    expect_test::expect![[r#"
+        Avoid: BatchNorm
+        Avoid: BatchNormExt
+        Avoid: Cholesky
+        Avoid: Dropout
+        Avoid: Dropout2D
+        Avoid: Dropout3D
+        Avoid: Embedding
+        Avoid: EmbeddingLookup
+        Avoid: LSTM
+        Avoid: LayerNorm
+        Avoid: MatrixDeterminant
+        Avoid: MatrixInverse
+        Avoid: NLLLoss
+        Avoid: PadV3
+        Avoid: SoftmaxCrossEntropyWithLogits
+        Avoid: SparseSoftmaxCrossEntropyWithLogits
+        SmoothUnary: Asinh
+        SmoothUnary: Atan
+        SmoothUnary: Cos
+        SmoothUnary: Cosh
+        SmoothUnary: Erf
+        SmoothUnary: Exp
+        SmoothUnary: Expm1
+        SmoothUnary: GeLU
+        SmoothUnary: Mish
+        SmoothUnary: Neg
+        SmoothUnary: SiLU
+        SmoothUnary: Sigmoid
+        SmoothUnary: Sin
+        SmoothUnary: Sinh
+        SmoothUnary: Softplus
+        SmoothUnary: Softsign
+        SmoothUnary: Square
+        SmoothUnary: Tanh
+    "#]]
+    .assert_eq(&listing);
+    for op in ops::registry().values() {
+        if op.traits.gradgen == ops::Gradgen::SmoothUnary {
+            assert_eq!(op.input_count(), 1, "{}", op.name);
+            assert!(op.grad.is_some(), "{}: differentiable", op.name);
+            assert!(op.attrs().next().is_none(), "{}: no attributes", op.name);
         }
     }
 }

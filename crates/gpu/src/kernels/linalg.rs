@@ -343,7 +343,7 @@ pub(super) fn conv2d(
     let (Some(a), Some(b)) = (input(call, 0), input(call, 1)) else {
         return Ok(None);
     };
-    let kind = match op.family {
+    let kind = match op.traits.family {
         Family::Conv2D(ConvRole::Forward) => ConvKind::Forward,
         Family::Conv2D(ConvRole::InputGrad) => ConvKind::Input,
         Family::Conv2D(ConvRole::FilterGrad) => ConvKind::Filter,
@@ -603,7 +603,7 @@ pub(super) fn pool(
     let Family::Pool2D {
         reduce,
         grad: false,
-    } = op.family
+    } = op.traits.family
     else {
         return Ok(None);
     };
@@ -653,7 +653,7 @@ pub(super) fn pool_grad(
     let (Some(x), Some(dout)) = (input(call, 0), input(call, 2)) else {
         return Ok(None);
     };
-    let Family::Pool2D { reduce, grad: true } = op.family else {
+    let Family::Pool2D { reduce, grad: true } = op.traits.family else {
         return Ok(None);
     };
     let avg = reduce == PoolReduce::Avg;

@@ -289,7 +289,7 @@ pub(super) fn softmax(
     // Softmax(x; axis), LogSoftmax(logits; axis), SoftmaxBackward(dout, out;
     // dim), LogSoftmaxGrad(logits, grad; axis): the forward output and its
     // gradient's inputs, and the axis attribute.
-    let Family::Softmax { log, grad } = op.family else {
+    let Family::Softmax { log, grad } = op.traits.family else {
         return Ok(None);
     };
     let (y_index, attr) = match (log, grad) {
@@ -392,7 +392,7 @@ pub(super) fn norm(
         return Ok(None);
     }
     // The normalised trailing size, and the scale/shift inputs.
-    let Family::RowNorm(norm) = op.family else {
+    let Family::RowNorm(norm) = op.traits.family else {
         return Ok(None);
     };
     let (cols, gamma, beta, rms) = match norm {
@@ -515,7 +515,7 @@ pub(super) fn batch_norm(
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    let Family::BatchNorm { grad } = op.family else {
+    let Family::BatchNorm { grad } = op.traits.family else {
         return Ok(None);
     };
     let ts: Vec<_> = (0..5).map(|i| input(call, i)).collect();

@@ -20,7 +20,7 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
         return math::elementwise(dev, e, op, call);
     }
     // The families with kernels of their own, by the op's record.
-    match op.family {
+    match op.traits.family {
         Family::Softmax { .. } => return math::softmax(dev, op, call),
         Family::RowNorm(RowNorm::LayerGrad) => return math::layer_norm_grad(dev, op, call),
         Family::RowNorm(_) => return math::norm(dev, op, call),

@@ -187,7 +187,7 @@ pub(super) fn old_style_attrs(
             .map(str::to_string)
             .ok_or_else(|| bad(what))
     };
-    Ok(match (def.family, name) {
+    Ok(match (def.traits.family, name) {
         (Family::Conv2D(role), _) => {
             // MindSpore's C++ reads these as it stores them: NCHW 4-tuples for
             // stride and dilation, 4 paddings, `format`, and (the backward

@@ -23,7 +23,8 @@
 //! kinks (`ReLU6`: 1 on `(0, 6]`; `HSwish`: the middle piece on `[-3, 3]`;
 //! `HSigmoid`: 1/6 on `(-3, 3)`; the shrinks: 0 on `[-lambd, lambd]`).
 
-use crate::Family;
+use crate::Gradgen;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
@@ -778,7 +779,7 @@ const fn act(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
@@ -830,7 +831,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_silu,
         |c| float_same(c, |x| x * sigmoid(x)),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     act(
         "Mish",
         "Mish: `x · tanh(softplus(x))` elementwise, evaluated stably (MindSpore's kernel overflows to NaN for large `x`). Needs a float input.",
@@ -838,7 +840,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_mish,
         |c| float_same(c, mish),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     act(
         "Softplus",
         "Softplus: `log(1 + exp(x))` elementwise, without overflow. Needs a float input.",
@@ -846,7 +849,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_softplus,
         |c| float_same(c, softplus),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     act(
         "Softsign",
         "Softsign: `x / (1 + |x|)` elementwise (infinite inputs give NaN, as MindSpore's). Needs a float input.",
@@ -854,7 +858,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_softsign,
         |c| float_same(c, |x| x / (1.0 + x.abs())),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     act(
         "Elu",
         "Exponential linear unit: `x` for `x > 0`, `alpha · (exp(x) - 1)` elsewhere. Needs a float input; MindSpore's CPU kernel supports `alpha = 1` only.",
@@ -929,7 +934,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_log_sigmoid,
         grad: Some(grad_log_sigmoid),
         kernel: Some(k_log_sigmoid),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     act(
         "HShrink",
@@ -1076,7 +1081,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_prelu_grad,
         grad: None,
         kernel: Some(k_prelu_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_GLUGrad",
@@ -1097,7 +1102,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_glu_grad,
         grad: None,
         kernel: Some(k_glu_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -6,7 +6,7 @@
 //! and MindSpore, launched on several workers (`msrun`, see the README's
 //! "Scale out" section), runs them across the workers.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue};
 
 use crate::infer::InferCall;
@@ -103,7 +103,7 @@ pub const OPS: &[OpDef] = &[OpDef {
     infer: infer_same,
     grad: Some(grad_all_reduce),
     kernel: Some(k_all_reduce),
-    family: Family::Other,
+    traits: Traits::NONE,
 }];
 
 /// (No `prod` sample: its gradient divides by `x`, and programs generated

@@ -33,7 +33,8 @@
 //! `_SumToShapeOf`. `Maximum`/`Minimum` split the gradient of tied elements
 //! evenly between `x` and `y` (MindSpore's `MaximumGrad`/`MinimumGrad`).
 
-use crate::Family;
+use crate::Gradgen;
+use crate::Traits;
 use std::borrow::Cow;
 
 use ir::{AbsVal, AttrValue, DType};
@@ -465,7 +466,7 @@ const fn ew(
         infer,
         grad,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
@@ -509,7 +510,8 @@ pub const OPS: &[OpDef] = &[
         infer_numeric_unary,
         Some(grad_neg),
         k_neg,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Exp",
         "The exponential `e^x` of every element (integer inputs are computed in `f32`).",
@@ -517,7 +519,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_exp),
         k_exp,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Log",
         "The natural logarithm of every element (NaN below 0, `-inf` at 0; integer inputs give `f32`).",
@@ -549,7 +552,8 @@ pub const OPS: &[OpDef] = &[
         infer_numeric_unary,
         Some(grad_square),
         k_square,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Pow",
         "Raises `x` to the power `y` elementwise, with broadcasting and type promotion.",
@@ -592,7 +596,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_sin),
         k_sin,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Cos",
         "The cosine of every element, in radians (integer inputs give `f32`).",
@@ -600,7 +605,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_cos),
         k_cos,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Tanh",
         "The hyperbolic tangent of every element (integer inputs give `f32`).",
@@ -608,7 +614,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_tanh),
         k_tanh,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Sigmoid",
         "The logistic function `1 / (1 + e^-x)` of every element (integer inputs give `f32`).",
@@ -616,7 +623,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_sigmoid),
         k_sigmoid,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "ReLU",
         "Rectified linear unit: `max(x, 0)` elementwise (NaN gives 0; a bool tensor is returned unchanged).",
@@ -632,7 +640,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_only,
         Some(grad_gelu),
         k_gelu,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Erf",
         "The Gauss error function `erf(x) = 2/sqrt(pi) * integral from 0 to x of e^(-t^2) dt`, elementwise (integer inputs give `f32`).",
@@ -640,7 +649,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_erf),
         k_erf,
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Select",
         "Chooses elementwise: `x` where `cond` is true, `y` elsewhere. The three broadcast together; `x` and `y` are promoted to one dtype.",

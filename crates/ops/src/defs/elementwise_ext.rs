@@ -32,7 +32,7 @@
 //! there; here `TruncateDiv`, which is). Integer, bool and predicate
 //! primitives have none.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType};
 use tensor::{Buffer, Tensor};
 
@@ -833,7 +833,7 @@ pub(crate) const fn ew(
         infer,
         grad,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

@@ -36,6 +36,7 @@ use crate::defs::elementwise_ext::{
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
+use crate::Gradgen;
 use crate::{AttrDefault, AttrType, GNode, GradBuilder, GradCall, OpDef, OpError, ParamDef};
 
 // ---------------------------------------------------------------------------
@@ -459,7 +460,8 @@ pub const OPS: &[OpDef] = &[
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Exp", &[x]))),
         |c| float_kernel(c, f64::exp_m1),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Log2",
         "The base-2 logarithm of every element (NaN below 0, `-inf` at 0; integer inputs give `f32`).",
@@ -573,7 +575,8 @@ pub const OPS: &[OpDef] = &[
             })
         }),
         |c| float_kernel(c, f64::atan),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Sinh",
         "The hyperbolic sine of every element (integer inputs give `f32`).",
@@ -581,7 +584,8 @@ pub const OPS: &[OpDef] = &[
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Cosh", &[x]))),
         |c| float_kernel(c, f64::sinh),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Cosh",
         "The hyperbolic cosine of every element (integer inputs give `f32`).",
@@ -589,7 +593,8 @@ pub const OPS: &[OpDef] = &[
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Sinh", &[x]))),
         |c| float_kernel(c, f64::cosh),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Tan",
         "The tangent of every element, in radians (integer inputs give `f32`).",
@@ -617,7 +622,8 @@ pub const OPS: &[OpDef] = &[
             })
         }),
         |c| float_kernel(c, f64::asinh),
-    ),
+    )
+    .drawn(Gradgen::SmoothUnary),
     ew(
         "Acosh",
         "The inverse hyperbolic cosine of every element (NaN below 1; integer inputs give `f32`).",

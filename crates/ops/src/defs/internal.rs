@@ -1,6 +1,6 @@
 //! Helpers for gradient rules. Their names start with `_`; users do not call them.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -214,7 +214,7 @@ const fn internal(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

@@ -3,7 +3,7 @@
 //! `*_like` are used for their shape only. (MindSpore's own backward
 //! primitives, `LayerNormGrad` and the like, are public: `defs/backward/`.)
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, Shape};
 
 use crate::defs::shape::{
@@ -132,7 +132,7 @@ pub const OPS: &[OpDef] = &[
             let (g, l) = (c.tensor(0)?, c.tensor(1)?);
             ok(reshape_to(g, l.shape().to_vec())?)
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_ConcatGrad",
@@ -154,7 +154,7 @@ pub const OPS: &[OpDef] = &[
             let axis = op_axis("Concat", c.attrs.int("axis"), g.rank(), "axis")?;
             ok(concat_slice(g, &parts, axis, c.attrs.int("index").max(0) as usize)?)
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_TileGrad",
@@ -175,7 +175,7 @@ pub const OPS: &[OpDef] = &[
             check_numel(g, offsets.len(), "_TileGrad")?;
             ok(scatter_add(g, l.shape().to_vec(), &offsets))
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_GatherGrad",
@@ -211,7 +211,7 @@ pub const OPS: &[OpDef] = &[
             check_numel(g, offsets.len(), "_GatherGrad")?;
             ok(scatter_add(g, x.shape().to_vec(), &offsets))
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_StridedSliceGrad",
@@ -239,7 +239,7 @@ pub const OPS: &[OpDef] = &[
             check_numel(g, offsets.len(), "_StridedSliceGrad")?;
             ok(scatter_add(g, l.shape().to_vec(), &offsets))
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

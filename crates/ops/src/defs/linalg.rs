@@ -5,7 +5,7 @@
 //! but the last two) with NumPy's rules, and an `i8` product is `i32`.
 //! Gradients are MindSpore's bprops; a broadcast batch is summed back.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, DType, Tensor};
 
@@ -533,7 +533,7 @@ pub const OPS: &[OpDef] = &[
             )?;
             Ok(KValue::Tensor(r))
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "BatchMatMul",
@@ -574,7 +574,7 @@ pub const OPS: &[OpDef] = &[
             )?;
             Ok(KValue::Tensor(r))
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "BiasAdd",
@@ -586,7 +586,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_bias_add,
         grad: Some(grad_bias_add),
         kernel: Some(k_bias_add),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -16,7 +16,7 @@
 //! Gradients are MindSpore's bprops; `Cholesky`'s is the symmetric one
 //! (`CholeskyGrad`, computed by `_CholeskyGrad`), `Trace`'s is `_TraceGrad`.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Tensor;
 
@@ -647,7 +647,7 @@ pub(crate) const fn la(
         infer,
         grad,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

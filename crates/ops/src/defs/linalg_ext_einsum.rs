@@ -17,7 +17,7 @@
 //! operand (nor the output) has, `_EinsumEmbed` puts that result on the
 //! diagonal or broadcasts it back.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -774,7 +774,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_einsum,
         grad: Some(grad_einsum),
         kernel: Some(k_einsum),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_EinsumEmbed",
@@ -799,7 +799,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(k_einsum_embed),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

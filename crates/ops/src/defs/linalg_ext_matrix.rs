@@ -2,7 +2,8 @@
 //! Cholesky, Trace, Cross, Diag, DiagPart, and the `_CholeskyGrad` and
 //! `_TraceGrad` their gradients use (see `linalg_ext` for the conventions).
 
-use crate::Family;
+use crate::Gradgen;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
@@ -527,7 +528,8 @@ pub const OPS: &[OpDef] = &[
         infer_square,
         Some(grad_inverse),
         k_inverse,
-    ),
+    )
+    .drawn(Gradgen::Avoid),
     la(
         "MatrixDeterminant",
         "The determinant of every square matrix in `input` (`[..., n, n]` with `n >= 2` gives `[...]`), by LU factorisation.",
@@ -535,7 +537,8 @@ pub const OPS: &[OpDef] = &[
         infer_square,
         Some(grad_det),
         k_det,
-    ),
+    )
+    .drawn(Gradgen::Avoid),
     la(
         "Cholesky",
         "The Cholesky factor of every symmetric positive definite matrix in `input_x`: lower `L` with `L·Lᵀ = A`, or with `upper` its transpose. Other matrices are an error.",
@@ -549,7 +552,8 @@ pub const OPS: &[OpDef] = &[
             vec![is_float_input(c, 0).then(|| b.prim("_CholeskyGrad", &[c.out, c.dout], vec![up]))]
         }),
         k_cholesky,
-    ),
+    )
+    .drawn(Gradgen::Avoid),
     la(
         "Trace",
         "The sum of the main diagonal of a 2-D tensor (any rectangle): a rank-0 tensor of its dtype.",
@@ -618,7 +622,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(k_cholesky_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_TraceGrad",
@@ -640,7 +644,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: Some(|b, c| vec![Some(prim(b, "Trace", &[c.dout])), None]),
         kernel: Some(k_trace_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -12,7 +12,8 @@
 //! prediction and target, and (unlike some of them) a true gradient to the
 //! weights.
 
-use crate::Family;
+use crate::Gradgen;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
@@ -670,7 +671,7 @@ macro_rules! loss_op {
             infer: |c| infer_loss(c, $kind),
             grad: Some(|b, c| grad_loss(b, c, $kind)),
             kernel: Some(|c| kernel_loss(c, $kind)),
-            family: Family::Other,
+            traits: Traits::NONE,
         }
     };
 }
@@ -781,7 +782,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.tuple_get(r, 0)), None, Some(b.tuple_get(r, 1))]
         }),
         kernel: Some(kernel_nll),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "L2Loss",
@@ -803,7 +804,7 @@ pub const OPS: &[OpDef] = &[
             let s: f64 = x.to_f64_vec().iter().map(|v| v * v).sum();
             Ok(ktensor(x.dtype(), vec![], vec![s / 2.0]))
         }),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_ElementwiseLossGrad",
@@ -829,7 +830,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_loss_grad,
         grad: None,
         kernel: Some(kernel_loss_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_NLLLossGrad",
@@ -856,7 +857,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_nll_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

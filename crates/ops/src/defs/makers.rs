@@ -5,7 +5,7 @@
 //! tensor) and `Zeros`/`Ones` default to `f32`. `Fill` converts its value with
 //! `Cast`'s rules (a float value in an integer dtype truncates toward zero).
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
@@ -87,7 +87,7 @@ const fn maker(
         infer: infer_maker,
         grad: None,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

@@ -5,7 +5,8 @@
 //! These kernels compute in f64 and round to the input's dtype: they are
 //! memory-bound, and it keeps f32 results within an ulp of MindSpore's.
 
-use crate::{Family, RowNorm};
+use crate::Gradgen;
+use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -551,7 +552,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_softmax,
         grad: Some(grad_softmax),
         kernel: Some(|c| kernel_softmax(c, false, "Softmax")),
-        family: Family::Softmax { log: false, grad: false },
+        traits: Traits::of(Family::Softmax { log: false, grad: false }),
     },
     OpDef {
         name: "LogSoftmax",
@@ -578,7 +579,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(|c| kernel_softmax(c, true, "LogSoftmax")),
-        family: Family::Softmax { log: true, grad: false },
+        traits: Traits::of(Family::Softmax { log: true, grad: false }),
     },
     OpDef {
         name: "SoftmaxCrossEntropyWithLogits",
@@ -603,7 +604,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Mul", &[saved, dloss], vec![])), None]
         }),
         kernel: Some(kernel_softmax_ce),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "SparseSoftmaxCrossEntropyWithLogits",
@@ -638,7 +639,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Mul", &[g, c.dout], vec![])), None]
         }),
         kernel: Some(kernel_sparse_softmax_ce),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "LayerNorm",
@@ -678,7 +679,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_layer_norm,
         grad: Some(grad_layer_norm),
         kernel: Some(kernel_layer_norm),
-        family: Family::RowNorm(RowNorm::Layer),
+        traits: Traits::of(Family::RowNorm(RowNorm::Layer)).gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "BatchNorm",
@@ -733,7 +734,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_norm,
         grad: Some(grad_batch_norm),
         kernel: Some(kernel_batch_norm),
-        family: Family::BatchNorm { grad: false },
+        traits: Traits::of(Family::BatchNorm { grad: false }).gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "Dropout",
@@ -771,7 +772,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("DropoutGrad", &[dy, mask], vec![keep]))]
         }),
         kernel: Some(kernel_dropout),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
 ];
 

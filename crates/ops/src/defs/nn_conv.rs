@@ -7,6 +7,7 @@
 //! chunks of the batch; its backward passes are the same GEMMs transposed, with
 //! col2im scattering columns back into images.
 
+use crate::Traits;
 use crate::{ConvRole, Family, PoolReduce};
 use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
@@ -897,7 +898,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_conv2d,
         grad: Some(grad_conv2d),
         kernel: Some(kernel_conv2d),
-        family: Family::Conv2D(ConvRole::Forward),
+        traits: Traits::of(Family::Conv2D(ConvRole::Forward)),
     },
     OpDef {
         name: "MaxPool",
@@ -917,7 +918,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_max_pool),
-        family: Family::Pool2D { reduce: PoolReduce::Max, grad: false },
+        traits: Traits::of(Family::Pool2D { reduce: PoolReduce::Max, grad: false }),
     },
     OpDef {
         name: "AvgPool",
@@ -935,7 +936,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_avg_pool),
-        family: Family::Pool2D { reduce: PoolReduce::Avg, grad: false },
+        traits: Traits::of(Family::Pool2D { reduce: PoolReduce::Avg, grad: false }),
     },
 ];
 

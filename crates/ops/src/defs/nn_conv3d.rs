@@ -6,7 +6,7 @@
 //! derivatives work). A transposed convolution is the input gradient of the
 //! convolution from its result to its input.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
@@ -796,7 +796,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_conv3d,
         grad: Some(grad_conv3d),
         kernel: Some(kernel_conv3d),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Conv3DTranspose",
@@ -808,7 +808,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_conv3d_transpose,
         grad: Some(grad_conv3d_transpose),
         kernel: Some(kernel_conv3d_transpose),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_Conv3DBackpropInput",
@@ -826,7 +826,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dw), None]
         }),
         kernel: Some(kernel_conv3d_backprop_input),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_Conv3DBackpropFilter",
@@ -843,7 +843,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dx), None]
         }),
         kernel: Some(kernel_conv3d_backprop_filter),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_Conv3DTransposeInput",
@@ -865,7 +865,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dw), None]
         }),
         kernel: Some(kernel_conv3d_transpose_input),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_Conv3DTransposeFilter",
@@ -886,7 +886,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(ddy), Some(dx), None]
         }),
         kernel: Some(kernel_conv3d_transpose_filter),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

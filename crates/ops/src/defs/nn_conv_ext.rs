@@ -11,6 +11,7 @@
 //! transposed convolution is the forward convolution, the weight gradient the
 //! filter gradient with the roles of input and output swapped.
 
+use crate::Traits;
 use crate::{ConvRole, Family};
 use ir::{AbsVal, AttrValue};
 
@@ -61,7 +62,7 @@ pub const OPS: &[OpDef] = &[OpDef {
     infer: infer_conv2d_transpose,
     grad: Some(grad_conv2d_backprop_input),
     kernel: Some(kernel_conv2d_transpose),
-    family: Family::Conv2D(ConvRole::InputGrad),
+    traits: Traits::of(Family::Conv2D(ConvRole::InputGrad)),
 }];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {

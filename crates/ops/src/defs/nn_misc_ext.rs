@@ -4,7 +4,8 @@
 //! dropouts `Dropout2D` / `Dropout3D` (`nn.Dropout2d`/`nn.Dropout3d` export
 //! nothing in inference: identity).
 
-use crate::Family;
+use crate::Gradgen;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 
 use crate::defs::nn::dropout_keep;
@@ -575,7 +576,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_dense),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "EmbeddingLookup",
@@ -594,7 +595,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_EmbeddingGrad", &[c.dout, c.inputs[1], c.inputs[0]], attrs)), None]
         }),
         kernel: Some(kernel_embedding_lookup),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "Embedding",
@@ -617,7 +618,7 @@ pub const OPS: &[OpDef] = &[
             vec![None, Some(b.prim("_EmbeddingGrad", &[c.dout, c.inputs[0], c.inputs[1]], attrs))]
         }),
         kernel: Some(kernel_embedding),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "Dropout2D",
@@ -629,7 +630,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_channel_dropout(c, 4),
         grad: Some(grad_channel_dropout),
         kernel: Some(|c| kernel_channel_dropout(c, 4)),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "Dropout3D",
@@ -641,7 +642,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_channel_dropout(c, 5),
         grad: Some(grad_channel_dropout),
         kernel: Some(|c| kernel_channel_dropout(c, 5)),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "_DenseGrad",
@@ -664,7 +665,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_dense_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_EmbeddingGrad",
@@ -697,7 +698,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_embedding_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

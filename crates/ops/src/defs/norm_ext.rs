@@ -11,7 +11,7 @@
 //! (MindSpore's bprops use `dout[0]` only; the two agree when the statistics
 //! are not used downstream). Kernels compute in f64 and round to the dtype.
 
-use crate::{Family, RowNorm};
+use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
 use crate::defs::nn_ext::{float_input, given, grad_given, ktensor, maybe_ranked, opt_tensor};
@@ -664,7 +664,7 @@ pub const OPS: &[OpDef] = &[
             grad_norm(b, c, "_GroupNormGrad", (0, 1, 2), attrs)
         }),
         kernel: Some(kernel_group_norm),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "InstanceNorm",
@@ -689,7 +689,7 @@ pub const OPS: &[OpDef] = &[
             g
         }),
         kernel: Some(kernel_instance_norm),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "LayerNormExt",
@@ -713,7 +713,7 @@ pub const OPS: &[OpDef] = &[
             grad_norm(b, c, "_LayerNormExtGrad", (0, 1, 2), attrs)
         }),
         kernel: Some(kernel_layer_norm_ext),
-        family: Family::RowNorm(RowNorm::LayerExt),
+        traits: Traits::of(Family::RowNorm(RowNorm::LayerExt)),
     },
     OpDef {
         name: "_GroupNormGrad",
@@ -729,7 +729,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm_grad,
         grad: None,
         kernel: Some(|c| kernel_norm_grad(c, NormKind::Group)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_InstanceNormGrad",
@@ -741,7 +741,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm_grad,
         grad: None,
         kernel: Some(|c| kernel_norm_grad(c, NormKind::Instance)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_LayerNormExtGrad",
@@ -757,7 +757,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm_grad,
         grad: None,
         kernel: Some(|c| kernel_norm_grad(c, NormKind::Layer)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

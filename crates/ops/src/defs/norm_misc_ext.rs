@@ -4,7 +4,8 @@
 //! too; L2Normalize's is built from primitives, so it has second derivatives).
 //! Kernels compute in f64 and round to the dtype.
 
-use crate::{Family, RowNorm};
+use crate::Gradgen;
+use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
 use crate::defs::nn_ext::{float_input, ktensor, maybe_ranked, opt_tensor};
@@ -555,7 +556,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_norm_ext,
         grad: Some(grad_batch_norm_ext),
         kernel: Some(kernel_batch_norm_ext),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "_BatchNormExtGrad",
@@ -583,7 +584,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_batch_norm_ext_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "RmsNorm",
@@ -605,7 +606,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.tuple_get(r, 0)), Some(b.tuple_get(r, 1))]
         }),
         kernel: Some(kernel_rms_norm),
-        family: Family::RowNorm(RowNorm::Rms),
+        traits: Traits::of(Family::RowNorm(RowNorm::Rms)),
     },
     OpDef {
         name: "L2Normalize",
@@ -621,7 +622,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_l2_normalize,
         grad: Some(grad_l2_normalize),
         kernel: Some(kernel_l2_normalize),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "LRN",
@@ -648,7 +649,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_LRNGrad", &[c.dout, c.inputs[0], c.out], attrs))]
         }),
         kernel: Some(kernel_lrn),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_RmsNormGrad",
@@ -677,7 +678,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_rms_norm_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_LRNGrad",
@@ -704,7 +705,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_lrn_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -13,7 +13,7 @@
 //! graph that reaches one stops there, with an error at that node (whose
 //! `name` says which MindSpore primitive it is).
 
-use crate::Family;
+use crate::Traits;
 use ir::AbsVal;
 
 use crate::infer::InferCall;
@@ -41,5 +41,5 @@ pub const OPS: &[OpDef] = &[OpDef {
     // No kernel: the executor stops at it, at its node, naming MindSpore's primitive
     // ("no kernel for MindSpore primitive `TensorMove` (imported as Opaque)").
     kernel: None,
-    family: Family::Other,
+    traits: Traits::NONE,
 }];

@@ -10,7 +10,7 @@
 //! within its `D·H·W` plane (the first one on ties), which the gradient uses:
 //! MindSpore's MaxPool*Grad sends each output's gradient to that cell.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
@@ -506,7 +506,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_AvgPool3DGrad", &[c.inputs[0], c.dout], all_attrs(c)))]
         }),
         kernel: Some(|c| kernel_pool(c, Kind::AvgPool3D)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "MaxPool3D",
@@ -518,7 +518,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::MaxPool3D),
         grad: Some(grad_max_pool3d),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPool3D)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "MaxPool3DWithArgmax",
@@ -530,7 +530,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::MaxPool3DWithArgmax),
         grad: Some(|b, c| grad_with_argmax(b, c, 3)),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPool3DWithArgmax)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "MaxPoolWithArgmaxV2",
@@ -542,7 +542,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::MaxPoolWithArgmaxV2),
         grad: Some(|b, c| grad_with_argmax(b, c, 2)),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPoolWithArgmaxV2)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "AdaptiveAvgPool2D",
@@ -565,7 +565,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(|c| kernel_pool(c, Kind::AdaptiveAvgPool2D)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "AdaptiveMaxPool2D",
@@ -585,7 +585,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| infer_pool(c, Kind::AdaptiveMaxPool2D),
         grad: Some(|b, c| grad_with_argmax(b, c, 2)),
         kernel: Some(|c| kernel_pool(c, Kind::AdaptiveMaxPool2D)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_AvgPool3DGrad",
@@ -610,7 +610,7 @@ pub const OPS: &[OpDef] = &[
             vec![None, Some(b.prim("AvgPool3D", &[c.dout], all_attrs(c)))]
         }),
         kernel: Some(|c| kernel_avg_grad(c, Kind::AvgPool3D)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_MaxPool3DArgmax",
@@ -630,7 +630,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_max_pool3d_argmax),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_PoolArgmaxGrad",
@@ -658,7 +658,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_argmax_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_PoolArgmaxGather",
@@ -688,7 +688,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_argmax_gather),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

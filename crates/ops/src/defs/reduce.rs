@@ -8,7 +8,7 @@
 //! number of such ties (MindSpore's `MinOrMaxGrad`). `ArgMax` gives the first
 //! index of the maximum, as `i32` unless `output_type` says `i64`.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Buffer;
 
@@ -479,7 +479,7 @@ const fn reduction(
         infer: infer_reduce,
         grad: Some(grad),
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
@@ -532,7 +532,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_argmax,
         grad: None,
         kernel: Some(k_argmax),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

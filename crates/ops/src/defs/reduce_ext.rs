@@ -18,7 +18,7 @@
 //! `_ReduceProdGrad`, so zeros are handled); `Max`/`Min` share the gradient
 //! among tied extrema (MindSpore's `MinOrMaxGrad`).
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -657,7 +657,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_prod,
         grad: Some(grad_reduce_prod),
         kernel: Some(k_reduce_prod),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "ReduceAll",
@@ -673,7 +673,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, true, "ReduceAll")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "ReduceAny",
@@ -689,7 +689,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, false, "ReduceAny")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Max",
@@ -701,7 +701,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_max_min,
         grad: Some(grad_max_min),
         kernel: Some(|c| k_max_min(c, true)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Min",
@@ -713,7 +713,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_max_min,
         grad: Some(grad_max_min),
         kernel: Some(|c| k_max_min(c, false)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "SumExt",
@@ -725,7 +725,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| grad_ext(b, c, false)),
         kernel: Some(|c| k_ext(c, "SumExt")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "MeanExt",
@@ -737,7 +737,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| grad_ext(b, c, true)),
         kernel: Some(|c| k_ext(c, "MeanExt")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "ProdExt",
@@ -764,7 +764,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| vec![prod_grad(b, c, prod_ext_axes(c.attrs), c.attrs.bool("keepdim"))]),
         kernel: Some(|c| k_ext(c, "ProdExt")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "CountNonZero",
@@ -779,7 +779,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_count_nonzero,
         grad: None,
         kernel: Some(k_count_nonzero),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "SquareSumAll",
@@ -794,7 +794,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_square_sum_all,
         grad: Some(grad_square_sum_all),
         kernel: Some(k_square_sum_all),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_ReduceProdGrad",
@@ -818,7 +818,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(k_reduce_prod_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -23,7 +23,7 @@
 //! along the axis, MindSpore's one-hot/scatter bprops); `CumSum` is the
 //! reversed `CumSum`, `CumProd` MindSpore's `cumsum(out·dout, reversed) / x`.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -650,7 +650,7 @@ const fn arg_op(
         infer: infer_arg,
         grad,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
@@ -797,7 +797,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(grad_cumsum),
         kernel: Some(|c| k_cum(c, false)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "CumProd",
@@ -814,7 +814,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(grad_cumprod),
         kernel: Some(|c| k_cum(c, true)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Cummax",
@@ -826,7 +826,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(|b, c| picked_grad(b, c, 0, 1, c.attrs.int("axis"), true)),
         kernel: Some(|c| k_cum_extreme(c, true)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Cummin",
@@ -838,7 +838,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(|b, c| picked_grad(b, c, 0, 1, c.attrs.int("axis"), true)),
         kernel: Some(|c| k_cum_extreme(c, false)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_IndexScatterAdd",
@@ -860,7 +860,7 @@ pub const OPS: &[OpDef] = &[
             vec![None, du, None]
         }),
         kernel: Some(k_index_scatter_add),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_IndexGather",
@@ -881,7 +881,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx, None]
         }),
         kernel: Some(k_index_gather),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

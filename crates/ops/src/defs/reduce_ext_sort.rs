@@ -2,7 +2,7 @@
 //! ArgSort, Median (see `reduce_ext_index` for the conventions: stable sorts,
 //! NaN sorting as the largest value, the lower median, index dtypes).
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -382,7 +382,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "TopK")),
         kernel: Some(|c| k_sort(c, "TopK")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "TopkExt",
@@ -400,7 +400,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "TopkExt")),
         kernel: Some(|c| k_sort(c, "TopkExt")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Sort",
@@ -416,7 +416,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "Sort")),
         kernel: Some(|c| k_sort(c, "Sort")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "SortExt",
@@ -428,7 +428,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: Some(|b, c| grad_sort(b, c, "SortExt")),
         kernel: Some(|c| k_sort(c, "SortExt")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "ArgSort",
@@ -440,7 +440,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_sort,
         grad: None,
         kernel: Some(|c| k_sort(c, "ArgSort")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Median",
@@ -458,7 +458,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_median,
         grad: Some(grad_median),
         kernel: Some(k_median),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -12,7 +12,7 @@
 //! Gradients are the analytic ones MindSpore's bprops compute, built from
 //! registry primitives so that they differentiate again.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType};
 use tensor::Tensor;
 
@@ -490,7 +490,7 @@ macro_rules! stat_op {
             infer: infer_stat,
             grad: Some(|b, c| grad_stat(b, c, $name)),
             kernel: Some(|c| k_stat(c, $name)),
-            family: Family::Other,
+            traits: Traits::NONE,
         }
     };
 }
@@ -517,7 +517,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_logsumexp,
         grad: Some(grad_logsumexp),
         kernel: Some(k_logsumexp),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "ReduceStd",
@@ -549,7 +549,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_stat,
         grad: Some(|b, c| grad_stat(b, c, "ReduceStd")),
         kernel: Some(|c| k_stat(c, "ReduceStd")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     stat_op!(
         "Var",
@@ -587,7 +587,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm,
         grad: Some(|b, c| grad_norm(b, c, "Norm")),
         kernel: Some(|c| k_norm(c, "Norm")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "LinalgVectorNorm",
@@ -605,7 +605,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm,
         grad: Some(|b, c| grad_norm(b, c, "LinalgVectorNorm")),
         kernel: Some(|c| k_norm(c, "LinalgVectorNorm")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "LpNorm",
@@ -623,7 +623,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_norm,
         grad: Some(|b, c| grad_norm(b, c, "LpNorm")),
         kernel: Some(|c| k_norm(c, "LpNorm")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -11,7 +11,7 @@
 //! over the product of the tables. The gradient (`_ResizeGrad`) applies the
 //! transposed tables; its own gradient is the forward resize again.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::nn_ext::{floats, ktensor};
@@ -590,7 +590,7 @@ macro_rules! resize_op {
             infer: |c| infer_resize(c, $kind),
             grad: Some(|b, c| grad_resize(b, c, $kind)),
             kernel: Some(|c| kernel_resize(c, $kind)),
-            family: Family::Other,
+            traits: Traits::NONE,
         }
     };
 }
@@ -720,7 +720,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim(kind.name(), &[c.dout], attrs)), None]
         }),
         kernel: Some(kernel_resize_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

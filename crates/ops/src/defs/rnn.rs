@@ -16,7 +16,8 @@
 //! pass; `reserve` and `state` (oneDNN's workspace and random state in
 //! MindSpore) are placeholders here.
 
-use crate::Family;
+use crate::Gradgen;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::nn_ext::{float_input, ktensor};
@@ -652,7 +653,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_lstm,
         grad: Some(grad_lstm),
         kernel: Some(kernel_lstm),
-        family: Family::Other,
+        traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "_LSTMGrad",
@@ -688,7 +689,7 @@ pub const OPS: &[OpDef] = &[
         },
         grad: None,
         kernel: Some(kernel_lstm_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

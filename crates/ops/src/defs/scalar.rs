@@ -22,7 +22,7 @@
 //! Gradients are MindSpore's scalar bprops (`grad_scalar_ops.cc`,
 //! `grad_implementations.py`); integer and bool operands get none.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, ScalarConst};
 use tensor::Tensor;
 
@@ -652,7 +652,7 @@ macro_rules! bin_op {
             infer: infer_bin,
             grad: Some(|b, c| grad_bin(b, c, $name)),
             kernel: Some(|c| k_bin(c, $name)),
-            family: Family::Other,
+            traits: Traits::NONE,
         }
     };
     ($name:literal, $doc:literal) => {
@@ -666,7 +666,7 @@ macro_rules! bin_op {
             infer: infer_bin,
             grad: None,
             kernel: Some(|c| k_bin(c, $name)),
-            family: Family::Other,
+            traits: Traits::NONE,
         }
     };
 }
@@ -683,7 +683,7 @@ macro_rules! unary_op {
             infer: infer_unary,
             grad: $grad,
             kernel: Some(|c| k_unary(c, $name)),
-            family: Family::Other,
+            traits: Traits::NONE,
         }
     };
 }
@@ -754,7 +754,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx]
         }),
         kernel: Some(k_scalar_cast),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "ScalarToTensor",
@@ -788,7 +788,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx]
         }),
         kernel: Some(k_scalar_to_tensor),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "TensorToScalar",
@@ -815,7 +815,7 @@ pub const OPS: &[OpDef] = &[
             vec![dx]
         }),
         kernel: Some(k_tensor_to_scalar),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

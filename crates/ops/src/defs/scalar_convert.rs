@@ -3,7 +3,7 @@
 //! tuple) and the tensor-with-number comparisons (LessScalar, EqScalar,
 //! GreaterEqualScalar). See `scalar_seq` for how tuples are represented.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
@@ -198,7 +198,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_seq_concat,
         grad: Some(|b, c| (concat().grad.expect("Concat has a gradient"))(b, c)),
         kernel: Some(|c| (concat().kernel.expect("Concat has a kernel"))(c)),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     seq_op(
         "TupleToTensor",
@@ -253,7 +253,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_scalar_compare,
         grad: None,
         kernel: Some(|c| k_scalar_compare(c, "Less")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "EqScalar",
@@ -265,7 +265,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_scalar_compare,
         grad: None,
         kernel: Some(|c| k_scalar_compare(c, "Equal")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "GreaterEqualScalar",
@@ -277,7 +277,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_scalar_compare,
         grad: None,
         kernel: Some(|c| k_scalar_compare(c, "GreaterEqual")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

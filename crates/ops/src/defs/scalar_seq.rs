@@ -13,7 +13,7 @@
 //! when the inputs' values are known. Semantics are Python's on tuples of
 //! numbers, as MindSpore's graph-mode kernels implement them.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
 
@@ -661,7 +661,7 @@ pub(crate) const fn seq_op(
         infer,
         grad,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
@@ -691,7 +691,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_make_range,
         grad: None,
         kernel: Some(k_make_range),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     seq_op(
         "SequenceAdd",

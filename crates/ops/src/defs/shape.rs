@@ -5,7 +5,7 @@
 //! constant inputs; in the DSL they are attributes (spec §6), which is what
 //! MindSpore's front end requires of them anyway.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -592,7 +592,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reshape,
         grad: Some(reshape_back),
         kernel: Some(kernel_reshape),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Transpose",
@@ -622,7 +622,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Transpose", &[c.dout], vec![("perm", inverse)]))]
         }),
         kernel: Some(kernel_transpose),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "ExpandDims",
@@ -642,7 +642,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_expand_dims,
         grad: Some(reshape_back),
         kernel: Some(kernel_expand_dims),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Squeeze",
@@ -662,7 +662,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_squeeze,
         grad: Some(reshape_back),
         kernel: Some(kernel_squeeze),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Concat",
@@ -705,7 +705,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.make_tuple(&slices))]
         }),
         kernel: Some(kernel_concat),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Tile",
@@ -731,7 +731,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_tile),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "BroadcastTo",
@@ -757,7 +757,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_broadcast_to),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Gather",
@@ -794,7 +794,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(dx), None]
         }),
         kernel: Some(kernel_gather),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Shape",
@@ -806,7 +806,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_shape,
         grad: None,
         kernel: Some(kernel_shape),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "Flatten",
@@ -818,7 +818,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_flatten,
         grad: Some(reshape_back),
         kernel: Some(kernel_flatten),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "StridedSlice",
@@ -886,7 +886,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_strided_slice),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

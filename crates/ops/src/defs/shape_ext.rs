@@ -17,7 +17,7 @@
 //! Gradients are MindSpore's bprops: the splits concatenate their
 //! sensitivities, `Stack` and `Unstack` undo each other.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -773,7 +773,7 @@ pub(crate) const fn op(
         infer,
         grad,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

@@ -5,7 +5,7 @@
 //! cropping), computed as a list of source offsets; each one's gradient is
 //! its inverse, as in MindSpore.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::elementwise::is_float_input;
@@ -580,7 +580,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("DepthToSpace", &[c.dout], attrs_of(c)))]
         }),
         kernel: Some(|c| kernel_depth(c, "SpaceToDepth")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "DepthToSpace",
@@ -601,7 +601,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("SpaceToDepth", &[c.dout], attrs_of(c)))]
         }),
         kernel: Some(|c| kernel_depth(c, "DepthToSpace")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "PixelShuffle",
@@ -621,7 +621,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("_PixelShuffleGrad", &[c.dout], attrs_of(c)))]
         }),
         kernel: Some(kernel_pixel_shuffle),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "_PixelShuffleGrad",
@@ -636,7 +636,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_pixel_shuffle,
         grad: Some(|b, c| vec![Some(b.prim("PixelShuffle", &[c.dout], attrs_of(c)))]),
         kernel: Some(kernel_pixel_unshuffle),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "SpaceToBatchND",
@@ -652,7 +652,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "BatchToSpaceND")),
         kernel: Some(|c| kernel_batch_space(c, "SpaceToBatchND")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "BatchToSpaceND",
@@ -668,7 +668,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "SpaceToBatchND")),
         kernel: Some(|c| kernel_batch_space(c, "BatchToSpaceND")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "SpaceToBatch",
@@ -684,7 +684,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "BatchToSpace")),
         kernel: Some(|c| kernel_batch_space(c, "SpaceToBatch")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     OpDef {
         name: "BatchToSpace",
@@ -700,7 +700,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_space,
         grad: Some(|b, c| grad_batch_space(b, c, "SpaceToBatch")),
         kernel: Some(|c| kernel_batch_space(c, "BatchToSpace")),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

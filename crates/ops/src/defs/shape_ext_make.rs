@@ -10,7 +10,7 @@
 //! sensitivity), `Tril`/`Triu` (which mask it the same way) and `Meshgrid`
 //! (each input gets its output's sensitivity summed over the other axes).
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst};
 use tensor::{Buffer, Tensor};
 
@@ -718,7 +718,7 @@ const fn op(
         infer,
         grad,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

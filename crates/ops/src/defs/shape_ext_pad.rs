@@ -21,7 +21,8 @@
 //! MindSpore's CPU backend has kernels for Pad, PadV3 and MirrorPad only; the
 //! others are checked against PadV3 with the same paddings and mode.
 
-use crate::Family;
+use crate::Gradgen;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -600,7 +601,7 @@ const fn pad_op(
         infer: infer_pad,
         grad: Some(grad),
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
@@ -664,7 +665,8 @@ pub const OPS: &[OpDef] = &[
         ],
         |b, c| grad_pad(b, c, "PadV3"),
         |c| kernel_pad(c, "PadV3"),
-    ),
+    )
+    .drawn(Gradgen::Avoid),
     pad_op(
         "ConstantPadND",
         Category::Shape,
@@ -769,7 +771,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_pad_grad,
         grad: Some(|b, c| vec![Some(b.prim("_Pad", &[c.dout], attrs_of(c))), None]),
         kernel: Some(kernel_pad_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

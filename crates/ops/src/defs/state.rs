@@ -17,7 +17,7 @@
 //! `sgd_cpu_kernel.cc`, `adam_cpu_kernel.cc`...), computed in f64 and stored in
 //! the variable's dtype.
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
 
@@ -445,7 +445,7 @@ const fn state_op(
         infer,
         grad: None,
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
@@ -478,7 +478,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_update_state,
         grad: None,
         kernel: None,
-        family: Family::Other,
+        traits: Traits::NONE,
     },
     state_op(
         "Assign",

@@ -2,7 +2,7 @@
 //! meaning (they move values and functions around rather than compute); the
 //! schemas here serve docs, completion and argument checking.
 
-use crate::Family;
+use crate::Traits;
 use ir::AbsVal;
 
 use crate::infer::InferCall;
@@ -28,7 +28,7 @@ const fn structural(
         infer: handled_by_analysis,
         grad: None,
         kernel: None,
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

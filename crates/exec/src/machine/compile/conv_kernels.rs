@@ -35,7 +35,7 @@ fn reg(v: &SVal) -> Option<u32> {
 
 /// This module's kernel for node `n`, if it has one.
 pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let which = match p.op?.family {
+    let which = match p.op?.traits.family {
         Family::Pool2D {
             reduce: PoolReduce::Max,
             grad,

@@ -31,7 +31,7 @@ fn last_axis_only(p: &PrimFn, attr: &str, rank: usize) -> bool {
 
 /// This module's kernel for node `n`, if it has one.
 pub(crate) fn select(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let family = p.op?.family;
+    let family = p.op?.traits.family;
     if let Family::RowNorm(RowNorm::Layer | RowNorm::LayerGrad) = family {
         return select_layer_norm(n, p, regs);
     }
@@ -145,7 +145,7 @@ impl FastKernel for SoftmaxRows {
 /// and `beta` of those axes' shape (`begin_params_axis` equal to
 /// `begin_norm_axis`, as `nn.LayerNorm` makes them).
 fn select_layer_norm(n: &Node, p: &PrimFn, regs: &[RegInfo]) -> Option<Chosen> {
-    let grad = p.op.map(|o| o.family) == Some(Family::RowNorm(RowNorm::LayerGrad));
+    let grad = p.op.map(|o| o.traits.family) == Some(Family::RowNorm(RowNorm::LayerGrad));
     let ins = n.inputs();
     let f32_reg = |v: &SVal| reg(v).filter(|&r| regs[r as usize].dtype == DType::F32);
     let inputs: Vec<u32> = ins.iter().map(f32_reg).collect::<Option<_>>()?;

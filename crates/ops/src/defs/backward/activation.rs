@@ -9,7 +9,7 @@
 //! second derivatives work through them. Checked against MindSpore 2.10 in
 //! `tests/ms_oracle/backward_norm_act.py`.
 
-use crate::Family;
+use crate::Traits;
 use ir::AbsVal;
 use tensor::Tensor;
 
@@ -212,7 +212,7 @@ const fn backward(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

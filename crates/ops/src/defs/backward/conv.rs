@@ -12,6 +12,7 @@
 //! its tensors, and the adjoints are the other two (`Conv2D` for the output
 //! gradient, the filter or input gradient with roles swapped).
 
+use crate::Traits;
 use crate::{ConvRole, Family};
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
@@ -579,7 +580,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_conv2d_backprop_input,
         grad: Some(grad_conv2d_backprop_input),
         kernel: Some(kernel_conv2d_backprop_input),
-        family: Family::Conv2D(ConvRole::InputGrad),
+        traits: Traits::of(Family::Conv2D(ConvRole::InputGrad)),
     },
     OpDef {
         name: "Conv2DBackpropFilter",
@@ -591,7 +592,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_conv2d_backprop_filter,
         grad: Some(grad_conv2d_backprop_filter),
         kernel: Some(kernel_conv2d_backprop_filter),
-        family: Family::Conv2D(ConvRole::FilterGrad),
+        traits: Traits::of(Family::Conv2D(ConvRole::FilterGrad)),
     },
 ];
 

@@ -10,7 +10,7 @@ pub mod norm;
 pub mod pool;
 pub mod sizes;
 
-use crate::Family;
+use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::Buffer;
 
@@ -140,7 +140,7 @@ const fn backward(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 

@@ -11,7 +11,7 @@
 //! The others have rules. Checked against MindSpore 2.10 in
 //! `tests/ms_oracle/backward_norm_act.py`.
 
-use crate::{Family, RowNorm};
+use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, Shape};
 use tensor::Tensor;
 
@@ -354,7 +354,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| norm_grad(c, 1, 0, 4),
         grad: None,
         kernel: Some(kernel_layer_norm_grad),
-        family: Family::RowNorm(RowNorm::LayerGrad),
+        traits: Traits::of(Family::RowNorm(RowNorm::LayerGrad)),
     },
     OpDef {
         name: "BatchNormGrad",
@@ -397,7 +397,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_batch_norm_grad,
         grad: None,
         kernel: Some(kernel_batch_norm_grad),
-        family: Family::BatchNorm { grad: true },
+        traits: Traits::of(Family::BatchNorm { grad: true }),
     },
     OpDef {
         name: "SoftmaxBackward",
@@ -418,7 +418,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| like(c, 0, 0),
         grad: Some(grad_softmax_backward),
         kernel: Some(kernel_softmax_backward),
-        family: Family::Softmax { log: false, grad: true },
+        traits: Traits::of(Family::Softmax { log: false, grad: true }),
     },
     OpDef {
         name: "LogSoftmaxGrad",
@@ -439,7 +439,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| like(c, 1, 1),
         grad: Some(grad_log_softmax_grad),
         kernel: Some(kernel_log_softmax_grad),
-        family: Family::Softmax { log: true, grad: true },
+        traits: Traits::of(Family::Softmax { log: true, grad: true }),
     },
     OpDef {
         name: "DropoutGrad",
@@ -460,7 +460,7 @@ pub const OPS: &[OpDef] = &[
         infer: |c| like(c, 0, 0),
         grad: Some(grad_dropout_grad),
         kernel: Some(kernel_dropout_grad),
-        family: Family::Other,
+        traits: Traits::NONE,
     },
 ];
 

@@ -10,7 +10,7 @@
 //! `AvgPoolGrad`'s adjoint is `AvgPool`, `AdaptiveAvgPool2DGrad`'s
 //! `AdaptiveAvgPool2D`.
 
-use crate::{Family, PoolReduce};
+use crate::{Family, PoolReduce, Traits};
 use ir::{AbsVal, AttrValue, Dim};
 
 use super::sizes::{sizes_abs, sizes_arg, sizes_dims};
@@ -336,7 +336,7 @@ const fn backward(
         infer,
         grad: Some(grad),
         kernel: Some(kernel),
-        family: Family::Other,
+        traits: Traits::NONE,
     }
 }
 
