@@ -239,6 +239,9 @@ pub(super) fn specialise_on_weights(m: &mut Module) {
     // (`Ref` holds tensors: compared, not hashed.)
     type Key = (usize, Vec<(usize, Ref)>);
     let mut copies: Vec<(Key, usize)> = Vec::new();
+    // Copies are bounded (a dump whose copies would make copies without end
+    // keeps its updates on parameters, which `check` then reports).
+    let budget = 8 * n + 1024;
     let mut origin: Vec<usize> = (0..n).collect();
     let mut work: Vec<usize> = (0..n).collect();
     let mut seen: HashSet<usize> = HashSet::new();
@@ -281,6 +284,7 @@ pub(super) fn specialise_on_weights(m: &mut Module) {
             let key = (origin[h], bound.clone());
             let copy = match copies.iter().find(|(k, _)| *k == key) {
                 Some(&(_, c)) => c,
+                None if m.graphs.len() > budget => continue,
                 None => {
                     let c = copy_family(m, h, &bound, &mut origin);
                     copies.push((key, c));
