@@ -56,12 +56,14 @@ pub struct RunArgs {
     /// as a JSON array (text: one block per run).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub steps: usize,
-    /// Before running, set weights from this `.safetensors` file or MindSpore
-    /// `.ckpt` checkpoint (by parameter name; dtypes and shapes must match).
+    /// Before running, set weights from this `.safetensors` file, MindSpore
+    /// `.ckpt` checkpoint, or folder of NAME.npy files (by MindSpore's parameter
+    /// names; dtypes and shapes must match).
     #[arg(long, value_name = "FILE")]
     pub load_weights: Option<PathBuf>,
     /// After running, write every weight's value to this file: a MindSpore
-    /// `.ckpt` checkpoint for a `.ckpt` path, a `.safetensors` file otherwise.
+    /// `.ckpt` checkpoint for a `.ckpt` path, a folder of NAME.npy files for a
+    /// directory or a path ending in `/`, a `.safetensors` file otherwise.
     #[arg(long, value_name = "FILE")]
     pub save_weights: Option<PathBuf>,
     #[arg(long, value_name = "SIZE", help = max_memory_help("The most memory tensors may take at once; a primitive, weight or argument beyond it is refused"))]
@@ -424,8 +426,8 @@ fn run_inner(a: &RunArgs) -> u8 {
     EXIT_OK
 }
 
-/// Sets the weights named in a `.safetensors` file or a MindSpore `.ckpt`
-/// checkpoint (by MindSpore's parameter names); every name must be a weight,
+/// Sets the weights named in a `.safetensors` file, a MindSpore `.ckpt`
+/// checkpoint or a folder of NAME.npy files (by MindSpore's parameter names); every name must be a weight,
 /// of the weight's dtype and shape (checked before its data is read).
 /// A checkpoint is memory-mapped and each parameter decoded once. A name
 /// that is no weight may be one as an importer spells it in the DSL
@@ -441,6 +443,7 @@ fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<HashMap<String, 
             format!("{shown}: {}", e.0)
         }
     })?;
+    let file_format = tensor::named::Format::of_path(path);
     for info in file.infos() {
         let mut name = &info.name;
         let dsl = interop::model::weight_name(name);
@@ -470,7 +473,13 @@ fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<HashMap<String, 
         };
         let declared = c.tensor().shape().to_vec();
         let dtype = c.tensor().dtype();
+        // NumPy has no bfloat16: a folder of .npy files holds a bf16 weight
+        // as float32, rounded back when it is loaded.
+        let npy_bf16 = file_format == Some(tensor::named::Format::NpyDir)
+            && dtype == tensor::DType::BF16
+            && info.dtype == Ok(tensor::DType::F32);
         match &info.dtype {
+            _ if npy_bf16 => {}
             Err(ms) => {
                 return Err(format!(
                     "{shown}: parameter `{name}` is {ms}, a dtype mirdsl does not have (the weight is {dtype})"
@@ -489,16 +498,20 @@ fn load_weights(ex: &mut exec::Executor, path: &Path) -> Result<HashMap<String, 
                 info.shape
             ));
         }
-        let t = file
+        let mut t = file
             .read(&info.name)
             .map_err(|e| format!("{shown}: {}", e.0))?;
+        if npy_bf16 {
+            t = t.cast(dtype);
+        }
         ex.set_weight(name, ex.tensor(t)).map_err(|e| e.message)?;
     }
     Ok(renamed)
 }
 
 /// Writes every weight's current value, in its own dtype, to a
-/// `.safetensors` file or (by extension) a MindSpore `.ckpt` checkpoint.
+/// `.safetensors` file, (by extension) a MindSpore `.ckpt` checkpoint, or a
+/// folder of NAME.npy files (a directory or a path ending in `/`).
 /// Weights loaded under another name (`file_names`) are written under it.
 fn save_weights(
     ex: &mut exec::Executor,
@@ -515,7 +528,10 @@ fn save_weights(
         .collect();
     let items: Vec<(&str, &tensor::Tensor)> =
         tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    let bytes = match tensor::named::Format::of(path) {
+    let bytes = match tensor::named::Format::of_path(path) {
+        Some(tensor::named::Format::NpyDir) => {
+            return tensor::named::write(path, &items).map_err(|e| e.0);
+        }
         Some(tensor::named::Format::Ckpt) => tensor::ckpt::write(&items),
         _ => tensor::safetensors::write(&items),
     };

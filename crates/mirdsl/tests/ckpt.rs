@@ -111,6 +111,57 @@ fn mindspore_checkpoint_loads_and_saves_back_byte_for_byte() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A folder of NAME.npy files (a directory, or a path ending in `/`): one
+/// file per parameter, bfloat16 kept as float32 (NumPy has none) and rounded
+/// back on loading; a mismatch names the parameter and its file.
+#[test]
+fn a_folder_of_npy_files_holds_the_weights() {
+    let d = setup("npy");
+    ok(&mirdsl(
+        &d,
+        &[
+            "run",
+            "small.mir",
+            "--load-weights",
+            "small.ckpt",
+            "--save-weights",
+            "w/",
+        ],
+    ));
+    let mut files: Vec<String> = std::fs::read_dir(d.join("w"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.contains(&"fc.weight.npy".to_string()), "{files:?}");
+    assert!(files.iter().all(|f| f.ends_with(".npy")), "{files:?}");
+    let f16 = tensor::npy::read(&std::fs::read(d.join("w/fc.bias.npy")).unwrap()).unwrap();
+    assert_eq!(f16.dtype(), tensor::DType::F16, "float16 keeps its dtype");
+    let out = ok(&mirdsl(
+        &d,
+        &[
+            "run",
+            "small.mir",
+            "--load-weights",
+            "w",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(out.trim(), SMALL_JSON);
+    std::fs::write(
+        d.join("w/fc.weight.npy"),
+        tensor::npy::write(&tensor::Tensor::zeros(tensor::DType::F32, vec![3, 2])),
+    )
+    .unwrap();
+    let e = fails(&mirdsl(&d, &["run", "small.mir", "--load-weights", "w"]));
+    assert!(
+        e.contains("parameter `fc.weight` has shape [3, 2] in the file"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn dsl_load_reads_a_parameter() {
     let d = setup("dsl");

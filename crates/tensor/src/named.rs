@@ -1,6 +1,11 @@
-//! Files of named tensors, whatever their format: `.safetensors` and
-//! MindSpore's `.ckpt` (by extension). What `--load-weights`,
-//! `--save-weights` and `load("FILE", "NAME")` read and write.
+//! Files of named tensors, whatever their format: `.safetensors`,
+//! MindSpore's `.ckpt` (by extension), and a folder of `.npy` files, one
+//! `NAME.npy` per tensor (a path that is a directory or ends in `/`). What
+//! `--load-weights`, `--save-weights` and `load("FILE", "NAME")` read and
+//! write.
+//!
+//! NumPy has no bfloat16: a folder of `.npy` files keeps a `bf16` tensor as
+//! float32 (`<f4`), as [`crate::npy::write`] does.
 
 use std::io::BufReader;
 use std::path::Path;
@@ -18,6 +23,8 @@ fn err(message: impl Into<String>) -> TensorError {
 pub enum Format {
     Safetensors,
     Ckpt,
+    /// A folder holding `NAME.npy` for each tensor `NAME`.
+    NpyDir,
 }
 
 impl Format {
@@ -28,6 +35,41 @@ impl Format {
             "ckpt" => Some(Format::Ckpt),
             _ => None,
         }
+    }
+
+    /// [`Format::of`], or a folder of `.npy` files when `path` is a
+    /// directory or is written with a trailing `/`.
+    pub fn of_path(path: &Path) -> Option<Format> {
+        let text = path.to_string_lossy();
+        if path.is_dir() || text.ends_with('/') {
+            return Some(Format::NpyDir);
+        }
+        Format::of(path)
+    }
+}
+
+/// The `.npy` file of tensor `name` in folder `dir` (an error for a name a
+/// file cannot have).
+fn npy_path(dir: &Path, name: &str) -> Result<std::path::PathBuf, TensorError> {
+    if name.is_empty() || name.contains('/') || name.contains('\\') || name == "." || name == ".." {
+        return Err(err(format!(
+            "parameter `{name}` cannot be a file name in a folder of .npy files"
+        )));
+    }
+    Ok(dir.join(format!("{name}.npy")))
+}
+
+/// The header of the `.npy` file at `path` (its data is not read).
+fn npy_header(path: &Path) -> Result<crate::npy::Header, TensorError> {
+    let mut seen = None;
+    let r = crate::file::load_npy(path, &mut |h| {
+        seen = Some(h.clone());
+        Err(String::new())
+    });
+    match (seen, r) {
+        (Some(h), _) => Ok(h),
+        (None, Err(e)) => Err(err(format!("{}: {e}", path.display()))),
+        (None, Ok(_)) => unreachable!("the check refuses every file"),
     }
 }
 
@@ -42,6 +84,7 @@ pub struct Info {
 
 enum Source {
     Safetensors(std::path::PathBuf),
+    NpyDir(std::path::PathBuf),
     Ckpt(Mapped, Vec<ckpt::Entry>),
 }
 
@@ -57,7 +100,38 @@ impl NamedTensors {
     /// `.ckpt`; a file of another extension is read as a safetensors file).
     pub fn open(path: &Path) -> Result<NamedTensors, TensorError> {
         let shown = path.display();
-        match Format::of(path) {
+        match Format::of_path(path) {
+            Some(Format::NpyDir) => {
+                let entries = std::fs::read_dir(path)
+                    .map_err(|e| err(format!("cannot read the folder {shown}: {e}")))?;
+                let mut infos = Vec::new();
+                for e in entries.flatten() {
+                    let p = e.path();
+                    let Some(name) = p
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(|n| n.strip_suffix(".npy"))
+                    else {
+                        continue;
+                    };
+                    let h = npy_header(&p)?;
+                    infos.push(Info {
+                        name: name.to_string(),
+                        dtype: Ok(h.dtype),
+                        shape: h.shape,
+                    });
+                }
+                if infos.is_empty() {
+                    return Err(err(format!(
+                        "{shown}: the folder holds no .npy files (a folder of weights holds NAME.npy for each parameter NAME)"
+                    )));
+                }
+                infos.sort_by(|a, b| a.name.cmp(&b.name));
+                Ok(NamedTensors {
+                    source: Source::NpyDir(path.to_path_buf()),
+                    infos,
+                })
+            }
             Some(Format::Ckpt) => {
                 let map = Mapped::open(path)?;
                 let entries = ckpt::index(map.bytes()).map_err(|e| err(format!("{shown}: {e}")))?;
@@ -112,6 +186,11 @@ impl NamedTensors {
         match &self.source {
             Source::Ckpt(map, entries) => ckpt::find(entries, name)?.read(map.bytes()),
             Source::Safetensors(path) => crate::file::load_safetensors(path, name, &mut |_| Ok(())),
+            Source::NpyDir(dir) => {
+                let p = npy_path(dir, name)?;
+                crate::file::load_npy(&p, &mut |_| Ok(()))
+                    .map_err(|e| err(format!("{}: {e}", p.display())))
+            }
         }
     }
 }
@@ -121,6 +200,16 @@ impl NamedTensors {
 /// Data is streamed to the file.
 pub fn write(path: &Path, tensors: &[(&str, &Tensor)]) -> Result<(), TensorError> {
     let shown = path.display();
+    if Format::of_path(path) == Some(Format::NpyDir) {
+        std::fs::create_dir_all(path)
+            .map_err(|e| err(format!("cannot create the folder {shown}: {e}")))?;
+        for (name, t) in tensors {
+            let p = npy_path(path, name)?;
+            std::fs::write(&p, crate::npy::write(t))
+                .map_err(|e| err(format!("cannot write {}: {e}", p.display())))?;
+        }
+        return Ok(());
+    }
     let file =
         std::fs::File::create(path).map_err(|e| err(format!("cannot write {shown}: {e}")))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
@@ -144,7 +233,7 @@ mod tests {
             .unwrap()
             .cast(DType::F16);
         let b = Tensor::from_i64(DType::I32, vec![1], vec![9]).unwrap();
-        for file in ["w.ckpt", "w.safetensors"] {
+        for file in ["w.ckpt", "w.safetensors", "npy/"] {
             let path = dir.join(file);
             write(&path, &[("layer.w", &a), ("b", &b)]).unwrap();
             let f = NamedTensors::open(&path).unwrap();
