@@ -4,7 +4,7 @@
 //! compute type `T`, and the attribute values `p0`, `p1`); [`crate::source`]
 //! turns every entry into kernels, one per storage type it supports. The other
 //! families (reductions, softmax, normalisation, shape ops, GEMMs) have
-//! hand-written kernel templates and are listed in [`STRUCTURED`]. Every other
+//! hand-written kernel templates, chosen in `kernels::kernel_for`. Every other
 //! primitive with a CPU kernel runs there (copied to the host and back), and
 //! `--verbose` says so.
 
@@ -256,107 +256,8 @@ pub fn elementwise(op: &str) -> Option<&'static Elementwise> {
     ELEMENTWISE.iter().find(|e| e.op == op)
 }
 
-/// The other primitives with GPU kernels, by family.
-pub const STRUCTURED: &[(&str, &[&str])] = &[
-    ("cast", &["Cast"]),
-    (
-        "reduce",
-        &[
-            "ReduceSum",
-            "ReduceMean",
-            "ReduceMax",
-            "ReduceMin",
-            "ReduceProd",
-            "ReduceAll",
-            "ReduceAny",
-            "SumExt",
-            "MeanExt",
-            "ProdExt",
-            "Max",
-            "Min",
-            "BiasAddGrad",
-            "_SumToShapeOf",
-        ],
-    ),
-    (
-        "softmax",
-        &[
-            "Softmax",
-            "LogSoftmax",
-            "SoftmaxBackward",
-            "LogSoftmaxGrad",
-            "SparseSoftmaxCrossEntropyWithLogits",
-        ],
-    ),
-    (
-        "norm",
-        &[
-            "LayerNorm",
-            "LayerNormExt",
-            "RmsNorm",
-            "BatchNorm",
-            "BatchNormGrad",
-            "LayerNormGrad",
-        ],
-    ),
-    (
-        "view",
-        &[
-            "Reshape",
-            "ExpandDims",
-            "Squeeze",
-            "Flatten",
-            "Identity",
-            "_ReshapeLike",
-            // A weight's value at this point of the effect order: the tensor itself.
-            "Load",
-            // The sizes the convolution and pooling gradients take: metadata only.
-            "Shape",
-        ],
-    ),
-    (
-        "copy",
-        &[
-            "Transpose",
-            "BroadcastTo",
-            "Tile",
-            "Concat",
-            "Stack",
-            "Slice",
-            "SliceExt",
-            "Narrow",
-            "StridedSlice",
-            "Split",
-            "Gather",
-            "_BroadcastToShapeOf",
-            "Select",
-        ],
-    ),
-    (
-        "gemm",
-        &[
-            "MatMul",
-            "BatchMatMul",
-            "Mm",
-            "BatchMatMulExt",
-            "MatMulExt",
-            "Dense",
-            "BiasAdd",
-            "Conv2D",
-            "Conv2DBackpropInput",
-            "Conv2DTranspose",
-            "Conv2DBackpropFilter",
-            "MaxPool",
-            "AvgPool",
-            "MaxPoolGrad",
-            "AvgPoolGrad",
-        ],
-    ),
-    ("optim", &["ApplyMomentum", "SGD", "Adam"]),
-];
-
 /// Whether `op` has a GPU kernel (some calls of it may still run on the CPU:
 /// unsupported dtypes or attributes).
 pub fn has_gpu_kernel(op: &str) -> bool {
-    elementwise(op).is_some() || STRUCTURED.iter().any(|(_, ops)| ops.contains(&op))
+    ops::lookup(op).is_some_and(|op| crate::kernels::kernel_for(op).is_some())
 }

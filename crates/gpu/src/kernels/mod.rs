@@ -14,51 +14,74 @@ use tensor::{DType, Tensor};
 use crate::device::{Arg, DevBuf, DevResult, Device};
 use crate::source::{self, Storage};
 
+/// A device kernel: `Ok(None)` for a call it does not handle.
+pub type Kernel = fn(&Device, &'static OpDef, &KernelCall) -> DevResult<Option<KValue>>;
+
 /// Runs `op` on the device, or says it cannot.
 pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
-    if let Some(e) = crate::table::elementwise(op.name) {
-        return math::elementwise(dev, e, op, call);
+    match kernel_for(op) {
+        Some(kernel) => kernel(dev, op, call),
+        None => Ok(None),
     }
-    // The families with kernels of their own, by the op's record.
-    match op.traits.family {
-        Family::Softmax { .. } => return math::softmax(dev, op, call),
-        Family::RowNorm(RowNorm::LayerGrad) => return math::layer_norm_grad(dev, op, call),
-        Family::RowNorm(_) => return math::norm(dev, op, call),
-        Family::BatchNorm { .. } => return math::batch_norm(dev, op, call),
-        Family::Pool2D { grad: false, .. } => return linalg::pool(dev, op, call),
-        Family::Pool2D { grad: true, .. } => return linalg::pool_grad(dev, op, call),
-        Family::Conv2D(_) => return linalg::conv2d(dev, op, call),
-        Family::Other => {}
+}
+
+/// The device kernel of `op`, if it has one: elementwise ops by the table's
+/// expression, the families by the op's record, the rest by name (families
+/// not in the record yet). The one list of what runs on the GPU.
+pub fn kernel_for(op: &OpDef) -> Option<Kernel> {
+    if crate::table::elementwise(op.name).is_some() {
+        return Some(elementwise);
     }
-    match op.name {
-        "Cast" => math::cast_op(dev, op, call),
-        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceAll"
-        | "ReduceAny" | "SumExt" | "MeanExt" | "ProdExt" | "Max" | "Min" => {
-            math::reduce(dev, op, call)
-        }
-        "BiasAddGrad" | "_SumToShapeOf" => math::sum_to(dev, op, call),
-        "SparseSoftmaxCrossEntropyWithLogits" => math::sparse_ce(dev, op, call),
-        // Reads the shape only: no data moves (the sizes `Conv2DBackpropInput`
-        // and the pooling gradients take).
-        "Shape" => Ok(op.kernel.and_then(|k| k(call).ok())),
-        "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike" | "Load" => {
-            data::view(op, call)
-        }
-        "Transpose" | "BroadcastTo" | "Tile" | "Slice" | "SliceExt" | "Narrow" | "StridedSlice" => {
-            data::strided(dev, op, call)
-        }
-        "Concat" | "Stack" => data::concat(dev, op, call),
-        "Split" => data::split(dev, op, call),
-        "Gather" => data::gather(dev, op, call),
-        "_BroadcastToShapeOf" => data::broadcast_like(dev, op, call),
-        "Select" => data::select(dev, op, call),
-        "MatMul" | "BatchMatMul" | "Mm" | "BatchMatMulExt" | "MatMulExt" | "Dense" => {
-            linalg::matmul(dev, op, call)
-        }
-        "BiasAdd" => linalg::bias_add(dev, op, call),
-        "ApplyMomentum" | "SGD" | "Adam" => optim::optimizer(dev, op, call),
-        _ => Ok(None),
+    Some(match op.traits.family {
+        Family::Softmax { .. } => math::softmax,
+        Family::RowNorm(RowNorm::LayerGrad) => math::layer_norm_grad,
+        Family::RowNorm(_) => math::norm,
+        Family::BatchNorm { .. } => math::batch_norm,
+        Family::Pool2D { grad: false, .. } => linalg::pool,
+        Family::Pool2D { grad: true, .. } => linalg::pool_grad,
+        Family::Conv2D(_) => linalg::conv2d,
+        Family::Other => match op.name {
+            "Cast" => math::cast_op,
+            "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceAll"
+            | "ReduceAny" | "SumExt" | "MeanExt" | "ProdExt" | "Max" | "Min" => math::reduce,
+            "BiasAddGrad" | "_SumToShapeOf" => math::sum_to,
+            "SparseSoftmaxCrossEntropyWithLogits" => math::sparse_ce,
+            // Reads the shape only: no data moves (the sizes
+            // `Conv2DBackpropInput` and the pooling gradients take).
+            "Shape" => shape_only,
+            // `Load`: a weight's value at this point of the effect order.
+            "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike"
+            | "Load" => view,
+            "Transpose" | "BroadcastTo" | "Tile" | "Slice" | "SliceExt" | "Narrow"
+            | "StridedSlice" => data::strided,
+            "Concat" | "Stack" => data::concat,
+            "Split" => data::split,
+            "Gather" => data::gather,
+            "_BroadcastToShapeOf" => data::broadcast_like,
+            "Select" => data::select,
+            "MatMul" | "BatchMatMul" | "Mm" | "BatchMatMulExt" | "MatMulExt" | "Dense" => {
+                linalg::matmul
+            }
+            "BiasAdd" => linalg::bias_add,
+            "ApplyMomentum" | "SGD" | "Adam" => optim::optimizer,
+            _ => return None,
+        },
+    })
+}
+
+fn elementwise(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+    match crate::table::elementwise(op.name) {
+        Some(e) => math::elementwise(dev, e, op, call),
+        None => Ok(None),
     }
+}
+
+fn shape_only(_: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+    Ok(op.kernel.and_then(|k| k(call).ok()))
+}
+
+fn view(_: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Option<KValue>> {
+    data::view(op, call)
 }
 
 /// The shape rule's result for this call.
