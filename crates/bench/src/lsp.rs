@@ -82,7 +82,7 @@ fn scan_large(body: &[u8]) -> Option<Message> {
     ))
 }
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: ChildStdin,
     /// Messages with the moment their last byte arrived (before parsing,
@@ -94,7 +94,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(program: &str, args: &[&str]) -> Result<Server, String> {
+    pub(crate) fn start(program: &str, args: &[&str]) -> Result<Server, String> {
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::piped())
@@ -155,7 +155,7 @@ impl Server {
         let _ = self.stdin.flush();
     }
 
-    fn notify(&mut self, method: &str, params: Json) {
+    pub(crate) fn notify(&mut self, method: &str, params: Json) {
         self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
@@ -167,12 +167,16 @@ impl Server {
         id
     }
 
-    fn request(&mut self, method: &str, params: Json) -> Result<Json, String> {
+    pub(crate) fn request(&mut self, method: &str, params: Json) -> Result<Json, String> {
         self.request_timed(method, params).map(|(_, m)| m)
     }
 
     /// A request's answer and when its last byte arrived.
-    fn request_timed(&mut self, method: &str, params: Json) -> Result<(Instant, Json), String> {
+    pub(crate) fn request_timed(
+        &mut self,
+        method: &str,
+        params: Json,
+    ) -> Result<(Instant, Json), String> {
         let id = self.send_request(method, params);
         loop {
             let (arrived, m) = self
@@ -190,7 +194,7 @@ impl Server {
     /// Waits for the diagnostics of `version` (or, for a server that does not
     /// send versions, the next diagnostics); returns when they arrived and
     /// how many there were.
-    fn diagnostics(&mut self, version: i64) -> Result<(Instant, usize), String> {
+    pub(crate) fn diagnostics(&mut self, version: i64) -> Result<(Instant, usize), String> {
         loop {
             let (arrived, m) = self
                 .messages
@@ -204,7 +208,7 @@ impl Server {
         }
     }
 
-    fn initialize(&mut self) -> Result<(), String> {
+    pub(crate) fn initialize(&mut self) -> Result<(), String> {
         let r = self.request(
             "initialize",
             json!({"processId": std::process::id(), "rootUri": null, "capabilities": {
@@ -224,7 +228,7 @@ impl Server {
     }
 
     /// The server's resident memory now and at its peak, in KiB.
-    fn memory_kib(&self) -> (Option<u64>, Option<u64>) {
+    pub(crate) fn memory_kib(&self) -> (Option<u64>, Option<u64>) {
         let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
         else {
             return (None, None);
@@ -238,7 +242,7 @@ impl Server {
         (field("VmRSS:"), field("VmHWM:"))
     }
 
-    fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         let _ = self.request("shutdown", Json::Null);
         self.notify("exit", Json::Null);
         let deadline = Instant::now() + Duration::from_secs(5);
