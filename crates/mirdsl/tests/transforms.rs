@@ -13,7 +13,9 @@
 //! (`MIRDSL_MINDSPORE_PYTHON`), a straight-through estimator's gradient
 //! exported from the DSL (its `bprop`) gives what MindSpore's own
 //! `Cell.bprop` gives, and the vmap and Jacobian cases match `ops.vmap`,
-//! `ops.jacrev` and `ops.jacfwd` (float32).
+//! `ops.jacrev` and `ops.jacfwd` (float32). A custom-bprop network exported
+//! by MindSpore (tests/data/custom_bprop, made afresh with MindSpore) is
+//! imported and its gradient network run to MindSpore's gradient.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -823,4 +825,125 @@ fn transforms_match_mindspore() {
             );
         }
     }
+}
+
+/// The flat `data` of every tensor in `mirdsl run --format json`'s output.
+fn json_leaves(v: &serde_json::Value, out: &mut Vec<Vec<f64>>) {
+    match v {
+        serde_json::Value::Array(items) => items.iter().for_each(|i| json_leaves(i, out)),
+        serde_json::Value::Object(map) => out.push(
+            map["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_f64().unwrap())
+                .collect(),
+        ),
+        other => panic!("not a tensor: {other}"),
+    }
+}
+
+/// `mirdsl import MODEL`, then `mirdsl run` of it (with `extra` appended to
+/// the imported text) at `entry` on `x.npy`: the first output's data.
+fn import_and_run(dir: &std::path::Path, model: &str, extra: &str, entry: &str) -> Vec<f64> {
+    let bin = env!("CARGO_BIN_EXE_mirdsl");
+    let out = Command::new(bin)
+        .arg("import")
+        .arg(dir.join(model))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap() + extra;
+    let tmp = std::env::temp_dir().join(format!(
+        "mirdsl-custom-bprop-{}-{model}.mir",
+        std::process::id()
+    ));
+    std::fs::write(&tmp, &text).unwrap();
+    let out = Command::new(bin)
+        .args(["run", "--format", "json", "--entry", entry, "--arg"])
+        .arg(format!("x={}", dir.join("x.npy").display()))
+        .arg(&tmp)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut leaves = Vec::new();
+    json_leaves(&v, &mut leaves);
+    leaves.remove(0)
+}
+
+/// A network with a custom `Cell.bprop` (a clipped straight-through
+/// estimator: Round, whose own derivative is zero, with the gradient passed
+/// where |x w| <= 1) as MindSpore 2.10 exports it. MindIR cannot hold the
+/// rule itself (MindSpore keeps it in the FuncGraph's "bprop" transform,
+/// which the GraphProto has no field for: the forward model reloaded in
+/// MindSpore differentiates Round), so the custom gradient comes as
+/// MindSpore writes it: the exported gradient network (GradOperation). Its
+/// import run by mirdsl gives MindSpore's custom-bprop gradient, and
+/// mirdsl's `grad` of the imported forward model gives what MindSpore's
+/// grad of its reloaded forward model gives. The checked-in files are
+/// `tests/data/custom_bprop/gen.py`'s output; with MindSpore
+/// (`MIRDSL_MINDSPORE_PYTHON`) they are made afresh first.
+#[test]
+fn a_custom_bprop_network_from_mindspore_matches_its_gradients() {
+    let mut dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom_bprop");
+    if let Some(python) = test_support::require(Tool::MindSpore, test_support::mindspore_python()) {
+        let fresh =
+            std::env::temp_dir().join(format!("mirdsl-custom-bprop-{}", std::process::id()));
+        std::fs::create_dir_all(&fresh).unwrap();
+        let out = Command::new(python)
+            .arg(dir.join("gen.py"))
+            .arg(&fresh)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir = fresh;
+    }
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let want = |key: &str| -> Vec<f64> {
+        expected[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let (custom, reloaded) = (want("custom"), want("reloaded_forward"));
+    // The rule differs from the true derivative, so the comparison tells.
+    assert!(custom
+        .iter()
+        .zip(&reloaded)
+        .any(|(a, b)| (a - b).abs() > 0.1));
+    let close = |what: &str, got: &[f64], want: &[f64]| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g - w).abs() < 1e-6,
+                "{what}: {got:?} vs MindSpore's {want:?}"
+            );
+        }
+    };
+    let got = import_and_run(&dir, "ste_grad.mindir", "", "main");
+    close("imported gradient network", &got, &custom);
+    let got = import_and_run(
+        &dir,
+        "ste_loss.mindir",
+        "\ngraph g(x: f32[4]) {\n  return grad(main)(x)\n}\n",
+        "g",
+    );
+    close("grad of the imported forward network", &got, &reloaded);
 }
