@@ -502,6 +502,19 @@ describe('edge cases', () => {
     assert.ok(hasScope(findToken(lines, 'vjp', 'vjp'), 'support.function.metafunction'));
   });
 
+  test('the functional transforms are metafunctions', () => {
+    const { lines } = tokenize(
+      '  a = vmap(f, in_axes=(1, none), out_axes=1)(x, w)\n  b = jacfwd(f)(x)\n  c = jacrev(f, wrt=0)(x)\n' +
+        '  d = hessian(f)(x)\n  e = checkpoint(f)(x)\n  g = jvp(f)(x, t)\n  h = hvp(f)(x, t)\n  k = vmapped(x)',
+    );
+    for (const name of ['vmap', 'jacfwd', 'jacrev', 'hessian', 'checkpoint', 'jvp', 'hvp']) {
+      const tok = findToken(lines, `${name}(`, name);
+      assert.ok(hasScope(tok, 'support.function.metafunction'), fmt(tok));
+    }
+    assert.ok(hasScope(findToken(lines, 'vmap(f, in_axes', 'in_axes'), 'variable.parameter.keyword-argument'));
+    assert.ok(!hasScope(findToken(lines, 'vmapped', 'vmapped'), 'support.function'));
+  });
+
   test('a local named like an initialiser is only an initialiser in a param declaration', () => {
     const { lines } = tokenize('  constant = normal + 1');
     assert.ok(!hasScope(findToken(lines, 'constant', 'constant'), 'support.function'));

@@ -111,14 +111,16 @@
 ((call_expression
   callee: (identifier) @function.builtin)
   (#any-of? @function.builtin
-    "grad" "value_and_grad" "vjp" "constant" "normal" "uniform" "load"))
+    "grad" "value_and_grad" "vjp" "jvp" "hvp" "vmap" "jacfwd" "jacrev" "hessian"
+    "checkpoint" "constant" "normal" "uniform" "load"))
 
 ((call_expression
   callee: (identifier) @function.call)
   (#not-match? @function.call "^[A-Z]")
   (#not-match? @function.call "\\.")
   (#not-any-of? @function.call
-    "grad" "value_and_grad" "vjp" "constant" "normal" "uniform" "load"))
+    "grad" "value_and_grad" "vjp" "jvp" "hvp" "vmap" "jacfwd" "jacrev" "hessian"
+    "checkpoint" "constant" "normal" "uniform" "load"))
 
 ; `zeros` / `ones` weight initialisers.
 ((param_definition

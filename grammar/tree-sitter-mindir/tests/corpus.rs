@@ -490,6 +490,47 @@ graph mlp(x: f32[B, 3]) -> f32[B, 2] {
 }
 
 #[test]
+fn highlights_the_functional_transforms_as_builtins() {
+    let source = "\
+graph ste(x: f32[4]) {
+  graph bprop(x, out, dout) {
+    return (ClampScalar(dout, min=-1.0, max=1.0),)
+  }
+  return Round(x)
+}
+graph main(x: f32[3, 4], w: f32[4]) {
+  a = vmap(ste, in_axes=(1, none), out_axes=1)(x, w)
+  b = jacfwd(ste)(w)
+  c = jacrev(ste, wrt=0)(w)
+  d = hessian(ste)(w)
+  e = checkpoint(ste)(w)
+  f = jvp(ste)(w, w)
+  g = hvp(ste)(w, w)
+  return vmapped(a)
+}
+";
+    let caps = highlight_captures(source);
+    let expect = |text: &str, capture: &str| {
+        let names = captures_of(&caps, source, text);
+        assert_eq!(names, vec![capture.to_owned()], "captures of {text:?}");
+    };
+    for name in [
+        "vmap",
+        "jacfwd",
+        "jacrev",
+        "hessian",
+        "checkpoint",
+        "jvp",
+        "hvp",
+    ] {
+        expect(name, "function.builtin");
+    }
+    expect("in_axes", "variable.parameter");
+    expect("bprop", "function");
+    expect("vmapped", "function.call");
+}
+
+#[test]
 fn highlight_patterns_never_overlap_on_examples() {
     // No node gets two different captures, so editors that let the first pattern win and
     // editors that let the last one win highlight alike.
