@@ -303,4 +303,40 @@ mod tests {
         assert_eq!(read(&bytes, "bf").unwrap(), bf);
         assert_eq!(read(&bytes, "i8").unwrap(), i8);
     }
+
+    #[test]
+    fn a_mapped_file_is_used_in_place() {
+        let w = Tensor::from_f32(vec![2, 3], vec![1.0, -2.0, 3.5, 0.0, 5.0, 6.0]).unwrap();
+        let h = w.cast(DType::F16);
+        let bytes = write(&[("a.w", &w), ("b.h", &h)]);
+        let n = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+        assert_eq!(n % 8, 0, "the header is padded to 8 bytes");
+        let path =
+            std::env::temp_dir().join(format!("tensor-mapped-{}.safetensors", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let map = crate::mapped::shared(&path).unwrap();
+        assert!(
+            std::sync::Arc::ptr_eq(&map, &crate::mapped::shared(&path).unwrap()),
+            "one mapping per file"
+        );
+        let t = read_mapped(&map, "a.w", &mut |_| Ok(())).unwrap();
+        let in_place = t
+            .mapped_f32()
+            .expect("an aligned f32 weight is read in place");
+        assert_eq!(in_place, &[1.0, -2.0, 3.5, 0.0, 5.0, 6.0]);
+        assert!(std::ptr::eq(
+            in_place.as_ptr() as *const u8,
+            map.bytes()[t.file_bytes().unwrap().bytes().as_ptr() as usize
+                - map.bytes().as_ptr() as usize..]
+                .as_ptr()
+        ));
+        assert_eq!(t, w);
+        let th = read_mapped(&map, "b.h", &mut |_| Ok(())).unwrap();
+        assert!(th.mapped_f32().is_none(), "f16 is widened when used");
+        assert_eq!(th, h);
+        let e =
+            read_mapped(&map, "a.w", &mut |e| Err(format!("refused {:?}", e.shape))).unwrap_err();
+        assert_eq!(e.0, "refused [2, 3]");
+        let _ = std::fs::remove_file(&path);
+    }
 }
