@@ -1,4 +1,4 @@
-//! The `elementwise_ext` family (division family, bitwise and logic, clamping,
+//! The `elementwise` family (division family, bitwise and logic, clamping,
 //! tensor-scalar primitives, unary mathematics, activations): shape-rule
 //! errors and their targets, unknown and unranked shapes, odd shapes and rank
 //! 0, integer semantics, and gradient details the finite-difference check
@@ -40,9 +40,9 @@ fn ones_like(x: &Tensor) -> KValue {
 }
 
 const FAMILY: &[&[ops::OpDef]] = &[
-    ops::defs::elementwise_ext::OPS,
-    ops::defs::elementwise_ext_clamp::OPS,
-    ops::defs::elementwise_ext_math::OPS,
+    ops::defs::elementwise::binary::OPS,
+    ops::defs::elementwise::clamp::OPS,
+    ops::defs::elementwise::math::OPS,
     ops::defs::activations::OPS,
 ];
 

@@ -1,4 +1,4 @@
-//! The reduce_ext, scalar and linalg_ext families: Einsum against direct
+//! The reduction, scalar and linear algebra families: Einsum against direct
 //! summation over every index (MindSpore's CPU backend has no Einsum kernel to
 //! compare with), the scalar primitives' constant folding and the sequence
 //! primitives whose result length depends on constants, odd shapes (rank 0,

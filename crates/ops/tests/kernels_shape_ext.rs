@@ -1,4 +1,4 @@
-//! Kernels and shape rules of the `shape_ext` family (splits, stacking,
+//! Kernels and shape rules of the `shape` family (splits, stacking,
 //! slices, paddings, gathers and scatters, makers, layout, size queries):
 //! values against hand-computed references where MindSpore's CPU backend has
 //! no kernel to compare with (Roll, Take, the paddings' gradient), shape

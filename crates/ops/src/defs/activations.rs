@@ -28,7 +28,7 @@ use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
-use crate::defs::elementwise_ext::{
+use crate::defs::elementwise::binary::{
     dtype_error, infer_unary, masked, opt_number, p, unary_grad, unary_kernel, Accept, Grads,
 };
 use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims, op_axis, tensor_abs, unranked};
@@ -350,9 +350,7 @@ fn k_shrink(c: &KernelCall, soft: bool) -> Result<KValue, OpError> {
 fn k_hardtanh(c: &KernelCall) -> Result<KValue, OpError> {
     let lo = opt_number(c.attrs, "min_val");
     let hi = opt_number(c.attrs, "max_val");
-    float_same(c, |x| {
-        crate::defs::elementwise_ext_clamp::clamp_f(x, lo, hi)
-    })
+    float_same(c, |x| crate::defs::elementwise::clamp::clamp_f(x, lo, hi))
 }
 
 fn k_leaky_relu(c: &KernelCall) -> Result<KValue, OpError> {

@@ -6,7 +6,7 @@
 //! - `RealDiv` keeps the promoted dtype, as MindSpore's: integers divide
 //!   truncating toward zero (`x / 0` saturates to the dtype's maximum or
 //!   minimum, 0 for `0 / 0`); two bool operands are an error. True division
-//!   of integers is `Div` (`elementwise_ext`).
+//!   of integers is `Div` (`elementwise::binary`).
 //! - `Exp Log Sqrt Rsqrt Sin Cos Tanh Sigmoid Erf` compute an integer or bool
 //!   input in `f32` (MindSpore 2.3+ infers `float32` for integer inputs of
 //!   these, e.g. `ExpFuncImpl`); `GeLU` needs a float input, as MindSpore's.
@@ -32,6 +32,10 @@
 //! bool inputs get none, and broadcast gradients are summed back with
 //! `_SumToShapeOf`. `Maximum`/`Minimum` split the gradient of tied elements
 //! evenly between `x` and `y` (MindSpore's `MaximumGrad`/`MinimumGrad`).
+
+pub mod binary;
+pub mod clamp;
+pub mod math;
 
 use crate::Gradgen;
 use crate::Traits;
@@ -258,7 +262,7 @@ fn k_real_div(c: &KernelCall) -> Result<KValue, OpError> {
     let d = c.promoted();
     numeric!(c, d, |a, b| a / b, {
         if b == 0 {
-            crate::defs::elementwise_ext::int_div_by_zero(a, d)
+            crate::defs::elementwise::binary::int_div_by_zero(a, d)
         } else {
             a.wrapping_div(b)
         }

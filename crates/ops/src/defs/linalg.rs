@@ -5,6 +5,10 @@
 //! but the last two) with NumPy's rules, and an `i8` product is `i32`.
 //! Gradients are MindSpore's bprops; a broadcast batch is summed back.
 
+pub mod einsum;
+pub mod matrix;
+pub mod products;
+
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, DType, Tensor};

@@ -5,15 +5,9 @@ pub mod activations;
 pub mod backward;
 pub mod comm;
 pub mod elementwise;
-pub mod elementwise_ext;
-pub mod elementwise_ext_clamp;
-pub mod elementwise_ext_math;
 pub mod internal;
 pub mod internal_nn;
 pub mod linalg;
-pub mod linalg_ext;
-pub mod linalg_ext_einsum;
-pub mod linalg_ext_matrix;
 pub mod loss;
 pub mod makers;
 pub mod nn;
@@ -30,23 +24,12 @@ pub mod opaque;
 pub mod pool_ext;
 mod pool_window;
 pub mod reduce;
-pub mod reduce_ext;
-pub mod reduce_ext_index;
-pub mod reduce_ext_sort;
-pub mod reduce_ext_stats;
 pub mod resize;
 pub mod rnn;
 pub mod scalar;
 pub mod scalar_convert;
 pub mod scalar_seq;
 pub mod shape;
-pub mod shape_ext;
-pub mod shape_ext_index;
-pub mod shape_ext_layout;
-pub mod shape_ext_make;
-pub mod shape_ext_pad;
-pub mod shape_ext_segment;
-pub mod shape_ext_slice;
 pub mod state;
 pub mod structure;
 
@@ -55,30 +38,30 @@ use crate::OpDef;
 pub fn all() -> impl Iterator<Item = &'static OpDef> {
     [
         elementwise::OPS,
-        elementwise_ext::OPS,
-        elementwise_ext_clamp::OPS,
-        elementwise_ext_math::OPS,
+        elementwise::binary::OPS,
+        elementwise::clamp::OPS,
+        elementwise::math::OPS,
         activations::OPS,
         linalg::OPS,
-        linalg_ext::OPS,
-        linalg_ext_einsum::OPS,
-        linalg_ext_matrix::OPS,
+        linalg::products::OPS,
+        linalg::einsum::OPS,
+        linalg::matrix::OPS,
         reduce::OPS,
-        reduce_ext::OPS,
-        reduce_ext_index::OPS,
-        reduce_ext_sort::OPS,
-        reduce_ext_stats::OPS,
+        reduce::aggregate::OPS,
+        reduce::index::OPS,
+        reduce::sort::OPS,
+        reduce::stats::OPS,
         scalar::OPS,
         scalar_seq::OPS,
         scalar_convert::OPS,
         shape::OPS,
-        shape_ext::OPS,
-        shape_ext_slice::OPS,
-        shape_ext_pad::OPS,
-        shape_ext_layout::OPS,
-        shape_ext_index::OPS,
-        shape_ext_segment::OPS,
-        shape_ext_make::OPS,
+        shape::split_stack::OPS,
+        shape::slice::OPS,
+        shape::pad::OPS,
+        shape::layout::OPS,
+        shape::gather_scatter::OPS,
+        shape::segment::OPS,
+        shape::make::OPS,
         nn::OPS,
         nn_conv::OPS,
         nn_conv_ext::OPS,
@@ -111,30 +94,30 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
 pub fn samples() -> Vec<crate::eager::Sample> {
     let mut all = Vec::new();
     all.extend(elementwise::samples());
-    all.extend(elementwise_ext::samples());
-    all.extend(elementwise_ext_clamp::samples());
-    all.extend(elementwise_ext_math::samples());
+    all.extend(elementwise::binary::samples());
+    all.extend(elementwise::clamp::samples());
+    all.extend(elementwise::math::samples());
     all.extend(activations::samples());
     all.extend(linalg::samples());
-    all.extend(linalg_ext::samples());
-    all.extend(linalg_ext_einsum::samples());
-    all.extend(linalg_ext_matrix::samples());
+    all.extend(linalg::products::samples());
+    all.extend(linalg::einsum::samples());
+    all.extend(linalg::matrix::samples());
     all.extend(reduce::samples());
-    all.extend(reduce_ext::samples());
-    all.extend(reduce_ext_index::samples());
-    all.extend(reduce_ext_sort::samples());
-    all.extend(reduce_ext_stats::samples());
+    all.extend(reduce::aggregate::samples());
+    all.extend(reduce::index::samples());
+    all.extend(reduce::sort::samples());
+    all.extend(reduce::stats::samples());
     all.extend(scalar::samples());
     all.extend(scalar_seq::samples());
     all.extend(scalar_convert::samples());
     all.extend(shape::samples());
-    all.extend(shape_ext::samples());
-    all.extend(shape_ext_slice::samples());
-    all.extend(shape_ext_pad::samples());
-    all.extend(shape_ext_layout::samples());
-    all.extend(shape_ext_index::samples());
-    all.extend(shape_ext_segment::samples());
-    all.extend(shape_ext_make::samples());
+    all.extend(shape::split_stack::samples());
+    all.extend(shape::slice::samples());
+    all.extend(shape::pad::samples());
+    all.extend(shape::layout::samples());
+    all.extend(shape::gather_scatter::samples());
+    all.extend(shape::segment::samples());
+    all.extend(shape::make::samples());
     all.extend(nn::samples());
     all.extend(nn_conv::samples());
     all.extend(nn_conv_ext::samples());

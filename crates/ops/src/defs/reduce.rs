@@ -8,6 +8,11 @@
 //! number of such ties (MindSpore's `MinOrMaxGrad`). `ArgMax` gives the first
 //! index of the maximum, as `i32` unless `output_type` says `i64`.
 
+pub mod aggregate;
+pub mod index;
+pub mod sort;
+pub mod stats;
+
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Buffer;

@@ -586,13 +586,19 @@ fn infer_scalar_to_tensor(call: &InferCall) -> Result<AbsVal, OpError> {
         return Ok(AbsVal::Any);
     }
     let (d, _, _) = scalar_in(call, 0)?;
-    let dtype = scalar_to_tensor_dtype(crate::defs::reduce_ext::opt_dtype(call.attrs, "dtype"), d);
+    let dtype = scalar_to_tensor_dtype(
+        crate::defs::reduce::aggregate::opt_dtype(call.attrs, "dtype"),
+        d,
+    );
     Ok(AbsVal::tensor(dtype, &[]))
 }
 
 fn k_scalar_to_tensor(c: &KernelCall) -> Result<KValue, OpError> {
     let (d, x) = num_arg(c, 0)?;
-    let dtype = scalar_to_tensor_dtype(crate::defs::reduce_ext::opt_dtype(c.attrs, "dtype"), d);
+    let dtype = scalar_to_tensor_dtype(
+        crate::defs::reduce::aggregate::opt_dtype(c.attrs, "dtype"),
+        d,
+    );
     Ok(num_out(dtype, x))
 }
 
@@ -768,7 +774,7 @@ pub const OPS: &[OpDef] = &[
         output: OutputDef::Single,
         infer: infer_scalar_to_tensor,
         grad: Some(|b, c| {
-            let to = crate::defs::reduce_ext::opt_dtype(c.attrs, "dtype");
+            let to = crate::defs::reduce::aggregate::opt_dtype(c.attrs, "dtype");
             let dx = match &c.input_values[0] {
                 _ if to.is_some_and(|d| !d.is_float()) => None,
                 AbsVal::Scalar { dtype: d, .. } if d.is_float() => {

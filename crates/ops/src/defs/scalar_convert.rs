@@ -39,7 +39,7 @@ fn tuple_tensor_dtype(op: &str, dtypes: &[DType]) -> DType {
 }
 
 fn given_dtype(call_attrs: &crate::Attrs) -> Option<DType> {
-    crate::defs::reduce_ext::opt_dtype(call_attrs, "dtype")
+    crate::defs::reduce::aggregate::opt_dtype(call_attrs, "dtype")
 }
 
 fn infer_to_tensor(call: &InferCall) -> Result<AbsVal, OpError> {

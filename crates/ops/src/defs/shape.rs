@@ -5,6 +5,14 @@
 //! constant inputs; in the DSL they are attributes (spec §6), which is what
 //! MindSpore's front end requires of them anyway.
 
+pub mod gather_scatter;
+pub mod layout;
+pub mod make;
+pub mod pad;
+pub mod segment;
+pub mod slice;
+pub mod split_stack;
+
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};

@@ -1,6 +1,6 @@
 """MindSpore 2.10 oracle for the elementwise primitives: the `elementwise` family
-(Add ... OnesLike) and the `elementwise_ext` family (elementwise_ext.rs,
-elementwise_ext_math.rs, activations.rs).
+(Add ... OnesLike) and the `elementwise` family (elementwise/binary.rs,
+elementwise/math.rs, activations.rs).
 
 Run: /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/elementwise.py
 It writes elementwise.json beside this file.

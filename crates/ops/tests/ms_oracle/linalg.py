@@ -1,4 +1,4 @@
-"""MindSpore 2.10 oracle for the linalg_ext family (linalg_ext*.rs).
+"""MindSpore 2.10 oracle for the linear algebra families (defs/linalg/*.rs).
 
 Run: /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/linalg.py
 

@@ -1,4 +1,4 @@
-"""MindSpore 2.10 oracle for the reduce_ext family (reduce_ext*.rs).
+"""MindSpore 2.10 oracle for the reduction families (defs/reduce/*.rs).
 
 Run: /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/reduce.py
 

@@ -1,4 +1,4 @@
-"""MindSpore 2.10 oracle for the `shape_ext` family (defs/shape_ext*.rs):
+"""MindSpore 2.10 oracle for the `shape` family (defs/shape/*.rs):
 splitting and stacking, slicing, padding, gathers and scatters, makers,
 layout and size queries.
 

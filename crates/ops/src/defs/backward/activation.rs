@@ -14,10 +14,10 @@ use ir::AbsVal;
 use tensor::Tensor;
 
 use crate::defs::activations::sigmoid;
-use crate::defs::elementwise::{GELU_A, GELU_C};
-use crate::defs::elementwise_ext::{
+use crate::defs::elementwise::binary::{
     binary_kernel, infer_binary, input_grad, p, ternary_float, Accept, Grads,
 };
+use crate::defs::elementwise::{GELU_A, GELU_C};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef};

@@ -1,4 +1,4 @@
-//! Segment reductions and masking of the `shape_ext` family:
+//! Segment reductions and masking of the `shape` family:
 //! UnsortedSegmentSum/Max/Min and MaskedFill.
 //!
 //! Negative segment ids are dropped and ids at or above `num_segments` are an
@@ -13,9 +13,11 @@ use tensor::{Buffer, Tensor};
 
 use crate::defs::elementwise::{is_float_input, make_tensor};
 use crate::defs::internal::broadcast_to;
+use crate::defs::shape::gather_scatter::{Combine, Elem, INDEX_WHAT};
+use crate::defs::shape::split_stack::{
+    attrs_of, int_values, op, out, require_dtype, Grads, INDEX_DTYPES,
+};
 use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims, take, tensor_abs, unranked};
-use crate::defs::shape_ext::{attrs_of, int_values, op, out, require_dtype, Grads, INDEX_DTYPES};
-use crate::defs::shape_ext_index::{Combine, Elem, INDEX_WHAT};
 use crate::infer::{broadcast_shapes, InferCall};
 use crate::kernel::{broadcast_shape, KValue, KernelCall};
 use crate::{AttrType, Category, GradBuilder, GradCall, OpDef, OpError, ParamDef};
@@ -361,11 +363,11 @@ fn kernel_segment_gather(c: &KernelCall) -> Result<KValue, OpError> {
     }
     let padded = {
         let flat = crate::defs::shape::reshape_to(g, vec![zero_at])?;
-        crate::defs::shape_ext_pad::take_fill(
+        crate::defs::shape::pad::take_fill(
             &flat,
             vec![zero_at + 1],
             &(0..zero_at)
-                .chain([crate::defs::shape_ext_pad::FILL])
+                .chain([crate::defs::shape::pad::FILL])
                 .collect::<Vec<_>>(),
             0.0,
         )

@@ -1,4 +1,4 @@
-//! Slicing primitives of the `shape_ext` family: Slice, Narrow, SliceExt,
+//! Slicing primitives of the `shape` family: Slice, Narrow, SliceExt,
 //! ReverseV2 and Roll, and the internal primitives their gradients scatter
 //! with (`_SliceGrad`, `_NarrowGrad`, `_SliceExtGrad`, whose own gradients
 //! slice again).
@@ -6,12 +6,12 @@
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::elementwise::{infer_same, is_float_input};
+use crate::defs::shape::split_stack::{
+    attrs_of, int_tuple, like, op, out, scatter_along, take_along, Grads, GRAD_LIKE, INPUT,
+};
 use crate::defs::shape::{
     cartesian_offsets, dims_of, fmt_dims, fmt_ints, op_axis, row_strides, scatter_add, take,
     tensor_abs, unranked,
-};
-use crate::defs::shape_ext::{
-    attrs_of, int_tuple, like, op, out, scatter_along, take_along, Grads, GRAD_LIKE, INPUT,
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

@@ -1,7 +1,7 @@
 //! Reductions and scans along one axis that produce indices: ArgMaxWithValue,
 //! ArgMinWithValue, Argmin, ArgMaxExt, ArgMinExt, MaxDim, MinDim, CumSum,
 //! CumProd, Cummax, Cummin (TopK, TopkExt, Sort, SortExt, ArgSort and Median
-//! are in `reduce_ext_sort`); and the internal `_IndexScatterAdd`/`_IndexGather`
+//! are in `reduce::sort`); and the internal `_IndexScatterAdd`/`_IndexGather`
 //! the gradients of all of them use.
 //!
 //! Semantics measured on MindSpore 2.10's CPU kernels:
@@ -28,7 +28,7 @@ use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
 use crate::defs::elementwise::{is_float_input, make_tensor};
-use crate::defs::reduce_ext::{input_tensor, scan_best};
+use crate::defs::reduce::aggregate::{input_tensor, scan_best};
 use crate::defs::shape::op_axis;
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

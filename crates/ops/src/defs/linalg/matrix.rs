@@ -1,6 +1,6 @@
 //! Matrix functions and diagonals: MatrixInverse, MatrixDeterminant,
 //! Cholesky, Trace, Cross, Diag, DiagPart, and the `_CholeskyGrad` and
-//! `_TraceGrad` their gradients use (see `linalg_ext` for the conventions).
+//! `_TraceGrad` their gradients use (see `linalg::products` for the conventions).
 
 use crate::Gradgen;
 use crate::Traits;
@@ -10,7 +10,9 @@ use tensor::Tensor;
 use crate::defs::elementwise::is_float_input;
 use crate::defs::internal::broadcast_to;
 use crate::defs::linalg::dims_compatible;
-use crate::defs::linalg_ext::{flag, kernel_dims, la, ok, prim, ranked, same_dtype, tensor_abs};
+use crate::defs::linalg::products::{
+    flag, kernel_dims, la, ok, prim, ranked, same_dtype, tensor_abs,
+};
 use crate::defs::shape::{dims_of, op_axis};
 use crate::infer::{broadcast_shapes, InferCall};
 use crate::kernel::{broadcast_shape, KValue, KernelCall};

@@ -1,11 +1,11 @@
-//! More elementwise primitives (the `elementwise_ext` family): here the
+//! More elementwise primitives (the `elementwise` family): here the
 //! division family (`Div Mod FloorDiv FloorMod TruncateDiv TruncateMod
 //! DivNoNan Xdivy Xlogy MulNoNan SquaredDifference Atan2 Hypot`) and bitwise
 //! and logic (`BitwiseAnd BitwiseOr BitwiseXor BitwiseNot LogicalXor
 //! LeftShift RightShift`), with the kernel, shape-rule and gradient helpers
 //! the family shares. Interpolation, clamping and the tensor-scalar
-//! primitives are in `elementwise_ext_clamp`, the unary mathematical
-//! functions in `elementwise_ext_math`, the activations in `activations`.
+//! primitives are in `elementwise::clamp`, the unary mathematical
+//! functions in `elementwise::math`, the activations in `activations`.
 //!
 //! Dtypes and numerics are those of MindSpore 2.10's CPU kernels, checked
 //! against them (`tests/ms_oracle/elementwise.py`):

@@ -1,7 +1,7 @@
 //! Interpolation, clamping and the tensor-scalar primitives of the
-//! `elementwise_ext` family: `Lerp ClampScalar ClampTensor NanToNum
+//! `elementwise` family: `Lerp ClampScalar ClampTensor NanToNum
 //! Heaviside Muls Divs AddScalar SubScalar` (dtypes, numerics and gradients
-//! as described in `elementwise_ext`).
+//! as described in `elementwise::binary`).
 //!
 //! - `ClampScalar`/`ClampTensor` (and `Hardtanh`) compute `min(max(x, lo), hi)`
 //!   with C++'s `std::max`/`std::min`, so a NaN element becomes `lo` (or `hi`
@@ -23,11 +23,11 @@
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
-use crate::defs::elementwise::float_of;
-use crate::defs::elementwise_ext::{
+use crate::defs::elementwise::binary::{
     as_weak, binary_kernel, dtype_error, ew, infer_binary, infer_unary, input_grad, masked,
     opt_number, p, ternary_float, unary_grad, unary_kernel, Accept, Grads,
 };
+use crate::defs::elementwise::float_of;
 use crate::infer::{broadcast_shapes, promote, result, InferCall};
 use crate::kernel::{KValue, KernelCall};
 use crate::{AttrDefault, AttrType, GNode, GradBuilder, GradCall, OpDef, OpError, ParamDef};

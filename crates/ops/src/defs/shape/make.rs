@@ -16,12 +16,12 @@ use tensor::{Buffer, Tensor};
 
 use crate::defs::elementwise::is_float_input;
 use crate::defs::nn::from_f64;
+use crate::defs::shape::split_stack::{
+    attrs_of, int_tuple, int_values, out, require_dtype, tuple_out, INDEX_DTYPES,
+};
 use crate::defs::shape::{
     cartesian_offsets, dims_of, fmt_dims, fmt_ints, reshape_to, take, tensor_abs, tuple_tensors,
     unranked,
-};
-use crate::defs::shape_ext::{
-    attrs_of, int_tuple, int_values, out, require_dtype, tuple_out, INDEX_DTYPES,
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
@@ -1033,7 +1033,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         ),
         Sample::new("SequenceMask", vec![ints(DType::I32, &[3], &[0, 2, 5])]).attr("maxlen", i(4)),
         Sample::new("FillV2", vec![f(0.25)])
-            .attr("shape", crate::defs::shape_ext::int_tuple(&[2, 3])),
+            .attr("shape", crate::defs::shape::split_stack::int_tuple(&[2, 3])),
         Sample::new("Fills", vec![r(&[2, 2], 508, -1.0, 1.0), f(3.0)]),
         Sample::new("ZerosLikeExt", vec![r(&[2, 2], 509, -1.0, 1.0)])
             .attr("dtype", AttrValue::DType(DType::I32)),

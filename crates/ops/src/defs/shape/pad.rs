@@ -1,6 +1,6 @@
 //! Padding (Pad, PadV3, ConstantPadND, MirrorPad, ReflectionPad1D/2D/3D,
 //! ReplicationPad1D/2D/3D). The block layout primitives are in
-//! `shape_ext_layout`.
+//! `shape::layout`.
 //!
 //! Every padding is one map from result positions to source positions (or to
 //! the constant): per dimension, position `j` of the result reads position
@@ -27,8 +27,8 @@ use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
 use crate::defs::elementwise::is_float_input;
+use crate::defs::shape::split_stack::{attrs_of, int_tuple, like, out, Grads};
 use crate::defs::shape::{dims_of, fmt_ints, row_strides, scatter_add, take, tensor_abs, unranked};
-use crate::defs::shape_ext::{attrs_of, int_tuple, like, out, Grads};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{

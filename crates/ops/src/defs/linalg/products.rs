@@ -1,7 +1,7 @@
 //! More linear algebra. Products here: Outer, Dot, Mv, Mm, Addmm, Addmv,
 //! Baddbmm, Addbmm, BatchMatMulExt, MatMulExt; Einsum is in
-//! `linalg_ext_einsum`; MatrixInverse, MatrixDeterminant, Cholesky, Trace,
-//! Cross, Diag and DiagPart in `linalg_ext_matrix`.
+//! `linalg::einsum`; MatrixInverse, MatrixDeterminant, Cholesky, Trace,
+//! Cross, Diag and DiagPart in `linalg::matrix`.
 //!
 //! Products use `linalg`'s GEMM kernels; the `add*` forms compute
 //! `beta·input + alpha·product` (with `input` broadcast, and ignored when
@@ -319,8 +319,8 @@ fn add_scaled(
 
 fn beta_alpha(c: &crate::Attrs) -> (f64, f64) {
     (
-        crate::defs::reduce_ext::number(c, "beta"),
-        crate::defs::reduce_ext::number(c, "alpha"),
+        crate::defs::reduce::aggregate::number(c, "beta"),
+        crate::defs::reduce::aggregate::number(c, "alpha"),
     )
 }
 

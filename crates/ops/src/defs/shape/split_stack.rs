@@ -1,12 +1,12 @@
-//! More shape primitives (the `shape_ext` family): splitting and stacking
+//! More shape primitives (the `shape` family): splitting and stacking
 //! (Split, SplitV, SplitWithSize, SplitTensor, Chunk, Stack, Unstack),
 //! Identity and the size queries (Size, Rank, TensorShape,
 //! InvertPermutation), and helpers the family's other files share. The rest
-//! of the family: `shape_ext_slice` (Slice, Narrow, SliceExt, ReverseV2,
-//! Roll), `shape_ext_pad` (the paddings), `shape_ext_layout` (SpaceToDepth,
-//! PixelShuffle, SpaceToBatchND, ...), `shape_ext_index` (gathers and
-//! scatters), `shape_ext_segment` (segment reductions, MaskedFill) and
-//! `shape_ext_make` (OneHot, Range, Eye, Tril, Meshgrid, FillV2, ...).
+//! of the family: `shape::slice` (Slice, Narrow, SliceExt, ReverseV2,
+//! Roll), `shape::pad` (the paddings), `shape::layout` (SpaceToDepth,
+//! PixelShuffle, SpaceToBatchND, ...), `shape::gather_scatter` (gathers and
+//! scatters), `shape::segment` (segment reductions, MaskedFill) and
+//! `shape::make` (OneHot, Range, Eye, Tril, Meshgrid, FillV2, ...).
 //!
 //! As in `shape`, arguments MindSpore takes as constant inputs (axes, sizes,
 //! split sizes, paddings) are attributes here. Primitives that return a tuple

@@ -18,7 +18,7 @@ use tensor::Tensor;
 
 use crate::defs::elementwise::{float_of, is_float_input};
 use crate::defs::nn::groups;
-use crate::defs::reduce_ext::{
+use crate::defs::reduce::aggregate::{
     axes_of, input_tensor, mask_axes, number, opt_dtype, reduce_abs, reduce_plan, unreduce,
 };
 use crate::infer::InferCall;

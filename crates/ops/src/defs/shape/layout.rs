@@ -1,4 +1,4 @@
-//! Block layout primitives of the `shape_ext` family: SpaceToDepth,
+//! Block layout primitives of the `shape` family: SpaceToDepth,
 //! DepthToSpace, PixelShuffle (with `_PixelShuffleGrad`, its inverse), and
 //! SpaceToBatchND, BatchToSpaceND with their 4-D forerunners SpaceToBatch,
 //! BatchToSpace. Each is a fixed rearrangement (plus zero padding or
@@ -9,9 +9,9 @@ use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::elementwise::is_float_input;
+use crate::defs::shape::pad::{nested_pairs, take_fill, FILL};
+use crate::defs::shape::split_stack::{attrs_of, int_tuple, out, Grads};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, scatter_add, take, tensor_abs, unranked};
-use crate::defs::shape_ext::{attrs_of, int_tuple, out, Grads};
-use crate::defs::shape_ext_pad::{nested_pairs, take_fill, FILL};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{

@@ -1,5 +1,5 @@
 //! Sorting and medians along one axis: TopK, TopkExt, Sort, SortExt,
-//! ArgSort, Median (see `reduce_ext_index` for the conventions: stable sorts,
+//! ArgSort, Median (see `reduce::index` for the conventions: stable sorts,
 //! NaN sorting as the largest value, the lower median, index dtypes).
 
 use crate::Traits;
@@ -7,8 +7,8 @@ use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
 use crate::defs::elementwise::{is_float_input, make_tensor};
-use crate::defs::reduce_ext::input_tensor;
-use crate::defs::reduce_ext_index::{
+use crate::defs::reduce::aggregate::input_tensor;
+use crate::defs::reduce::index::{
     dims_without, empty_axis, index_tensor, is_nan, line_offsets, per_kind, picked_grad,
     shape_without, split, tensor_or_unranked,
 };

@@ -1,6 +1,6 @@
 //! More reductions: ReduceProd, ReduceAll, ReduceAny, Max, Min, SumExt,
 //! MeanExt, ProdExt, CountNonZero, SquareSumAll (statistics and norms are in
-//! `reduce_ext_stats`, index-producing reductions in `reduce_ext_index`).
+//! `reduce::stats`, index-producing reductions in `reduce::index`).
 //!
 //! `axis` is an int or a tuple of ints, negative counting from the end; `()`
 //! (and `None`, where MindSpore allows it) reduces every dimension.
@@ -33,7 +33,7 @@ use crate::{
 };
 
 // ---------------------------------------------------------------------------
-// Helpers shared by the reduce_ext files.
+// Helpers shared by the reduction files.
 
 /// The axes of an `Ints` attribute that may be `None` (both mean "all").
 pub(crate) fn axes_of(attrs: &Attrs, name: &str) -> Vec<i64> {

@@ -1,6 +1,6 @@
 //! Gathers and scatters: GatherNd, ScatterNd, TensorScatterUpdate/Add/Sub/
 //! Max/Min, GatherD, IndexSelect, Take. The segment reductions and
-//! MaskedFill are in `shape_ext_segment`.
+//! MaskedFill are in `shape::segment`.
 //!
 //! Indices must lie inside the indexed dimension, as on MindSpore's CPU (an
 //! index outside is an error naming the input), except where MindSpore wraps
@@ -18,11 +18,11 @@ use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
 use crate::defs::elementwise::{is_float_input, make_tensor};
+use crate::defs::shape::split_stack::{
+    axis_take_offsets, int_values, op, out, require_dtype, Grads, INDEX_DTYPES,
+};
 use crate::defs::shape::{
     dims_may_equal, dims_of, fmt_dims, row_strides, scatter_add, take, tensor_abs, unranked,
-};
-use crate::defs::shape_ext::{
-    axis_take_offsets, int_values, op, out, require_dtype, Grads, INDEX_DTYPES,
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
@@ -617,7 +617,7 @@ fn infer_take(call: &InferCall) -> Result<AbsVal, OpError> {
 
 /// A tensor with the dtype of input `d` and the shape of input `s`.
 fn like_2_0(call: &InferCall) -> Result<AbsVal, OpError> {
-    crate::defs::shape_ext::like(call, 2, 0)
+    crate::defs::shape::split_stack::like(call, 2, 0)
 }
 
 // ---------------------------------------------------------------------------
@@ -841,7 +841,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     use crate::eager::{ints, random_f64, Sample};
     let i = AttrValue::Int;
     let r = random_f64;
-    let t = crate::defs::shape_ext::int_tuple;
+    let t = crate::defs::shape::split_stack::int_tuple;
     let distinct = |shape: &[usize], seed: u64| {
         // Values with no ties (for the max/min gradients).
         let n: usize = shape.iter().product();
