@@ -66,6 +66,9 @@ pub struct Cx {
     /// Generated graphs with a backward rule of their own, and the rule
     /// (`checkpoint(f)`'s, which recomputes `f`).
     own_rules: HashMap<Item, Item>,
+    /// The graphs whose batched form is being made (a graph that calls
+    /// itself is batched per example).
+    vmapping: Vec<Item>,
 }
 
 impl Cx {
@@ -80,6 +83,7 @@ impl Cx {
             instances: None,
             vmap_notes: Vec::new(),
             own_rules: HashMap::new(),
+            vmapping: Vec::new(),
         }
     }
 

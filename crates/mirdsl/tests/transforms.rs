@@ -3,8 +3,8 @@
 //!
 //! Checked without any outside tool: `vmap(f)(xs)` equals `f` applied to
 //! each example and stacked (the stack property), through the batched form
-//! (a tensor-condition `if` included) and the per-example one (calls,
-//! closures); `vmap(grad(f))` equals
+//! (a tensor-condition `if` and calls of other graphs included) and the
+//! per-example one (closures); `vmap(grad(f))` equals
 //! the per-example gradients and `grad(vmap(f))` their sum; the Jacobians
 //! and the Hessian equal central finite differences (f64). With JAX
 //! installed (`pip install jax`; `MIRDSL_REQUIRE_TOOLS=jax` makes it
@@ -64,6 +64,16 @@ graph calls(x: f64[3]) {
 }
 graph v_calls(xs: f64[4, 3]) {
   return vmap(calls)(xs)
+}
+
+# Calls of other graphs only (one of them twice, with a batched and an
+# unbatched argument): batched through the calls.
+graph through(x: f64[3], w: f64[3, 2]) {
+  h = ew(x, Cos(x))
+  return mm(h, w) + ReduceSum(ew(h, x)) + mm(x, w)
+}
+graph v_through(xs: f64[4, 3], w: f64[3, 2]) {
+  return vmap(through, in_axes=(0, none))(xs, w)
 }
 
 # Pairwise distances by vmap(vmap(...)).
@@ -332,17 +342,29 @@ fn vmap_equals_stacking_each_example() {
         &[Some(0)],
         0,
     );
+    check_stack(
+        &mut ex,
+        "v_through",
+        "through",
+        &[rand(&[4, 3], 7), rand(&[3, 2], 4)],
+        &[Some(0), None],
+        0,
+    );
     // The flat graphs were batched primitive by primitive, the branch on
-    // a batched condition as both sides and a Select; the calls ran per
+    // a batched condition as both sides and a Select, and the graph of
+    // calls through the batched forms of its callees; the closure ran per
     // example.
     let notes = ex.transform_notes().join("\n");
-    for f in ["ew", "mm", "red", "branchy"] {
+    for f in ["ew", "mm", "red", "branchy", "through"] {
         assert!(
             notes.contains(&format!("vmap of `{f}`: batched")),
             "{notes}"
         );
     }
     assert!(notes.contains("vmap of `calls`: per example"), "{notes}");
+    assert!(!notes.contains("vmap of `through`: per example"), "{notes}");
+    assert!(!notes.contains("vmap of `ew`: per example"), "{notes}");
+    assert!(!notes.contains("vmap of `mm`: per example"), "{notes}");
 }
 
 #[test]
@@ -472,6 +494,10 @@ def mlp_loss(w1, w2, x, y):
     h = jnp.tanh(x[None, :] @ w1)
     return jnp.sum(((h @ w2)[0] - y) ** 2)
 def net(x, w): return jnp.tanh(x[None, :] @ w)
+def ew(x, y): return jnp.sin(x) * y + jnp.exp(x) - 2.0
+def through(x, w):
+    h = ew(x, jnp.cos(x))
+    return mm(h, w) + jnp.sum(ew(h, x)) + mm(x, w)
 def energy(x, w):
     h = jnp.tanh(x[None, :] @ w)
     return jnp.sum(h * h) + jnp.sum(jnp.sin(x))
@@ -479,6 +505,7 @@ def energy(x, w):
 cases = {
     "v_mm": lambda xs, w: jax.vmap(mm, in_axes=(1, None), out_axes=1)(xs, w),
     "v_branchy": lambda xs: jax.vmap(branchy)(xs),
+    "v_through": lambda xs, w: jax.vmap(through, in_axes=(0, None))(xs, w),
     "pairwise": lambda xs, ys: jax.vmap(jax.vmap(dist, in_axes=(None, 0)), in_axes=(0, None))(xs, ys),
     "per_example": lambda w1, w2, xs, ys: jax.vmap(jax.grad(mlp_loss, argnums=(0, 1)), in_axes=(None, None, 0, 0))(w1, w2, xs, ys),
     "jr": lambda x, w: jax.jacrev(net)(x, w),
@@ -501,6 +528,7 @@ fn transforms_match_jax() {
     let cases: Vec<(&str, Vec<Tensor>)> = vec![
         ("v_mm", vec![rand(&[3, 4], 3), rand(&[3, 2], 4)]),
         ("v_branchy", vec![rand(&[5, 3], 6)]),
+        ("v_through", vec![rand(&[4, 3], 7), rand(&[3, 2], 4)]),
         ("pairwise", vec![rand(&[4, 2], 8), rand(&[3, 2], 9)]),
         (
             "per_example",

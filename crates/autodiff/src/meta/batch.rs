@@ -6,11 +6,13 @@
 //! notes (`mirdsl run --verbose` prints them).
 //!
 //! An `if` on a batched condition runs both sides on the batch and
-//! selects per example (as JAX does). Where the body holds what the rules
-//! do not cover (calls of graphs, closures, an `if` on a condition every
-//! example shares, side effects, values whose rank is unknown), there is no
-//! batched form and `vmap` runs the whole of `f` per example
-//! ([`super::vmap`]).
+//! selects per example (as JAX does). A call of another top-level graph
+//! with batched arguments calls that graph's own batched form (its `vmap`,
+//! made first; a graph calling itself while being batched is called per
+//! example). Where the body holds what the rules do not cover (closures,
+//! an `if` on a condition every example shares, side effects, values whose
+//! rank is unknown), there is no batched form and `vmap` runs the whole of
+//! `f` per example ([`super::vmap`]).
 
 use ir::batching::normalize_axis;
 use ir::{AttrValue, BatchAxes};
@@ -33,6 +35,15 @@ enum Bat {
 /// Why there is no batched form (the per-example form is used).
 struct NoRule(String);
 
+/// A call of another graph whose batched form is to be made first: the
+/// graph, its arguments' batched values and their batch axes.
+struct Need {
+    key: String,
+    item: Item,
+    values: Vec<AbsVal>,
+    axes: Vec<Option<i64>>,
+}
+
 struct Batcher<'a> {
     src: &'a Body,
     item: &'a Item,
@@ -44,6 +55,10 @@ struct Batcher<'a> {
     done: HashMap<NodeId, (NodeId, Bat)>,
     /// Primitives run per example.
     looped: Vec<String>,
+    /// The batched forms of the graphs called, made so far (by [`Need::key`]).
+    callees: &'a HashMap<String, String>,
+    /// The call whose batched form is missing.
+    need: Option<Need>,
 }
 
 /// Attribute `attr` of a call of `op`: as given, else its default.
@@ -130,6 +145,11 @@ impl Batcher<'_> {
                 if let Some((c, t, e)) = self.branch_of(&inputs) {
                     return self.branch(n, c, t, e);
                 }
+                if let NodeKind::Const(Value::Global(h)) = &self.src.node(inputs[0]).kind {
+                    if let Some((item, _)) = self.world.bodies.get_key_value(h.as_str()) {
+                        return self.call_graph(item.clone(), &inputs[1..]);
+                    }
+                }
                 let NodeKind::Const(Value::Prim(p)) = &self.src.node(inputs[0]).kind else {
                     return Err(NoRule("a call of a graph or a closure".into()));
                 };
@@ -148,6 +168,59 @@ impl Batcher<'_> {
                     args.push(self.visit(a)?);
                 }
                 self.apply(n, op, &p, &inputs[1..], args)
+            }
+        }
+    }
+
+    /// A call of top-level graph `h`: as it is where no argument carries the
+    /// batch, else a call of `h`'s own batched form (`vmap` of `h` with the
+    /// batched arguments at axis 0 and its outputs there), made first.
+    fn call_graph(&mut self, h: Item, args: &[NodeId]) -> Result<(NodeId, Bat), NoRule> {
+        let mut given = Vec::new();
+        for &a in args {
+            given.push(self.visit(a)?);
+        }
+        let ids: Vec<NodeId> = given.iter().map(|(id, _)| *id).collect();
+        if given.iter().all(|(_, bat)| *bat == Bat::Un) {
+            let f = self.b.add_const(Value::Global(h.to_string()), None);
+            return Ok((call(&mut self.b, self.g, f, &ids), Bat::Un));
+        }
+        let mut axes = Vec::new();
+        let mut values = Vec::new();
+        for (&a, (_, bat)) in args.iter().zip(&given) {
+            let v = self.an.value(self.world, self.item, a).to_absval();
+            match bat {
+                Bat::Un => {
+                    axes.push(None);
+                    values.push(v);
+                }
+                Bat::At0 if matches!(v, AbsVal::Tensor { .. }) => {
+                    axes.push(Some(0));
+                    let batched = ir::batching::batch(&v, Some(0), &ir::Dim::Known(self.size))
+                        .map_err(NoRule)?;
+                    values.push(batched);
+                }
+                _ => {
+                    return Err(NoRule(format!(
+                        "a call of `{h}` with a batched value that is not a tensor"
+                    )))
+                }
+            }
+        }
+        let key = format!("{h} {axes:?} {values:?}");
+        match self.callees.get(&key) {
+            Some(entry) => {
+                let f = self.b.add_const(Value::Global(entry.clone()), None);
+                Ok((call(&mut self.b, self.g, f, &ids), Bat::At0))
+            }
+            None => {
+                self.need = Some(Need {
+                    key,
+                    item: h.clone(),
+                    values,
+                    axes,
+                });
+                Err(NoRule(format!("a call of `{h}`, not yet batched")))
             }
         }
     }
@@ -441,7 +514,9 @@ impl Batcher<'_> {
 }
 
 /// The batched entry of `vmap(f)`, or `None` where the per-example form
-/// must be used.
+/// must be used. The graphs `f` calls with batched arguments are batched
+/// too (their own `vmap`, batched or per example, made first); a graph
+/// being batched that calls itself is called per example.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn batched(
     cx: &mut Cx,
@@ -453,10 +528,69 @@ pub(super) fn batched(
     an: &Analysis,
     out: &AV,
 ) -> Result<Option<Derived>, AdError> {
+    if cx.vmapping.contains(item) {
+        cx.vmap_notes.push(format!(
+            "vmap of `{item}`: per example (no batched form: it calls itself)"
+        ));
+        return Ok(None);
+    }
+    cx.vmapping.push(item.clone());
+    let mut callees = HashMap::new();
+    let mut graphs = Vec::new();
+    let r = loop {
+        match attempt(cx, item, k, in_axes, out_axes, ex, an, out, &callees) {
+            Ok(Ok(Some(mut d))) => {
+                d.graphs.extend(std::mem::take(&mut graphs));
+                break Ok(Some(d));
+            }
+            Ok(Ok(None)) => break Ok(None),
+            Err(e) => break Err(e),
+            Ok(Err(need)) => {
+                let made = cx.vmap(
+                    &need.item,
+                    need.values.len(),
+                    &BatchAxes::Each(need.axes),
+                    &BatchAxes::All(Some(0)),
+                    Some(&need.values),
+                );
+                match made {
+                    Ok(d) => {
+                        callees.insert(need.key, d.entry.clone());
+                        graphs.extend(d.graphs);
+                    }
+                    Err(AdError(why)) => {
+                        cx.vmap_notes.push(format!(
+                            "vmap of `{item}`: per example (no batched form of `{}`: {why})",
+                            need.item
+                        ));
+                        break Ok(None);
+                    }
+                }
+            }
+        }
+    };
+    cx.vmapping.pop();
+    r
+}
+
+/// One try at the batched entry: `Err(need)` where a graph it calls must
+/// be batched first.
+#[allow(clippy::too_many_arguments)]
+fn attempt(
+    cx: &mut Cx,
+    item: &Item,
+    k: usize,
+    in_axes: &BatchAxes,
+    out_axes: &BatchAxes,
+    ex: &Examples,
+    an: &Analysis,
+    out: &AV,
+    callees: &HashMap<String, String>,
+) -> Result<Result<Option<Derived>, Need>, AdError> {
     let src = cx.world.bodies[item].clone();
     let root = src.graph(src.root()).clone();
     let Some(output) = root.output else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     let name = cx.fresh(&format!("vmap_{item}"));
     let mut b = Body::default();
@@ -471,6 +605,8 @@ pub(super) fn batched(
         size: ex.size,
         done: HashMap::new(),
         looped: Vec::new(),
+        callees,
+        need: None,
     };
     std::mem::swap(&mut bt.b, &mut b);
     let made = (|| -> Result<NodeId, NoRule> {
@@ -525,10 +661,13 @@ pub(super) fn batched(
         Ok(r) => r,
         Err(NoRule(why)) => {
             cx.taken.remove(&name);
+            if let Some(need) = bt.need.take() {
+                return Ok(Err(need));
+            }
             cx.vmap_notes.push(format!(
                 "vmap of `{item}`: per example (no batched form: {why})"
             ));
-            return Ok(None);
+            return Ok(Ok(None));
         }
     };
     let looped = std::mem::take(&mut bt.looped);
@@ -544,8 +683,8 @@ pub(super) fn batched(
     });
     cx.add_item(&name, b.clone());
     cx.generated.retain(|(n, _)| *n != name);
-    Ok(Some(Derived {
+    Ok(Ok(Some(Derived {
         entry: name.clone(),
         graphs: vec![(name, b)],
-    }))
+    })))
 }

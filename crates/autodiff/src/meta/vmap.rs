@@ -7,10 +7,11 @@
 //!   its primitive's batching rule (the op record's category and the
 //!   override table of `ops::batch`), so the batch runs as one call per
 //!   primitive; a primitive without a rule runs as a per-example loop of
-//!   that primitive alone;
+//!   that primitive alone, and a call of another graph calls that graph's
+//!   batched form;
 //! - *per example*, where `f`'s body has what the rules do not cover
-//!   (calls of other graphs, closures, an `if` on a condition every example
-//!   shares): the arguments are split with
+//!   (closures, an `if` on a condition every example shares): the
+//!   arguments are split with
 //!   `Unstack`, `f` is called once per example and the outputs are put
 //!   together with `Stack`. This is always right; it is slower.
 //!
