@@ -962,7 +962,7 @@ fn every_op_here_is_documented() {
     let families = [
         ops::defs::shape::OPS,
         ops::defs::nn::OPS,
-        ops::defs::nn_conv::OPS,
+        ops::defs::conv::OPS,
         ops::defs::internal_nn::OPS,
     ];
     for op in families.into_iter().flatten() {

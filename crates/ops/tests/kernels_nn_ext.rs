@@ -1,4 +1,4 @@
-//! The extended neural-network family (`nn_ext`): convolutions, pooling,
+//! The extended neural-network family (`nn::common`): convolutions, pooling,
 //! resizing, normalisations, losses, LSTM, Dense, embeddings and channel
 //! dropout. Numerics are checked against MindSpore by the oracle
 //! (`tests/ms_oracle/nn*.json`) and gradients by `gradients.rs`; here: errors

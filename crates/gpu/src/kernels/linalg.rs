@@ -381,7 +381,7 @@ pub(super) fn conv2d(
     if !matches!(od, DType::F32 | DType::F64) || a.dtype() != od || b.dtype() != od {
         return Ok(None);
     }
-    let Ok(g) = ops::defs::nn_conv::conv_geom(&x_shape, &w_shape, call.attrs) else {
+    let Ok(g) = ops::defs::conv::conv_geom(&x_shape, &w_shape, call.attrs) else {
         return Ok(None);
     };
     let dout_shape = [g.n, g.oc, g.oh, g.ow];
@@ -546,7 +546,7 @@ fn grouped_conv2d(
     dev: &Device,
     x: &tensor::Tensor,
     w: &tensor::Tensor,
-    g: &ops::defs::nn_conv::ConvGeom,
+    g: &ops::defs::conv::ConvGeom,
     od: DType,
     oshape: Vec<usize>,
 ) -> DevResult<Option<KValue>> {
@@ -580,7 +580,7 @@ fn grouped_conv2d(
 }
 
 /// A pooling window's geometry as the `pool_`/`poolgrad_` kernels read it.
-fn pool_cv(g: &ops::defs::nn_conv::PoolGeom) -> crate::device::Cv {
+fn pool_cv(g: &ops::defs::conv::PoolGeom) -> crate::device::Cv {
     let mut cv = crate::device::Cv::default();
     let geom = [
         g.planes, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.oh, g.ow, g.pt, g.pl,
@@ -609,7 +609,7 @@ pub(super) fn pool(
     };
     let avg = reduce == PoolReduce::Avg;
     let dt = x.dtype();
-    let Ok(g) = ops::defs::nn_conv::pool_geom(op.name, x.shape(), call.attrs) else {
+    let Ok(g) = ops::defs::conv::pool_geom(op.name, x.shape(), call.attrs) else {
         return Ok(None);
     };
     let Some((od, oshape)) = out_type(op, call) else {
@@ -657,7 +657,7 @@ pub(super) fn pool_grad(
         return Ok(None);
     };
     let avg = reduce == PoolReduce::Avg;
-    let Ok(g) = ops::defs::nn_conv::pool_geom(op.name, x.shape(), call.attrs) else {
+    let Ok(g) = ops::defs::conv::pool_geom(op.name, x.shape(), call.attrs) else {
         return Ok(None);
     };
     let Some((od, oshape)) = out_type(op, call) else {

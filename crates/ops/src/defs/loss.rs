@@ -17,7 +17,7 @@ use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
-use crate::defs::nn_ext::{
+use crate::defs::nn::common::{
     float_input, given, grad_given, ktensor, maybe_ranked, opt_tensor, Reduction,
 };
 use crate::defs::shape::{dims_of, fmt_dims};

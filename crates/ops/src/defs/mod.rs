@@ -4,6 +4,7 @@
 pub mod activations;
 pub mod backward;
 pub mod comm;
+pub mod conv;
 pub mod elementwise;
 pub mod internal;
 pub mod internal_nn;
@@ -11,18 +12,9 @@ pub mod linalg;
 pub mod loss;
 pub mod makers;
 pub mod nn;
-pub mod nn_conv;
-pub mod nn_conv3d;
-mod nn_conv3d_gemm;
-pub mod nn_conv_ext;
-mod nn_conv_gemm;
-pub mod nn_ext;
-pub mod nn_misc_ext;
-pub mod norm_ext;
-pub mod norm_misc_ext;
+pub mod norm;
 pub mod opaque;
-pub mod pool_ext;
-mod pool_window;
+pub mod pool;
 pub mod reduce;
 pub mod resize;
 pub mod rnn;
@@ -63,16 +55,16 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         shape::segment::OPS,
         shape::make::OPS,
         nn::OPS,
-        nn_conv::OPS,
-        nn_conv_ext::OPS,
-        nn_conv3d::OPS,
-        pool_ext::OPS,
+        conv::OPS,
+        conv::transpose::OPS,
+        conv::conv3d::OPS,
+        pool::OPS,
         resize::OPS,
-        norm_ext::OPS,
-        norm_misc_ext::OPS,
+        norm::group::OPS,
+        norm::batch_rms_lrn::OPS,
         loss::OPS,
         rnn::OPS,
-        nn_misc_ext::OPS,
+        nn::layers::OPS,
         structure::OPS,
         makers::OPS,
         state::OPS,
@@ -119,16 +111,16 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(shape::segment::samples());
     all.extend(shape::make::samples());
     all.extend(nn::samples());
-    all.extend(nn_conv::samples());
-    all.extend(nn_conv_ext::samples());
-    all.extend(nn_conv3d::samples());
-    all.extend(pool_ext::samples());
+    all.extend(conv::samples());
+    all.extend(conv::transpose::samples());
+    all.extend(conv::conv3d::samples());
+    all.extend(pool::samples());
     all.extend(resize::samples());
-    all.extend(norm_ext::samples());
-    all.extend(norm_misc_ext::samples());
+    all.extend(norm::group::samples());
+    all.extend(norm::batch_rms_lrn::samples());
     all.extend(loss::samples());
     all.extend(rnn::samples());
-    all.extend(nn_misc_ext::samples());
+    all.extend(nn::layers::samples());
     all.extend(makers::samples());
     all.extend(internal::samples());
     all.extend(backward::samples());

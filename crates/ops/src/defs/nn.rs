@@ -1,16 +1,19 @@
 //! Neural-network primitives: Softmax, LogSoftmax, the softmax cross
 //! entropies, LayerNorm, BatchNorm, Dropout. Convolution and pooling are in
-//! `nn_conv`.
+//! `conv`.
 //!
 //! These kernels compute in f64 and round to the input's dtype: they are
 //! memory-bound, and it keeps f32 results within an ulp of MindSpore's.
+
+pub mod common;
+pub mod layers;
 
 use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
-use crate::defs::nn_conv::attrs_of;
+use crate::defs::conv::attrs_of;
 use crate::defs::shape::{
     cartesian_offsets, dims_may_equal, dims_of, fmt_dims, fmt_ints, op_axis, row_strides,
     tensor_abs, unranked,

@@ -14,7 +14,7 @@
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
-use crate::defs::nn_ext::{floats, ktensor};
+use crate::defs::nn::common::{floats, ktensor};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs, unranked};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

@@ -20,7 +20,7 @@ use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
-use crate::defs::nn_ext::{float_input, ktensor};
+use crate::defs::nn::common::{float_input, ktensor};
 use crate::defs::shape::{dims_of, fmt_dims, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{gemm_f64, KValue, KernelCall};

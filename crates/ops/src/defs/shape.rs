@@ -300,7 +300,7 @@ fn resolve_target(op: &str, numel: usize, target: &[i64]) -> Result<Vec<usize>, 
     let product = product as usize;
     match infer_at {
         Some(i) => {
-            if !crate::defs::nn_conv::divides(product, numel) {
+            if !crate::defs::conv::divides(product, numel) {
                 return Err(OpError::attr(
                     "shape",
                     format!(

@@ -1,5 +1,5 @@
-"""MindSpore oracle for the extended neural-network family (`nn_ext`):
-convolutions (`nn_conv_ext`), pooling (`pool_ext`) and resizing (`resize`).
+"""MindSpore oracle for the extended neural-network family (`nn::common`):
+convolutions (`conv::transpose`), pooling (`pool`) and resizing (`resize`).
 
 Run: /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/nn.py
 

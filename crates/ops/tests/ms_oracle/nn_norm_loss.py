@@ -1,5 +1,5 @@
-"""MindSpore oracle for the extended neural-network family (`nn_ext`):
-normalisations (`norm_ext`) and losses (`loss`).
+"""MindSpore oracle for the extended neural-network family (`nn::common`):
+normalisations (`norm::group`) and losses (`loss`).
 
 Run: /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/nn_norm_loss.py
 

@@ -1,6 +1,6 @@
-"""MindSpore oracle for the extended neural-network family (`nn_ext`):
+"""MindSpore oracle for the extended neural-network family (`nn::common`):
 the LSTM primitive (`rnn`), as MindSpore 2.10's CPU kernel computes it, and
-Dense, EmbeddingLookup, Embedding, Dropout2D and Dropout3D (`nn_misc_ext`).
+Dense, EmbeddingLookup, Embedding, Dropout2D and Dropout3D (`nn::layers`).
 
 Run: /work/venvs/ms/bin/python crates/ops/tests/ms_oracle/nn_rnn.py
 

@@ -8,7 +8,7 @@
 //! the filter's gradient adds up the images (per thread, then the threads in
 //! order): results agree to rounding and are deterministic.
 
-use ops::defs::nn_conv::{col2im_f32, conv_geom, im2col_f32, pool_geom, ConvGeom, PoolGeom};
+use ops::defs::conv::{col2im_f32, conv_geom, im2col_f32, pool_geom, ConvGeom, PoolGeom};
 use ops::{ConvRole, Family, PoolReduce};
 use tensor::DType;
 

@@ -5,7 +5,7 @@
 //! `pad_list`), with MindSpore's argument names and order: the shape of the
 //! result is an input, a tuple of ints (`Shape(x)` in a gradient, so one
 //! program serves every batch size) or a 1-D integer tensor. The kernels are
-//! `nn_conv`'s im2col + GEMM; `Conv2DTranspose` (`nn_conv_ext`), which takes
+//! `conv`'s im2col + GEMM; `Conv2DTranspose` (`conv::transpose`), which takes
 //! the shape as an attribute, shares them.
 //!
 //! Gradients follow MindSpore's bprops: each of the three is linear in each of
@@ -18,12 +18,12 @@ use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
 use super::sizes::{sizes_abs, sizes_arg, sizes_dims};
-use crate::defs::nn_conv::{
+use crate::defs::conv::{
     conv_attrs, conv_backprop_filter, conv_backprop_input, conv_geom, divides, out_size,
     ColumnGeom, PadMode, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
     P_OUT_CHANNEL, P_PAD, P_STRIDE,
 };
-use crate::defs::nn_ext::{float_input, real_dispatch, tensor_out};
+use crate::defs::nn::common::{float_input, real_dispatch, tensor_out};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
@@ -500,7 +500,7 @@ const BPF_ATTRS: [ParamDef; 10] = conv_backprop_attrs!(
     "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default (0, 0, 0, 0)."
 );
 
-/// `Conv2DTranspose`'s parameters (`nn_conv_ext`): `input_sizes` an attribute.
+/// `Conv2DTranspose`'s parameters (`conv::transpose`): `input_sizes` an attribute.
 pub(crate) const CONV2D_TRANSPOSE_PARAMS: &[ParamDef] = &[
     OUT_BACKPROP,
     FILTER,

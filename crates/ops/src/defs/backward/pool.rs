@@ -2,7 +2,7 @@
 //! `AvgPoolGrad` and `AdaptiveAvgPool2DGrad`, what the gradient rules of
 //! `MaxPool`, `AvgPool` and `AdaptiveAvgPool2D` emit (as MindSpore's bprops
 //! do), with MindSpore's argument names and order. The window geometry and the
-//! kernels are `nn_conv`'s and `pool_ext`'s (one implementation per pooling).
+//! kernels are `conv`'s and `pool`'s (one implementation per pooling).
 //!
 //! Each has a gradient rule of its own, so gradients of gradients work:
 //! `MaxPoolGrad` and `MaxPoolGradGrad` are each other's adjoints in the
@@ -14,12 +14,12 @@ use crate::{Family, PoolReduce, Traits};
 use ir::{AbsVal, AttrValue, Dim};
 
 use super::sizes::{sizes_abs, sizes_arg, sizes_dims};
-use crate::defs::nn_conv::{
+use crate::defs::conv::{
     avg_pool_grad, infer_pool, max_pool_grad, max_pool_grad_grad, pool_geom, P_DATA_FORMAT,
     P_POOL_KERNEL, P_POOL_PAD_MODE, P_POOL_STRIDES,
 };
-use crate::defs::nn_ext::{float_input, maybe_ranked, real_dispatch, tensor_out};
-use crate::defs::pool_ext::adaptive_avg_pool2d_grad;
+use crate::defs::nn::common::{float_input, maybe_ranked, real_dispatch, tensor_out};
+use crate::defs::pool::adaptive_avg_pool2d_grad;
 use crate::defs::shape::{dims_of, fmt_dims, tensor_abs, unranked};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

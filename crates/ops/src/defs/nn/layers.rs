@@ -8,8 +8,8 @@ use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 
+use crate::defs::nn::common::{float_input, given, grad_given, ktensor, maybe_ranked, opt_tensor};
 use crate::defs::nn::dropout_keep;
-use crate::defs::nn_ext::{float_input, given, grad_given, ktensor, maybe_ranked, opt_tensor};
 use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims};
 use crate::infer::InferCall;
 use crate::kernel::{gemm_f64, KValue, KernelCall};

@@ -1,8 +1,8 @@
 //! Conv2D's geometry and its im2col and col2im; the GEMM drivers shared with
-//! Conv3D are in `nn_conv_gemm.rs`, the table in `nn_conv.rs`.
+//! Conv3D are in `conv/gemm.rs`, the table in `conv.rs`.
 
 use super::*;
-pub(crate) use crate::defs::nn_conv_gemm::{
+pub(crate) use crate::defs::conv::gemm::{
     conv_backprop_filter, conv_backprop_input, conv_forward, valid_range, ColumnGeom,
 };
 

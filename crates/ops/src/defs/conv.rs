@@ -7,6 +7,11 @@
 //! chunks of the batch; its backward passes are the same GEMMs transposed, with
 //! col2im scattering columns back into images.
 
+pub mod conv3d;
+pub(crate) mod conv3d_geometry;
+pub(crate) mod gemm;
+pub mod transpose;
+
 use crate::Traits;
 use crate::{ConvRole, Family, PoolReduce};
 use std::ops::{Add, AddAssign, Div, Mul, Sub};

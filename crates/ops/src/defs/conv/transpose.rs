@@ -1,8 +1,8 @@
 //! More 2-D convolutions: `Conv2DTranspose` (what `nn.Conv2dTranspose`
 //! exports), MindSpore's subclass of `Conv2DBackpropInput` that takes the
 //! result's shape as an attribute. Its shape rule, kernel and gradient rule
-//! are `Conv2DBackpropInput`'s (`defs::backward::conv`), on `nn_conv`'s
-//! im2col + GEMM kernels. 3-D convolutions are in `nn_conv3d`.
+//! are `Conv2DBackpropInput`'s (`defs::backward::conv`), on `conv`'s
+//! im2col + GEMM kernels. 3-D convolutions are in `conv::conv3d`.
 //!
 //! A transposed convolution is the gradient of a convolution with respect to
 //! its input: `Conv2DTranspose(dout, w, input_sizes)` is the input gradient of
@@ -18,7 +18,7 @@ use ir::{AbsVal, AttrValue};
 use crate::defs::backward::conv::{
     backprop_input, grad_conv2d_backprop_input, infer_input_grad, CONV2D_TRANSPOSE_PARAMS,
 };
-use crate::defs::nn_ext::known;
+use crate::defs::nn::common::known;
 use crate::defs::shape::fmt_ints;
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

@@ -8,7 +8,7 @@ use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
-use crate::defs::nn_ext::{float_input, ktensor, maybe_ranked, opt_tensor};
+use crate::defs::nn::common::{float_input, ktensor, maybe_ranked, opt_tensor};
 use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims, fmt_ints, op_axis, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
@@ -379,7 +379,7 @@ fn infer_batch_norm_ext(call: &InferCall) -> Result<AbsVal, OpError> {
         None => Dim::Unknown,
     };
     for i in 1..5 {
-        crate::defs::norm_ext::check_param(call, i, dtype, std::slice::from_ref(&c))?;
+        crate::defs::norm::group::check_param(call, i, dtype, std::slice::from_ref(&c))?;
     }
     let stat = tensor_abs(dtype, vec![c]);
     Ok(AbsVal::Tuple(vec![
@@ -514,7 +514,7 @@ fn kernel_batch_norm_ext_grad(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn grad_batch_norm_ext(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    use crate::defs::nn_ext::grad_given;
+    use crate::defs::nn::common::grad_given;
     let running = grad_given(c, 3) && grad_given(c, 4);
     let batch = c.attrs.bool("training") || !running;
     let dy = b.tuple_get(c.dout, 0);

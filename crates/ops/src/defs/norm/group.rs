@@ -1,7 +1,7 @@
 //! More normalisations: `GroupNorm` (what `nn.GroupNorm` and
 //! `mint.nn.GroupNorm` export), `InstanceNorm` (`nn.InstanceNorm2d`) and
 //! `LayerNormExt` (`mint.nn.LayerNorm`); `RmsNorm`, `L2Normalize` and `LRN`
-//! are in `norm_misc_ext`.
+//! are in `norm::batch_rms_lrn`.
 //!
 //! GroupNorm, InstanceNorm and LayerNormExt normalise contiguous rows of the
 //! input (a group of channels of one sample, one channel of one sample, the
@@ -14,7 +14,7 @@
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
-use crate::defs::nn_ext::{float_input, given, grad_given, ktensor, maybe_ranked, opt_tensor};
+use crate::defs::nn::common::{float_input, given, grad_given, ktensor, maybe_ranked, opt_tensor};
 use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims, fmt_ints, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

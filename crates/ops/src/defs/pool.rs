@@ -2,7 +2,7 @@
 //! `nn.MaxPool2d`/`nn.MaxPool1d` with pad_mode="pad" export), `MaxPoolWithArgmaxV2`,
 //! `AdaptiveAvgPool2D` and `AdaptiveMaxPool2D`.
 //!
-//! One engine serves them all (`pool_window`): each spatial dimension (three;
+//! One engine serves them all (`pool::window`): each spatial dimension (three;
 //! 2-D inputs use a depth of 1) gets a list of windows `(start, length,
 //! dilation)` in input coordinates, possibly reaching into the padding; a
 //! window's cells outside the input are skipped (max) or not counted (average,
@@ -10,12 +10,14 @@
 //! within its `D·H·W` plane (the first one on ties), which the gradient uses:
 //! MindSpore's MaxPool*Grad sends each output's gradient to that cell.
 
+pub(crate) mod window;
+
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
-use crate::defs::nn_ext::{float_input, kints, ktensor};
-use crate::defs::pool_window::{check_format, pooling, Kind, Pooling};
+use crate::defs::nn::common::{float_input, kints, ktensor};
+use crate::defs::pool::window::{check_format, pooling, Kind, Pooling};
 use crate::defs::shape::{dims_of, fmt_dims, tensor_abs, unranked};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

@@ -10,12 +10,12 @@ use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
-use crate::defs::nn_conv::{divides, out_size, PadMode, P_MODE};
-use crate::defs::nn_conv3d_gemm::Geom3;
-use crate::defs::nn_conv_gemm::{
+use crate::defs::conv::conv3d_geometry::Geom3;
+use crate::defs::conv::gemm::{
     conv_backprop_filter, conv_backprop_input, conv_forward, ColumnGeom,
 };
-use crate::defs::nn_ext::{all_attrs, float_input, real_dispatch, tensor_out};
+use crate::defs::conv::{divides, out_size, PadMode, P_MODE};
+use crate::defs::nn::common::{all_attrs, float_input, real_dispatch, tensor_out};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};

@@ -1,8 +1,8 @@
 //! Conv3D's geometry and its im2col and col2im, for the GEMM drivers of
-//! `nn_conv_gemm.rs` (Conv3D's forward pass and both gradients).
+//! `conv/gemm.rs` (Conv3D's forward pass and both gradients).
 
-use crate::defs::nn_conv::Real;
-use crate::defs::nn_conv_gemm::{valid_range, ColumnGeom};
+use crate::defs::conv::gemm::{valid_range, ColumnGeom};
+use crate::defs::conv::Real;
 
 /// The geometry of a 3-D convolution of `x` `[n, c, sp]` by `w`
 /// `[oc, c/group, k]` giving `[n, oc, o]`; `p` is the padding before.

@@ -1,5 +1,5 @@
-//! Helpers shared by the extended neural-network families (`nn_conv_ext`,
-//! `pool_ext`, `resize`, `norm_ext`, `loss`, `rnn`, `nn_misc_ext`): optional
+//! Helpers shared by the extended neural-network families (`conv::transpose`,
+//! `pool`, `resize`, `norm::group`, `loss`, `rnn`, `nn::layers`): optional
 //! tensor inputs, float-tuple attributes, `reduction`, and float kernels that
 //! compute in f64 and round to the input's dtype.
 //!

@@ -3,7 +3,7 @@
 //! per group. A geometry ([`ColumnGeom`]: `ConvGeom` for 2-D, `Geom3` for 3-D)
 //! says how big things are and how a chunk's patches become columns.
 
-use crate::defs::nn_conv::Real;
+use crate::defs::conv::Real;
 use crate::OpError;
 
 /// What the drivers need of a convolution of `x` `[n, c, in…]` by `w`

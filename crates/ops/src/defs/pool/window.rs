@@ -1,4 +1,4 @@
-//! The window engine of `pool_ext`: each spatial dimension (three; 2-D
+//! The window engine of `pool`: each spatial dimension (three; 2-D
 //! inputs use a depth of 1) gets a list of windows `(start, length,
 //! dilation)` in input coordinates, possibly reaching into the padding; the
 //! attributes of every pooling primitive are turned into such windows here.
