@@ -101,6 +101,16 @@ graph per_example(w1: f64[3, 4], w2: f64[4, 2], xs: f64[5, 3], ys: f64[5, 2]) {
 graph batch_loss(w1: f64[3, 4], w2: f64[4, 2], xs: f64[5, 3], ys: f64[5, 2]) {
   return ReduceSum(vmap(mlp_loss, in_axes=(none, none, 0, 0))(w1, w2, xs, ys))
 }
+# The gradients of reductions (keep_dims, a mean, all axes) per example.
+graph red_loss(x: f64[3, 2]) {
+  return ReduceMean(ReduceSum(x * x, axis=1, keep_dims=true) * Sin(x)) + ReduceSum(ReduceMean(Exp(x), axis=0))
+}
+graph g_red(x: f64[3, 2]) {
+  return grad(red_loss)(x)
+}
+graph v_g_red(xs: f64[4, 3, 2]) {
+  return vmap(grad(red_loss))(xs)
+}
 graph grad_of_vmap(w1: f64[3, 4], w2: f64[4, 2], xs: f64[5, 3], ys: f64[5, 2]) {
   return grad(batch_loss, wrt=(0, 1))(w1, w2, xs, ys)
 }
@@ -420,6 +430,23 @@ fn per_example_gradients_and_the_gradient_of_a_vmap() {
             t,
             &Tensor::from_f64(t.shape().to_vec(), sum).unwrap(),
             1e-12,
+        );
+    }
+    // The gradients of reductions batch too (no primitive per example).
+    check_stack(
+        &mut ex,
+        "v_g_red",
+        "g_red",
+        &[rand(&[4, 3, 2], 20)],
+        &[Some(0)],
+        0,
+    );
+    let notes = ex.transform_notes().join("\n");
+    for f in ["grad_mlp_loss", "grad_red_loss"] {
+        assert!(
+            notes.contains(&format!("vmap of `{f}`: batched\n"))
+                || notes.ends_with(&format!("vmap of `{f}`: batched")),
+            "{notes}"
         );
     }
 }

@@ -385,6 +385,36 @@ impl Batcher<'_> {
                 let q = self.with_attr(p, attr, new);
                 Ok((self.b.add_prim_call(self.g, q, &nodes, None), Bat::At0))
             }
+            Some(BatchRule::Like { axes }) if args.len() == 2 && self.rank(srcs[1])? > 0 => {
+                let r = self.rank(srcs[1])?;
+                let mut xs = Vec::new();
+                for (a, &s) in args.iter().zip(srcs) {
+                    let v = self.an.value(self.world, self.item, s);
+                    xs.push(self.batch_at(a.0, &v, &a.1, Some(0))?);
+                }
+                let Some(attr) = axes else {
+                    return Ok((self.b.add_prim_call(self.g, p.clone(), &xs, None), Bat::At0));
+                };
+                let shift = |a: i64| AttrValue::Int(if a >= 0 { a + 1 } else { a });
+                let new = match attr_value(op, p, attr) {
+                    Some(AttrValue::Tuple(items)) if items.is_empty() => {
+                        attr_tuple(&(1..=r as i64).collect::<Vec<_>>())
+                    }
+                    Some(AttrValue::Tuple(items)) => AttrValue::Tuple(
+                        items
+                            .into_iter()
+                            .map(|v| match v {
+                                AttrValue::Int(a) => Ok(shift(a)),
+                                _ => Err(NoRule(format!("`{}`'s `{attr}` is not ints", p.name))),
+                            })
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    Some(AttrValue::Int(a)) => shift(a),
+                    _ => return Err(NoRule(format!("`{}`'s `{attr}` is not ints", p.name))),
+                };
+                let q = self.with_attr(p, attr, new);
+                Ok((self.b.add_prim_call(self.g, q, &xs, None), Bat::At0))
+            }
             Some(BatchRule::Shape { attr, broadcast }) if args.len() == 1 => {
                 let Some(AttrValue::Tuple(dims)) = p.attr(attr).cloned() else {
                     return Err(NoRule(format!("`{}` without a tuple `{attr}`", p.name)));

@@ -35,6 +35,12 @@ pub enum BatchRule {
     /// One input; attribute `attr` is a permutation (`Transpose`): the
     /// batch axis stays first, the others shift by one.
     Permutation { attr: &'static str },
+    /// Two inputs shaped after the second, `like` (the gradients' helpers
+    /// `_ReshapeLike(x, like)` and `_BroadcastToShapeOf(grad, like)`, the
+    /// adjoint of a reduction): both carry the batch (an unbatched one is
+    /// copied per example); `axes`, an attribute naming axes of `like`, shifts
+    /// as for [`BatchRule::Axes`] with `empty_is_all`.
+    Like { axes: Option<&'static str> },
 }
 
 /// Rules by name, for what the category does not tell.
@@ -92,6 +98,12 @@ pub const OVERRIDES: &[(&str, BatchRule)] = &[
         },
     ),
     ("Transpose", BatchRule::Permutation { attr: "perm" }),
+    // The gradient of a reduction, as `grad` writes it.
+    (
+        "_BroadcastToShapeOf",
+        BatchRule::Like { axes: Some("axis") },
+    ),
+    ("_ReshapeLike", BatchRule::Like { axes: None }),
     // MindSpore's elementwise backward primitives.
     ("TanhGrad", BatchRule::Broadcast),
     ("SigmoidGrad", BatchRule::Broadcast),
