@@ -18,6 +18,7 @@
 //! imported and its gradient network run to MindSpore's gradient.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use exec::{ExecOptions, Executor, Value};
@@ -1001,4 +1002,62 @@ fn a_custom_bprop_network_from_mindspore_matches_its_gradients() {
         "g",
     );
     close("grad of the imported forward network", &got, &reloaded);
+}
+
+/// The same network's compile dumps (`save_graphs=2`, checked in): a stage
+/// before `opt_a` still differentiates the cell (`J`) whose rule the dump
+/// does not hold, so importing it is refused at the lines that say so, never
+/// run to the true derivative; from `opt_a` on the rule is applied, and the
+/// dump runs to MindSpore's custom gradient.
+#[test]
+fn a_dump_that_still_differentiates_a_custom_bprop_is_refused() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/custom_bprop");
+    let run = |dump: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mirdsl"))
+            .arg("run")
+            .arg(dir.join(dump))
+            .arg("--arg")
+            .arg(format!("0={}", dir.join("x.npy").display()))
+            .arg("--load-weights")
+            .arg(dir.join("w.ckpt"))
+            .arg("--format")
+            .arg("json")
+            .output()
+            .unwrap()
+    };
+    let before = run("before_grad.ir");
+    let err = String::from_utf8_lossy(&before.stderr);
+    assert!(!before.status.success(), "{err}");
+    assert!(
+        err.contains("line 321") && err.contains("primal_of_bprop") && err.contains("line 455"),
+        "{err}"
+    );
+    let after = run("after_opt_a.ir");
+    let out = String::from_utf8_lossy(&after.stdout);
+    assert!(
+        after.status.success(),
+        "{}",
+        String::from_utf8_lossy(&after.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut got = Vec::new();
+    collect_numbers(&json, &mut got);
+    let want = [0.4, -1.75, -1.0, 1.75];
+    assert_eq!(got.len(), want.len(), "{out}");
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < 1e-6, "{got:?} vs MindSpore's {want:?}");
+    }
+}
+
+fn collect_numbers(v: &serde_json::Value, out: &mut Vec<f64>) {
+    match v {
+        serde_json::Value::Number(n) => out.extend(n.as_f64()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_numbers(x, out)),
+        serde_json::Value::Object(o) => {
+            if let Some(d) = o.get("data") {
+                collect_numbers(d, out)
+            }
+        }
+        _ => {}
+    }
 }

@@ -15,6 +15,11 @@ pub(super) fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportErro
     let mut header_funcs: Vec<usize> = Vec::new();
     let mut i = 0;
     let mut in_params = false;
+    // A graph with a custom backward rule (a Cell's `bprop`), which MindSpore
+    // keeps outside its dumps (its `subgraph attr:` line), and a `J` that
+    // still differentiates.
+    let custom_bprop = lines.iter().position(|l| l.trim() == "primal_of_bprop: 1");
+    let differentiates = lines.iter().position(|l| l.contains(" = J("));
     while i < lines.len() {
         let line = lines[i];
         if let Some(rest) = line.strip_prefix("# IR entry: @") {
@@ -123,6 +128,18 @@ pub(super) fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportErro
             in_params = in_params && line.starts_with('#');
         }
         i += 1;
+    }
+    if let (Some(attr), Some(j)) = (custom_bprop, differentiates) {
+        // Importing would differentiate the graph by its primitives: a wrong
+        // gradient, silently.
+        return Err(ImportError::Unsupported(format!(
+            "line {}: a graph of this dump has a custom backward rule (`primal_of_bprop: 1`: a Cell's \
+             `bprop`), which MindSpore keeps outside its dumps, and line {} still differentiates it \
+             (`J`); mirdsl would use the primitives' own derivatives instead. Import a stage from \
+             `opt_a` on, where MindSpore has applied the rule",
+            attr + 1,
+            j + 1
+        )));
     }
     let entry = entry.ok_or_else(|| {
         // MindSpore's runtime writes its actor sets (`*actor_set*.ir`) beside
