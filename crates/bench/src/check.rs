@@ -87,9 +87,8 @@ pub fn generate_valid(lines: usize, seed: u64) -> String {
         state ^= state << 17;
         state
     };
-    let unary = [
-        "ReLU", "Tanh", "Sigmoid", "Neg", "Square", "Abs", "Sin", "Exp",
-    ];
+    let workload = crate::workload::ops();
+    let unary = &workload.layer_unary;
     let mut out = String::new();
     let mut layer = 0usize;
     // Lines so far (counted as text is added: recounting is quadratic).
@@ -117,7 +116,8 @@ pub fn generate_valid(lines: usize, seed: u64) -> String {
             }
         }
         out.push_str(&format!(
-            "  graph gate(v) {{ return Sigmoid(v) * v }}\n  g = gate(h{steps})\n  sq = fn(v) => v * v\n  s = ReduceMean(sq(g))\n  r = if s > 1.0 {{ g * 0.5 }} else {{ Neg(g) + h0 }}\n"
+            "  graph gate(v) {{ return {gate}(v) * v }}\n  g = gate(h{steps})\n  sq = fn(v) => v * v\n  s = ReduceMean(sq(g))\n  r = if s > 1.0 {{ g * 0.5 }} else {{ Neg(g) + h0 }}\n",
+            gate = workload.gate
         ));
         // Networks of eight layers, each calling the one before.
         if i.is_multiple_of(8) {

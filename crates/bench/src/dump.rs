@@ -324,12 +324,14 @@ fn one_graph(nodes: usize) -> String {
     out
 }
 
-/// The stage after `text`: its last graph's ReLUs became Sigmoids.
+/// The stage after `text`: in its last graph, the calls of one op became
+/// calls of another (`workloads/ops.txt`'s `stage_swap`).
 fn next_stage(text: &str) -> String {
     let last = text.rfind("subgraph @").unwrap_or(0);
+    let (from, to) = crate::workload::ops().stage_swap;
     format!(
         "{}{}",
         &text[..last],
-        text[last..].replace("ReLU(", "Sigmoid(")
+        text[last..].replace(&format!("{from}("), &format!("{to}("))
     )
 }

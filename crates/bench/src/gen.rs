@@ -74,67 +74,6 @@ impl Rng {
     }
 }
 
-/// A primitive: name, positional tensor inputs, keyword attributes to pick from.
-struct Prim {
-    name: &'static str,
-    inputs: usize,
-    attrs: &'static [&'static str],
-}
-
-const fn prim(name: &'static str, inputs: usize, attrs: &'static [&'static str]) -> Prim {
-    Prim {
-        name,
-        inputs,
-        attrs,
-    }
-}
-
-const PRIMS: &[Prim] = &[
-    prim("Add", 2, &[]),
-    prim("Sub", 2, &[]),
-    prim("Mul", 2, &[]),
-    prim("RealDiv", 2, &[]),
-    prim("Maximum", 2, &[]),
-    prim("MatMul", 2, &["transpose_a=false", "transpose_b=true"]),
-    prim("BatchMatMul", 2, &["transpose_b=false"]),
-    prim("BiasAdd", 2, &[]),
-    prim("ReLU", 1, &[]),
-    prim("GeLU", 1, &[]),
-    prim("Sigmoid", 1, &[]),
-    prim("Tanh", 1, &[]),
-    prim("Exp", 1, &[]),
-    prim("Sqrt", 1, &[]),
-    prim("Square", 1, &[]),
-    prim("Neg", 1, &[]),
-    prim("ReduceSum", 1, &["axis=(1,)", "keep_dims=false"]),
-    prim("ReduceMean", 1, &["axis=(0, 1)", "keep_dims=true"]),
-    prim("Softmax", 1, &["axis=-1"]),
-    prim("LogSoftmax", 1, &["axis=1"]),
-    prim("Reshape", 1, &["shape=(-1, 784)"]),
-    prim("Transpose", 1, &["perm=(0, 2, 1)"]),
-    prim("ExpandDims", 1, &["axis=0"]),
-    prim("Cast", 1, &["dtype=\"f16\""]),
-    prim("Dropout", 1, &["keep_prob=0.9", "seed0=0"]),
-    prim(
-        "Conv2D",
-        2,
-        &[
-            "out_channel=64",
-            "kernel_size=(3, 3)",
-            "pad_mode=\"same\"",
-            "stride=1",
-            "group=1",
-        ],
-    ),
-    prim(
-        "MaxPool",
-        1,
-        &["kernel_size=(2, 2)", "strides=(2, 2)", "pad_mode=\"VALID\""],
-    ),
-    prim("Select", 3, &[]),
-    prim("StopGradient", 1, &[]),
-];
-
 const DTYPES: &[&str] = &["f32", "f32", "f32", "f16", "bf16", "i64", "i32", "bool"];
 const DIMS: &[&str] = &["B", "784", "128", "10", "?", "3", "64", "N", "256", "1"];
 const WORDS: &[&str] = &[
@@ -452,7 +391,7 @@ impl Gen {
 
     /// A primitive call whose arguments nest up to `depth - 1` further calls.
     fn call(&mut self, scope: &Scope, depth: usize) -> String {
-        let p = self.rng.pick(PRIMS);
+        let p = self.rng.pick(&crate::workload::ops().fuzz);
         let mut args = Vec::new();
         for _ in 0..p.inputs {
             let arg = if depth > 1 && self.rng.chance(0.4) {
@@ -462,7 +401,7 @@ impl Gen {
             };
             args.push(arg);
         }
-        for attr in p.attrs {
+        for attr in &p.attrs {
             if self.rng.chance(0.6) {
                 args.push(attr.to_string());
             }

@@ -636,7 +636,8 @@ pub fn workspace_text(lines: usize, seed: u64) -> String {
         state ^= state << 17;
         state
     };
-    let unary = ["ReLU", "Tanh", "Sigmoid", "Neg", "Square", "Abs", "Sin"];
+    let workload = crate::workload::ops();
+    let unary = &workload.workspace_unary;
     let shared = 64;
     let mut out = String::with_capacity(lines * 32);
     let mut count = 0;
@@ -654,7 +655,7 @@ pub fn workspace_text(lines: usize, seed: u64) -> String {
             format!("graph shared{i}(x: f32[B, 16]) -> f32[B, 16] {{"),
             format!("  h = BiasAdd(MatMul(x, shared{i}.w), shared{i}.b)"),
             format!("  a = {op}(h)"),
-            "  graph gate(v) { return Sigmoid(v) * v }".to_string(),
+            format!("  graph gate(v) {{ return {}(v) * v }}", workload.gate),
             "  r = if ReduceMean(a) > 0.0 { gate(a) } else { a * 0.5 }".to_string(),
             "  return r".to_string(),
             "}".to_string(),

@@ -17,6 +17,7 @@ mod remat;
 mod run;
 mod scale;
 mod stats;
+mod workload;
 
 use std::process::ExitCode;
 

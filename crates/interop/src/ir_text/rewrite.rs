@@ -418,7 +418,10 @@ pub(super) fn update_moving_statistics(m: &mut Module, types: &NodeTypes) {
             let Callee::Prim { name, .. } = &node.callee else {
                 continue;
             };
-            if name.trim_start_matches("PrimFunc_") != "BatchNorm" {
+            // The forward batch normalisation, found by its record.
+            let forward_batch_norm = ops::lookup(name.trim_start_matches("PrimFunc_"))
+                .is_some_and(|d| d.traits.family == ops::Family::BatchNorm { grad: false });
+            if !forward_batch_norm {
                 continue;
             }
             let (Some(Ref::Const(Const::Bool(true))), Some(Ref::Const(Const::Float(momentum, _)))) =
