@@ -5,10 +5,9 @@
 local ws = os.getenv("MIRDSL_WS")
 vim.opt.rtp:prepend(os.getenv("MIRDSL_PLUGIN"))
 vim.opt.rtp:prepend(os.getenv("MIRDSL_NVIM_DAP"))
-local function fail(msg)
-  io.stderr:write("FAIL: " .. msg .. "\n")
-  vim.cmd("cquit 1")
-end
+local H = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/harness.lua")
+local fail = H.fail
+-- Quiet checks: the script prints its own progress.
 local function check(cond, msg)
   if not cond then fail(msg) end
 end

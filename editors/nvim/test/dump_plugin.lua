@@ -17,20 +17,9 @@ require("mirdsl").setup({
   open_svg = function(path) table.insert(opened, path) end,
 })
 
-local passed, failed = 0, 0
-local function check(name, fn)
-  local ok, err = pcall(fn)
-  if ok then
-    passed = passed + 1
-    io.stdout:write("ok   " .. name .. "\n")
-  else
-    failed = failed + 1
-    io.stdout:write("FAIL " .. name .. ": " .. tostring(err) .. "\n")
-  end
-end
-local function wait(ms, cond, what)
-  if not vim.wait(ms, cond, 20) then error("timed out waiting for " .. what, 2) end
-end
+local H = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/harness.lua")
+local suite = H.suite()
+local check, wait = suite.check, H.wait
 
 local dir = ws .. "/irdumps/tiny/dump/"
 local stage = dir .. "hwopt_comm_after_kernel_select_kernel_graph0_0112.ir"
@@ -163,6 +152,4 @@ check("code lenses: Compare with previous pass, Show graph; the compare lens run
   wait(20000, function() return require("mirdsl").last_compare ~= nil end, "the comparison from the lens")
 end)
 
-io.stdout:write(string.format("%d passed, %d failed\n", passed, failed))
-for _, c in ipairs(vim.lsp.get_clients()) do c:stop(true) end
-if failed > 0 then vim.cmd("cquit 1") else vim.cmd("qall!") end
+suite.finish()

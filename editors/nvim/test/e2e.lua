@@ -4,52 +4,19 @@
 --
 -- Prints `ok: ...` per check; exits 0 when all pass, 1 (`:cquit 1`) at the first failure.
 
-local mirdsl = os.getenv("MIRDSL") or "mirdsl"
 local buf = vim.api.nvim_get_current_buf()
 local file = vim.api.nvim_buf_get_name(buf)
 
-local function fail(msg)
-  io.stderr:write("FAIL: " .. msg .. "\n")
-  vim.cmd("cquit 1")
-end
-
-local function ok(msg)
-  io.stdout:write("ok: " .. msg .. "\n")
-end
-
-local function check(cond, msg)
-  if not cond then
-    fail(msg)
-  end
-  ok(msg)
-end
+local H = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/harness.lua")
+local fail, ok, check = H.fail, H.ok, H.check
 
 local function run()
   vim.bo[buf].filetype = "mindir"
-  local client_id = vim.lsp.start({
-    name = "mirdsl",
-    cmd = { mirdsl, "lsp" },
-    root_dir = vim.fs.dirname(file),
-  }, { bufnr = buf })
-  check(client_id ~= nil, "the client started")
-  local client
-  vim.wait(20000, function()
-    client = vim.lsp.get_client_by_id(client_id)
-    return client ~= nil and client.initialized and vim.lsp.buf_is_attached(buf, client_id)
-  end, 50)
-  check(client ~= nil and client.initialized, "the server initialized")
-  local enc = client.offset_encoding
+  local client_id, client, enc = H.start(buf, vim.fs.dirname(file))
   check(enc == "utf-8" or enc == "utf-16", "position encoding negotiated: " .. tostring(enc))
 
   local function find(pattern, after_line)
-    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    for i = (after_line or 1), #lines do
-      local c = lines[i]:find(pattern, 1, true)
-      if c then
-        return i - 1, c - 1 -- 0-based row, byte column
-      end
-    end
-    fail("pattern not found: " .. pattern)
+    return H.find(buf, pattern, after_line)
   end
 
   local function request(method, row, col, extra)
@@ -58,15 +25,7 @@ local function run()
     for k, v in pairs(extra or {}) do
       params[k] = v
     end
-    local responses = vim.lsp.buf_request_sync(buf, method, params, 10000)
-    if not responses or not responses[client_id] then
-      fail(method .. ": no response")
-    end
-    local r = responses[client_id]
-    if r.err then
-      fail(method .. ": " .. vim.inspect(r.err))
-    end
-    return r.result
+    return H.request(buf, client_id, method, params)
   end
 
   -- Diagnostics: break the file (on a line with non-ASCII text), then fix it.
@@ -167,7 +126,4 @@ local function run()
   vim.cmd("qall!")
 end
 
-local success, err = pcall(run)
-if not success then
-  fail(tostring(err))
-end
+H.main(run)

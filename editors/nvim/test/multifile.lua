@@ -6,64 +6,23 @@
 -- DIR holds testdata/multifile (model.mir, layers.mir, losses.mir). Prints `ok: ...` per
 -- check; exits 0 when all pass, 1 (`:cquit 1`) at the first failure.
 
-local mirdsl = os.getenv("MIRDSL") or "mirdsl"
 local buf = vim.api.nvim_get_current_buf()
 local file = vim.api.nvim_buf_get_name(buf)
 local dir = vim.fs.dirname(file)
 
-local function fail(msg)
-  io.stderr:write("FAIL: " .. msg .. "\n")
-  vim.cmd("cquit 1")
-end
-
-local function ok(msg)
-  io.stdout:write("ok: " .. msg .. "\n")
-end
-
-local function check(cond, msg)
-  if not cond then
-    fail(msg)
-  end
-  ok(msg)
-end
+local H = dofile(vim.fs.dirname(debug.getinfo(1, "S").source:sub(2)) .. "/harness.lua")
+local fail, ok, check = H.fail, H.ok, H.check
 
 local function run()
   vim.bo[buf].filetype = "mindir"
-  local client_id = vim.lsp.start({
-    name = "mirdsl",
-    cmd = { mirdsl, "lsp" },
-    root_dir = dir,
-  }, { bufnr = buf })
-  check(client_id ~= nil, "the client started")
-  local client
-  vim.wait(20000, function()
-    client = vim.lsp.get_client_by_id(client_id)
-    return client ~= nil and client.initialized and vim.lsp.buf_is_attached(buf, client_id)
-  end, 50)
-  check(client ~= nil and client.initialized, "the server initialized")
-  local enc = client.offset_encoding
+  local client_id, client, enc = H.start(buf, dir)
 
-  local function find(pattern)
-    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    for i = 1, #lines do
-      local c = lines[i]:find(pattern, 1, true)
-      if c then
-        return i - 1, c - 1
-      end
-    end
-    fail("pattern not found: " .. pattern)
+  local function find(pattern, after_line)
+    return H.find(buf, pattern, after_line)
   end
 
   local function request(method, params)
-    local responses = vim.lsp.buf_request_sync(buf, method, params, 10000)
-    if not responses or not responses[client_id] then
-      fail(method .. ": no response")
-    end
-    local r = responses[client_id]
-    if r.err then
-      fail(method .. ": " .. vim.inspect(r.err))
-    end
-    return r.result
+    return H.request(buf, client_id, method, params)
   end
 
   -- The model checks with its imports: no diagnostics, even after a moment.
@@ -120,7 +79,4 @@ local function run()
   vim.cmd("qall!")
 end
 
-local ok_run, err = pcall(run)
-if not ok_run then
-  fail(tostring(err))
-end
+H.main(run)

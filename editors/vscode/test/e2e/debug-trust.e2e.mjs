@@ -6,73 +6,12 @@
 // debug session start asks in an untrusted folder ("Debugging executes build
 // tasks and program code from your workspace"); the extension asks too if
 // the folder is still untrusted after it. Declining runs nothing; accepting runs.
-import { createRequire } from 'node:module';
-import { copyFileSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openWorkbench, norm, ROOT, SHOTS, WS } from './harness.mjs';
 
-const require = createRequire(join(process.env.MIRDSL_E2E_DEPS, 'package.json'));
-const { chromium } = require('playwright-core');
-const URL = process.env.MIRDSL_E2E_URL;
-const SHOTS = process.env.MIRDSL_E2E_SHOTS;
-const WS = process.env.MIRDSL_E2E_WS;
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
-mkdirSync(SHOTS, { recursive: true });
 for (const f of ['debug.mir', 'helpers.mir', 'train.mir']) {
   copyFileSync(join(ROOT, 'crates/dap/tests/data', f), join(WS, f));
-}
-
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-page.setDefaultTimeout(60_000);
-const results = [];
-const norm = (s) => (s ?? '').replace(/\u00a0/g, ' ');
-
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    results.push({ name, ok: false, why: e.message.split('\n')[0] });
-    console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 3).join(' | ')}`);
-    await page.screenshot({ path: join(SHOTS, `failed-trust-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  }
-}
-
-async function palette(command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${command}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
-
-async function openFile(name) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor();
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
-}
-
-async function gotoLine(line, col) {
-  await palette('Go to Line/Column');
-  await page.keyboard.type(`${line}:${col}`);
-  await page.keyboard.press('Enter');
-  await page.waitForFunction((l) => {
-    const s = document.querySelector('[id="status.editor.selection"]');
-    return s && s.textContent.includes(`Ln ${l},`);
-  }, line);
 }
 
 /** Clicks the code lens `title` just above the line that starts with `header`. */
@@ -121,8 +60,7 @@ async function panelText() {
   });
 }
 
-await page.goto(URL);
-await page.locator('.monaco-workbench').waitFor();
+const { page, step, finish, gotoLine, openFile, palette } = await openWorkbench({ shotPrefix: 'trust-', what: 'workspace trust checks' });
 
 await step('the folder opens in Restricted Mode', async () => {
   await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).first().waitFor();
@@ -173,7 +111,4 @@ await step('Debug asks first, and declining starts no session', async () => {
   await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden' });
 });
 
-await browser.close();
-const failed = results.filter((r) => !r.ok);
-console.log(`${results.length - failed.length}/${results.length} workspace trust checks passed`);
-process.exit(failed.length ? 1 : 0);
+await finish();

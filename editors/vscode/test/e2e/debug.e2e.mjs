@@ -2,72 +2,12 @@
 // `mirdsl dap`. Stops at a breakpoint, shows a tensor in the Variables view,
 // evaluates in the Debug Console, runs to the cursor and continues to the end. Run by run.sh
 // after vscode.e2e.mjs, with the same environment.
-import { createRequire } from 'node:module';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { openWorkbench, ROOT, SHOTS, WS } from './harness.mjs';
 
-const require = createRequire(join(process.env.MIRDSL_E2E_DEPS, 'package.json'));
-const { chromium } = require('playwright-core');
-const URL = process.env.MIRDSL_E2E_URL;
-const SHOTS = process.env.MIRDSL_E2E_SHOTS;
-const WS = process.env.MIRDSL_E2E_WS;
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../../..');
-mkdirSync(SHOTS, { recursive: true });
 for (const f of ['debug.mir', 'helpers.mir', 'train.mir', 'scoped_net.ir', 'scoped_net.safetensors']) {
   copyFileSync(join(ROOT, 'crates/dap/tests/data', f), join(WS, f));
-}
-
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-page.setDefaultTimeout(60_000);
-const results = [];
-
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    results.push({ name, ok: false, why: e.message.split('\n')[0] });
-    console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 3).join(' | ')}`);
-    await page.screenshot({ path: join(SHOTS, `failed-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  }
-}
-
-async function palette(command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${command}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
-
-async function openFile(name) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor();
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
-}
-
-async function gotoLine(line, col) {
-  await palette('Go to Line/Column');
-  await page.keyboard.type(`${line}:${col}`);
-  await page.keyboard.press('Enter');
-  await page.waitForFunction((l) => {
-    const s = document.querySelector('[id="status.editor.selection"]');
-    return s && s.textContent.includes(`Ln ${l},`);
-  }, line);
 }
 
 /** A launch.json debugging MindSpore's compile dump of nested cells (an `.ir`). */
@@ -91,8 +31,7 @@ function at(name, file, line) {
   [name, where]);
 }
 
-await page.goto(URL);
-await page.locator('.monaco-workbench').waitFor();
+const { page, step, finish, gotoLine, openFile, palette } = await openWorkbench({ shotPrefix: '', what: 'debug checks' });
 
 await step('a Debug code lens sits beside Run', async () => {
   await openFile('debug.mir');
@@ -196,7 +135,4 @@ await step('an .ir dump: the stack and the hover name MindSpore\'s scopes', asyn
   await page.locator('.debug-toolbar').first().waitFor({ state: 'hidden' });
 });
 
-await browser.close();
-const failed = results.filter((r) => !r.ok);
-console.log(`${results.length - failed.length}/${results.length} debug checks passed`);
-process.exit(failed.length ? 1 : 0);
+await finish();

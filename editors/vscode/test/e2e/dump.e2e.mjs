@@ -3,16 +3,11 @@
 // stages of a tiny network (testdata/irdumps/tiny, MindSpore 2.10). Run by
 // run.sh, which sets the environment. Every check runs even if an earlier one
 // failed; the summary says which passed.
-import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { openWorkbench, norm, SHOTS } from './harness.mjs';
 
-const require = createRequire(join(process.env.MIRDSL_E2E_DEPS, 'package.json'));
-const { chromium } = require('playwright-core');
-const URL = process.env.MIRDSL_E2E_URL;
-const SHOTS = process.env.MIRDSL_E2E_SHOTS;
 const DUMPS = join(process.env.MIRDSL_E2E_WS, 'irdumps/tiny/dump');
-mkdirSync(SHOTS, { recursive: true });
 
 const STAGE = 'hwopt_comm_after_kernel_select_kernel_graph0_0112.ir';
 const BEFORE = 'hwopt_cpu_custom_optimization_after_graph_0_0106.ir';
@@ -24,81 +19,7 @@ function where(file, needle, shift = 0) {
   return { line: i + 1, col: lines[i].indexOf(needle) + 1 + shift };
 }
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-page.setDefaultTimeout(60_000);
-const results = [];
-const norm = (s) => (s ?? '').replace(/\u00a0/g, ' ');
-
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    results.push({ name, ok: false, why: e.message.split('\n')[0] });
-    console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 3).join(' | ')}`);
-    await page.screenshot({ path: join(SHOTS, `failed-dump-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  }
-}
-
-async function palette(command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${command}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
-
-async function openFile(name) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await activeTab(name);
-}
-
-async function activeTab(name) {
-  await page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor();
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
-}
-
-async function gotoLine(line, col) {
-  await palette('Go to Line/Column');
-  await page.keyboard.type(`${line}:${col}`);
-  await page.keyboard.press('Enter');
-  await cursorAt(line);
-}
-
-async function cursorAt(line) {
-  await page.waitForFunction((l) => {
-    const s = document.querySelector('[id="status.editor.selection"]');
-    return s && s.textContent.includes(`Ln ${l},`);
-  }, line);
-}
-
-async function webviewFrame(selector) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const f of page.frames()) {
-      const el = await f.$(selector).catch(() => null);
-      if (el) return f;
-    }
-    await page.waitForEvent('framenavigated', { timeout: 1000 }).catch(() => {});
-  }
-  throw new Error(`no webview frame with ${selector}`);
-}
-
-await page.goto(URL);
-await page.locator('.monaco-workbench').waitFor();
+const { page, step, finish, activeTab, cursorAt, gotoLine, openFile, palette, webviewFrame } = await openWorkbench({ shotPrefix: 'dump-', what: 'compile-dump checks' });
 
 await step('a dump opens as mindspore-ir with the server running and no diagnostics', async () => {
   await openFile(STAGE);
@@ -239,10 +160,4 @@ await step('code lenses on a dump: Compare with previous pass, Show graph', asyn
   await webviewFrame('svg.mirdsl-graph[data-graph="@kernel_graph0"] g.cluster');
 });
 
-await browser.close();
-const passed = results.filter((r) => r.ok).length;
-const failed = results.length - passed;
-console.log('');
-for (const r of results) console.log(`${r.ok ? 'PASS' : 'FAIL'}  ${r.name}${r.ok ? '' : `  (${r.why})`}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+await finish();

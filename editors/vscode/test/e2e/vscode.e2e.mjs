@@ -1,90 +1,10 @@
 // Drives code-server (real VS Code 1.99.3) in Chromium: opens testdata files and
 // checks what a person would see. Run by run.sh, which sets the environment.
 // Every check runs even if an earlier one failed; the summary says which passed.
-import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { openWorkbench, norm, SHOTS } from './harness.mjs';
 
-const require = createRequire(join(process.env.MIRDSL_E2E_DEPS, 'package.json'));
-const { chromium } = require('playwright-core');
-const URL = process.env.MIRDSL_E2E_URL;
-const SHOTS = process.env.MIRDSL_E2E_SHOTS;
-mkdirSync(SHOTS, { recursive: true });
-
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--no-first-run', '--disable-quic'],
-});
-const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-page.setDefaultTimeout(60_000);
-const results = [];
-const norm = (s) => (s ?? '').replace(/\u00a0/g, ' ');
-
-async function step(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-  } catch (e) {
-    results.push({ name, ok: false, why: e.message.split('\n')[0] });
-    console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 3).join(' | ')}`);
-    await page.screenshot({ path: join(SHOTS, `failed-${name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
-  }
-}
-
-async function palette(command) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${command}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-  await page.keyboard.press('Enter');
-}
-
-async function openFile(name) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
-  await page.keyboard.press('Enter');
-  await page.locator(`.tab.active[aria-label*="${name}"]`).first().waitFor();
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
-}
-
-async function gotoLine(line, col) {
-  await palette('Go to Line/Column');
-  await page.keyboard.type(`${line}:${col}`);
-  await page.keyboard.press('Enter');
-  await page.waitForFunction((l) => {
-    const s = document.querySelector('[id="status.editor.selection"]');
-    return s && s.textContent.includes(`Ln ${l},`);
-  }, line);
-}
-
-/** The text of the active editor's visible lines (inlay hints included). */
-async function activeLines() {
-  return page.evaluate(() => [...document.querySelectorAll('.editor-group-container.active .monaco-editor .view-line')]
-    .map((l) => ({ top: parseFloat(l.style.top), text: l.textContent.replace(/\u00a0/g, ' ') }))
-    .sort((a, b) => a.top - b.top).map((l) => l.text));
-}
-
-async function webviewFrame(selector) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const f of page.frames()) {
-      const el = await f.$(selector).catch(() => null);
-      if (el) return f;
-    }
-    await page.waitForEvent('framenavigated', { timeout: 1000 }).catch(() => {});
-  }
-  throw new Error(`no webview frame with ${selector}`);
-}
-
-await page.goto(URL);
-await page.locator('.monaco-workbench').waitFor();
+const { page, step, finish, activeLines, gotoLine, openFile, palette, webviewFrame } = await openWorkbench({ shotPrefix: '', what: 'editor checks' });
 
 await step('extension activates and the status bar shows the server running', async () => {
   await openFile('test_f.mir');
@@ -254,10 +174,4 @@ await step('the graph view draws a model whose layers live in another file', asy
   await page.screenshot({ path: join(SHOTS, 'graph-view-multifile.png') });
 });
 
-await browser.close();
-const passed = results.filter((r) => r.ok).length;
-const failed = results.length - passed;
-console.log('');
-for (const r of results) console.log(`${r.ok ? 'PASS' : 'FAIL'}  ${r.name}${r.ok ? '' : `  (${r.why})`}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+await finish();
