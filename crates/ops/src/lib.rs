@@ -11,6 +11,7 @@ pub mod bind;
 pub mod composite;
 pub mod defs;
 pub mod eager;
+pub mod formula;
 pub mod grad;
 pub mod guard;
 pub mod infer;
@@ -213,6 +214,10 @@ pub struct Traits {
     pub family: Family,
     /// How `gradgen` (the random program generator) may draw it.
     pub gradgen: Gradgen,
+    /// An elementwise op's formula, written once: the registry's kernel, the
+    /// compiled plans' fused loops and the GPU's CUDA are generated from it
+    /// ([`formula`]).
+    pub formula: Option<&'static formula::Formula>,
 }
 
 impl Traits {
@@ -220,6 +225,7 @@ impl Traits {
     pub const NONE: Traits = Traits {
         family: Family::Other,
         gradgen: Gradgen::Any,
+        formula: None,
     };
 
     /// A member of `family`.
@@ -227,6 +233,7 @@ impl Traits {
         Traits {
             family,
             gradgen: Gradgen::Any,
+            formula: None,
         }
     }
 
@@ -325,6 +332,12 @@ impl OpDef {
     /// shared constructor).
     pub const fn drawn(mut self, gradgen: Gradgen) -> OpDef {
         self.traits.gradgen = gradgen;
+        self
+    }
+
+    /// The record computed by `formula` (an elementwise op).
+    pub const fn with_formula(mut self, formula: &'static formula::Formula) -> OpDef {
+        self.traits.formula = Some(formula);
         self
     }
 

@@ -55,59 +55,42 @@ fn attr_f32(attrs: &crate::Attrs, name: &str) -> f64 {
 // ---------------------------------------------------------------------------
 // Scalar functions.
 
+/// The logistic function (the formulas' `sigm` helper).
 pub(crate) fn sigmoid(x: f64) -> f64 {
-    let e = (-x.abs()).exp();
-    if x >= 0.0 {
-        1.0 / (1.0 + e)
-    } else {
-        e / (1.0 + e)
-    }
+    crate::formula::fns::sigm(x)
 }
 
-/// `log(1 + eˣ)` without overflow or cancellation.
-fn softplus(x: f64) -> f64 {
-    x.max(0.0) + (-x.abs()).exp().ln_1p()
-}
+// Formulas (`crate::formula`), computed in f64 and rounded (`wide`) as
+// MindSpore's kernels; the registry's kernels, the compiled plans and the
+// GPU's CUDA come from them.
 
-fn relu6(x: f64) -> f64 {
-    if x > 0.0 {
-        x.min(6.0)
-    } else {
-        0.0
-    }
+crate::formula! {
+    /// NaN gives 0, as MindSpore's kernel.
+    pub RELU6 = [] |a| select(gt(a, 0.0), select(gt(a, 6.0), 6.0, a), 0.0)
 }
-
-/// MindSpore's piecewise hard swish: 0 at or below -3, `x` at or above 3
-/// (so infinities stay finite-free of NaN), `x (x + 3) / 6` between.
-fn hswish(x: f64) -> f64 {
-    if x <= -3.0 {
-        0.0
-    } else if x >= 3.0 {
-        x
-    } else {
-        x * (x + 3.0) / 6.0
-    }
+crate::formula! {
+    /// MindSpore's piecewise hard swish: 0 at or below -3, `a` at or above 3
+    /// (so infinities give no NaN), `a (a + 3) / 6` between.
+    pub HSWISH = [wide] |a| select(le(a, -3.0), 0.0, select(ge(a, 3.0), a, a * (a + 3.0) / 6.0))
 }
-
-/// Hard sigmoid, piecewise as MindSpore's kernel (NaN stays NaN).
-fn hsigmoid(x: f64) -> f64 {
-    if x <= -3.0 {
-        0.0
-    } else if x >= 3.0 {
-        1.0
-    } else {
-        (x + 3.0) / 6.0
-    }
+crate::formula! {
+    /// Piecewise as MindSpore's kernel (NaN stays NaN).
+    pub HSIGMOID = [wide] |a| select(le(a, -3.0), 0.0, select(ge(a, 3.0), 1.0, (a + 3.0) / 6.0))
 }
-
-fn mish(x: f64) -> f64 {
-    x * softplus(x).tanh()
+crate::formula! {pub SILU = [wide] |a| a * sigm(a)}
+crate::formula! {pub MISH = [wide] |a| a * tanh(softplus_(a))}
+crate::formula! {pub SOFTPLUS = [wide] |a| softplus_(a)}
+crate::formula! {pub SOFTSIGN = [wide] |a| a / (1.0 + fabs(a))}
+crate::formula! {
+    /// MindSpore's FastGeLU, `a / (1 + e^{-1.702|a|}) · e^{0.851 (a - |a|)}`.
+    pub FAST_GELU = [wide] |a| a / (1.0 + exp(-1.702 * fabs(a))) * exp(0.851 * (a - fabs(a)))
 }
-
-/// MindSpore's FastGeLU, `x / (1 + e^{-1.702|x|}) · e^{0.851 (x - |x|)}`.
-fn fast_gelu(x: f64) -> f64 {
-    let a = x.abs();
-    x / (1.0 + (-FAST_GELU_K * a).exp()) * (0.5 * FAST_GELU_K * (x - a)).exp()
+crate::formula! {
+    /// `alpha` as MindSpore holds it (a C++ `float`).
+    pub ELU = [wide params("alpha")] |a; p0| select(gt(a, 0.0), a, p0 * expm1(a))
+}
+crate::formula! {
+    pub LEAKY_RELU_EXT = [wide params("negative_slope")] |a; p0| select(gt(a, 0.0), a, a * p0)
 }
 
 fn shrink(x: f64, l: f64, soft: bool) -> f64 {
@@ -313,7 +296,7 @@ fn numeric_same(
 
 fn k_elu(c: &KernelCall) -> Result<KValue, OpError> {
     let alpha = attr_f32(c.attrs, "alpha");
-    float_same(c, |x| if x > 0.0 { x } else { alpha * x.exp_m1() })
+    float_same(c, |x| ELU.un64(x, &[alpha]))
 }
 
 fn k_celu(c: &KernelCall) -> Result<KValue, OpError> {
@@ -355,7 +338,7 @@ fn k_hardtanh(c: &KernelCall) -> Result<KValue, OpError> {
 
 fn k_leaky_relu(c: &KernelCall) -> Result<KValue, OpError> {
     let s = opt_number(c.attrs, "negative_slope").unwrap_or(0.01) as f32 as f64;
-    float_same(c, |x| if x > 0.0 { x } else { x * s })
+    float_same(c, |x| LEAKY_RELU_EXT.un64(x, &[s]))
 }
 
 fn k_threshold(c: &KernelCall) -> Result<KValue, OpError> {
@@ -792,8 +775,9 @@ pub const OPS: &[OpDef] = &[
         &[ParamDef::input("x", "A float tensor.")],
         infer_float,
         grad_relu6,
-        |c| float_same(c, relu6),
-    ),
+        |c| float_same(c, |x| RELU6.un64(x, &[])),
+    )
+    .with_formula(&RELU6),
     act(
         "HSwish",
         "Hard swish: `x · relu6(x + 3) / 6` elementwise. Integer inputs are computed with integer arithmetic (the division truncates).",
@@ -803,11 +787,12 @@ pub const OPS: &[OpDef] = &[
         |c| {
             numeric_same(
                 c,
-                hswish,
+                |x| HSWISH.un64(x, &[]),
                 |x| x.wrapping_mul((x + 3).clamp(0, 6)) / 6,
             )
         },
-    ),
+    )
+    .with_formula(&HSWISH),
     act(
         "HSigmoid",
         "Hard sigmoid: `relu6(x + 3) / 6` elementwise. Integer inputs are computed with integer arithmetic (the division truncates).",
@@ -817,19 +802,21 @@ pub const OPS: &[OpDef] = &[
         |c| {
             numeric_same(
                 c,
-                hsigmoid,
+                |x| HSIGMOID.un64(x, &[]),
                 |x| (x + 3).clamp(0, 6) / 6,
             )
         },
-    ),
+    )
+    .with_formula(&HSIGMOID),
     act(
         "SiLU",
         "Sigmoid linear unit (swish): `x · sigmoid(x)` elementwise. Needs a float input.",
         &[ParamDef::input("input", "A float tensor.")],
         infer_float,
         grad_silu,
-        |c| float_same(c, |x| x * sigmoid(x)),
+        |c| float_same(c, |x| SILU.un64(x, &[])),
     )
+    .with_formula(&SILU)
     .drawn(Gradgen::SmoothUnary),
     act(
         "Mish",
@@ -837,8 +824,9 @@ pub const OPS: &[OpDef] = &[
         &[ParamDef::input("x", "A float tensor.")],
         infer_float,
         grad_mish,
-        |c| float_same(c, mish),
+        |c| float_same(c, |x| MISH.un64(x, &[])),
     )
+    .with_formula(&MISH)
     .drawn(Gradgen::SmoothUnary),
     act(
         "Softplus",
@@ -846,8 +834,9 @@ pub const OPS: &[OpDef] = &[
         &[ParamDef::input("input_x", "A float tensor.")],
         infer_float,
         grad_softplus,
-        |c| float_same(c, softplus),
+        |c| float_same(c, |x| SOFTPLUS.un64(x, &[])),
     )
+    .with_formula(&SOFTPLUS)
     .drawn(Gradgen::SmoothUnary),
     act(
         "Softsign",
@@ -855,8 +844,9 @@ pub const OPS: &[OpDef] = &[
         &[ParamDef::input("input_x", "A float tensor.")],
         infer_float,
         grad_softsign,
-        |c| float_same(c, |x| x / (1.0 + x.abs())),
+        |c| float_same(c, |x| SOFTSIGN.un64(x, &[])),
     )
+    .with_formula(&SOFTSIGN)
     .drawn(Gradgen::SmoothUnary),
     act(
         "Elu",
@@ -873,7 +863,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_elu,
         k_elu,
-    ),
+    )
+    .with_formula(&ELU),
     act(
         "CeLU",
         "Continuously differentiable ELU: `max(0, x) + min(0, alpha · (exp(x / alpha) - 1))`. Needs a float input and a non-zero `alpha`.",
@@ -920,8 +911,9 @@ pub const OPS: &[OpDef] = &[
         &[ParamDef::input("x", "A float tensor.")],
         infer_float,
         grad_fast_gelu,
-        |c| float_same(c, fast_gelu),
-    ),
+        |c| float_same(c, |x| FAST_GELU.un64(x, &[])),
+    )
+    .with_formula(&FAST_GELU),
     OpDef {
         name: "LogSigmoid",
         category: Category::NeuralNetwork,
@@ -1010,7 +1002,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_leaky_relu,
         k_leaky_relu,
-    ),
+    )
+    .with_formula(&LEAKY_RELU_EXT),
     act(
         "Threshold",
         "`x` where `x > threshold`, `value` elsewhere (and for NaN), in the input's dtype.",

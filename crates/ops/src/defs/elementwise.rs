@@ -244,29 +244,72 @@ mod grads;
 pub(crate) use grads::*;
 
 // ---------------------------------------------------------------------------
+// Formulas (`crate::formula`): each op's math, written once; the kernels
+// below, the compiled plans' fused loops and the GPU's CUDA come from them.
+
+crate::formula! {pub ADD = [] |a, b| a + b}
+crate::formula! {pub SUB = [] |a, b| a - b}
+crate::formula! {pub MUL = [] |a, b| a * b}
+crate::formula! {pub REAL_DIV = [] |a, b| a / b}
+crate::formula! {pub MAXIMUM = [] |a, b| select(gt(a, b), a, b)}
+crate::formula! {pub MINIMUM = [] |a, b| select(lt(a, b), a, b)}
+crate::formula! {pub NEG = [] |a| -a}
+crate::formula! {pub ABS = [int(select(lt(a, 0), -a, a))] |a| fabs(a)}
+crate::formula! {pub SQUARE = [] |a| a * a}
+crate::formula! {pub RELU = [] |a| select(gt(a, 0.0), a, 0.0)}
+crate::formula! {pub EXP = [] |a| exp(a)}
+crate::formula! {pub LOG = [] |a| log(a)}
+crate::formula! {pub SQRT = [] |a| sqrt(a)}
+crate::formula! {pub RSQRT = [] |a| 1.0 / sqrt(a)}
+crate::formula! {pub SIN = [] |a| sin(a)}
+crate::formula! {pub COS = [] |a| cos(a)}
+crate::formula! {pub TANH = [] |a| tanh(a)}
+crate::formula! {pub ERF = [] |a| erf(a)}
+crate::formula! {pub SIGMOID = [] |a| sigm(a)}
+crate::formula! {
+    /// MindSpore's tanh form, with its constants `0.7978845608` (√(2/π)) and
+    /// `0.044715`, in the input's dtype.
+    pub GELU = [] |a| 0.5 * a * (1.0 + tanh(0.7978845608 * (a + 0.044715 * a * a * a)))
+}
+crate::formula! {pub EQUAL = [test] |a, b| eq(a, b)}
+crate::formula! {pub NOT_EQUAL = [test] |a, b| ne(a, b)}
+crate::formula! {pub LESS = [test] |a, b| lt(a, b)}
+crate::formula! {pub LESS_EQUAL = [test] |a, b| le(a, b)}
+crate::formula! {pub GREATER = [test] |a, b| gt(a, b)}
+crate::formula! {pub GREATER_EQUAL = [test] |a, b| ge(a, b)}
+crate::formula! {pub LOGICAL_AND = [test] |a, b| both(ne(a, 0.0), ne(b, 0.0))}
+crate::formula! {pub LOGICAL_OR = [test] |a, b| either(ne(a, 0.0), ne(b, 0.0))}
+crate::formula! {pub LOGICAL_NOT = [test] |a| eq(a, 0.0)}
+
+// ---------------------------------------------------------------------------
 // Kernels.
 
 fn k_add(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), |a, b| a + b, a.wrapping_add(b))
+    numeric!(c, c.promoted(), ADD | a, b | a.wrapping_add(b))
 }
 
 fn k_sub(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), |a, b| a - b, a.wrapping_sub(b))
+    numeric!(c, c.promoted(), SUB | a, b | a.wrapping_sub(b))
 }
 
 fn k_mul(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), |a, b| a * b, a.wrapping_mul(b))
+    numeric!(c, c.promoted(), MUL | a, b | a.wrapping_mul(b))
 }
 
 fn k_real_div(c: &KernelCall) -> Result<KValue, OpError> {
     let d = c.promoted();
-    numeric!(c, d, |a, b| a / b, {
-        if b == 0 {
-            crate::defs::elementwise::binary::int_div_by_zero(a, d)
-        } else {
-            a.wrapping_div(b)
+    numeric!(
+        c,
+        d,
+        REAL_DIV | a,
+        b | {
+            if b == 0 {
+                crate::defs::elementwise::binary::int_div_by_zero(a, d)
+            } else {
+                a.wrapping_div(b)
+            }
         }
-    })
+    )
 }
 
 fn k_pow(c: &KernelCall) -> Result<KValue, OpError> {
@@ -275,15 +318,15 @@ fn k_pow(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_maximum(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), |a, b| if a > b { a } else { b }, a.max(b))
+    numeric!(c, c.promoted(), MAXIMUM | a, b | a.max(b))
 }
 
 fn k_minimum(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), |a, b| if a < b { a } else { b }, a.min(b))
+    numeric!(c, c.promoted(), MINIMUM | a, b | a.min(b))
 }
 
 fn k_neg(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric_unary!(c, |x| -x, x.wrapping_neg())
+    numeric_unary!(c, NEG | x | x.wrapping_neg())
 }
 
 /// A bool input, returned unchanged (`Abs` and `ReLU` of a bool are the
@@ -297,74 +340,58 @@ fn k_abs(c: &KernelCall) -> Result<KValue, OpError> {
     if let Some(v) = bool_identity(c)? {
         return Ok(v);
     }
-    numeric_unary!(c, |x| x.abs(), x.wrapping_abs())
+    numeric_unary!(c, ABS | x | x.wrapping_abs())
 }
 
 fn k_square(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric_unary!(c, |x| x * x, x.wrapping_mul(x))
+    numeric_unary!(c, SQUARE | x | x.wrapping_mul(x))
 }
 
 fn k_relu(c: &KernelCall) -> Result<KValue, OpError> {
     if let Some(v) = bool_identity(c)? {
         return Ok(v);
     }
-    numeric_unary!(c, |x| if x > 0.0 { x } else { 0.0 }, x.max(0))
+    numeric_unary!(c, RELU | x | x.max(0))
 }
 
 fn k_exp(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary!(c, |x| x.exp())
+    float_unary!(c, EXP)
 }
 
 fn k_log(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary!(c, |x| x.ln())
+    float_unary!(c, LOG)
 }
 
 fn k_sqrt(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary!(c, |x| x.sqrt())
+    float_unary!(c, SQRT)
 }
 
 fn k_rsqrt(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary!(c, |x| 1.0 / x.sqrt())
+    float_unary!(c, RSQRT)
 }
 
 fn k_sin(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary!(c, |x| x.sin())
+    float_unary!(c, SIN)
 }
 
 fn k_cos(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary!(c, |x| x.cos())
+    float_unary!(c, COS)
 }
 
 fn k_tanh(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary(c, tanh_f32, f64::tanh)
+    float_unary!(c, TANH)
 }
 
 fn k_sigmoid(c: &KernelCall) -> Result<KValue, OpError> {
-    // With e = exp(-|x|): 1/(1+e) for x ≥ 0, e/(1+e) below. Neither overflows,
-    // and the only branch is a select.
-    float_unary!(c, |x| {
-        let e = (-x.abs()).exp();
-        let num = if x >= 0.0 { 1.0 } else { e };
-        num / (1.0 + e)
-    })
+    float_unary!(c, SIGMOID)
 }
 
 fn k_gelu(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary(
-        c,
-        |x: f32| {
-            let u = GELU_C as f32 * (x + GELU_A as f32 * x * x * x);
-            0.5 * x * (1.0 + tanh_f32(u))
-        },
-        |x: f64| {
-            let u = GELU_C * (x + GELU_A * x * x * x);
-            0.5 * x * (1.0 + u.tanh())
-        },
-    )
+    float_unary!(c, GELU)
 }
 
 fn k_erf(c: &KernelCall) -> Result<KValue, OpError> {
-    float_unary(c, erf_f32, erf)
+    float_unary!(c, ERF)
 }
 
 fn k_equal(c: &KernelCall) -> Result<KValue, OpError> {
@@ -482,7 +509,8 @@ pub const OPS: &[OpDef] = &[
         infer_arith,
         Some(grad_add),
         k_add,
-    ),
+    )
+    .with_formula(&ADD),
     ew(
         "Sub",
         "Subtracts `y` from `x` elementwise, `x - y`, with broadcasting and type promotion.",
@@ -490,7 +518,8 @@ pub const OPS: &[OpDef] = &[
         infer_arith,
         Some(grad_sub),
         k_sub,
-    ),
+    )
+    .with_formula(&SUB),
     ew(
         "Mul",
         "Multiplies two tensors elementwise, `x * y`, with broadcasting and type promotion.",
@@ -498,7 +527,8 @@ pub const OPS: &[OpDef] = &[
         infer_arith,
         Some(grad_mul),
         k_mul,
-    ),
+    )
+    .with_formula(&MUL),
     ew(
         "RealDiv",
         "Divides `x` by `y` elementwise, `x / y`, with broadcasting, in the promoted dtype: integers divide truncating toward zero (`x / 0` saturates to the dtype's maximum or minimum, 0 for `0 / 0`). True division of integers is `Div`.",
@@ -506,7 +536,8 @@ pub const OPS: &[OpDef] = &[
         infer_real_div,
         Some(grad_real_div),
         k_real_div,
-    ),
+    )
+    .with_formula(&REAL_DIV),
     ew(
         "Neg",
         "Negates every element, `-x`.",
@@ -515,6 +546,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_neg),
         k_neg,
     )
+    .with_formula(&NEG)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Exp",
@@ -524,6 +556,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_exp),
         k_exp,
     )
+    .with_formula(&EXP)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Log",
@@ -532,7 +565,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_log),
         k_log,
-    ),
+    )
+    .with_formula(&LOG),
     ew(
         "Sqrt",
         "The square root of every element (NaN below 0; integer inputs give `f32`).",
@@ -540,7 +574,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_sqrt),
         k_sqrt,
-    ),
+    )
+    .with_formula(&SQRT),
     ew(
         "Rsqrt",
         "The reciprocal square root `1 / sqrt(x)` of every element (integer inputs give `f32`).",
@@ -548,7 +583,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_unary,
         Some(grad_rsqrt),
         k_rsqrt,
-    ),
+    )
+    .with_formula(&RSQRT),
     ew(
         "Square",
         "The square `x * x` of every element.",
@@ -557,6 +593,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_square),
         k_square,
     )
+    .with_formula(&SQUARE)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Pow",
@@ -576,7 +613,8 @@ pub const OPS: &[OpDef] = &[
         infer_same,
         Some(grad_abs),
         k_abs,
-    ),
+    )
+    .with_formula(&ABS),
     ew(
         "Maximum",
         "The larger of `x` and `y` elementwise, with broadcasting: `x > y ? x : y` (so a NaN `y` propagates and a NaN `x` gives `y`, as MindSpore's CPU kernel). A tie splits the gradient evenly.",
@@ -584,7 +622,8 @@ pub const OPS: &[OpDef] = &[
         infer_arith,
         Some(grad_maximum),
         k_maximum,
-    ),
+    )
+    .with_formula(&MAXIMUM),
     ew(
         "Minimum",
         "The smaller of `x` and `y` elementwise, with broadcasting: `x < y ? x : y` (so a NaN `y` propagates and a NaN `x` gives `y`, as MindSpore's CPU kernel). A tie splits the gradient evenly.",
@@ -592,7 +631,8 @@ pub const OPS: &[OpDef] = &[
         infer_arith,
         Some(grad_minimum),
         k_minimum,
-    ),
+    )
+    .with_formula(&MINIMUM),
     ew(
         "Sin",
         "The sine of every element, in radians (integer inputs give `f32`).",
@@ -601,6 +641,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_sin),
         k_sin,
     )
+    .with_formula(&SIN)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Cos",
@@ -610,6 +651,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_cos),
         k_cos,
     )
+    .with_formula(&COS)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Tanh",
@@ -619,6 +661,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_tanh),
         k_tanh,
     )
+    .with_formula(&TANH)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Sigmoid",
@@ -628,6 +671,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_sigmoid),
         k_sigmoid,
     )
+    .with_formula(&SIGMOID)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "ReLU",
@@ -636,7 +680,8 @@ pub const OPS: &[OpDef] = &[
         infer_same,
         Some(grad_relu),
         k_relu,
-    ),
+    )
+    .with_formula(&RELU),
     ew(
         "GeLU",
         "Gaussian error linear unit, as MindSpore's kernel computes it: `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`. Needs a float input.",
@@ -645,6 +690,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_gelu),
         k_gelu,
     )
+    .with_formula(&GELU)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Erf",
@@ -654,6 +700,7 @@ pub const OPS: &[OpDef] = &[
         Some(grad_erf),
         k_erf,
     )
+    .with_formula(&ERF)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Select",
@@ -678,7 +725,8 @@ pub const OPS: &[OpDef] = &[
         infer_compare,
         None,
         k_equal,
-    ),
+    )
+    .with_formula(&EQUAL),
     ew(
         "NotEqual",
         "Whether `x != y`, elementwise with broadcasting: a `bool` tensor.",
@@ -686,7 +734,8 @@ pub const OPS: &[OpDef] = &[
         infer_compare,
         None,
         k_not_equal,
-    ),
+    )
+    .with_formula(&NOT_EQUAL),
     ew(
         "Less",
         "Whether `x < y`, elementwise with broadcasting: a `bool` tensor.",
@@ -694,7 +743,8 @@ pub const OPS: &[OpDef] = &[
         infer_compare,
         None,
         k_less,
-    ),
+    )
+    .with_formula(&LESS),
     ew(
         "LessEqual",
         "Whether `x <= y`, elementwise with broadcasting: a `bool` tensor.",
@@ -702,7 +752,8 @@ pub const OPS: &[OpDef] = &[
         infer_compare,
         None,
         k_less_equal,
-    ),
+    )
+    .with_formula(&LESS_EQUAL),
     ew(
         "Greater",
         "Whether `x > y`, elementwise with broadcasting: a `bool` tensor.",
@@ -710,7 +761,8 @@ pub const OPS: &[OpDef] = &[
         infer_compare,
         None,
         k_greater,
-    ),
+    )
+    .with_formula(&GREATER),
     ew(
         "GreaterEqual",
         "Whether `x >= y`, elementwise with broadcasting: a `bool` tensor.",
@@ -718,7 +770,8 @@ pub const OPS: &[OpDef] = &[
         infer_compare,
         None,
         k_greater_equal,
-    ),
+    )
+    .with_formula(&GREATER_EQUAL),
     ew(
         "LogicalAnd",
         "Logical AND elementwise with broadcasting: a `bool` tensor (operands of any dtype are read as bools, non-zero being true).",
@@ -726,7 +779,8 @@ pub const OPS: &[OpDef] = &[
         infer_logical,
         None,
         k_logical_and,
-    ),
+    )
+    .with_formula(&LOGICAL_AND),
     ew(
         "LogicalOr",
         "Logical OR elementwise with broadcasting: a `bool` tensor (operands of any dtype are read as bools, non-zero being true).",
@@ -734,7 +788,8 @@ pub const OPS: &[OpDef] = &[
         infer_logical,
         None,
         k_logical_or,
-    ),
+    )
+    .with_formula(&LOGICAL_OR),
     ew(
         "LogicalNot",
         "Logical NOT elementwise: a `bool` tensor, true where `x` is zero (any dtype is read as bool).",
@@ -742,7 +797,8 @@ pub const OPS: &[OpDef] = &[
         infer_logical_not,
         None,
         k_logical_not,
-    ),
+    )
+    .with_formula(&LOGICAL_NOT),
     ew(
         "ZerosLike",
         "A tensor of zeros with the dtype and shape of `x`.",

@@ -9,15 +9,14 @@
 //! second derivatives work through them. Checked against MindSpore 2.10 in
 //! `tests/ms_oracle/backward_norm_act.py`.
 
+use crate::defs::elementwise::{GELU_A, GELU_C};
 use crate::Traits;
 use ir::AbsVal;
 use tensor::Tensor;
 
-use crate::defs::activations::sigmoid;
 use crate::defs::elementwise::binary::{
     binary_kernel, infer_binary, input_grad, p, ternary_float, Accept, Grads,
 };
-use crate::defs::elementwise::{GELU_A, GELU_C};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef};
@@ -26,22 +25,41 @@ use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, P
 // The derivatives, as MindSpore's CPU kernels compute them.
 
 /// GeLU's derivative (its tanh form): with `u = c·(x + a·x³)`, `t = tanh(u)`,
-/// `0.5·(1 + t) + 0.5·x·(1 − t²)·c·(1 + 3a·x²)`.
+/// `0.5·(1 + t) + 0.5·x·(1 − t²)·c·(1 + 3a·x²)` (the formulas' helper
+/// `gelu_slope_`).
 pub fn gelu_slope(x: f64) -> f64 {
-    let t = (GELU_C * (x + GELU_A * x * x * x)).tanh();
-    0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_C * (1.0 + 3.0 * GELU_A * x * x)
+    crate::formula::fns::gelu_slope_(x)
 }
 
 /// SiLU's derivative, `s·(1 + x·(1 − s))` with `s = sigmoid(x)` (the
-/// compiled plans' fused loops compute `SiLUGrad` with it too).
+/// formulas' helper `silu_slope_`).
 pub fn silu_slope(x: f64) -> f64 {
-    let s = sigmoid(x);
-    s * (1.0 + x * (1.0 - s))
+    crate::formula::fns::silu_slope_(x)
 }
 
-/// ReLU6's derivative as MindSpore's: 1 on `(0, 6]`, else (and for NaN) 0.
-fn relu6_passes(x: f64) -> bool {
-    x > 0.0 && x <= 6.0
+// Formulas (`crate::formula`), in MindSpore's argument order, computed in f64
+// and rounded (`wide`) as MindSpore's kernels.
+
+crate::formula! {
+    /// `GeLUGrad(dy, x, y)`: `y` (GeLU's output) only lines up the shapes.
+    pub GELU_GRAD = [wide] |a, b| a * gelu_slope_(b)
+}
+crate::formula! {
+    /// `SigmoidGrad(y, dy)`.
+    pub SIGMOID_GRAD = [wide] |a, b| b * a * (1.0 - a)
+}
+crate::formula! {
+    /// `TanhGrad(y, dy)`.
+    pub TANH_GRAD = [wide] |a, b| b * (1.0 - a * a)
+}
+crate::formula! {
+    /// `ReLU6Grad(dy, x)`: `dy` on `(0, 6]`, else (and for NaN) 0, as
+    /// MindSpore's.
+    pub RELU6_GRAD = [] |a, b| select(both(gt(b, 0.0), le(b, 6.0)), a, 0.0)
+}
+crate::formula! {
+    /// `SiLUGrad(dout, x)`.
+    pub SILU_GRAD = [wide] |a, b| a * silu_slope_(b)
 }
 
 // ---------------------------------------------------------------------------
@@ -72,7 +90,7 @@ fn k_gelu_grad(c: &KernelCall) -> Result<KValue, OpError> {
         )));
     }
     // `y` (GeLU's output) only lines up the shapes: the kernel reads `x`.
-    let t: Tensor = ternary_float([dy, x, y], dtype, |d, x, _| d * gelu_slope(x))?;
+    let t: Tensor = ternary_float([dy, x, y], dtype, |d, x, _| GELU_GRAD.bin64(d, x, &[]))?;
     Ok(KValue::Tensor(t))
 }
 
@@ -228,7 +246,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_binary,
         grad_gelu_grad,
         k_gelu_grad,
-    ),
+    )
+    .with_formula(&GELU_GRAD),
     backward(
         "SigmoidGrad",
         "The gradient of `Sigmoid` from its output: `dy · y · (1 − y)`.",
@@ -238,8 +257,9 @@ pub const OPS: &[OpDef] = &[
         ],
         infer_float_binary,
         grad_sigmoid_grad,
-        |c| float_binary("SigmoidGrad", c, |y, d| d * y * (1.0 - y)),
-    ),
+        |c| float_binary("SigmoidGrad", c, |y, d| SIGMOID_GRAD.bin64(y, d, &[])),
+    )
+    .with_formula(&SIGMOID_GRAD),
     backward(
         "TanhGrad",
         "The gradient of `Tanh` from its output: `dy · (1 − y²)`.",
@@ -249,8 +269,9 @@ pub const OPS: &[OpDef] = &[
         ],
         infer_float_binary,
         grad_tanh_grad,
-        |c| float_binary("TanhGrad", c, |y, d| d * (1.0 - y * y)),
-    ),
+        |c| float_binary("TanhGrad", c, |y, d| TANH_GRAD.bin64(y, d, &[])),
+    )
+    .with_formula(&TANH_GRAD),
     backward(
         "ReLU6Grad",
         "The gradient of `ReLU6`: `y_backprop` where `0 < x <= 6`, 0 elsewhere (and where `x` is NaN), as MindSpore's kernel.",
@@ -260,8 +281,9 @@ pub const OPS: &[OpDef] = &[
         ],
         infer_float_binary,
         grad_relu6_grad,
-        |c| float_binary("ReLU6Grad", c, |d, x| if relu6_passes(x) { d } else { 0.0 }),
-    ),
+        |c| float_binary("ReLU6Grad", c, |d, x| RELU6_GRAD.bin64(d, x, &[])),
+    )
+    .with_formula(&RELU6_GRAD),
     backward(
         "SiLUGrad",
         "The gradient of `SiLU`: `dout · s · (1 + x · (1 − s))`, `s = sigmoid(x)`.",
@@ -271,8 +293,9 @@ pub const OPS: &[OpDef] = &[
         ],
         infer_float_binary,
         grad_silu_grad,
-        |c| float_binary("SiLUGrad", c, |d, x| d * silu_slope(x)),
-    ),
+        |c| float_binary("SiLUGrad", c, |d, x| SILU_GRAD.bin64(d, x, &[])),
+    )
+    .with_formula(&SILU_GRAD),
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {

@@ -94,6 +94,11 @@ fn infer_relu_grad(call: &InferCall) -> Result<AbsVal, OpError> {
     Ok(AbsVal::Tensor { dtype, shape })
 }
 
+crate::formula! {
+    /// `ReluGrad(dy, x)`: `dy` where `x` is positive.
+    pub RELU_GRAD = [] |a, b| select(gt(b, 0.0), a, 0.0)
+}
+
 fn k_relu_grad(c: &KernelCall) -> Result<KValue, OpError> {
     let (dy, y) = (c.tensor(0)?, c.tensor(1)?);
     if dy.shape() != y.shape() {
@@ -108,7 +113,7 @@ fn k_relu_grad(c: &KernelCall) -> Result<KValue, OpError> {
     let data = g
         .iter()
         .zip(&mask)
-        .map(|(&d, &m)| if m > 0.0 { d } else { 0.0 })
+        .map(|(&d, &m)| RELU_GRAD.bin64(d, m, &[]))
         .collect();
     let t = tensor::Tensor::from_f64(dy.shape().to_vec(), data).map_err(|e| OpError::call(e.0))?;
     Ok(KValue::Tensor(t.cast(dy.dtype())))
@@ -171,7 +176,8 @@ pub const OPS: &[OpDef] = &[
         infer_relu_grad,
         grad_relu_grad,
         k_relu_grad,
-    ),
+    )
+    .with_formula(&RELU_GRAD),
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {

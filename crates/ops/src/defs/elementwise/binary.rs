@@ -631,8 +631,19 @@ fn grad_hypot(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 // ---------------------------------------------------------------------------
 // Kernels.
 
+crate::formula! {
+    /// True division (integers are divided as `f32`; computed in the
+    /// promoted float dtype: `f32` division is `f64` division rounded).
+    pub DIV = [] |a, b| a / b
+}
+
 fn k_div(c: &KernelCall) -> Result<KValue, OpError> {
-    binary(c, float_of(c.promoted()), |x, y| x / y, |_, _| 0)
+    binary(
+        c,
+        float_of(c.promoted()),
+        |x, y| DIV.bin64(x, y, &[]),
+        |_, _| 0,
+    )
 }
 
 fn k_mod(c: &KernelCall) -> Result<KValue, OpError> {
@@ -845,7 +856,8 @@ pub const OPS: &[OpDef] = &[
         infer_div,
         Some(|b, c| grad_div(b, c, "Div")),
         k_div,
-    ),
+    )
+    .with_formula(&DIV),
     ew(
         "Mod",
         "The remainder of `x / y` with the sign of `x` (truncated division), `x - trunc(x / y) * y`, elementwise with broadcasting. Integer `x mod 0` gives the minimum of `i32`/`i64` (0 for narrower types), and `0 mod 0` gives 0, as MindSpore's CPU kernel.",

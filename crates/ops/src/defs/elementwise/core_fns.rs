@@ -182,6 +182,15 @@ pub(super) fn numeric_binary(
 /// `numeric!(call, dtype, |a, b| float expression, int expression)`: one
 /// expression for f32 and f64 (the same source, typed twice), one for i64.
 macro_rules! numeric {
+    ($c:expr, $dtype:expr, $formula:ident |$a:ident, $b:ident| $int:expr) => {
+        numeric_binary(
+            $c,
+            $dtype,
+            |$a: f32, $b: f32| $formula.bin32($a, $b, &[]),
+            |$a: f64, $b: f64| $formula.bin64($a, $b, &[]),
+            |$a: i64, $b: i64| $int,
+        )
+    };
     ($c:expr, $dtype:expr, |$a:ident, $b:ident| $float:expr, $int:expr) => {
         numeric_binary(
             $c,
@@ -215,6 +224,13 @@ pub(super) fn float_unary(
 }
 
 macro_rules! float_unary {
+    ($c:expr, $formula:ident) => {
+        float_unary(
+            $c,
+            |x: f32| $formula.un32(x, &[]),
+            |x: f64| $formula.un64(x, &[]),
+        )
+    };
     ($c:expr, |$x:ident| $body:expr) => {
         float_unary($c, |$x: f32| $body, |$x: f64| $body)
     };
@@ -244,6 +260,14 @@ pub(super) fn numeric_unary(
 }
 
 macro_rules! numeric_unary {
+    ($c:expr, $formula:ident |$x:ident| $int:expr) => {
+        numeric_unary(
+            $c,
+            |$x: f32| $formula.un32($x, &[]),
+            |$x: f64| $formula.un64($x, &[]),
+            |$x: i64| $int,
+        )
+    };
     ($c:expr, |$x:ident| $float:expr, $int:expr) => {
         numeric_unary($c, |$x: f32| $float, |$x: f64| $float, |$x: i64| $int)
     };

@@ -341,6 +341,11 @@ fn grad_sinc(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 
 const INPUT: &[ParamDef] = &[ParamDef::input("input", "The input tensor.")];
 
+crate::formula! {
+    /// Computed in f64 and rounded (the same as in `f32`: one division).
+    pub RECIPROCAL = [] |a| 1.0 / a
+}
+
 const fn flat(
     name: &'static str,
     doc: &'static str,
@@ -408,8 +413,9 @@ pub const OPS: &[OpDef] = &[
         INPUT,
         infer_to_float,
         Some(grad_reciprocal),
-        |c| float_kernel(c, |v| 1.0 / v),
-    ),
+        |c| float_kernel(c, |v| RECIPROCAL.un64(v, &[])),
+    )
+    .with_formula(&RECIPROCAL),
     ew(
         "Inv",
         "The reciprocal `1 / x` of every element, in the input's dtype: integers divide exactly (`1 / 0` gives the minimum of `i32`/`i64`, 0 for narrower types, as MindSpore's CPU kernel).",
