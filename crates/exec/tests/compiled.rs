@@ -466,7 +466,7 @@ graph step(x: f32[8, 33]) {
     let mut ex = Executor::new(&p, ExecOptions::default());
     ex.call("step", args).unwrap();
     let fused = ex.plan_kernels().join("\n");
-    for want in ["SigmoidGrad", "TanhGrad", "Relu6Grad", "SiluGrad"] {
+    for want in ["SigmoidGrad", "TanhGrad", "ReLU6Grad", "SiLUGrad"] {
         assert!(fused.contains(want), "no fused `{want}` in {fused}");
     }
 }

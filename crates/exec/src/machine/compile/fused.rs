@@ -6,74 +6,27 @@
 //! read through broadcast strides (a bias along the channel axis, a scalar),
 //! after the shape has been collapsed to an outer and an inner, contiguous,
 //! dimension. Booleans (comparison results, `Select` conditions) are 0.0/1.0
-//! inside. Each operation computes exactly what the registry's `f32` kernel
-//! computes (the same expression in `f32`), so results match the
+//! inside. An operation is an op's formula, found through its record
+//! ([`ops::formula`]): it runs the formula's generated `f32` slice kernel,
+//! the same expression the registry's kernel computes, so results match the
 //! interpreter's bit for bit.
 
-use ops::defs::backward::activation::silu_slope;
-use ops::defs::elementwise::{erf_f32, tanh_f32};
+use ops::formula::Formula;
 
 use super::kernels::{par_ranges, FastKernel, Src, P};
 
 /// Elements per chunk.
 const CH: usize = 256;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Un {
-    Neg,
-    Abs,
-    Square,
-    Relu,
-    Exp,
-    Log,
-    Sqrt,
-    Rsqrt,
-    Tanh,
-    Sigmoid,
-    Gelu,
-    Sin,
-    Cos,
-    Erf,
-    Reciprocal,
-    Not,
-    /// Non-zero to 1.0 (a cast to bool, read as a mask).
-    Truth,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Bin {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Max,
-    Min,
-    Gt,
-    Ge,
-    Lt,
-    Le,
-    Eq,
-    Ne,
-    And,
-    Or,
-    /// `ReluGrad(dy, y)`: `dy` where `y > 0`, else 0.
-    ReluGrad,
-    /// The activations' backward primitives, in MindSpore's argument order:
-    /// `SigmoidGrad(y, dy)`, `TanhGrad(y, dy)`, `ReLU6Grad(dy, x)`,
-    /// `SiLUGrad(dy, x)`; computed in f64 and rounded, as the registry's
-    /// kernels.
-    SigmoidGrad,
-    TanhGrad,
-    Relu6Grad,
-    SiluGrad,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum EOp {
     Input(u16),
     Const(f32),
-    Un(Un, u16),
-    Bin(Bin, u16, u16),
+    /// An op's formula of `a` (and `b`; `b == a` for a unary one), with its
+    /// attribute values.
+    F(&'static Formula, u16, u16, [f64; 2]),
+    /// Non-zero to 1.0 (a cast to bool, read as a mask).
+    Truth(u16),
     Select(u16, u16, u16),
 }
 
@@ -157,96 +110,18 @@ pub(crate) fn collapse(out: &[usize], strides: &[Vec<usize>]) -> Collapsed {
     (outer_dims, inner, per)
 }
 
-#[inline(always)]
-fn un(op: Un, a: &[f32], r: &mut [f32]) {
-    macro_rules! map {
-        (|$x:ident| $e:expr) => {
-            for (o, &$x) in r.iter_mut().zip(a) {
-                *o = $e;
-            }
-        };
-    }
-    match op {
-        Un::Neg => map!(|x| -x),
-        Un::Abs => map!(|x| x.abs()),
-        Un::Square => map!(|x| x * x),
-        Un::Relu => map!(|x| if x > 0.0 { x } else { 0.0 }),
-        Un::Exp => map!(|x| x.exp()),
-        Un::Log => map!(|x| x.ln()),
-        Un::Sqrt => map!(|x| x.sqrt()),
-        Un::Rsqrt => map!(|x| 1.0 / x.sqrt()),
-        Un::Tanh => map!(|x| tanh_f32(x)),
-        Un::Sigmoid => map!(|x| {
-            let e = (-x.abs()).exp();
-            let num = if x >= 0.0 { 1.0 } else { e };
-            num / (1.0 + e)
-        }),
-        Un::Gelu => map!(|x| {
-            let u = GELU_C * (x + GELU_A * x * x * x);
-            0.5 * x * (1.0 + tanh_f32(u))
-        }),
-        Un::Sin => map!(|x| x.sin()),
-        Un::Cos => map!(|x| x.cos()),
-        Un::Erf => map!(|x| erf_f32(x)),
-        Un::Reciprocal => map!(|x| 1.0 / x),
-        Un::Not => map!(|x| if x != 0.0 { 0.0 } else { 1.0 }),
-        Un::Truth => map!(|x| if x != 0.0 { 1.0 } else { 0.0 }),
-    }
-}
-
-/// MindSpore's GeLU constants, as the registry's `f32` kernel rounds them.
-const GELU_C: f32 = 0.797_884_560_8_f64 as f32;
-const GELU_A: f32 = 0.044715_f64 as f32;
-
-#[inline(always)]
-fn bin(op: Bin, a: &[f32], b: &[f32], r: &mut [f32]) {
-    macro_rules! map {
-        (|$x:ident, $y:ident| $e:expr) => {
-            for ((o, &$x), &$y) in r.iter_mut().zip(a).zip(b) {
-                *o = $e;
-            }
-        };
-    }
-    let t = |c: bool| if c { 1.0 } else { 0.0 };
-    match op {
-        Bin::Add => map!(|x, y| x + y),
-        Bin::Sub => map!(|x, y| x - y),
-        Bin::Mul => map!(|x, y| x * y),
-        Bin::Div => map!(|x, y| x / y),
-        Bin::Max => map!(|x, y| if x > y { x } else { y }),
-        Bin::Min => map!(|x, y| if x < y { x } else { y }),
-        Bin::Gt => map!(|x, y| t(x > y)),
-        Bin::Ge => map!(|x, y| t(x >= y)),
-        Bin::Lt => map!(|x, y| t(x < y)),
-        Bin::Le => map!(|x, y| t(x <= y)),
-        Bin::Eq => map!(|x, y| t(x == y)),
-        Bin::Ne => map!(|x, y| t(x != y)),
-        Bin::And => map!(|x, y| t(x != 0.0 && y != 0.0)),
-        Bin::Or => map!(|x, y| t(x != 0.0 || y != 0.0)),
-        Bin::ReluGrad => map!(|x, y| if y > 0.0 { x } else { 0.0 }),
-        Bin::SigmoidGrad => map!(|y, d| {
-            let (y, d) = (y as f64, d as f64);
-            (d * y * (1.0 - y)) as f32
-        }),
-        Bin::TanhGrad => map!(|y, d| {
-            let (y, d) = (y as f64, d as f64);
-            (d * (1.0 - y * y)) as f32
-        }),
-        Bin::Relu6Grad => map!(|d, x| if x > 0.0 && x <= 6.0 { d } else { 0.0 }),
-        Bin::SiluGrad => map!(|d, x| (d as f64 * silu_slope(x as f64)) as f32),
-    }
-}
-
 /// Rewrites `Select(a > 0, x, 0)` (how the gradient of `ReLU` reaches a
 /// fusion) as `ReluGrad(x, a)`, the same values in one operation, then drops
 /// operations no output needs; `outputs` are renumbered.
 pub(crate) fn simplify(mut prog: Vec<EOp>, outputs: &mut [u16]) -> Vec<EOp> {
+    use ops::defs::backward::RELU_GRAD;
+    use ops::defs::elementwise::GREATER;
     let zero = |prog: &[EOp], v: u16| matches!(prog[v as usize], EOp::Const(c) if c == 0.0);
     for i in 0..prog.len() {
         if let EOp::Select(c, x, y) = prog[i] {
-            if let EOp::Bin(Bin::Gt, a, k) = prog[c as usize] {
-                if zero(&prog, k) && zero(&prog, y) {
-                    prog[i] = EOp::Bin(Bin::ReluGrad, x, a);
+            if let EOp::F(f, a, k, _) = prog[c as usize] {
+                if *f == GREATER && zero(&prog, k) && zero(&prog, y) {
+                    prog[i] = EOp::F(&RELU_GRAD, x, a, [0.0; 2]);
                 }
             }
         }
@@ -261,8 +136,8 @@ pub(crate) fn simplify(mut prog: Vec<EOp>, outputs: &mut [u16]) -> Vec<EOp> {
         }
         match prog[i] {
             EOp::Input(_) | EOp::Const(_) => {}
-            EOp::Un(_, a) => live[a as usize] = true,
-            EOp::Bin(_, a, b) => {
+            EOp::Truth(a) => live[a as usize] = true,
+            EOp::F(_, a, b, _) => {
                 live[a as usize] = true;
                 live[b as usize] = true;
             }
@@ -281,8 +156,8 @@ pub(crate) fn simplify(mut prog: Vec<EOp>, outputs: &mut [u16]) -> Vec<EOp> {
         }
         let at = |v: u16| new_index[v as usize];
         kept.push(match op {
-            EOp::Un(u, a) => EOp::Un(u, at(a)),
-            EOp::Bin(b, x, y) => EOp::Bin(b, at(x), at(y)),
+            EOp::Truth(a) => EOp::Truth(at(a)),
+            EOp::F(f, x, y, p) => EOp::F(f, at(x), at(y), p),
             EOp::Select(c, x, y) => EOp::Select(at(c), at(x), at(y)),
             other => other,
         });
@@ -363,9 +238,16 @@ impl Fused {
                         }
                     }
                     EOp::Const(v) => r.fill(v),
-                    EOp::Un(u, a) => un(u, &done[a as usize][..len], r),
-                    EOp::Bin(b, x, y) => {
-                        bin(b, &done[x as usize][..len], &done[y as usize][..len], r)
+                    EOp::F(f, x, y, p) => (f.f32)(
+                        &done[x as usize][..len],
+                        &done[y as usize][..len],
+                        &p[..f.params.len()],
+                        r,
+                    ),
+                    EOp::Truth(a) => {
+                        for (o, &x) in r.iter_mut().zip(&done[a as usize][..len]) {
+                            *o = if x != 0.0 { 1.0 } else { 0.0 };
+                        }
                     }
                     EOp::Select(c, x, y) => {
                         let (c, x, y) = (&done[c as usize], &done[x as usize], &done[y as usize]);
@@ -419,20 +301,26 @@ mod tests {
 
     #[test]
     fn relu_gradient_select_becomes_one_operation() {
+        use ops::defs::backward::RELU_GRAD;
+        use ops::defs::elementwise::{GREATER, NEG};
         // dy, a; 0; a > 0; Select(a > 0, dy, 0); and an unused Neg.
         let prog = vec![
             EOp::Input(0),
             EOp::Input(1),
             EOp::Const(0.0),
-            EOp::Bin(Bin::Gt, 1, 2),
-            EOp::Un(Un::Neg, 0),
+            EOp::F(&GREATER, 1, 2, [0.0; 2]),
+            EOp::F(&NEG, 0, 0, [0.0; 2]),
             EOp::Select(3, 0, 2),
         ];
         let mut outputs = [5u16];
         let kept = simplify(prog, &mut outputs);
         assert_eq!(
             kept,
-            vec![EOp::Input(0), EOp::Input(1), EOp::Bin(Bin::ReluGrad, 0, 1)]
+            vec![
+                EOp::Input(0),
+                EOp::Input(1),
+                EOp::F(&RELU_GRAD, 0, 1, [0.0; 2])
+            ]
         );
         assert_eq!(outputs, [2]);
         // A Select whose else-branch is not zero stays.
@@ -440,7 +328,7 @@ mod tests {
             EOp::Input(0),
             EOp::Const(0.0),
             EOp::Const(1.0),
-            EOp::Bin(Bin::Gt, 0, 1),
+            EOp::F(&GREATER, 0, 1, [0.0; 2]),
             EOp::Select(3, 0, 2),
         ];
         let mut outputs = [4u16];

@@ -25,7 +25,7 @@ use ops::AttrValue;
 use tensor::DType;
 
 use super::super::Executor;
-use super::fused::{broadcast_strides, collapse, Bin, EOp, Fused, InputLayout, Un};
+use super::fused::{broadcast_strides, collapse, EOp, Fused, InputLayout};
 use super::kernels::{Concurrent, FastKernel, Gemm};
 use super::memory::{self, StepUse};
 use super::ops_kernels as ok;
@@ -73,8 +73,11 @@ enum Arg {
 
 #[derive(Clone, Copy)]
 enum ElemOp {
-    Un(Un),
-    Bin(Bin),
+    /// An op's formula (from its record), with the op's name and attribute
+    /// values.
+    F(&'static ops::formula::Formula, &'static str, [f64; 2]),
+    /// Non-zero to 1 (a cast to bool).
+    Truth,
     Select,
     Fill(f32),
     Identity,
@@ -360,71 +363,14 @@ impl Lowering<'_> {
         let out = out_reg(n)?;
         let oi = self.info(out).clone();
         let ins = n.inputs();
-        let promoted = |l: &Self| -> Option<DType> {
-            let abs = |v: &SVal| match v {
-                SVal::Reg(r) => l.info(*r).abs(),
-                SVal::Const(c) => c.abs(),
-                _ => ir::AbsVal::Any,
-            };
-            ops::infer::promote(&abs(&ins[0]), &abs(&ins[1]))
-        };
-        let un = |u: Un| Some(ElemOp::Un(u));
+        if let Some(f) = p.op.and_then(|o| o.traits.formula) {
+            return self.formula_elem(n, p, f, out, &oi);
+        }
         let (op, want_out) = match (name, ins.len()) {
-            ("Neg", 1) => (un(Un::Neg), DType::F32),
-            ("Abs", 1) => (un(Un::Abs), DType::F32),
-            ("Square", 1) => (un(Un::Square), DType::F32),
-            ("ReLU", 1) => (un(Un::Relu), DType::F32),
-            ("Exp", 1) => (un(Un::Exp), DType::F32),
-            ("Log", 1) => (un(Un::Log), DType::F32),
-            ("Sqrt", 1) => (un(Un::Sqrt), DType::F32),
-            ("Rsqrt", 1) => (un(Un::Rsqrt), DType::F32),
-            ("Tanh", 1) => (un(Un::Tanh), DType::F32),
-            ("Sigmoid", 1) => (un(Un::Sigmoid), DType::F32),
-            ("GeLU", 1) => (un(Un::Gelu), DType::F32),
-            ("Sin", 1) => (un(Un::Sin), DType::F32),
-            ("Cos", 1) => (un(Un::Cos), DType::F32),
-            ("Erf", 1) => (un(Un::Erf), DType::F32),
-            ("Reciprocal", 1) => (un(Un::Reciprocal), DType::F32),
-            ("LogicalNot", 1) => (un(Un::Not), DType::Bool),
             ("ZerosLike", 1) => (Some(ElemOp::Fill(0.0)), DType::F32),
             ("OnesLike", 1) => (Some(ElemOp::Fill(1.0)), DType::F32),
             ("Cast", 1) if oi.dtype == DType::F32 => (Some(ElemOp::Identity), DType::F32),
-            ("Cast", 1) => (un(Un::Truth), DType::Bool),
-            ("ReluGrad", 2) => (Some(ElemOp::Bin(Bin::ReluGrad)), DType::F32),
-            ("SigmoidGrad", 2) => (Some(ElemOp::Bin(Bin::SigmoidGrad)), DType::F32),
-            ("TanhGrad", 2) => (Some(ElemOp::Bin(Bin::TanhGrad)), DType::F32),
-            ("ReLU6Grad", 2) => (Some(ElemOp::Bin(Bin::Relu6Grad)), DType::F32),
-            ("SiLUGrad", 2) => (Some(ElemOp::Bin(Bin::SiluGrad)), DType::F32),
-            ("Add" | "Sub" | "Mul" | "RealDiv" | "Div" | "Maximum" | "Minimum", 2) => {
-                if promoted(self) != Some(DType::F32) {
-                    return None;
-                }
-                let b = match name {
-                    "Add" => Bin::Add,
-                    "Sub" => Bin::Sub,
-                    "Mul" => Bin::Mul,
-                    "Maximum" => Bin::Max,
-                    "Minimum" => Bin::Min,
-                    _ => Bin::Div,
-                };
-                (Some(ElemOp::Bin(b)), DType::F32)
-            }
-            ("Greater" | "GreaterEqual" | "Less" | "LessEqual" | "Equal" | "NotEqual", 2) => {
-                if promoted(self) != Some(DType::F32) {
-                    return None;
-                }
-                let b = match name {
-                    "Greater" => Bin::Gt,
-                    "GreaterEqual" => Bin::Ge,
-                    "Less" => Bin::Lt,
-                    "LessEqual" => Bin::Le,
-                    "Equal" => Bin::Eq,
-                    _ => Bin::Ne,
-                };
-                (Some(ElemOp::Bin(b)), DType::Bool)
-            }
-            ("LogicalAnd", 2) => (Some(ElemOp::Bin(Bin::And)), DType::Bool),
-            ("LogicalOr", 2) => (Some(ElemOp::Bin(Bin::Or)), DType::Bool),
+            ("Cast", 1) => (Some(ElemOp::Truth), DType::Bool),
             ("Select", 3) => {
                 let abs = |v: &SVal| match v {
                     SVal::Reg(r) => self.info(*r).abs(),
@@ -467,7 +413,8 @@ impl Lowering<'_> {
                 }
                 return Some(Elem {
                     out,
-                    op: ElemOp::Bin(Bin::Add),
+                    // `x + bias`, the bias broadcast along the channels.
+                    op: ElemOp::F(&ops::defs::elementwise::ADD, "BiasAdd", [0.0; 2]),
                     args: vec![
                         Arg::Reg(x, broadcast_strides(&oi.shape, &oi.shape)),
                         Arg::Reg(bias, strides),
@@ -490,28 +437,73 @@ impl Lowering<'_> {
                 .map(|v| self.arg(v, &shape))
                 .collect::<Option<Vec<_>>>()?
         };
-        // Float functions need float inputs.
-        if matches!(op, ElemOp::Un(u) if u != Un::Not && u != Un::Truth)
-            || matches!(
-                op,
-                ElemOp::Bin(
-                    Bin::ReluGrad
-                        | Bin::SigmoidGrad
-                        | Bin::TanhGrad
-                        | Bin::Relu6Grad
-                        | Bin::SiluGrad
-                )
-            )
-        {
-            for a in &args {
-                if let Arg::Reg(r, _) = a {
-                    if self.info(*r).dtype != DType::F32 {
-                        return None;
-                    }
-                }
-            }
-        }
         Some(Elem { out, op, args })
+    }
+
+    /// An op computed by its formula: on `f32` (bools read as 0 and 1 where
+    /// the operands promote to `f32`, or where a test reads them), giving
+    /// `f32`, or `bool` for a test.
+    fn formula_elem(
+        &mut self,
+        n: &Node,
+        p: &crate::value::PrimFn,
+        f: &'static ops::formula::Formula,
+        out: u32,
+        oi: &RegInfo,
+    ) -> Option<Elem> {
+        let ins = n.inputs();
+        if ins.len() < f.arity {
+            return None;
+        }
+        let want_out = if f.test { DType::Bool } else { DType::F32 };
+        if oi.dtype != want_out
+            || oi.scalar && oi.shape.is_empty() && ins.iter().all(|v| !matches!(v, SVal::Reg(_)))
+        {
+            return None;
+        }
+        // Inputs after the formula's only line up shapes (`GeLUGrad`'s `y`).
+        let read = &ins[..f.arity];
+        if ins[f.arity..]
+            .iter()
+            .any(|v| !matches!(v, SVal::Reg(r) if self.info(*r).shape == oi.shape))
+        {
+            return None;
+        }
+        let abs = |v: &SVal| match v {
+            SVal::Reg(r) => self.info(*r).abs(),
+            SVal::Const(c) => c.abs(),
+            _ => ir::AbsVal::Any,
+        };
+        let promoted = match read {
+            [a] => abs(a).dtype(),
+            [a, b] => ops::infer::promote(&abs(a), &abs(b)),
+            _ => None,
+        };
+        // A test compares bools as 0 and 1 as well as `f32`s; a value
+        // formula computes `f32` only.
+        let f32_or_bool = |d: DType| d == DType::F32 || f.test && d == DType::Bool;
+        if !promoted.is_some_and(f32_or_bool) {
+            return None;
+        }
+        if read.len() == 1 && !matches!(&read[0], SVal::Reg(r) if f32_or_bool(self.info(*r).dtype))
+        {
+            return None;
+        }
+        let mut params = [0.0; 2];
+        for (slot, name) in params.iter_mut().zip(f.params) {
+            *slot = p.attrs.get(name)?.as_f64()?;
+        }
+        let shape = oi.shape.clone();
+        let args = read
+            .iter()
+            .map(|v| self.arg(v, &shape))
+            .collect::<Option<Vec<_>>>()?;
+        let name = p.op.map_or("?", |o| o.name);
+        Some(Elem {
+            out,
+            op: ElemOp::F(f, name, params),
+            args,
+        })
     }
 
     /// The node that computes register `r` (not inputs, weights, constants).
@@ -672,8 +664,8 @@ impl Lowering<'_> {
                 vals.push(v);
             }
             let op = match e.op {
-                ElemOp::Un(u) => EOp::Un(u, vals[0]),
-                ElemOp::Bin(b) => EOp::Bin(b, vals[0], vals[1]),
+                ElemOp::F(f, _, p) => EOp::F(f, vals[0], *vals.get(1).unwrap_or(&vals[0]), p),
+                ElemOp::Truth => EOp::Truth(vals[0]),
                 ElemOp::Select => EOp::Select(vals[0], vals[1], vals[2]),
                 ElemOp::Fill(c) => EOp::Const(c),
                 ElemOp::Identity => {
@@ -687,8 +679,8 @@ impl Lowering<'_> {
                 }
             };
             label.push(match e.op {
-                ElemOp::Un(u) => format!("{u:?}"),
-                ElemOp::Bin(b) => format!("{b:?}"),
+                ElemOp::F(_, name, _) => name.to_string(),
+                ElemOp::Truth => "Truth".into(),
                 ElemOp::Select => "Select".into(),
                 ElemOp::Fill(c) => format!("Fill({c})"),
                 ElemOp::Identity => "id".into(),

@@ -3,6 +3,7 @@
 //! ones at once.
 
 use super::*;
+use ops::defs::elementwise::{ADD, MUL, RELU};
 
 impl Lowering<'_> {
     pub(super) fn gemm(&self, n: &Node, p: &crate::value::PrimFn, batched: bool) -> Low {
@@ -109,7 +110,7 @@ impl Lowering<'_> {
             // (whose other inputs are read by then: a bias weight may load
             // after the MatMul); nothing between uses the product.
             match (op, args.as_slice()) {
-                (ElemOp::Bin(Bin::Mul), [a, b]) => {
+                (ElemOp::F(f, ..), [a, b]) if *f == MUL => {
                     let (g, c) = match (gemm_of(self, a), b, gemm_of(self, b), a) {
                         (Some(g), Arg::Const(c), _, _) => (g, *c),
                         (_, _, Some(g), Arg::Const(c)) => (g, *c),
@@ -123,7 +124,7 @@ impl Lowering<'_> {
                         plain
                     });
                 }
-                (ElemOp::Bin(Bin::Add), [a, b]) => {
+                (ElemOp::F(f, ..), [a, b]) if *f == ADD => {
                     // A row added to every row (`BiasAdd`): the bias epilogue.
                     let row = shape.len() == 2 && {
                         let bias_strides = vec![0, 1];
@@ -154,7 +155,7 @@ impl Lowering<'_> {
                         plain
                     });
                 }
-                (ElemOp::Un(Un::Relu), [a]) => {
+                (ElemOp::F(f, ..), [a]) if *f == RELU => {
                     let Some(g) = gemm_of(self, a) else { continue };
                     self.fold_epilogue(g.1, i, out, None, |gm| {
                         let plain = !gm.relu && !gm.accumulate;
