@@ -22,6 +22,7 @@
 //! The op's record holds the formula in [`crate::Traits::formula`]; the
 //! backends find it there, never by the op's name.
 
+pub use crate::defs::elementwise::math::{erfc, erfinv};
 pub use crate::defs::elementwise::{erf, erf_f32, tanh_f32};
 
 /// Slice kernel: `out[i] = f(a[i], b[i], p0, p1)` (`b` is not read by unary
@@ -44,15 +45,21 @@ pub struct Formula {
     /// The expression as written (Rust and CUDA syntax).
     pub source: &'static str,
     /// The expression for integer inputs where it differs from `source` in
-    /// meaning (`fabs` is a float function): CUDA only; the registry's
-    /// integer kernels are its own. `None`: see [`Formula::ints`].
+    /// meaning (`fabs` is a float function), for the GPU's integer and bool
+    /// kernels; the registry's integer kernels are its own (they wrap).
     pub int_source: Option<&'static str>,
-    /// Whether the op computes integers (with `int_source`, or `source`
-    /// when that is `None`).
-    pub ints: bool,
     /// A named function the formula calls that is not an expression (its
     /// Rust and CUDA definitions are written once each): `erfinv`.
     pub named: Option<&'static str>,
+    /// The Rust kernels of a float formula; `None` for an integer-only one.
+    pub float: Option<Kernels>,
+    /// The Rust function of an integer-only formula (`a & b`).
+    pub int: Option<Elem<i64>>,
+}
+
+/// A float formula's generated Rust.
+#[derive(Clone, Copy)]
+pub struct Kernels {
     pub e32: Elem<f32>,
     pub e64: Elem<f64>,
     pub f32: Slice<f32>,
@@ -78,28 +85,46 @@ impl PartialEq for Formula {
 impl Eq for Formula {}
 
 impl Formula {
+    /// The float kernels (of a formula over floats: [`Formula::float`]).
+    #[inline(always)]
+    pub fn kernels(&self) -> &Kernels {
+        match &self.float {
+            Some(k) => k,
+            None => panic!("`{}` is an integer formula", self.source),
+        }
+    }
+
     /// The unary formula at `x` in `f32` (attributes `p`).
     #[inline(always)]
     pub fn un32(&self, x: f32, p: &[f64]) -> f32 {
-        (self.e32)(x, 0.0, param(p, 0) as f32, param(p, 1) as f32)
+        (self.kernels().e32)(x, 0.0, param(p, 0) as f32, param(p, 1) as f32)
     }
 
     /// The unary formula at `x` in `f64`.
     #[inline(always)]
     pub fn un64(&self, x: f64, p: &[f64]) -> f64 {
-        (self.e64)(x, 0.0, param(p, 0), param(p, 1))
+        (self.kernels().e64)(x, 0.0, param(p, 0), param(p, 1))
     }
 
     /// The binary formula at `(x, y)` in `f32`.
     #[inline(always)]
     pub fn bin32(&self, x: f32, y: f32, p: &[f64]) -> f32 {
-        (self.e32)(x, y, param(p, 0) as f32, param(p, 1) as f32)
+        (self.kernels().e32)(x, y, param(p, 0) as f32, param(p, 1) as f32)
     }
 
     /// The binary formula at `(x, y)` in `f64`.
     #[inline(always)]
     pub fn bin64(&self, x: f64, y: f64, p: &[f64]) -> f64 {
-        (self.e64)(x, y, param(p, 0), param(p, 1))
+        (self.kernels().e64)(x, y, param(p, 0), param(p, 1))
+    }
+
+    /// An integer-only formula at `(x, y)`.
+    #[inline(always)]
+    pub fn int(&self, x: i64, y: i64) -> i64 {
+        match self.int {
+            Some(f) => f(x, y, 0, 0),
+            None => panic!("`{}` is a float formula", self.source),
+        }
     }
 
     /// The CUDA expression for float compute types `T`: `source` with every
@@ -108,11 +133,10 @@ impl Formula {
         cuda_text(self.source)
     }
 
-    /// The CUDA expression for `long long` (integer inputs), if the op
-    /// computes integers.
-    pub fn cuda_int(&self) -> Option<String> {
-        self.ints
-            .then(|| cuda_text(self.int_source.unwrap_or(self.source)))
+    /// The CUDA expression for `long long` and `unsigned char` (integer and
+    /// bool storage): `int_source` where it is given, else `source`.
+    pub fn cuda_int(&self) -> String {
+        cuda_text(self.int_source.unwrap_or(self.source))
     }
 }
 
@@ -183,6 +207,124 @@ pub trait Real:
     fn fabs(self) -> Self;
     fn expm1(self) -> Self;
     fn log1p(self) -> Self;
+    fn exp2(self) -> Self;
+    fn log2(self) -> Self;
+    fn log10(self) -> Self;
+    fn tan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    fn erfc(self) -> Self;
+    fn erfinv(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn trunc(self) -> Self;
+    fn rint(self) -> Self;
+    fn pow(self, y: Self) -> Self;
+    fn atan2(self, y: Self) -> Self;
+    fn hypot(self, y: Self) -> Self;
+    fn isnan(self) -> bool;
+    fn isinf(self) -> bool;
+    fn isfinite(self) -> bool;
+}
+
+/// The [`Real`] methods that are the standard library's of the same type.
+macro_rules! std_math {
+    ($t:ident) => {
+        #[inline(always)]
+        fn exp2(self) -> $t {
+            $t::exp2(self)
+        }
+        #[inline(always)]
+        fn log2(self) -> $t {
+            $t::log2(self)
+        }
+        #[inline(always)]
+        fn log10(self) -> $t {
+            $t::log10(self)
+        }
+        #[inline(always)]
+        fn tan(self) -> $t {
+            $t::tan(self)
+        }
+        #[inline(always)]
+        fn sinh(self) -> $t {
+            $t::sinh(self)
+        }
+        #[inline(always)]
+        fn cosh(self) -> $t {
+            $t::cosh(self)
+        }
+        #[inline(always)]
+        fn asin(self) -> $t {
+            $t::asin(self)
+        }
+        #[inline(always)]
+        fn acos(self) -> $t {
+            $t::acos(self)
+        }
+        #[inline(always)]
+        fn atan(self) -> $t {
+            $t::atan(self)
+        }
+        #[inline(always)]
+        fn asinh(self) -> $t {
+            $t::asinh(self)
+        }
+        #[inline(always)]
+        fn acosh(self) -> $t {
+            $t::acosh(self)
+        }
+        #[inline(always)]
+        fn atanh(self) -> $t {
+            $t::atanh(self)
+        }
+        #[inline(always)]
+        fn floor(self) -> $t {
+            $t::floor(self)
+        }
+        #[inline(always)]
+        fn ceil(self) -> $t {
+            $t::ceil(self)
+        }
+        #[inline(always)]
+        fn trunc(self) -> $t {
+            $t::trunc(self)
+        }
+        #[inline(always)]
+        fn rint(self) -> $t {
+            $t::round_ties_even(self)
+        }
+        #[inline(always)]
+        fn pow(self, y: $t) -> $t {
+            $t::powf(self, y)
+        }
+        #[inline(always)]
+        fn atan2(self, y: $t) -> $t {
+            $t::atan2(self, y)
+        }
+        #[inline(always)]
+        fn hypot(self, y: $t) -> $t {
+            $t::hypot(self, y)
+        }
+        #[inline(always)]
+        fn isnan(self) -> bool {
+            $t::is_nan(self)
+        }
+        #[inline(always)]
+        fn isinf(self) -> bool {
+            $t::is_infinite(self)
+        }
+        #[inline(always)]
+        fn isfinite(self) -> bool {
+            $t::is_finite(self)
+        }
+    };
 }
 
 impl Real for f32 {
@@ -226,6 +368,17 @@ impl Real for f32 {
     fn log1p(self) -> f32 {
         f32::ln_1p(self)
     }
+    /// In f64, rounded (the registry's `erfc` is an f64 function).
+    #[inline(always)]
+    fn erfc(self) -> f32 {
+        erfc(self as f64) as f32
+    }
+    /// In f64, rounded (the registry's `erfinv` is an f64 function).
+    #[inline(always)]
+    fn erfinv(self) -> f32 {
+        erfinv(self as f64) as f32
+    }
+    std_math!(f32);
 }
 
 impl Real for f64 {
@@ -269,11 +422,22 @@ impl Real for f64 {
     fn log1p(self) -> f64 {
         f64::ln_1p(self)
     }
+    #[inline(always)]
+    fn erfc(self) -> f64 {
+        erfc(self)
+    }
+    #[inline(always)]
+    fn erfinv(self) -> f64 {
+        erfinv(self)
+    }
+    std_math!(f64);
 }
 
 /// The functions a formula may call. Each name is also CUDA's: the math
-/// functions are CUDA's own (overloaded for `float` and `double`), the
-/// others are defined in the prelude [`cuda_prelude`] generates.
+/// functions are CUDA's own (overloaded for `float` and `double`; `erfinv`
+/// is the one a formula calls that is not an expression in Rust either: the
+/// registry's iteration, [`erfinv`], and CUDA's `erfinv`), the others are
+/// defined in the prelude [`cuda_prelude`] generates.
 pub mod fns {
     pub use super::helpers::*;
     use super::Real;
@@ -287,6 +451,34 @@ pub mod fns {
         )*};
     }
     math!(exp, log, sqrt, tanh, sin, cos, erf, fabs, expm1, log1p);
+    math!(exp2, log2, log10, tan, sinh, cosh, asin, acos, atan, asinh, acosh, atanh);
+    math!(erfc, erfinv, floor, ceil, trunc, rint);
+
+    macro_rules! math2 {
+        ($($f:ident),*) => {$(
+            #[inline(always)]
+            pub fn $f<T: Real>(x: T, y: T) -> T {
+                x.$f(y)
+            }
+        )*};
+    }
+    math2!(pow, atan2, hypot);
+
+    macro_rules! class {
+        ($($f:ident),*) => {$(
+            #[inline(always)]
+            pub fn $f<T: Real>(x: T) -> bool {
+                x.$f()
+            }
+        )*};
+    }
+    class!(isnan, isinf, isfinite);
+
+    /// Bitwise NOT of an integer (CUDA: `~x`; of a bool, `!x`).
+    #[inline(always)]
+    pub fn bnot(x: i64) -> i64 {
+        !x
+    }
 
     /// `c ? x : y`.
     #[inline(always)]
@@ -332,6 +524,8 @@ template <class T> __device__ __forceinline__ bool eq(T x, T y) { return x == y;
 template <class T> __device__ __forceinline__ bool ne(T x, T y) { return x != y; }
 __device__ __forceinline__ bool both(bool p, bool q) { return p && q; }
 __device__ __forceinline__ bool either(bool p, bool q) { return p || q; }
+__device__ __forceinline__ long long bnot(long long x) { return ~x; }
+__device__ __forceinline__ unsigned char bnot(unsigned char x) { return !x; }
 ";
 
 /// A helper a formula calls by name, defined once with [`helper!`].
@@ -451,12 +645,37 @@ pub fn cuda_prelude() -> String {
 
 /// `formula!(NAME = [flags] |a| expr)` or `|a, b| expr`, with attribute
 /// values `|a; p0| expr`, `|a, b; p0, p1| expr`: a [`Formula`] constant (see
-/// the module documentation). Flags: `wide` (f32 computed in
-/// f64), `test` (a bool result), `ints` (the expression also computes
-/// integers, on the GPU), `params("alpha")`, `int(expr)` (the integer form),
-/// `named("erfinv")`.
+/// the module documentation). Flags: `wide` (f32 computed in f64), `test`
+/// (a bool result), `params("alpha")` (the attributes read as `p0`, `p1`),
+/// `int(expr)` (the form the GPU's integer and bool kernels compute, where
+/// `expr` differs there), `named("erfinv")` (it calls a function written in
+/// Rust and in CUDA, not as a formula). `[int_only]`: a formula of integers
+/// (bitwise operations), with an `i64` function and no float kernels.
 #[macro_export]
 macro_rules! formula {
+    ($(#[$m:meta])* $vis:vis $name:ident = [int_only] |$a:ident $(, $b:ident)?| $e:expr) => {
+        $(#[$m])*
+        $vis const $name: $crate::formula::Formula = {
+            #[allow(unused_variables, unused_imports, clippy::all)]
+            fn ei64(a: i64, b: i64, p0: i64, p1: i64) -> i64 {
+                use $crate::formula::fns::*;
+                let $a = a;
+                $(let $b = b;)?
+                $e
+            }
+            $crate::formula::Formula {
+                arity: $crate::formula!(@arity $($b)?),
+                test: false,
+                wide: false,
+                params: &[],
+                source: stringify!($e),
+                int_source: None,
+                named: None,
+                float: None,
+                int: Some(ei64),
+            }
+        };
+    };
     ($(#[$m:meta])* $vis:vis $name:ident = [$($flag:tt)*] |$a:ident $(, $b:ident)? $(; $($p:ident),+)?| $e:expr) => {
         $(#[$m])*
         $vis const $name: $crate::formula::Formula = {
@@ -504,15 +723,17 @@ macro_rules! formula {
                 arity: $crate::formula!(@arity $($b)?),
                 test: $crate::formula!(@has test [$($flag)*]),
                 wide: $crate::formula!(@has wide [$($flag)*]),
-                ints: $crate::formula!(@has ints [$($flag)*]),
                 params: $crate::formula!(@params [$($flag)*]),
                 source: stringify!($e),
                 int_source: $crate::formula!(@int [$($flag)*]),
                 named: $crate::formula!(@named [$($flag)*]),
-                e32,
-                e64,
-                f32: f32s,
-                f64: f64s,
+                float: Some($crate::formula::Kernels {
+                    e32,
+                    e64,
+                    f32: f32s,
+                    f64: f64s,
+                }),
+                int: None,
             }
         };
     };
@@ -547,7 +768,6 @@ macro_rules! formula {
     (@has $w:ident []) => { false };
     (@has test [test $($rest:tt)*]) => { true };
     (@has wide [wide $($rest:tt)*]) => { true };
-    (@has ints [ints $($rest:tt)*]) => { true };
     (@has $w:ident [$f:tt $($rest:tt)*]) => { $crate::formula!(@has $w [$($rest)*]) };
     (@params []) => { &[] };
     (@params [params($($p:literal),*) $($rest:tt)*]) => { &[$($p),*] };
@@ -590,7 +810,7 @@ mod tests {
     fn kernels_compute_the_expression() {
         let x = [-2.0f32, -0.5, 0.0, 0.5, 2.0];
         let mut out = [0f32; 5];
-        (ELU_TEST.f32)(&x, &[], &[1.5], &mut out);
+        (ELU_TEST.kernels().f32)(&x, &[], &[1.5], &mut out);
         for (o, &v) in out.iter().zip(&x) {
             let want = if v > 0.0 {
                 v
@@ -600,7 +820,7 @@ mod tests {
             assert_eq!(o.to_bits(), want.to_bits());
         }
         let y = [0.0f32, 0.0, 0.0, 1.0, 1.0];
-        (GT_TEST.f32)(&x, &y, &[], &mut out);
+        (GT_TEST.kernels().f32)(&x, &y, &[], &mut out);
         assert_eq!(out, [0.0, 0.0, 0.0, 0.0, 1.0]);
         assert_eq!(
             GELU_TEST.un64(1.0, &[]),

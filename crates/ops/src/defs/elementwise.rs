@@ -271,6 +271,9 @@ crate::formula! {
     /// `0.044715`, in the input's dtype.
     pub GELU = [] |a| 0.5 * a * (1.0 + tanh(0.7978845608 * (a + 0.044715 * a * a * a)))
 }
+crate::formula! {pub POW = [] |a, b| pow(a, b)}
+crate::formula! {pub ZEROS_LIKE = [] |a| 0.0}
+crate::formula! {pub ONES_LIKE = [] |a| 1.0}
 crate::formula! {pub EQUAL = [test] |a, b| eq(a, b)}
 crate::formula! {pub NOT_EQUAL = [test] |a, b| ne(a, b)}
 crate::formula! {pub LESS = [test] |a, b| lt(a, b)}
@@ -314,7 +317,7 @@ fn k_real_div(c: &KernelCall) -> Result<KValue, OpError> {
 
 fn k_pow(c: &KernelCall) -> Result<KValue, OpError> {
     let d = c.promoted();
-    numeric!(c, d, |a, b| a.powf(b), ipow(a, b, d))
+    numeric!(c, d, POW | a, b | ipow(a, b, d))
 }
 
 fn k_maximum(c: &KernelCall) -> Result<KValue, OpError> {
@@ -605,7 +608,8 @@ pub const OPS: &[OpDef] = &[
         infer_arith,
         Some(grad_pow),
         k_pow,
-    ),
+    )
+    .with_formula(&POW),
     ew(
         "Abs",
         "The absolute value of every element (a bool tensor is returned unchanged).",
@@ -806,7 +810,8 @@ pub const OPS: &[OpDef] = &[
         infer_same,
         None,
         k_zeros_like,
-    ),
+    )
+    .with_formula(&ZEROS_LIKE),
     ew(
         "OnesLike",
         "A tensor of ones with the dtype and shape of `x`.",
@@ -814,7 +819,8 @@ pub const OPS: &[OpDef] = &[
         infer_same,
         None,
         k_ones_like,
-    ),
+    )
+    .with_formula(&ONES_LIKE),
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {

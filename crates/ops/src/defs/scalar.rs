@@ -727,8 +727,10 @@ pub const OPS: &[OpDef] = &[
         Some(|b, c| vec![is_float_input(c, 0).then(|| prim(b, "ScalarDiv", &[c.dout, c.inputs[0]]))])
     ),
     unary_op!("ScalarBool", "`bool(x)`: whether the number is non-zero.", None),
-    unary_op!("bool_not", "`not x` of a bool.", None),
-    unary_op!("BoolNot", "`not x` of a bool (the primitive-function form of `bool_not`).", None),
+    unary_op!("bool_not", "`not x` of a bool.", None)
+    .with_formula(&crate::defs::elementwise::LOGICAL_NOT),
+    unary_op!("BoolNot", "`not x` of a bool (the primitive-function form of `bool_not`).", None)
+    .with_formula(&crate::defs::elementwise::LOGICAL_NOT),
     OpDef {
         name: "ScalarCast",
         category: Category::Elementwise,

@@ -238,7 +238,7 @@ impl Fused {
                         }
                     }
                     EOp::Const(v) => r.fill(v),
-                    EOp::F(f, x, y, p) => (f.f32)(
+                    EOp::F(f, x, y, p) => (f.kernels().f32)(
                         &done[x as usize][..len],
                         &done[y as usize][..len],
                         &p[..f.params.len()],

@@ -79,7 +79,6 @@ enum ElemOp {
     /// Non-zero to 1 (a cast to bool).
     Truth,
     Select,
-    Fill(f32),
     Identity,
 }
 
@@ -367,8 +366,6 @@ impl Lowering<'_> {
             return self.formula_elem(n, p, f, out, &oi);
         }
         let (op, want_out) = match (name, ins.len()) {
-            ("ZerosLike", 1) => (Some(ElemOp::Fill(0.0)), DType::F32),
-            ("OnesLike", 1) => (Some(ElemOp::Fill(1.0)), DType::F32),
             ("Cast", 1) if oi.dtype == DType::F32 => (Some(ElemOp::Identity), DType::F32),
             ("Cast", 1) => (Some(ElemOp::Truth), DType::Bool),
             ("Select", 3) => {
@@ -430,13 +427,10 @@ impl Lowering<'_> {
             return None;
         }
         let shape = oi.shape.clone();
-        let args = if matches!(op, ElemOp::Fill(_)) {
-            Vec::new()
-        } else {
-            ins.iter()
-                .map(|v| self.arg(v, &shape))
-                .collect::<Option<Vec<_>>>()?
-        };
+        let args = ins
+            .iter()
+            .map(|v| self.arg(v, &shape))
+            .collect::<Option<Vec<_>>>()?;
         Some(Elem { out, op, args })
     }
 
@@ -452,7 +446,7 @@ impl Lowering<'_> {
         oi: &RegInfo,
     ) -> Option<Elem> {
         let ins = n.inputs();
-        if ins.len() < f.arity {
+        if ins.len() < f.arity || f.float.is_none() {
             return None;
         }
         let want_out = if f.test { DType::Bool } else { DType::F32 };
@@ -667,7 +661,6 @@ impl Lowering<'_> {
                 ElemOp::F(f, _, p) => EOp::F(f, vals[0], *vals.get(1).unwrap_or(&vals[0]), p),
                 ElemOp::Truth => EOp::Truth(vals[0]),
                 ElemOp::Select => EOp::Select(vals[0], vals[1], vals[2]),
-                ElemOp::Fill(c) => EOp::Const(c),
                 ElemOp::Identity => {
                     value_of.insert(e.out, vals[0]);
                     if self.escapes(e.out, members) {
@@ -682,7 +675,6 @@ impl Lowering<'_> {
                 ElemOp::F(_, name, _) => name.to_string(),
                 ElemOp::Truth => "Truth".into(),
                 ElemOp::Select => "Select".into(),
-                ElemOp::Fill(c) => format!("Fill({c})"),
                 ElemOp::Identity => "id".into(),
             });
             prog.push(op);

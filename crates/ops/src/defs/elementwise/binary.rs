@@ -637,6 +637,30 @@ crate::formula! {
     pub DIV = [] |a, b| a / b
 }
 
+crate::formula! {
+    /// `floor(a / b)`, in f64 and rounded.
+    pub FLOOR_DIV = [wide] |a, b| floor(a / b)
+}
+crate::formula! {
+    /// 0 where `b` is 0.
+    pub DIV_NO_NAN = [wide] |a, b| select(eq(b, 0.0), 0.0, a / b)
+}
+crate::formula! {
+    /// 0 where `b` is 0 (the integer kernels multiply).
+    pub MUL_NO_NAN = [wide] |a, b| select(eq(b, 0.0), 0.0, a * b)
+}
+crate::formula! {pub SQUARED_DIFFERENCE = [wide] |a, b| (a - b) * (a - b)}
+crate::formula! {pub ATAN2 = [wide] |a, b| atan2(a, b)}
+crate::formula! {pub HYPOT = [wide] |a, b| hypot(a, b)}
+crate::formula! {pub LOGICAL_XOR = [test] |a, b| ne(ne(a, 0.0), ne(b, 0.0))}
+crate::formula! {pub BITWISE_AND = [int_only] |a, b| a & b}
+crate::formula! {pub BITWISE_OR = [int_only] |a, b| a | b}
+crate::formula! {pub BITWISE_XOR = [int_only] |a, b| a ^ b}
+crate::formula! {
+    /// `~a` (of a bool, `!a`).
+    pub BITWISE_NOT = [int_only] |a| bnot(a)
+}
+
 fn k_div(c: &KernelCall) -> Result<KValue, OpError> {
     binary(
         c,
@@ -660,7 +684,7 @@ fn k_floor_div(c: &KernelCall) -> Result<KValue, OpError> {
     binary(
         c,
         d,
-        |x, y| (x / y).floor(),
+        |x, y| FLOOR_DIV.bin64(x, y, &[]),
         |x, y| {
             if y == 0 {
                 int_div_by_zero(x, d)
@@ -712,7 +736,7 @@ fn k_div_no_nan(c: &KernelCall) -> Result<KValue, OpError> {
     binary(
         c,
         c.promoted(),
-        |x, y| if y == 0.0 { 0.0 } else { x / y },
+        |x, y| DIV_NO_NAN.bin64(x, y, &[]),
         |_, _| 0,
     )
 }
@@ -734,7 +758,7 @@ fn k_mul_no_nan(c: &KernelCall) -> Result<KValue, OpError> {
     binary(
         c,
         c.promoted(),
-        |x, y| if y == 0.0 { 0.0 } else { x * y },
+        |x, y| MUL_NO_NAN.bin64(x, y, &[]),
         |x, y| x.wrapping_mul(y),
     )
 }
@@ -743,7 +767,7 @@ fn k_squared_difference(c: &KernelCall) -> Result<KValue, OpError> {
     binary(
         c,
         c.promoted(),
-        |x, y| (x - y) * (x - y),
+        |x, y| SQUARED_DIFFERENCE.bin64(x, y, &[]),
         |x, y| {
             let d = x.wrapping_sub(y);
             d.wrapping_mul(d)
@@ -752,11 +776,11 @@ fn k_squared_difference(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_atan2(c: &KernelCall) -> Result<KValue, OpError> {
-    binary(c, c.promoted(), f64::atan2, |_, _| 0)
+    binary(c, c.promoted(), |x, y| ATAN2.bin64(x, y, &[]), |_, _| 0)
 }
 
 fn k_hypot(c: &KernelCall) -> Result<KValue, OpError> {
-    binary(c, c.promoted(), f64::hypot, |_, _| 0)
+    binary(c, c.promoted(), |x, y| HYPOT.bin64(x, y, &[]), |_, _| 0)
 }
 
 fn k_bitwise(c: &KernelCall, f: fn(i64, i64) -> i64) -> Result<KValue, OpError> {
@@ -768,7 +792,7 @@ fn k_bitwise_not(c: &KernelCall) -> Result<KValue, OpError> {
     let t = if x.dtype().is_bool() {
         predicate_kernel(x, |v| v == 0.0, |v| v == 0)?
     } else {
-        unary_kernel(x, x.dtype(), |v| v, |v| !v)?
+        unary_kernel(x, x.dtype(), |v| v, |v| BITWISE_NOT.int(v, 0))?
     };
     Ok(KValue::Tensor(t))
 }
@@ -873,7 +897,8 @@ pub const OPS: &[OpDef] = &[
         infer_any_numeric,
         None,
         k_floor_div,
-    ),
+    )
+    .with_formula(&FLOOR_DIV),
     ew(
         "FloorMod",
         "The remainder of floor division, with the sign of `y`: `x - floor(x / y) * y`, elementwise with broadcasting. Integer `x mod 0` gives the minimum of `i32`/`i64` (0 for narrower types), as MindSpore's CPU kernel.",
@@ -905,7 +930,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_binary,
         Some(|b, c| grad_div(b, c, "DivNoNan")),
         k_div_no_nan,
-    ),
+    )
+    .with_formula(&DIV_NO_NAN),
     ew(
         "Xdivy",
         "`x / y` elementwise with broadcasting, but 0 wherever `x` is 0. Needs a float result type.",
@@ -929,7 +955,8 @@ pub const OPS: &[OpDef] = &[
         infer_numeric,
         Some(grad_mul_no_nan),
         k_mul_no_nan,
-    ),
+    )
+    .with_formula(&MUL_NO_NAN),
     ew(
         "SquaredDifference",
         "`(x - y)²` elementwise with broadcasting and type promotion.",
@@ -937,7 +964,8 @@ pub const OPS: &[OpDef] = &[
         infer_numeric,
         Some(grad_squared_difference),
         k_squared_difference,
-    ),
+    )
+    .with_formula(&SQUARED_DIFFERENCE),
     ew(
         "Atan2",
         "The angle `atan2(input, other)` of the point `(other, input)` in radians, in [-π, π], elementwise with broadcasting. Needs a float result type.",
@@ -945,7 +973,8 @@ pub const OPS: &[OpDef] = &[
         infer_float_binary,
         Some(grad_atan2),
         k_atan2,
-    ),
+    )
+    .with_formula(&ATAN2),
     ew(
         "Hypot",
         "`sqrt(x1² + x2²)` elementwise with broadcasting, without overflow for large operands. Needs a float result type.",
@@ -953,31 +982,35 @@ pub const OPS: &[OpDef] = &[
         infer_float_binary,
         Some(grad_hypot),
         k_hypot,
-    ),
+    )
+    .with_formula(&HYPOT),
     ew(
         "BitwiseAnd",
         "Bitwise AND of two integer (or bool) tensors, elementwise with broadcasting. Not differentiable.",
         XY,
         infer_bitwise,
         None,
-        |c| k_bitwise(c, |a, b| a & b),
-    ),
+        |c| k_bitwise(c, |a, b| BITWISE_AND.int(a, b)),
+    )
+    .with_formula(&BITWISE_AND),
     ew(
         "BitwiseOr",
         "Bitwise OR of two integer (or bool) tensors, elementwise with broadcasting. Not differentiable.",
         XY,
         infer_bitwise,
         None,
-        |c| k_bitwise(c, |a, b| a | b),
-    ),
+        |c| k_bitwise(c, |a, b| BITWISE_OR.int(a, b)),
+    )
+    .with_formula(&BITWISE_OR),
     ew(
         "BitwiseXor",
         "Bitwise XOR of two integer (or bool) tensors, elementwise with broadcasting. Not differentiable.",
         XY,
         infer_bitwise,
         None,
-        |c| k_bitwise(c, |a, b| a ^ b),
-    ),
+        |c| k_bitwise(c, |a, b| BITWISE_XOR.int(a, b)),
+    )
+    .with_formula(&BITWISE_XOR),
     ew(
         "BitwiseNot",
         "Bitwise NOT of an integer tensor (`~x = -x - 1`), or logical NOT of a bool tensor. Not differentiable.",
@@ -985,7 +1018,8 @@ pub const OPS: &[OpDef] = &[
         infer_bitwise_not,
         None,
         k_bitwise_not,
-    ),
+    )
+    .with_formula(&BITWISE_NOT),
     ew(
         "LogicalXor",
         "Logical XOR elementwise with broadcasting: a `bool` tensor, true where exactly one operand is non-zero (operands of any dtype are read as bools).",
@@ -993,7 +1027,8 @@ pub const OPS: &[OpDef] = &[
         infer_logical_xor,
         None,
         k_logical_xor,
-    ),
+    )
+    .with_formula(&LOGICAL_XOR),
     ew(
         "LeftShift",
         "`x1 << x2` elementwise with broadcasting, for integers; the count is taken modulo 32 (modulo 64 for `i64`) and the result wraps to the dtype, as MindSpore's CPU kernel. Not differentiable.",

@@ -23,11 +23,12 @@
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
+use crate::defs::elementwise::binary::DIV;
 use crate::defs::elementwise::binary::{
     as_weak, binary_kernel, dtype_error, ew, infer_binary, infer_unary, input_grad, masked,
     opt_number, p, ternary_float, unary_grad, unary_kernel, Accept, Grads,
 };
-use crate::defs::elementwise::float_of;
+use crate::defs::elementwise::{float_of, MUL};
 use crate::infer::{broadcast_shapes, promote, result, InferCall};
 use crate::kernel::{KValue, KernelCall};
 use crate::{AttrDefault, AttrType, GNode, GradBuilder, GradCall, OpDef, OpError, ParamDef};
@@ -469,13 +470,18 @@ fn k_muls(c: &KernelCall) -> Result<KValue, OpError> {
     binary(
         c,
         tensor_scalar_dtype(c),
-        |x, y| x * y,
+        |x, y| MUL.bin64(x, y, &[]),
         |x, y| x.wrapping_mul(y),
     )
 }
 
 fn k_divs(c: &KernelCall) -> Result<KValue, OpError> {
-    binary(c, float_of(tensor_scalar_dtype(c)), |x, y| x / y, |_, _| 0)
+    binary(
+        c,
+        float_of(tensor_scalar_dtype(c)),
+        |x, y| DIV.bin64(x, y, &[]),
+        |_, _| 0,
+    )
 }
 
 fn k_add_scalar(c: &KernelCall, sign: f64) -> Result<KValue, OpError> {
@@ -594,7 +600,8 @@ pub const OPS: &[OpDef] = &[
         |call| infer_tensor_scalar(call, false),
         Some(grad_muls),
         k_muls,
-    ),
+    )
+    .with_formula(&MUL),
     ew(
         "Divs",
         "Divides a tensor by a number, `input / other` (true division: an integer tensor gives `f32`).",
@@ -605,7 +612,8 @@ pub const OPS: &[OpDef] = &[
         |call| infer_tensor_scalar(call, true),
         Some(grad_divs),
         k_divs,
-    ),
+    )
+    .with_formula(&DIV),
     ew(
         "AddScalar",
         "Adds a scaled number to a tensor, `input + alpha * other`. The number yields to the tensor's dtype unless it is of a higher kind; a float `alpha` needs a float result.",

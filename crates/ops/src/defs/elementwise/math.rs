@@ -229,19 +229,7 @@ fn k_round(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_sign(c: &KernelCall) -> Result<KValue, OpError> {
-    same(
-        c,
-        |v| {
-            if v > 0.0 {
-                1.0
-            } else if v < 0.0 {
-                -1.0
-            } else {
-                0.0
-            }
-        },
-        i64::signum,
-    )
+    same(c, |v| SIGN.un64(v, &[]), i64::signum)
 }
 
 fn k_inv(c: &KernelCall) -> Result<KValue, OpError> {
@@ -342,6 +330,41 @@ fn grad_sinc(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 const INPUT: &[ParamDef] = &[ParamDef::input("input", "The input tensor.")];
 
 crate::formula! {
+    /// In the input's dtype (computed in f64 and rounded; exact).
+    pub FLOOR = [wide] |a| floor(a)
+}
+crate::formula! {pub CEIL = [wide] |a| ceil(a)}
+crate::formula! {pub RINT = [wide] |a| rint(a)}
+crate::formula! {pub TRUNC = [wide] |a| trunc(a)}
+crate::formula! {
+    /// -1, 0 or 1 (0 for ±0 and NaN).
+    pub SIGN = [wide] |a| select(gt(a, 0.0), 1.0, select(lt(a, 0.0), -1.0, 0.0))
+}
+crate::formula! {pub IS_NAN = [test] |a| isnan(a)}
+crate::formula! {pub IS_FINITE = [test] |a| isfinite(a)}
+crate::formula! {pub IS_INF = [test] |a| isinf(a)}
+crate::formula! {pub LOG1P = [wide] |a| log1p(a)}
+crate::formula! {pub EXPM1 = [wide] |a| expm1(a)}
+crate::formula! {pub LOG2 = [wide] |a| log2(a)}
+crate::formula! {pub LOG10 = [wide] |a| log10(a)}
+crate::formula! {pub EXP2 = [wide] |a| exp2(a)}
+crate::formula! {pub ERFC = [wide] |a| erfc(a)}
+crate::formula! {
+    /// Not an expression: the registry's [`erfinv`] (a rational start and
+    /// two Newton steps) and CUDA's `erfinv`.
+    pub ERFINV = [wide named("erfinv")] |a| erfinv(a)
+}
+crate::formula! {pub ASIN = [wide] |a| asin(a)}
+crate::formula! {pub ACOS = [wide] |a| acos(a)}
+crate::formula! {pub ATAN = [wide] |a| atan(a)}
+crate::formula! {pub SINH = [wide] |a| sinh(a)}
+crate::formula! {pub COSH = [wide] |a| cosh(a)}
+crate::formula! {pub TAN = [wide] |a| tan(a)}
+crate::formula! {pub ASINH = [wide] |a| asinh(a)}
+crate::formula! {pub ACOSH = [wide] |a| acosh(a)}
+crate::formula! {pub ATANH = [wide] |a| atanh(a)}
+
+crate::formula! {
     /// Computed in f64 and rounded (the same as in `f32`: one division).
     pub RECIPROCAL = [] |a| 1.0 / a
 }
@@ -362,15 +385,17 @@ pub const OPS: &[OpDef] = &[
         "Rounds every element down to an integer value, `floor(x)`. Needs a float input; not differentiable (MindSpore's bprop gives zeros).",
         INPUT,
         infer_float_only,
-        |c| same(c, f64::floor, |v| v),
-    ),
+        |c| same(c, |v| FLOOR.un64(v, &[]), |v| v),
+    )
+    .with_formula(&FLOOR),
     flat(
         "Ceil",
         "Rounds every element up to an integer value, `ceil(x)`. Needs a float input; not differentiable.",
         INPUT,
         infer_float_only,
-        |c| same(c, f64::ceil, |v| v),
-    ),
+        |c| same(c, |v| CEIL.un64(v, &[]), |v| v),
+    )
+    .with_formula(&CEIL),
     flat(
         "Round",
         "Rounds every element half to even, at `decimals` decimal places (negative: to the left of the point). Integer inputs are returned unchanged (`decimals` must then be 0). Not differentiable. MindSpore's CPU kernel supports `decimals = 0` only.",
@@ -391,22 +416,25 @@ pub const OPS: &[OpDef] = &[
         "Rounds every element to the nearest integer value, half to even (`rint`). Needs a float input; not differentiable.",
         &[ParamDef::input("input_x", "A float tensor.")],
         infer_float_only,
-        |c| same(c, f64::round_ties_even, |v| v),
-    ),
+        |c| same(c, |v| RINT.un64(v, &[]), |v| v),
+    )
+    .with_formula(&RINT),
     flat(
         "Trunc",
         "Rounds every element toward zero, `trunc(x)`; integer and bool inputs are returned unchanged. Not differentiable.",
         INPUT,
         infer_any_same,
-        |c| same(c, f64::trunc, |v| v),
-    ),
+        |c| same(c, |v| TRUNC.un64(v, &[]), |v| v),
+    )
+    .with_formula(&TRUNC),
     flat(
         "Sign",
         "The sign of every element: -1, 0 or 1 in the input's dtype (0 for ±0 and NaN). Not differentiable.",
         INPUT,
         infer_numeric_same,
         k_sign,
-    ),
+    )
+    .with_formula(&SIGN),
     ew(
         "Reciprocal",
         "The reciprocal `1 / x` of every element (integer and bool inputs give `f32`).",
@@ -429,22 +457,25 @@ pub const OPS: &[OpDef] = &[
         "Whether every element is NaN: a `bool` tensor (always false for integers and bools).",
         &[ParamDef::input("x", "The input tensor.")],
         infer_any_predicate,
-        |c| k_predicate(c, f64::is_nan, |_| false),
-    ),
+        |c| k_predicate(c, |v| IS_NAN.un64(v, &[]) != 0.0, |_| false),
+    )
+    .with_formula(&IS_NAN),
     flat(
         "IsFinite",
         "Whether every element is finite (neither infinite nor NaN): a `bool` tensor (always true for integers and bools).",
         INPUT,
         infer_any_predicate,
-        |c| k_predicate(c, f64::is_finite, |_| true),
-    ),
+        |c| k_predicate(c, |v| IS_FINITE.un64(v, &[]) != 0.0, |_| true),
+    )
+    .with_formula(&IS_FINITE),
     flat(
         "IsInf",
         "Whether every element is +inf or -inf: a `bool` tensor. Needs a float input.",
         INPUT,
         infer_float_predicate,
-        |c| k_predicate(c, f64::is_infinite, |_| false),
-    ),
+        |c| k_predicate(c, |v| IS_INF.un64(v, &[]) != 0.0, |_| false),
+    )
+    .with_formula(&IS_INF),
     ew(
         "Log1p",
         "`log(1 + x)` of every element, accurate near 0 (integer inputs give `f32`).",
@@ -457,16 +488,18 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Reciprocal", &[xp])
             })
         }),
-        |c| float_kernel(c, f64::ln_1p),
-    ),
+        |c| float_kernel(c, |v| LOG1P.un64(v, &[])),
+    )
+    .with_formula(&LOG1P),
     ew(
         "Expm1",
         "`exp(x) - 1` of every element, accurate near 0 (integer inputs give `f32`).",
         INPUT,
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Exp", &[x]))),
-        |c| float_kernel(c, f64::exp_m1),
+        |c| float_kernel(c, |v| EXPM1.un64(v, &[])),
     )
+    .with_formula(&EXPM1)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Log2",
@@ -479,8 +512,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Mul", &[x, k])
             })
         }),
-        |c| float_kernel(c, f64::log2),
-    ),
+        |c| float_kernel(c, |v| LOG2.un64(v, &[])),
+    )
+    .with_formula(&LOG2),
     ew(
         "Log10",
         "The base-10 logarithm of every element (NaN below 0, `-inf` at 0; integer inputs give `f32`).",
@@ -492,8 +526,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Mul", &[x, k])
             })
         }),
-        |c| float_kernel(c, f64::log10),
-    ),
+        |c| float_kernel(c, |v| LOG10.un64(v, &[])),
+    )
+    .with_formula(&LOG10),
     ew(
         "Exp2",
         "`2^x` of every element (integer inputs give `f32`).",
@@ -506,8 +541,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Mul", &[c.dout, t])
             })
         }),
-        |c| float_kernel(c, f64::exp2),
-    ),
+        |c| float_kernel(c, |v| EXP2.un64(v, &[])),
+    )
+    .with_formula(&EXP2),
     ew(
         "Erfc",
         "The complementary error function `1 - erf(x)` of every element, accurate for large `x` (integer inputs give `f32`).",
@@ -522,8 +558,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Mul", &[e, k])
             })
         }),
-        |c| float_kernel(c, erfc),
-    ),
+        |c| float_kernel(c, |v| ERFC.un64(v, &[])),
+    )
+    .with_formula(&ERFC),
     ew(
         "Erfinv",
         "The inverse error function of every element, for `x` in [-1, 1] (±inf at ±1, NaN outside; integer inputs give `f32`).",
@@ -539,8 +576,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Mul", &[c.dout, t])
             })
         }),
-        |c| float_kernel(c, erfinv),
-    ),
+        |c| float_kernel(c, |v| ERFINV.un64(v, &[])),
+    )
+    .with_formula(&ERFINV),
     ew(
         "Asin",
         "The arcsine of every element, in radians (NaN outside [-1, 1]; integer inputs give `f32`).",
@@ -552,8 +590,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Rsqrt", &[t])
             })
         }),
-        |c| float_kernel(c, f64::asin),
-    ),
+        |c| float_kernel(c, |v| ASIN.un64(v, &[])),
+    )
+    .with_formula(&ASIN),
     ew(
         "ACos",
         "The arccosine of every element, in radians (NaN outside [-1, 1]; integer inputs give `f32`).",
@@ -566,8 +605,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Neg", &[r])
             })
         }),
-        |c| float_kernel(c, f64::acos),
-    ),
+        |c| float_kernel(c, |v| ACOS.un64(v, &[])),
+    )
+    .with_formula(&ACOS),
     ew(
         "Atan",
         "The arctangent of every element, in radians (integer inputs give `f32`).",
@@ -580,8 +620,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Add", &[one, sq])
             })
         }),
-        |c| float_kernel(c, f64::atan),
+        |c| float_kernel(c, |v| ATAN.un64(v, &[])),
     )
+    .with_formula(&ATAN)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Sinh",
@@ -589,8 +630,9 @@ pub const OPS: &[OpDef] = &[
         INPUT,
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Cosh", &[x]))),
-        |c| float_kernel(c, f64::sinh),
+        |c| float_kernel(c, |v| SINH.un64(v, &[])),
     )
+    .with_formula(&SINH)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Cosh",
@@ -598,8 +640,9 @@ pub const OPS: &[OpDef] = &[
         INPUT,
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Sinh", &[x]))),
-        |c| float_kernel(c, f64::cosh),
+        |c| float_kernel(c, |v| COSH.un64(v, &[])),
     )
+    .with_formula(&COSH)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Tan",
@@ -613,8 +656,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "Square", &[sec])
             })
         }),
-        |c| float_kernel(c, f64::tan),
-    ),
+        |c| float_kernel(c, |v| TAN.un64(v, &[])),
+    )
+    .with_formula(&TAN),
     ew(
         "Asinh",
         "The inverse hyperbolic sine of every element (integer inputs give `f32`).",
@@ -627,8 +671,9 @@ pub const OPS: &[OpDef] = &[
                 p(b, "RealDiv", &[c.dout, ch])
             })
         }),
-        |c| float_kernel(c, f64::asinh),
+        |c| float_kernel(c, |v| ASINH.un64(v, &[])),
     )
+    .with_formula(&ASINH)
     .drawn(Gradgen::SmoothUnary),
     ew(
         "Acosh",
@@ -642,16 +687,18 @@ pub const OPS: &[OpDef] = &[
                 p(b, "RealDiv", &[c.dout, sh])
             })
         }),
-        |c| float_kernel(c, f64::acosh),
-    ),
+        |c| float_kernel(c, |v| ACOSH.un64(v, &[])),
+    )
+    .with_formula(&ACOSH),
     ew(
         "Atanh",
         "The inverse hyperbolic tangent of every element (±inf at ±1, NaN outside [-1, 1]; integer inputs give `f32`).",
         INPUT,
         infer_to_float,
         Some(|b, c| grad_over(b, c, one_minus_sq)),
-        |c| float_kernel(c, f64::atanh),
-    ),
+        |c| float_kernel(c, |v| ATANH.un64(v, &[])),
+    )
+    .with_formula(&ATANH),
     ew(
         "Sinc",
         "The normalised sinc function `sin(πx) / (πx)` of every element, 1 at 0 (integer inputs give `f32`).",
