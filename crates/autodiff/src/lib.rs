@@ -189,7 +189,7 @@ pub fn prim_arity(name: &str) -> Option<usize> {
 
 /// Each primitive's parameters in signature order (for printing calls).
 pub fn prim_signature(name: &str) -> Option<ir::print::Signature> {
-    ops::lookup(name).map(|op| op.params.iter().map(|p| (p.name, p.is_input())).collect())
+    ops::lookup(name).map(|op| op.params().iter().map(|p| (p.name, p.is_input())).collect())
 }
 
 /// Prints a [`GradResult`]'s graphs as DSL text (the entry first).

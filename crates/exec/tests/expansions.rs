@@ -218,7 +218,7 @@ fn expansions_have_their_helpers_signatures() {
         let helper = ops::lookup(name).unwrap_or_else(|| panic!("`{name}` is no primitive"));
         assert!(helper.grad.is_none(), "`{name}` has a gradient rule");
         let sig = |op: &ops::OpDef| -> Vec<String> {
-            op.params
+            op.params()
                 .iter()
                 .map(|p| match &p.kind {
                     ParamKind::Input => p.name.to_string(),

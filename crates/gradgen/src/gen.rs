@@ -569,7 +569,7 @@ impl<'c> Generator<'c> {
         let mut all = Vec::new();
         let mut inputs = args.into_iter();
         let mut keyword = false;
-        for p in op.params {
+        for p in op.params() {
             if p.is_input() {
                 let a = inputs.next()?;
                 all.push(if keyword {

@@ -351,7 +351,7 @@ pub(crate) fn prim_hover(name: &str) -> Option<String> {
     let op = ops::lookup(name)?;
     let mut md = format!("```mindir\n{}\n```\n\n{}", op.signature(), op.doc);
     let params: Vec<String> = op
-        .params
+        .params()
         .iter()
         .map(|p| format!("- `{}`: {}", p.name, p.doc))
         .collect();

@@ -100,7 +100,11 @@ pub(crate) fn signature_help(analysis: &Analysis, offset: TextSize) -> Option<Si
         _ => return None,
     };
     help.active_parameter = Some(match (&keyword, ops::lookup(&name_text)) {
-        (Some(k), Some(op)) => op.params.iter().position(|p| p.name == k).unwrap_or(index),
+        (Some(k), Some(op)) => op
+            .params()
+            .iter()
+            .position(|p| p.name == k)
+            .unwrap_or(index),
         _ => index,
     });
     Some(help)
@@ -129,7 +133,7 @@ fn build(name: &str, params: Vec<(String, Option<String>)>, doc: Option<String>)
 fn prim_signature(name: &str) -> Option<SignatureHelp> {
     let op = ops::lookup(name)?;
     let params = op
-        .params
+        .params()
         .iter()
         .map(|p| {
             let label = match p.kind {

@@ -111,12 +111,12 @@ pub fn bind_call<A: Clone>(
             attrs,
         });
     }
-    let mut slots: Vec<Option<A>> = vec![None; op.params.len()];
+    let mut slots: Vec<Option<A>> = vec![None; op.params().len()];
     let count = positional.len();
     for (i, arg) in positional.into_iter().enumerate() {
-        if i >= op.params.len() {
+        if i >= op.params().len() {
             return Err(BindError::TooManyArguments {
-                max: op.params.len(),
+                max: op.params().len(),
                 extra: arg,
             });
         }
@@ -124,8 +124,8 @@ pub fn bind_call<A: Clone>(
     }
     let _ = count;
     for (name, arg) in keywords {
-        let Some(index) = op.params.iter().position(|p| p.name == name) else {
-            let suggestions = similar_names(&name, op.params.iter().map(|p| p.name));
+        let Some(index) = op.params().iter().position(|p| p.name == name) else {
+            let suggestions = similar_names(&name, op.params().iter().map(|p| p.name));
             return Err(BindError::UnknownKeyword {
                 name,
                 arg,
@@ -134,7 +134,7 @@ pub fn bind_call<A: Clone>(
         };
         if slots[index].is_some() {
             return Err(BindError::Duplicate {
-                name: op.params[index].name,
+                name: op.params()[index].name,
                 arg,
             });
         }
@@ -144,7 +144,7 @@ pub fn bind_call<A: Clone>(
         inputs: Vec::new(),
         attrs: Vec::new(),
     };
-    for (param, slot) in op.params.iter().zip(slots) {
+    for (param, slot) in op.params().iter().zip(slots) {
         match (param.kind, slot) {
             (ParamKind::Input, Some(a)) => bound.inputs.push(a),
             (ParamKind::Input, None) => return Err(BindError::MissingInput { name: param.name }),

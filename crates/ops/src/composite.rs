@@ -255,7 +255,7 @@ fn definition(graph: &ast::Graph) -> Option<&'static OpDef> {
         name,
         category: Category::Composite,
         doc,
-        params: Box::leak(params.into_boxed_slice()),
+        schema: crate::Schema::own(Box::leak(params.into_boxed_slice())),
         variadic: false,
         output: OutputDef::Single,
         infer: expanded_by_analysis,

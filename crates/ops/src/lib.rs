@@ -17,6 +17,7 @@ pub mod guard;
 pub mod infer;
 pub mod kernel;
 pub mod mindspore;
+pub mod schema;
 /// MindSpore's schema table (generated; its own crate so it compiles once).
 pub use ms_schema as mindspore_schema;
 
@@ -29,6 +30,7 @@ pub use grad::{grad_by_decomposition, DecompCall, DecompFn, GNode, GradBuilder, 
 pub use infer::{InferCall, InferFn};
 pub use ir::{AbsVal, AttrValue, DType};
 pub use kernel::{KArg, KValue, KernelCall, KernelFn};
+pub use schema::{Change, Override, Schema};
 
 /// The namespace of this registry's schemas (MindSpore's op set and semantics).
 pub const NAMESPACE: &str = "mindspore/2.10";
@@ -192,7 +194,9 @@ pub struct OpDef {
     pub category: Category,
     /// One paragraph: what it computes, in MindSpore's terms.
     pub doc: &'static str,
-    pub params: &'static [ParamDef],
+    /// Where its parameters come from: MindSpore's definition plus
+    /// overrides, or its own ([`Schema`]); [`OpDef::params`] gives them.
+    pub schema: Schema,
     /// Takes any number of inputs (`MakeTuple`, `Partial`).
     pub variadic: bool,
     pub output: OutputDef,
@@ -341,26 +345,35 @@ impl OpDef {
         self
     }
 
-    pub fn inputs(&self) -> impl Iterator<Item = &ParamDef> {
-        self.params.iter().filter(|p| p.is_input())
+    /// Its inputs and attributes in signature order: its own schema, or the
+    /// one derived from MindSpore's definition with its overrides (made once).
+    pub fn params(&self) -> &'static [ParamDef] {
+        match self.schema {
+            Schema::Own { params, .. } => params,
+            Schema::MindSpore { .. } => schema::derived(self),
+        }
     }
 
-    pub fn attrs(&self) -> impl Iterator<Item = &ParamDef> {
-        self.params.iter().filter(|p| !p.is_input())
+    pub fn inputs(&self) -> impl Iterator<Item = &'static ParamDef> {
+        self.params().iter().filter(|p| p.is_input())
+    }
+
+    pub fn attrs(&self) -> impl Iterator<Item = &'static ParamDef> {
+        self.params().iter().filter(|p| !p.is_input())
     }
 
     pub fn input_count(&self) -> usize {
         self.inputs().count()
     }
 
-    pub fn param(&self, name: &str) -> Option<&ParamDef> {
-        self.params.iter().find(|p| p.name == name)
+    pub fn param(&self, name: &str) -> Option<&'static ParamDef> {
+        self.params().iter().find(|p| p.name == name)
     }
 
     /// `MatMul(x, y, transpose_a=false, transpose_b=false)`: the signature as text.
     pub fn signature(&self) -> String {
         let params: Vec<String> = self
-            .params
+            .params()
             .iter()
             .map(|p| match p.kind {
                 ParamKind::Input => p.name.to_string(),

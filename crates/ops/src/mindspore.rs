@@ -629,7 +629,7 @@ mod tests {
                     name: p.name,
                     category: Category::Elementwise,
                     doc: "",
-                    params: Box::leak(params.into_boxed_slice()),
+                    schema: crate::Schema::own(Box::leak(params.into_boxed_slice())),
                     variadic: false,
                     output: OutputDef::Single,
                     infer,

@@ -862,7 +862,7 @@ fn shape_rule_errors_name_the_problem() {
 fn every_elementwise_op_is_documented() {
     for op in ops::defs::elementwise::OPS {
         assert!(op.doc.ends_with('.') && op.doc.len() > 20, "{}", op.name);
-        for p in op.params {
+        for p in op.params() {
             assert!(
                 p.doc.ends_with('.') && p.doc.len() > 10,
                 "{}.{}",

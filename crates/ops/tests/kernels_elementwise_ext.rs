@@ -53,7 +53,7 @@ const FAMILY: &[&[ops::OpDef]] = &[
 fn every_primitive_is_documented_and_named_as_mindspore() {
     for op in FAMILY.iter().flat_map(|o| o.iter()) {
         assert!(op.doc.ends_with('.') && op.doc.len() > 20, "{}", op.name);
-        for p in op.params {
+        for p in op.params() {
             assert!(
                 p.doc.ends_with('.') && p.doc.len() > 10,
                 "{}.{}",

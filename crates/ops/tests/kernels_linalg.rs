@@ -460,7 +460,7 @@ fn makers_build_from_attributes() {
 fn every_op_here_is_documented() {
     for op in ops::defs::linalg::OPS.iter().chain(ops::defs::makers::OPS) {
         assert!(op.doc.ends_with('.') && op.doc.len() > 20, "{}", op.name);
-        for p in op.params {
+        for p in op.params() {
             assert!(p.doc.ends_with('.'), "{}.{}", op.name, p.name);
         }
     }

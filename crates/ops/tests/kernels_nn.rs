@@ -971,7 +971,7 @@ fn every_op_here_is_documented() {
             op.name.starts_with('_'),
             op.category == ops::Category::Internal
         );
-        for p in op.params {
+        for p in op.params() {
             assert!(
                 p.doc.ends_with('.') && p.doc.len() > 8,
                 "{}.{}",

@@ -486,7 +486,7 @@ fn broadcast_to_shape_of_undoes_reductions() {
 fn every_reduction_is_documented() {
     for op in ops::defs::reduce::OPS {
         assert!(op.doc.ends_with('.') && op.doc.len() > 20, "{}", op.name);
-        for p in op.params {
+        for p in op.params() {
             assert!(p.doc.ends_with('.'), "{}.{}", op.name, p.name);
         }
     }

@@ -581,8 +581,8 @@ pub(super) fn drop_defaults(def: &ops::OpDef, kwargs: Vec<String>) -> Vec<String
         .into_iter()
         .filter_map(|kw| {
             let (name, value) = kw.split_once('=')?;
-            let pos = def.params.iter().position(|p| p.name == name)?;
-            let default = match def.params[pos].kind {
+            let pos = def.params().iter().position(|p| p.name == name)?;
+            let default = match def.params()[pos].kind {
                 ops::ParamKind::Attr {
                     default: Some(d), ..
                 } => Some(d.value().to_string()),
@@ -596,7 +596,7 @@ pub(super) fn drop_defaults(def: &ops::OpDef, kwargs: Vec<String>) -> Vec<String
         .collect();
     kept.sort_by_key(|(p, _)| *p);
     kept.into_iter()
-        .map(|(p, k)| match def.params[p].kind {
+        .map(|(p, k)| match def.params()[p].kind {
             // Only where the registry takes an int for a window, too.
             ops::ParamKind::Attr {
                 ty: ops::AttrType::Ints,

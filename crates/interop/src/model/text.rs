@@ -329,10 +329,10 @@ pub(super) fn const_text(c: &Const) -> Result<String, String> {
 /// has only inputs before them, by keyword after its first attribute (so
 /// `OneHot(indices, depth=5, on_value=a, off_value=b)` binds as meant).
 pub(super) fn keyword_late_inputs(def: &ops::OpDef, inputs: Vec<String>) -> Vec<String> {
-    let first_attr = def.params.iter().position(|p| !p.is_input());
+    let first_attr = def.params().iter().position(|p| !p.is_input());
     let mut out = Vec::with_capacity(inputs.len());
     let mut values = inputs.into_iter();
-    for (i, p) in def.params.iter().enumerate() {
+    for (i, p) in def.params().iter().enumerate() {
         if !p.is_input() {
             continue;
         }

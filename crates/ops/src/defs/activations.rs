@@ -23,6 +23,7 @@
 //! kinks (`ReLU6`: 1 on `(0, 6]`; `HSwish`: the middle piece on `[-3, 3]`;
 //! `HSigmoid`: 1/6 on `(-3, 3)`; the shrinks: 0 on `[-lambd, lambd]`).
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -745,7 +746,7 @@ fn grad_logit(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 const fn act(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: InferFn,
     grad: GradFn,
     kernel: KernelFn,
@@ -754,7 +755,7 @@ const fn act(
         name,
         category: Category::NeuralNetwork,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -772,7 +773,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "ReLU6",
         "ReLU capped at 6: `min(max(x, 0), 6)` elementwise (NaN gives 0, as MindSpore's kernel). Needs a float input.",
-        &[ParamDef::input("x", "A float tensor.")],
+        Schema::own(&[ParamDef::input("x", "A float tensor.")]),
         infer_float,
         grad_relu6,
         |c| float_same(c, |x| RELU6.un64(x, &[])),
@@ -781,7 +782,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "HSwish",
         "Hard swish: `x · relu6(x + 3) / 6` elementwise. Integer inputs are computed with integer arithmetic (the division truncates).",
-        &[ParamDef::input("input", "A float or integer tensor.")],
+        Schema::own(&[ParamDef::input("input", "A float or integer tensor.")]),
         infer_numeric,
         grad_hswish,
         |c| {
@@ -796,7 +797,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "HSigmoid",
         "Hard sigmoid: `relu6(x + 3) / 6` elementwise. Integer inputs are computed with integer arithmetic (the division truncates).",
-        &[ParamDef::input("input", "A float or integer tensor.")],
+        Schema::own(&[ParamDef::input("input", "A float or integer tensor.")]),
         infer_numeric,
         grad_hsigmoid,
         |c| {
@@ -811,7 +812,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "SiLU",
         "Sigmoid linear unit (swish): `x · sigmoid(x)` elementwise. Needs a float input.",
-        &[ParamDef::input("input", "A float tensor.")],
+        Schema::own(&[ParamDef::input("input", "A float tensor.")]),
         infer_float,
         grad_silu,
         |c| float_same(c, |x| SILU.un64(x, &[])),
@@ -821,7 +822,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Mish",
         "Mish: `x · tanh(softplus(x))` elementwise, evaluated stably (MindSpore's kernel overflows to NaN for large `x`). Needs a float input.",
-        &[ParamDef::input("x", "A float tensor.")],
+        Schema::own(&[ParamDef::input("x", "A float tensor.")]),
         infer_float,
         grad_mish,
         |c| float_same(c, |x| MISH.un64(x, &[])),
@@ -831,7 +832,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Softplus",
         "Softplus: `log(1 + exp(x))` elementwise, without overflow. Needs a float input.",
-        &[ParamDef::input("input_x", "A float tensor.")],
+        Schema::own(&[ParamDef::input("input_x", "A float tensor.")]),
         infer_float,
         grad_softplus,
         |c| float_same(c, |x| SOFTPLUS.un64(x, &[])),
@@ -841,7 +842,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Softsign",
         "Softsign: `x / (1 + |x|)` elementwise (infinite inputs give NaN, as MindSpore's). Needs a float input.",
-        &[ParamDef::input("input_x", "A float tensor.")],
+        Schema::own(&[ParamDef::input("input_x", "A float tensor.")]),
         infer_float,
         grad_softsign,
         |c| float_same(c, |x| SOFTSIGN.un64(x, &[])),
@@ -851,7 +852,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Elu",
         "Exponential linear unit: `x` for `x > 0`, `alpha · (exp(x) - 1)` elsewhere. Needs a float input; MindSpore's CPU kernel supports `alpha = 1` only.",
-        &[
+        Schema::own(&[
             ParamDef::input("input_x", "A float tensor."),
             ParamDef::attr(
                 "alpha",
@@ -859,7 +860,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Float(1.0)),
                 "The scale of the negative part. Default 1.0.",
             ),
-        ],
+        ]),
         infer_float,
         grad_elu,
         k_elu,
@@ -868,7 +869,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "CeLU",
         "Continuously differentiable ELU: `max(0, x) + min(0, alpha · (exp(x / alpha) - 1))`. Needs a float input and a non-zero `alpha`.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "A float tensor."),
             ParamDef::attr(
                 "alpha",
@@ -876,7 +877,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Float(1.0)),
                 "The scale of the negative part; not 0. Default 1.0.",
             ),
-        ],
+        ]),
         |call| {
             check_celu_alpha(call.attrs.f64("alpha"))?;
             infer_float(call)
@@ -887,7 +888,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "SeLU",
         "Scaled ELU: `scale · x` for `x > 0`, `scale · alpha · (exp(x) - 1)` elsewhere, with scale ≈ 1.0507 and alpha ≈ 1.6733. Integer inputs give `max(x, 0)`, as MindSpore's CPU kernel.",
-        &[ParamDef::input("input_x", "A float or integer tensor.")],
+        Schema::own(&[ParamDef::input("input_x", "A float or integer tensor.")]),
         infer_numeric,
         grad_selu,
         |c| {
@@ -908,7 +909,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "FastGeLU",
         "Fast GeLU, MindSpore's kernel: `x / (1 + exp(-1.702 |x|)) · exp(0.851 (x - |x|))`, i.e. `x · sigmoid(1.702 x)`. Needs a float input.",
-        &[ParamDef::input("x", "A float tensor.")],
+        Schema::own(&[ParamDef::input("x", "A float tensor.")]),
         infer_float,
         grad_fast_gelu,
         |c| float_same(c, |x| FAST_GELU.un64(x, &[])),
@@ -918,7 +919,7 @@ pub const OPS: &[OpDef] = &[
         name: "LogSigmoid",
         category: Category::NeuralNetwork,
         doc: "Log-sigmoid `log(1 / (1 + exp(-x)))`, computed stably. Returns `(output, buffer)` as MindSpore's primitive; `buffer` is `exp(-|x|)` (the intermediate the gradient kernel reads). Needs a float input.",
-        params: &[ParamDef::input("input", "A float tensor.")],
+        schema: Schema::own(&[ParamDef::input("input", "A float tensor.")]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "buffer"]),
         infer: infer_log_sigmoid,
@@ -929,10 +930,10 @@ pub const OPS: &[OpDef] = &[
     act(
         "HShrink",
         "Hard shrink: `x` where `|x| > lambd`, 0 elsewhere (and for NaN). Needs a float input.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float tensor."),
             lambd("The half-width of the zeroed band. Default 0.5."),
-        ],
+        ]),
         infer_float,
         grad_shrink,
         |c| k_shrink(c, false),
@@ -940,10 +941,10 @@ pub const OPS: &[OpDef] = &[
     act(
         "SoftShrink",
         "Soft shrink: `x - lambd` above `lambd`, `x + lambd` below `-lambd`, 0 between (and for NaN). Needs a float input and `lambd >= 0`.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float tensor."),
             lambd("The half-width of the zeroed band, at least 0. Default 0.5."),
-        ],
+        ]),
         |call| {
             check_lambd("SoftShrink", call.attrs.f64("lambd"))?;
             infer_float(call)
@@ -954,7 +955,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Hardtanh",
         "Clamps every element to `[min_val, max_val]` (NaN gives `min_val`, as MindSpore). Needs a float input; the gradient flows strictly inside the interval.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float tensor."),
             ParamDef::attr(
                 "min_val",
@@ -968,7 +969,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(1)),
                 "The upper bound. Default 1.",
             ),
-        ],
+        ]),
         infer_float,
         grad_hardtanh,
         k_hardtanh,
@@ -976,13 +977,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "PReLU",
         "Parametric ReLU: `x` where `x > 0`, `weight[c] · x` elsewhere, `c` being the element's channel (dimension 1). `weight` is 1-D with one slope per channel, or a single slope.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float tensor; dimension 1 holds the channels."),
             ParamDef::input(
                 "weight",
                 "The slopes: 1-D, of length 1 or the number of channels, of the dtype of `input`.",
             ),
-        ],
+        ]),
         infer_prelu,
         grad_prelu,
         k_prelu,
@@ -990,7 +991,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "LeakyReLUExt",
         "Leaky ReLU: `x` where `x > 0`, `negative_slope · x` elsewhere. Needs a float input.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float tensor."),
             ParamDef::attr(
                 "negative_slope",
@@ -998,7 +999,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Float(0.01)),
                 "The slope below 0. Default 0.01.",
             ),
-        ],
+        ]),
         infer_float,
         grad_leaky_relu,
         k_leaky_relu,
@@ -1007,7 +1008,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Threshold",
         "`x` where `x > threshold`, `value` elsewhere (and for NaN), in the input's dtype.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float or integer tensor."),
             ParamDef::attr(
                 "threshold",
@@ -1021,7 +1022,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "The replacement for elements at or below `threshold`.",
             ),
-        ],
+        ]),
         infer_numeric,
         grad_threshold,
         k_threshold,
@@ -1029,7 +1030,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "GLU",
         "Gated linear unit: splits `x` in two halves `a`, `b` along `axis` and returns `a · sigmoid(b)`; that dimension must be even and is halved.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "A float tensor."),
             ParamDef::attr(
                 "axis",
@@ -1037,7 +1038,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(-1)),
                 "The dimension to split; negative values count from the end. Default -1.",
             ),
-        ],
+        ]),
         infer_glu,
         grad_glu,
         k_glu,
@@ -1045,7 +1046,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Logit",
         "The logit `log(x / (1 - x))` of every element; with `eps >= 0`, `x` is first clamped to `[eps, 1 - eps]`. Needs a float input.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float tensor, of probabilities."),
             ParamDef::attr(
                 "eps",
@@ -1053,7 +1054,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Float(-1.0)),
                 "The clamp margin; negative (the default, -1.0) means no clamping.",
             ),
-        ],
+        ]),
         infer_float,
         grad_logit,
         k_logit,
@@ -1062,11 +1063,11 @@ pub const OPS: &[OpDef] = &[
         name: "_PReLUGrad",
         category: Category::Internal,
         doc: "The gradient of `PReLU`: `(dx, dweight)` for sensitivity `dout`, input `x` and `weight`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The sensitivity of `PReLU`'s result."),
             ParamDef::input("x", "`PReLU`'s input."),
             ParamDef::input("weight", "`PReLU`'s weight."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dweight"]),
         infer: infer_prelu_grad,
@@ -1078,7 +1079,7 @@ pub const OPS: &[OpDef] = &[
         name: "_GLUGrad",
         category: Category::Internal,
         doc: "The gradient of `GLU` with respect to its input, for sensitivity `dout`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The sensitivity of `GLU`'s result."),
             ParamDef::input("x", "`GLU`'s input."),
             ParamDef::attr(
@@ -1087,7 +1088,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(-1)),
                 "`GLU`'s axis.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_glu_grad,

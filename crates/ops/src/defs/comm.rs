@@ -6,6 +6,7 @@
 //! and MindSpore, launched on several workers (`msrun`, see the README's
 //! "Scale out" section), runs them across the workers.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue};
 
@@ -77,7 +78,7 @@ pub const OPS: &[OpDef] = &[OpDef {
     name: "AllReduce",
     category: Category::Communication,
     doc: "Reduces `input_x` elementwise across the processes of `group` (`op`: sum, max, min or prod); every process gets the result. A mirdsl run is one process, so here it returns `input_x`; MindSpore launched on several workers (`msrun`) reduces across them. `group` is the world group of the backend the model will run on: `mccl_world_group` on CPU, `nccl_world_group` on GPU, `hccl_world_group` on Ascend.",
-    params: &[
+    schema: Schema::own(&[
         ParamDef::input("input_x", "The tensor to reduce."),
         ParamDef::attr(
             "op",
@@ -97,7 +98,7 @@ pub const OPS: &[OpDef] = &[OpDef {
             Some(AttrDefault::Int(0)),
             "MindSpore's fusion index (kept as given).",
         ),
-    ],
+    ]),
     variadic: false,
     output: OutputDef::Single,
     infer: infer_same,

@@ -12,6 +12,7 @@ pub(crate) mod conv3d_geometry;
 pub(crate) mod gemm;
 pub mod transpose;
 
+use crate::schema::Schema;
 use crate::Traits;
 use crate::{ConvRole, Family, PoolReduce};
 use std::ops::{Add, AddAssign, Div, Mul, Sub};
@@ -860,7 +861,7 @@ pub(crate) const P_POOL_PAD_MODE: ParamDef = ParamDef::attr(
     "\"valid\" (default): windows inside the input only, output `floor((H - kh)/s) + 1`; \"same\": output `ceil(H/s)`, padding split evenly with the extra cell at the bottom/right.",
 );
 
-pub(crate) const CONV_PARAMS: &[ParamDef] = &[
+pub(crate) const CONV_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
     ParamDef::input(
         "weight",
@@ -875,15 +876,15 @@ pub(crate) const CONV_PARAMS: &[ParamDef] = &[
     P_DILATION,
     P_GROUP,
     P_DATA_FORMAT,
-];
+]);
 
-pub(crate) const POOL_PARAMS: &[ParamDef] = &[
+pub(crate) const POOL_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
     P_POOL_KERNEL,
     P_POOL_STRIDES,
     P_POOL_PAD_MODE,
     P_DATA_FORMAT,
-];
+]);
 
 /// MindSpore's bprop: `Conv2DBackpropInput(dout, w, shape of x)` and
 /// `Conv2DBackpropFilter(dout, x, shape of w)` (`defs::backward::conv`).
@@ -897,7 +898,7 @@ pub const OPS: &[OpDef] = &[
         name: "Conv2D",
         category: Category::NeuralNetwork,
         doc: "2-D convolution (cross-correlation, as MindSpore) of an NCHW input `x` with `weight`, optionally strided, dilated, padded and grouped; output `[N, out_channel, H_out, W_out]`.",
-        params: CONV_PARAMS,
+        schema: CONV_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_conv2d,
@@ -909,7 +910,7 @@ pub const OPS: &[OpDef] = &[
         name: "MaxPool",
         category: Category::NeuralNetwork,
         doc: "2-D max pooling of an NCHW input: the maximum of each `kernel_size` window, stepping by `strides`.",
-        params: POOL_PARAMS,
+        schema: POOL_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_pool,
@@ -929,7 +930,7 @@ pub const OPS: &[OpDef] = &[
         name: "AvgPool",
         category: Category::NeuralNetwork,
         doc: "2-D average pooling of an NCHW input: the mean of each `kernel_size` window, stepping by `strides`; with pad_mode=\"same\" padded cells are left out of the mean (as MindSpore and TensorFlow).",
-        params: POOL_PARAMS,
+        schema: POOL_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_pool,

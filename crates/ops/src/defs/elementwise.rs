@@ -37,6 +37,7 @@ pub mod binary;
 pub mod clamp;
 pub mod math;
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::Traits;
 use std::borrow::Cow;
@@ -57,25 +58,25 @@ pub use core_fns::*;
 // ---------------------------------------------------------------------------
 // Shape rules.
 
-const XY: &[ParamDef] = &[
+const XY: Schema = Schema::own(&[
     ParamDef::input("x", "The first operand: a tensor or a scalar."),
     ParamDef::input(
         "y",
         "The second operand, broadcast against `x` (NumPy rules).",
     ),
-];
+]);
 
-const BOOL_XY: &[ParamDef] = &[
+const BOOL_XY: Schema = Schema::own(&[
     ParamDef::input("x", "The first operand, read as bools (non-zero is true)."),
     ParamDef::input(
         "y",
         "The second operand, read as bools, broadcast against `x`.",
     ),
-];
+]);
 
-const X: &[ParamDef] = &[ParamDef::input("x", "The input tensor.")];
+const X: Schema = Schema::own(&[ParamDef::input("x", "The input tensor.")]);
 
-const SELECT_PARAMS: &[ParamDef] = &[
+const SELECT_PARAMS: Schema = Schema::own(&[
     ParamDef::input(
         "cond",
         "A bool tensor: where it is true the result takes `x`, elsewhere `y`.",
@@ -85,9 +86,9 @@ const SELECT_PARAMS: &[ParamDef] = &[
         "y",
         "The values taken where `cond` is false; the same dtype as `x`.",
     ),
-];
+]);
 
-const CAST_PARAMS: &[ParamDef] = &[
+const CAST_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The tensor or scalar to convert."),
     ParamDef::attr(
         "dtype",
@@ -95,7 +96,7 @@ const CAST_PARAMS: &[ParamDef] = &[
         None,
         "The dtype of the result (`f32`, `i64`, `bool`, ...).",
     ),
-];
+]);
 
 fn infer_arith(call: &InferCall) -> Result<AbsVal, OpError> {
     infer_broadcast_binary(call, None)
@@ -485,7 +486,7 @@ fn k_ones_like(c: &KernelCall) -> Result<KValue, OpError> {
 const fn ew(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: InferFn,
     grad: Option<GradFn>,
     kernel: KernelFn,
@@ -494,7 +495,7 @@ const fn ew(
         name,
         category: Category::Elementwise,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -601,10 +602,10 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Pow",
         "Raises `x` to the power `y` elementwise, with broadcasting and type promotion.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The base: a tensor or a scalar."),
             ParamDef::input("y", "The exponent, broadcast against `x`."),
-        ],
+        ]),
         infer_arith,
         Some(grad_pow),
         k_pow,
@@ -797,7 +798,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "LogicalNot",
         "Logical NOT elementwise: a `bool` tensor, true where `x` is zero (any dtype is read as bool).",
-        &[ParamDef::input("x", "A tensor or scalar, read as bools.")],
+        Schema::own(&[ParamDef::input("x", "A tensor or scalar, read as bools.")]),
         infer_logical_not,
         None,
         k_logical_not,
@@ -806,7 +807,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ZerosLike",
         "A tensor of zeros with the dtype and shape of `x`.",
-        &[ParamDef::input("x", "The tensor whose dtype and shape to copy.")],
+        Schema::own(&[ParamDef::input("x", "The tensor whose dtype and shape to copy.")]),
         infer_same,
         None,
         k_zeros_like,
@@ -815,7 +816,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "OnesLike",
         "A tensor of ones with the dtype and shape of `x`.",
-        &[ParamDef::input("x", "The tensor whose dtype and shape to copy.")],
+        Schema::own(&[ParamDef::input("x", "The tensor whose dtype and shape to copy.")]),
         infer_same,
         None,
         k_ones_like,

@@ -1,5 +1,6 @@
 //! Helpers for gradient rules. Their names start with `_`; users do not call them.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::{Buffer, Tensor};
@@ -199,7 +200,7 @@ fn k_broadcast_like(c: &KernelCall) -> Result<KValue, OpError> {
 const fn internal(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     grad: crate::GradFn,
     kernel: crate::KernelFn,
@@ -208,7 +209,7 @@ const fn internal(
         name,
         category: Category::Internal,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -292,10 +293,10 @@ pub const OPS: &[OpDef] = &[
     internal(
         "_CastLike",
         "`grad` cast to the dtype of `like` when that is a float dtype, zeros of `like`'s dtype otherwise (the gradient of `Cast` when the input's dtype is known only at run time).",
-        &[
+        Schema::own(&[
             ParamDef::input("grad", "The gradient of the cast's result."),
             ParamDef::input("like", "The cast's input, for its dtype."),
-        ],
+        ]),
         infer_cast_like,
         grad_cast_like,
         k_cast_like,
@@ -303,10 +304,10 @@ pub const OPS: &[OpDef] = &[
     internal(
         "_SumToShapeOf",
         "Sums `grad` over the dimensions along which `like` was broadcast, giving `like`'s shape (and `like`'s dtype when both are floats).",
-        &[
+        Schema::own(&[
             ParamDef::input("grad", "A gradient of the broadcast result."),
             ParamDef::input("like", "The input whose shape to reduce to."),
-        ],
+        ]),
         infer_sum_to_shape,
         grad_sum_to_shape,
         k_sum_to_shape,
@@ -314,7 +315,7 @@ pub const OPS: &[OpDef] = &[
     internal(
         "_BroadcastToShapeOf",
         "Undoes a reduction of `like` over `axis`: puts back the reduced dimensions of `grad` (unless `keep_dims` kept them) and broadcasts it to `like`'s shape; with `mean`, divides by the number of reduced elements.",
-        &[
+        Schema::own(&[
             ParamDef::input("grad", "The gradient of the reduction's result."),
             ParamDef::input("like", "The reduction's input, whose shape to restore."),
             ParamDef::attr(
@@ -335,7 +336,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Bool(false)),
                 "Divide by the number of elements each result reduced (`ReduceMean`).",
             ),
-        ],
+        ]),
         infer_broadcast_like,
         grad_broadcast_like,
         k_broadcast_like,

@@ -3,6 +3,7 @@
 //! `*_like` are used for their shape only. (MindSpore's own backward
 //! primitives, `LayerNormGrad` and the like, are public: `defs/backward/`.)
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, Shape};
 
@@ -108,7 +109,8 @@ fn grad_concat_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>>
     ]
 }
 
-const GRAD_LIKE: &[ParamDef] = &[
+const GRAD_LIKE: Schema = Schema::own(GRAD_LIKE_LIST);
+const GRAD_LIKE_LIST: &[ParamDef] = &[
     ParamDef::input("grad", "The gradient of the forward result."),
     ParamDef::input("like", "The forward input, for its shape."),
 ];
@@ -118,7 +120,7 @@ pub const OPS: &[OpDef] = &[
         name: "_ReshapeLike",
         category: Category::Internal,
         doc: "Reshapes `grad` to the shape of `like` (the gradient of Reshape, ExpandDims, Squeeze and Flatten).",
-        params: GRAD_LIKE,
+        schema: GRAD_LIKE,
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_1,
@@ -138,12 +140,12 @@ pub const OPS: &[OpDef] = &[
         name: "_ConcatGrad",
         category: Category::Internal,
         doc: "The slice of `grad` (the gradient of a Concat) that belongs to element `index` of the concatenated tuple.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("grad", "The gradient of the Concat result."),
             ParamDef::input("tensors", "The tuple Concat joined, for the sizes."),
             ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "Concat's axis."),
             ParamDef::attr("index", AttrType::Int, None, "Which element's slice."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_concat_grad,
@@ -160,11 +162,14 @@ pub const OPS: &[OpDef] = &[
         name: "_TileGrad",
         category: Category::Internal,
         doc: "Sums `grad` (the gradient of a Tile) over the tiles, giving the shape of `like`.",
-        params: &[
-            GRAD_LIKE[0],
-            GRAD_LIKE[1],
+        schema: Schema::Own {
+            params: &[
+            GRAD_LIKE_LIST[0],
+            GRAD_LIKE_LIST[1],
             ParamDef::attr("multiples", AttrType::IntTuple, None, "Tile's multiples."),
         ],
+            why: "",
+        },
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_1,
@@ -181,7 +186,7 @@ pub const OPS: &[OpDef] = &[
         name: "_GatherGrad",
         category: Category::Internal,
         doc: "Scatter-adds `grad` (the gradient of a Gather) into zeros shaped like `x`, at the gathered positions (MindSpore's UnsortedSegmentSum-based bprop).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "Gather's `input_params`, for its shape."),
             ParamDef::input("indices", "Gather's `input_indices`."),
             ParamDef::input("grad", "The gradient of the Gather result."),
@@ -192,7 +197,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(0)),
                 "Gather's batch_dims.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: like_2_0,
@@ -217,9 +222,10 @@ pub const OPS: &[OpDef] = &[
         name: "_StridedSliceGrad",
         category: Category::Internal,
         doc: "Scatters `grad` (the gradient of a StridedSlice) into zeros shaped like `like`, at the sliced positions.",
-        params: &[
-            GRAD_LIKE[0],
-            GRAD_LIKE[1],
+        schema: Schema::Own {
+            params: &[
+            GRAD_LIKE_LIST[0],
+            GRAD_LIKE_LIST[1],
             ParamDef::attr("begin", AttrType::IntTuple, None, "StridedSlice's begin."),
             ParamDef::attr("end", AttrType::IntTuple, None, "StridedSlice's end."),
             ParamDef::attr("strides", AttrType::IntTuple, None, "StridedSlice's strides."),
@@ -229,6 +235,8 @@ pub const OPS: &[OpDef] = &[
             ParamDef::attr("new_axis_mask", AttrType::Int, Some(AttrDefault::Int(0)), "As StridedSlice."),
             ParamDef::attr("shrink_axis_mask", AttrType::Int, Some(AttrDefault::Int(0)), "As StridedSlice."),
         ],
+            why: "",
+        },
         variadic: false,
         output: OutputDef::Single,
         infer: like_0_1,

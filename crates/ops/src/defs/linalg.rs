@@ -9,6 +9,7 @@ pub mod einsum;
 pub mod matrix;
 pub mod products;
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, DType, Tensor};
@@ -25,7 +26,7 @@ use crate::{
     ParamDef,
 };
 
-const MATMUL_PARAMS: &[ParamDef] = &[
+const MATMUL_PARAMS: Schema = Schema::own(&[
     ParamDef::input(
         "x",
         "The left matrix, `[M, K]` (or `[K, M]` with `transpose_a`).",
@@ -46,7 +47,7 @@ const MATMUL_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Bool(false)),
         "Transpose `y` first.",
     ),
-];
+]);
 
 /// Whether two dimensions can be equal (unknown and symbolic ones can).
 pub(crate) fn dims_compatible(a: &Dim, b: &Dim) -> bool {
@@ -361,7 +362,7 @@ pub(crate) fn batch_matmul(x: &Tensor, y: &Tensor, ta: bool, tb: bool) -> Result
     make_tensor(out_dtype, out_shape, buffer)
 }
 
-const BIAS_ADD_PARAMS: &[ParamDef] = &[
+const BIAS_ADD_PARAMS: Schema = Schema::own(&[
     ParamDef::input(
         "x",
         "The input, of rank 2 to 5, with its channels on axis 1 (`NCHW`, `NCDHW`) or last (`NHWC`).",
@@ -376,7 +377,7 @@ const BIAS_ADD_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Str("NCHW")),
         "Where the channels are: the default `\"NCHW\"` (and `\"NCDHW\"`) means axis 1, `\"NHWC\"` the last axis.",
     ),
-];
+]);
 
 fn infer_bias_add(call: &InferCall) -> Result<AbsVal, OpError> {
     if call.any_unknown() {
@@ -523,7 +524,7 @@ pub const OPS: &[OpDef] = &[
         name: "MatMul",
         category: Category::LinearAlgebra,
         doc: "Matrix product of two 2-D tensors, `x @ y`, optionally transposing either first.",
-        params: MATMUL_PARAMS,
+        schema: MATMUL_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_matmul,
@@ -543,7 +544,7 @@ pub const OPS: &[OpDef] = &[
         name: "BatchMatMul",
         category: Category::LinearAlgebra,
         doc: "Batched matrix product `x @ y` over the last two dimensions, optionally transposing either's matrices first; the batch dimensions broadcast.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input(
                 "x",
                 "The left operand, `[*B, M, K]` (or `[*B, K, M]` with `transpose_a`); rank 2 or more.",
@@ -564,7 +565,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Bool(false)),
                 "Transpose the last two dimensions of `y` first (default `false`).",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_matmul,
@@ -584,7 +585,7 @@ pub const OPS: &[OpDef] = &[
         name: "BiasAdd",
         category: Category::LinearAlgebra,
         doc: "Adds a 1-D `bias` along the channel axis of `x`: axis 1 for `NCHW`/`NCDHW` (for a 2-D `x`, its last axis), the last axis for `NHWC`.",
-        params: BIAS_ADD_PARAMS,
+        schema: BIAS_ADD_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_bias_add,

@@ -12,6 +12,7 @@
 //! prediction and target, and (unlike some of them) a true gradient to the
 //! weights.
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -665,7 +666,7 @@ macro_rules! loss_op {
             name: $name,
             category: Category::NeuralNetwork,
             doc: $doc,
-            params: $params,
+            schema: $params,
             variadic: false,
             output: OutputDef::Single,
             infer: |c| infer_loss(c, $kind),
@@ -681,39 +682,39 @@ pub const OPS: &[OpDef] = &[
         "BinaryCrossEntropy",
         Kind::BinaryCrossEntropy,
         "Binary cross entropy of probabilities `input` against `target`: `-weight·(target·ln(input) + (1-target)·ln(1-input))`, the logarithms clamped at `ln(1e-12)` as MindSpore's, then `reduction`.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The predicted probabilities, float."),
             ParamDef::input("target", "The targets, of `input`'s shape and dtype."),
             ParamDef::input("weight", "Weights broadcast to `input`, or none (ones)."),
             P_REDUCTION,
-        ]
+        ])
     ),
     loss_op!(
         "BCEWithLogitsLoss",
         Kind::BCEWithLogitsLoss,
         "Binary cross entropy of logits `input` against `target`, computed stably: `weight·(posWeight·target·softplus(-input) + (1-target)·softplus(input))`, then `reduction`.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The logits, float."),
             ParamDef::input("target", "The targets, of `input`'s shape and dtype."),
             ParamDef::input("weight", "Weights broadcast to `input`, or none (ones)."),
             ParamDef::input("posWeight", "Weights of the positive term broadcast to `input`, or none (ones)."),
             P_REDUCTION,
-        ]
+        ])
     ),
     loss_op!(
         "SigmoidCrossEntropyWithLogits",
         Kind::SigmoidCrossEntropyWithLogits,
         "Elementwise binary cross entropy of logits against `target`, computed stably: `max(x, 0) - x·target + ln(1 + exp(-|x|))`.",
-        &[
+        Schema::own(&[
             ParamDef::input("predict", "The logits, float."),
             ParamDef::input("target", "The targets, of `predict`'s shape and dtype."),
-        ]
+        ])
     ),
     loss_op!(
         "SmoothL1Loss",
         Kind::SmoothL1Loss,
         "Smooth L1 (Huber-like) loss: `0.5·d²/beta` where `|d| < beta`, else `|d| - 0.5·beta`, `d = prediction - target`; then `reduction` (default \"none\").",
-        &[
+        Schema::own(&[
             ParamDef::input("prediction", "The predictions, float."),
             ParamDef::input("target", "The targets, of `prediction`'s shape and dtype."),
             ParamDef::attr("beta", AttrType::Float, Some(AttrDefault::Float(1.0)), "The threshold, positive. Default 1.0."),
@@ -723,13 +724,13 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Str("none")),
                 "\"none\" (default), \"mean\" or \"sum\".",
             ),
-        ]
+        ])
     ),
     loss_op!(
         "KLDivLoss",
         Kind::KLDivLoss,
         "Kullback-Leibler divergence of log-probabilities `logits` from `labels`: `labels·(ln(labels) - logits)` where `labels > 0`, else 0; then `reduction` (\"batchmean\": the sum divided by the first dimension).",
-        &[
+        Schema::own(&[
             ParamDef::input("logits", "Log-probabilities, float."),
             ParamDef::input("labels", "Probabilities, of `logits`' shape and dtype."),
             ParamDef::attr(
@@ -738,39 +739,39 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Str("mean")),
                 "\"none\", \"mean\" (default), \"sum\" or \"batchmean\".",
             ),
-        ]
+        ])
     ),
     loss_op!(
         "SoftMarginLoss",
         Kind::SoftMarginLoss,
         "Soft margin loss of `input` against ±1 targets: `ln(1 + exp(-target·input))`, then `reduction`.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The predictions, float."),
             ParamDef::input("target", "The targets (usually ±1), of `input`'s shape and dtype."),
             P_REDUCTION,
-        ]
+        ])
     ),
     loss_op!(
         "MSELossExt",
         Kind::MSELossExt,
         "Squared error `(input - target)²` with `input` and `target` broadcast together (what `mint.nn.MSELoss` exports), then `reduction`.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The predictions, float."),
             ParamDef::input("target", "The targets, broadcastable with `input`, of its dtype."),
             P_REDUCTION,
-        ]
+        ])
     ),
     OpDef {
         name: "NLLLoss",
         category: Category::NeuralNetwork,
         doc: "Negative log-likelihood of log-probabilities `logits` `[N, C]` at class indices `labels` `[N]`: `-weight[label]·logits[n, label]`, 0 for `ignore_index`. Returns `(loss, total_weight)`: the losses reduced by `reduction` (\"mean\" divides by `total_weight`, the sum of the used weights) and that total.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("logits", "Log-probabilities `[N, C]`, float."),
             ParamDef::input("labels", "Class indices `[N]`, int32 or int64."),
             ParamDef::input("weight", "Per-class weights `[C]`, of `logits`' dtype."),
             P_REDUCTION,
             ParamDef::attr("ignore_index", AttrType::Int, Some(AttrDefault::Int(-100)), "A label that contributes nothing. Default -100."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["loss", "total_weight"]),
         infer: infer_nll,
@@ -788,7 +789,7 @@ pub const OPS: &[OpDef] = &[
         name: "L2Loss",
         category: Category::NeuralNetwork,
         doc: "Half the sum of squares of `input`, `Σ x² / 2`, as a scalar.",
-        params: &[ParamDef::input("input", "A float tensor.")],
+        schema: Schema::own(&[ParamDef::input("input", "A float tensor.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: |call| {
@@ -810,7 +811,7 @@ pub const OPS: &[OpDef] = &[
         name: "_ElementwiseLossGrad",
         category: Category::Internal,
         doc: "The gradients of the elementwise loss named by `op` with respect to each of its operands (empty tuples for absent ones), from the loss's sensitivity `dout`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The gradient of the loss."),
             ParamDef::input("input", "The loss's prediction."),
             ParamDef::input("target", "The loss's target."),
@@ -824,7 +825,7 @@ pub const OPS: &[OpDef] = &[
                 "As the loss.",
             ),
             ParamDef::attr("beta", AttrType::Float, Some(AttrDefault::Float(1.0)), "As SmoothL1Loss."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dinput", "dtarget", "dweight", "dpos_weight"]),
         infer: infer_loss_grad,
@@ -836,7 +837,7 @@ pub const OPS: &[OpDef] = &[
         name: "_NLLLossGrad",
         category: Category::Internal,
         doc: "The gradients of NLLLoss with respect to `logits` and `weight`, from the sensitivities of `loss` and `total_weight`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("logits", "NLLLoss's logits."),
             ParamDef::input("labels", "NLLLoss's labels."),
             ParamDef::input("weight", "NLLLoss's weight."),
@@ -844,7 +845,7 @@ pub const OPS: &[OpDef] = &[
             ParamDef::input("dtotal", "The gradient of `total_weight`."),
             P_REDUCTION,
             ParamDef::attr("ignore_index", AttrType::Int, Some(AttrDefault::Int(-100)), "As NLLLoss."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dlogits", "dweight"]),
         infer: |call| {

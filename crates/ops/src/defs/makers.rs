@@ -5,6 +5,7 @@
 //! tensor) and `Zeros`/`Ones` default to `f32`. `Fill` converts its value with
 //! `Cast`'s rules (a float value in an integer dtype truncates toward zero).
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
@@ -74,14 +75,14 @@ fn k_fill(c: &KernelCall) -> Result<KValue, OpError> {
 const fn maker(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     kernel: crate::KernelFn,
 ) -> OpDef {
     OpDef {
         name,
         category: Category::TensorMaker,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_maker,
@@ -95,7 +96,7 @@ pub const OPS: &[OpDef] = &[
     maker(
         "Zeros",
         "A tensor of the given shape and dtype filled with zeros.",
-        &[
+        Schema::own(&[
             ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
             ParamDef::attr(
                 "dtype",
@@ -103,13 +104,13 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::DType(DType::F32)),
                 "The dtype of the result; `f32` by default.",
             ),
-        ],
+        ]),
         |c| make(c, 0.0),
     ),
     maker(
         "Ones",
         "A tensor of the given shape and dtype filled with ones.",
-        &[
+        Schema::own(&[
             ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
             ParamDef::attr(
                 "dtype",
@@ -117,13 +118,13 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::DType(DType::F32)),
                 "The dtype of the result; `f32` by default.",
             ),
-        ],
+        ]),
         |c| make(c, 1.0),
     ),
     maker(
         "Fill",
         "A tensor of the given dtype and shape with every element equal to `value`.",
-        &[
+        Schema::own(&[
             ParamDef::attr("dtype", AttrType::DType, None, "The dtype of the result."),
             ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
             ParamDef::attr(
@@ -132,7 +133,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "The value of every element: an int, a float or a bool, converted to `dtype`.",
             ),
-        ],
+        ]),
         k_fill,
     ),
 ];

@@ -8,6 +8,7 @@
 pub mod common;
 pub mod layers;
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -546,10 +547,10 @@ pub const OPS: &[OpDef] = &[
         name: "Softmax",
         category: Category::NeuralNetwork,
         doc: "Softmax over `axis`: `exp(x - max) / sum(exp(x - max))`, so the values along the axis are positive and sum to 1.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The logits, a float tensor."),
             ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), AXIS_DOC),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_softmax,
@@ -561,7 +562,7 @@ pub const OPS: &[OpDef] = &[
         name: "LogSoftmax",
         category: Category::NeuralNetwork,
         doc: "Log-softmax over `axis`: `x - max - log(sum(exp(x - max)))`, computed stably.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("logits", "The logits, a float tensor."),
             ParamDef::attr(
                 "axis",
@@ -569,7 +570,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(-1)),
                 "The dimension to normalise over; negative values count from the end. Default -1, the last.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_softmax,
@@ -588,13 +589,13 @@ pub const OPS: &[OpDef] = &[
         name: "SoftmaxCrossEntropyWithLogits",
         category: Category::NeuralNetwork,
         doc: "Cross entropy between `softmax(logits)` and the probability distributions `labels`, per row. Returns `(loss [N], dlogits [N, C])`, the second being `softmax(logits) - labels`, as MindSpore.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("logits", "The logits, `[N, C]`, float."),
             ParamDef::input(
                 "labels",
                 "Target distributions, `[N, C]`, of the dtype of `logits` (usually one-hot).",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["loss", "dlogits"]),
         infer: infer_softmax_ce,
@@ -613,7 +614,7 @@ pub const OPS: &[OpDef] = &[
         name: "SparseSoftmaxCrossEntropyWithLogits",
         category: Category::NeuralNetwork,
         doc: "Cross entropy between `softmax(logits)` and class indices `labels`, averaged over the batch: a scalar tensor. With `is_grad=true` it returns the loss's gradient with respect to `logits` instead, `(softmax(logits) - onehot(labels)) / N`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("logits", "The logits, `[N, C]`, float."),
             ParamDef::input(
                 "labels",
@@ -625,7 +626,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Bool(false)),
                 "Return the gradient with respect to `logits` instead of the loss. Default false: the mean loss.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_sparse_softmax_ce,
@@ -648,7 +649,7 @@ pub const OPS: &[OpDef] = &[
         name: "LayerNorm",
         category: Category::NeuralNetwork,
         doc: "Layer normalisation: normalises `input_x` over the dimensions from `begin_norm_axis` on, then scales by `gamma` and shifts by `beta`. Returns `(y, mean, variance)`; `mean` and `variance` keep the normalised dimensions as size 1.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The input, float, of rank at least 1."),
             ParamDef::input(
                 "gamma",
@@ -676,7 +677,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Float(1e-7)),
                 "Added to the variance before the square root, for stability. Default 1e-7.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["y", "mean", "variance"]),
         infer: infer_layer_norm,
@@ -689,7 +690,7 @@ pub const OPS: &[OpDef] = &[
         category: Category::NeuralNetwork,
         doc: "Batch normalisation per channel (NCHW or [N, C]), `scale · (x - mean) / sqrt(variance + epsilon) + bias`, returning `(y, batch_mean, batch_variance, reserve_space_1, reserve_space_2)`. Inference (`is_training=false`) normalises with `mean`/`variance` and returns them; training uses and returns the batch's statistics (the moving averages are not updated in place).",
 
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The input, `[N, C]` or `[N, C, H, W]`, float."),
             ParamDef::input("scale", "Per-channel scale (gamma), `[C]`."),
             ParamDef::input("bias", "Per-channel shift (beta), `[C]`."),
@@ -725,7 +726,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Str("NCHW")),
                 "The layout. Default \"NCHW\", the only one supported on CPU.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&[
             "y",
@@ -744,7 +745,7 @@ pub const OPS: &[OpDef] = &[
         category: Category::NeuralNetwork,
         doc: "Zeroes each element of `x` with probability `1 - keep_prob` and scales the rest by `1/keep_prob`, returning `(output, mask)` (mask 1 where kept). The mask is a deterministic function of `Seed0`, `Seed1` and the element's position, so every run gives the same mask; `keep_prob=1` is the identity.",
 
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The input, a float tensor."),
             ParamDef::attr(
                 "keep_prob",
@@ -764,7 +765,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(0)),
                 "The global random seed. Default 0.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mask"]),
         infer: infer_dropout,

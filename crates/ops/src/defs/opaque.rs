@@ -13,6 +13,7 @@
 //! graph that reaches one stops there, with an error at that node (whose
 //! `name` says which MindSpore primitive it is).
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::AbsVal;
 
@@ -28,12 +29,12 @@ pub const OPS: &[OpDef] = &[OpDef {
     name: "Opaque",
     category: Category::Structure,
     doc: "A MindSpore node that mirdsl cannot compute, kept from an imported graph: `Opaque(inputs..., name=\"EnvironGet\")` stands for MindSpore's primitive `name` applied to the inputs. Its type is the binding's annotation (what MindSpore dumped); inference knows nothing more. It has no kernel and no gradient: running it is an error at its node.",
-    params: &[ParamDef::attr(
+    schema: Schema::own(&[ParamDef::attr(
         "name",
         AttrType::Str(&[]),
         None,
         "MindSpore's name of the primitive.",
-    )],
+    )]),
     variadic: true,
     output: OutputDef::Single,
     infer: infer_opaque,

@@ -12,6 +12,7 @@
 
 pub(crate) mod window;
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
@@ -345,7 +346,8 @@ const P_ARGMAX_TYPE: ParamDef = ParamDef::attr(
     "The dtype of `argmax`: int32 or int64 (default).",
 );
 
-const AVG_POOL3D_PARAMS: &[ParamDef] = &[
+const AVG_POOL3D_PARAMS: Schema = Schema::own(AVG_POOL3D_PARAMS_LIST);
+const AVG_POOL3D_PARAMS_LIST: &[ParamDef] = &[
     ParamDef::input("input", "The input, `[N, C, D, H, W]`, float."),
     ParamDef::attr(
         "kernel_size",
@@ -392,7 +394,7 @@ const AVG_POOL3D_PARAMS: &[ParamDef] = &[
     P_DATA_FORMAT3,
 ];
 
-const MAX_POOL3D_PARAMS: &[ParamDef] = &[
+const MAX_POOL3D_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
     ParamDef::attr(
         "kernel_size",
@@ -425,9 +427,9 @@ const MAX_POOL3D_PARAMS: &[ParamDef] = &[
         "Round the output size up (pad_mode=\"PAD\" only). Default none (false).",
     ),
     P_DATA_FORMAT3,
-];
+]);
 
-const MAX_POOL3D_ARGMAX_PARAMS: &[ParamDef] = &[
+const MAX_POOL3D_ARGMAX_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The input, `[N, C, D, H, W]`, numeric."),
     ParamDef::attr("ksize", AttrType::Ints, None, "The window: an int or `(kd, kh, kw)`."),
     ParamDef::attr("strides", AttrType::Ints, None, "The step of the window: an int or `(sd, sh, sw)`."),
@@ -451,9 +453,9 @@ const MAX_POOL3D_ARGMAX_PARAMS: &[ParamDef] = &[
     ),
     P_DATA_FORMAT3,
     P_ARGMAX_TYPE,
-];
+]);
 
-const MAX_POOL_ARGMAX_V2_PARAMS: &[ParamDef] = &[
+const MAX_POOL_ARGMAX_V2_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The input, `[N, C, H, W]`, numeric."),
     ParamDef::attr(
         "kernel_size",
@@ -486,7 +488,7 @@ const MAX_POOL_ARGMAX_V2_PARAMS: &[ParamDef] = &[
         "Round the output size up. Default false.",
     ),
     P_ARGMAX_TYPE,
-];
+]);
 
 const P_OUTPUT_SIZE: ParamDef = ParamDef::attr(
     "output_size",
@@ -500,7 +502,7 @@ pub const OPS: &[OpDef] = &[
         name: "AvgPool3D",
         category: Category::NeuralNetwork,
         doc: "3-D average pooling of an NCDHW input (what `nn.AvgPool3d`, and `nn.AvgPool2d`/`nn.AvgPool1d` with pad_mode=\"pad\", export): the mean of each `kernel_size` window stepping by `strides`, with optional padding, ceil-mode sizes, `count_include_pad` and `divisor_override`.",
-        params: AVG_POOL3D_PARAMS,
+        schema: AVG_POOL3D_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_pool(c, Kind::AvgPool3D),
@@ -514,7 +516,7 @@ pub const OPS: &[OpDef] = &[
         name: "MaxPool3D",
         category: Category::NeuralNetwork,
         doc: "3-D max pooling of an NCDHW input (what `nn.MaxPool3d` exports): the maximum of each `kernel_size` window stepping by `strides`, with optional padding (`pad_list`, never selected) and ceil-mode sizes.",
-        params: MAX_POOL3D_PARAMS,
+        schema: MAX_POOL3D_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_pool(c, Kind::MaxPool3D),
@@ -526,7 +528,7 @@ pub const OPS: &[OpDef] = &[
         name: "MaxPool3DWithArgmax",
         category: Category::NeuralNetwork,
         doc: "3-D max pooling that also returns where each maximum is: `(output, argmax)`, `argmax` the flat index `d·H·W + h·W + w` within the input plane. Padding (`pads`, both sides) is never selected; windows may be dilated. `nn.MaxPool2d`/`nn.MaxPool1d` with pad_mode=\"pad\" export it.",
-        params: MAX_POOL3D_ARGMAX_PARAMS,
+        schema: MAX_POOL3D_ARGMAX_PARAMS,
         variadic: false,
         output: OutputDef::Tuple(&["output", "argmax"]),
         infer: |c| infer_pool(c, Kind::MaxPool3DWithArgmax),
@@ -538,7 +540,7 @@ pub const OPS: &[OpDef] = &[
         name: "MaxPoolWithArgmaxV2",
         category: Category::NeuralNetwork,
         doc: "2-D max pooling of an NCHW input that also returns where each maximum is: `(output, argmax)`, `argmax` the flat index `h·W + w` within the input plane. Padding (`pads`, both sides) is never selected; windows may be dilated.",
-        params: MAX_POOL_ARGMAX_V2_PARAMS,
+        schema: MAX_POOL_ARGMAX_V2_PARAMS,
         variadic: false,
         output: OutputDef::Tuple(&["output", "argmax"]),
         infer: |c| infer_pool(c, Kind::MaxPoolWithArgmaxV2),
@@ -550,10 +552,10 @@ pub const OPS: &[OpDef] = &[
         name: "AdaptiveAvgPool2D",
         category: Category::NeuralNetwork,
         doc: "2-D adaptive average pooling of a `[N, C, H, W]` or `[C, H, W]` input to `output_size`: output cell `i` averages input rows `⌊i·H/H_out⌋` to `⌈(i+1)·H/H_out⌉ - 1` (and columns likewise).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
             P_OUTPUT_SIZE,
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_pool(c, Kind::AdaptiveAvgPool2D),
@@ -573,7 +575,7 @@ pub const OPS: &[OpDef] = &[
         name: "AdaptiveMaxPool2D",
         category: Category::NeuralNetwork,
         doc: "2-D adaptive max pooling of a `[N, C, H, W]` or `[C, H, W]` input to `output_size` (windows as AdaptiveAvgPool2D's), returning `(output, argmax)`, `argmax` (int64) the flat index `h·W + w` of each maximum in its plane.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
             ParamDef::attr(
                 "output_size",
@@ -581,7 +583,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "The output's `(H, W)`; -1 keeps the input's size.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "argmax"]),
         infer: |c| infer_pool(c, Kind::AdaptiveMaxPool2D),
@@ -593,18 +595,21 @@ pub const OPS: &[OpDef] = &[
         name: "_AvgPool3DGrad",
         category: Category::Internal,
         doc: "The gradient of AvgPool3D (MindSpore's AvgPool3DGrad): each output's gradient spread over its window, divided as the mean was.",
-        params: &[
+        schema: Schema::Own {
+            params: &[
             ParamDef::input("x_like", "AvgPool3D's input, for its shape."),
             ParamDef::input("dout", "The gradient of the output."),
-            AVG_POOL3D_PARAMS[1],
-            AVG_POOL3D_PARAMS[2],
-            AVG_POOL3D_PARAMS[3],
-            AVG_POOL3D_PARAMS[4],
-            AVG_POOL3D_PARAMS[5],
-            AVG_POOL3D_PARAMS[6],
-            AVG_POOL3D_PARAMS[7],
-            AVG_POOL3D_PARAMS[8],
+            AVG_POOL3D_PARAMS_LIST[1],
+            AVG_POOL3D_PARAMS_LIST[2],
+            AVG_POOL3D_PARAMS_LIST[3],
+            AVG_POOL3D_PARAMS_LIST[4],
+            AVG_POOL3D_PARAMS_LIST[5],
+            AVG_POOL3D_PARAMS_LIST[6],
+            AVG_POOL3D_PARAMS_LIST[7],
+            AVG_POOL3D_PARAMS_LIST[8],
         ],
+            why: "",
+        },
         variadic: false,
         output: OutputDef::Single,
         infer: like_1_0,
@@ -618,7 +623,7 @@ pub const OPS: &[OpDef] = &[
         name: "_MaxPool3DArgmax",
         category: Category::Internal,
         doc: "Where each MaxPool3D maximum is (int64 flat indices within the plane), for MaxPool3D's gradient.",
-        params: MAX_POOL3D_PARAMS,
+        schema: MAX_POOL3D_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: |c| {
@@ -638,7 +643,7 @@ pub const OPS: &[OpDef] = &[
         name: "_PoolArgmaxGrad",
         category: Category::Internal,
         doc: "The gradient of a max pooling from its argmax: zeros shaped like `x_like`, each `dout` element added at the cell its `argmax` names (flat within the plane).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x_like", "The pooling's input, for its shape."),
             ParamDef::input("argmax", "The flat index of each maximum within its plane."),
             ParamDef::input("dout", "The gradient of the pooling's output."),
@@ -648,7 +653,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(2)),
                 "How many trailing dimensions form a plane (2 or 3). Default 2.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 2, 0),
@@ -666,7 +671,7 @@ pub const OPS: &[OpDef] = &[
         name: "_PoolArgmaxGather",
         category: Category::Internal,
         doc: "The elements of `x` at the cells `argmax` names (flat within each plane), shaped like `argmax`: the adjoint of `_PoolArgmaxGrad`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A tensor shaped like the pooling's input."),
             ParamDef::input("argmax", "The flat index of each maximum within its plane."),
             ParamDef::attr(
@@ -675,7 +680,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(2)),
                 "How many trailing dimensions form a plane (2 or 3). Default 2.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 1),

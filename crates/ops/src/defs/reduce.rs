@@ -13,6 +13,7 @@ pub mod index;
 pub mod sort;
 pub mod stats;
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Buffer;
@@ -131,7 +132,7 @@ enum Kind {
     Min,
 }
 
-const REDUCE_PARAMS: &[ParamDef] = &[
+const REDUCE_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The tensor to reduce."),
     ParamDef::attr(
         "axis",
@@ -145,7 +146,7 @@ const REDUCE_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Bool(false)),
         "Keep each reduced dimension with size 1; the default `false` removes them.",
     ),
-];
+]);
 
 fn refuse_bool(call: &InferCall, dtype: DType) -> Result<(), OpError> {
     if dtype.is_bool() {
@@ -478,7 +479,7 @@ const fn reduction(
         name,
         category: Category::Reduction,
         doc,
-        params: REDUCE_PARAMS,
+        schema: REDUCE_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce,
@@ -517,7 +518,7 @@ pub const OPS: &[OpDef] = &[
         name: "ArgMax",
         category: Category::Reduction,
         doc: "The index of the maximum of `x` along `axis` (the first one if tied), removing that dimension; MindSpore's `Argmax`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The tensor to search."),
             ParamDef::attr(
                 "axis",
@@ -531,7 +532,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::DType(DType::I32)),
                 "The dtype of the indices: `i32` (the default) or `i64`.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_argmax,

@@ -11,6 +11,7 @@
 //! over the product of the tables. The gradient (`_ResizeGrad`) applies the
 //! transposed tables; its own gradient is the forward resize again.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
@@ -584,7 +585,7 @@ macro_rules! resize_op {
             name: $name,
             category: Category::NeuralNetwork,
             doc: $doc,
-            params: $params,
+            schema: $params,
             variadic: false,
             output: OutputDef::Single,
             infer: |c| infer_resize(c, $kind),
@@ -602,92 +603,92 @@ pub const OPS: &[OpDef] = &[
         "ResizeNearestNeighbor",
         Kind::ResizeNearestNeighbor,
         "Nearest-neighbour resize of the height and width of an NCHW input to `size` (TensorFlow's rules: source `floor(o·scale)`, `round` with `align_corners`). As MindSpore's CPU kernel, `half_pixel_centers` has no effect (ResizeNearestNeighborV2 honours it).",
-        &[ParamDef::input("input_x", "The input, `[N, C, H, W]`, numeric."), P_SIZE2, P_ALIGN, P_HALF]
+        Schema::own(&[ParamDef::input("input_x", "The input, `[N, C, H, W]`, numeric."), P_SIZE2, P_ALIGN, P_HALF])
     ),
     resize_op!(
         "ResizeNearestNeighborV2",
         Kind::ResizeNearestNeighborV2,
         "Nearest-neighbour resize of an NCHW image to `size` (what `nn.Upsample(mode=\"nearest\")` exports), TensorFlow's rules: source `floor(o·scale)`, `round` with `align_corners`, `floor((o + 0.5)·scale)` with `half_pixel_centers`.",
-        &[ParamDef::input("image", "The input, `[N, C, H, W]`, numeric."), P_SIZE2, P_ALIGN, P_HALF]
+        Schema::own(&[ParamDef::input("image", "The input, `[N, C, H, W]`, numeric."), P_SIZE2, P_ALIGN, P_HALF])
     ),
     resize_op!(
         "ResizeBilinearV2",
         Kind::ResizeBilinearV2,
         "Bilinear resize of an NCHW image to `size` (what `nn.Upsample(mode=\"bilinear\")` exports), TensorFlow's rules: source `o·scale` (or `(o + 0.5)·scale - 0.5`), the neighbours clamped to the edge.",
-        &[ParamDef::input("image", "The input, `[N, C, H, W]`, float."), P_SIZE2, P_ALIGN, P_HALF]
+        Schema::own(&[ParamDef::input("image", "The input, `[N, C, H, W]`, float."), P_SIZE2, P_ALIGN, P_HALF])
     ),
     resize_op!(
         "ResizeBicubic",
         Kind::ResizeBicubic,
         "Bicubic resize of an NCHW image to `size`, TensorFlow's rules: Keys' cubic with a = -0.75 and edge-clamped taps, or a = -0.5 with out-of-range taps dropped for `half_pixel_centers`.",
-        &[ParamDef::input("image", "The input, `[N, C, H, W]`, float."), P_SIZE2, P_ALIGN, P_HALF]
+        Schema::own(&[ParamDef::input("image", "The input, `[N, C, H, W]`, float."), P_SIZE2, P_ALIGN, P_HALF])
     ),
     resize_op!(
         "ResizeLinear1D",
         Kind::ResizeLinear1D,
         "Linear resize of the last dimension of an `[N, C, W]` input to `size` (what `nn.Upsample(mode=\"linear\")` exports).",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The input, `[N, C, W]`, float."),
             ParamDef::attr("size", AttrType::IntTuple, None, "The new width, as a 1-tuple."),
             P_CTM,
-        ]
+        ])
     ),
     resize_op!(
         "UpsampleNearest1D",
         Kind::UpsampleNearest1D,
         "Nearest upsampling of an `[N, C, W]` input to `output_size` or by `scales` (PyTorch's rule: source `floor(o·in/out)`, or `floor(o/scale)`).",
-        &[ParamDef::input("x", "The input, `[N, C, W]`."), P_OUTPUT_SIZE, P_SCALES]
+        Schema::own(&[ParamDef::input("x", "The input, `[N, C, W]`."), P_OUTPUT_SIZE, P_SCALES])
     ),
     resize_op!(
         "UpsampleNearest2D",
         Kind::UpsampleNearest2D,
         "Nearest upsampling of an `[N, C, H, W]` input to `output_size` or by `scales` (PyTorch's rule: source `floor(o·in/out)`, or `floor(o/scale)`).",
-        &[NCHW_X, P_OUTPUT_SIZE, P_SCALES]
+        Schema::own(&[NCHW_X, P_OUTPUT_SIZE, P_SCALES])
     ),
     resize_op!(
         "UpsampleNearest3D",
         Kind::UpsampleNearest3D,
         "Nearest upsampling of an `[N, C, D, H, W]` input to `output_size` or by `scales` (what `nn.Upsample(mode=\"nearest\")` exports for 5-D inputs).",
-        &[ParamDef::input("x", "The input, `[N, C, D, H, W]`."), P_OUTPUT_SIZE, P_SCALES]
+        Schema::own(&[ParamDef::input("x", "The input, `[N, C, D, H, W]`."), P_OUTPUT_SIZE, P_SCALES])
     ),
     resize_op!(
         "UpsampleLinear1D",
         Kind::UpsampleLinear1D,
         "Linear upsampling of an `[N, C, W]` input to `output_size` or by `scales` (PyTorch's rules).",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The input, `[N, C, W]`, float."),
             P_OUTPUT_SIZE,
             P_SCALES,
             P_ALIGN_PT,
-        ]
+        ])
     ),
     resize_op!(
         "UpsampleBilinear2D",
         Kind::UpsampleBilinear2D,
         "Bilinear upsampling of an `[N, C, H, W]` input to `output_size` or by `scales` (PyTorch's rules).",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
             P_OUTPUT_SIZE,
             P_SCALES,
             P_ALIGN_PT,
-        ]
+        ])
     ),
     resize_op!(
         "UpsampleTrilinear3D",
         Kind::UpsampleTrilinear3D,
         "Trilinear upsampling of an `[N, C, D, H, W]` input to `output_size` or by `scales` (PyTorch's rules; what `nn.Upsample(mode=\"trilinear\")` exports).",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
             P_OUTPUT_SIZE,
             P_SCALES,
             P_ALIGN_PT,
-        ]
+        ])
     ),
     OpDef {
         name: "_ResizeGrad",
         category: Category::Internal,
         doc: "The gradient of the resize named by `op` (MindSpore's Resize*Grad / Upsample*Grad): the transposed interpolation of `dout` onto `x_like`'s shape.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The gradient of the resize's result."),
             ParamDef::input("x_like", "The resize's input, for its shape."),
             ParamDef::attr("op", AttrType::Str(&[]), None, "The resize primitive's name."),
@@ -702,7 +703,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Str("align_corners")),
                 "As the resize.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_resize_grad,

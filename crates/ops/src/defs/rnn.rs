@@ -16,6 +16,7 @@
 //! pass; `reserve` and `state` (oneDNN's workspace and random state in
 //! MindSpore) are placeholders here.
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
@@ -635,7 +636,7 @@ pub const OPS: &[OpDef] = &[
         name: "LSTM",
         category: Category::NeuralNetwork,
         doc: "A multi-layer (optionally bidirectional) LSTM over a time-major sequence, as MindSpore's CPU kernel (what `nn.LSTM` exports, one call per layer and direction): `input` `[T, N, I]`, `h`/`c` `[L·D, N, H]`, one flat weight `w` (every `W_ih`, then every `W_hh`, then the biases; gates i, f, g, o). Returns `(output [T, N, D·H], h_n, c_n, reserve, state)`; `reserve` and `state` are `[1, 1]` placeholders for MindSpore's oneDNN workspace and random state.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The sequence, `[seq_len, batch, input_size]`, float."),
             ParamDef::input("h", "The initial hidden states, `[num_layers·D, batch, hidden_size]`."),
             ParamDef::input("c", "The initial cell states, `[num_layers·D, batch, hidden_size]`."),
@@ -647,7 +648,7 @@ pub const OPS: &[OpDef] = &[
             LSTM_ATTRS[4],
             LSTM_ATTRS[5],
             LSTM_ATTRS[6],
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "h_n", "c_n", "reserve", "state"]),
         infer: infer_lstm,
@@ -659,7 +660,7 @@ pub const OPS: &[OpDef] = &[
         name: "_LSTMGrad",
         category: Category::Internal,
         doc: "The gradients of LSTM with respect to `x`, `hx`, `cx` and `w` (MindSpore's LSTMGrad on CPU), by backpropagation through time.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "LSTM's input."),
             ParamDef::input("hx", "LSTM's initial hidden states."),
             ParamDef::input("cx", "LSTM's initial cell states."),
@@ -678,7 +679,7 @@ pub const OPS: &[OpDef] = &[
             LSTM_ATTRS[4],
             LSTM_ATTRS[5],
             LSTM_ATTRS[6],
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dhx", "dcx", "dw"]),
         infer: |call| {

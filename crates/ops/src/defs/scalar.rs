@@ -22,6 +22,7 @@
 //! Gradients are MindSpore's scalar bprops (`grad_scalar_ops.cc`,
 //! `grad_implementations.py`); integer and bool operands get none.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, ScalarConst};
 use tensor::Tensor;
@@ -639,12 +640,12 @@ fn k_tensor_to_scalar(c: &KernelCall) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const XY: &[ParamDef] = &[
+const XY: Schema = Schema::own(&[
     ParamDef::input("x", "The first operand: a number."),
     ParamDef::input("y", "The second operand: a number."),
-];
+]);
 
-const X: &[ParamDef] = &[ParamDef::input("x", "A number.")];
+const X: Schema = Schema::own(&[ParamDef::input("x", "A number.")]);
 
 macro_rules! bin_op {
     ($name:literal, $doc:literal, grad) => {
@@ -652,7 +653,7 @@ macro_rules! bin_op {
             name: $name,
             category: Category::Elementwise,
             doc: $doc,
-            params: XY,
+            schema: XY,
             variadic: false,
             output: OutputDef::Single,
             infer: infer_bin,
@@ -666,7 +667,7 @@ macro_rules! bin_op {
             name: $name,
             category: Category::Elementwise,
             doc: $doc,
-            params: XY,
+            schema: XY,
             variadic: false,
             output: OutputDef::Single,
             infer: infer_bin,
@@ -683,7 +684,7 @@ macro_rules! unary_op {
             name: $name,
             category: Category::Elementwise,
             doc: $doc,
-            params: X,
+            schema: X,
             variadic: false,
             output: OutputDef::Single,
             infer: infer_unary,
@@ -735,10 +736,10 @@ pub const OPS: &[OpDef] = &[
         name: "ScalarCast",
         category: Category::Elementwise,
         doc: "Converts a number to `input_y` (`i64`, `f32`, `f64` or `bool`): floats truncate toward zero to ints, non-zero is `true`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The number to convert."),
             ParamDef::attr("input_y", AttrType::DType, None, "The dtype of the result: `i64`, `f32`, `f64` or `bool`."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_scalar_cast,
@@ -768,10 +769,10 @@ pub const OPS: &[OpDef] = &[
         name: "ScalarToTensor",
         category: Category::Elementwise,
         doc: "A rank-0 tensor holding the number `input_x`, of `dtype` (the number's own dtype when `None`, as in graph mode); converting as `Cast`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The number."),
             ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), "The tensor's dtype; `None` (the default) keeps the number's."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_scalar_to_tensor,
@@ -802,7 +803,7 @@ pub const OPS: &[OpDef] = &[
         name: "TensorToScalar",
         category: Category::Elementwise,
         doc: "The number held by a one-element tensor (shape `[]` or `[1]`), of the tensor's dtype.",
-        params: &[ParamDef::input("input_x", "A tensor of one element.")],
+        schema: Schema::own(&[ParamDef::input("input_x", "A tensor of one element.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_tensor_to_scalar,

@@ -3,6 +3,7 @@
 //! tuple) and the tensor-with-number comparisons (LessScalar, EqScalar,
 //! GreaterEqualScalar). See `scalar_seq` for how tuples are represented.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
@@ -189,10 +190,10 @@ pub const OPS: &[OpDef] = &[
         name: "SequenceConcat",
         category: Category::Shape,
         doc: "Joins a tuple of tensors along `axis`, as `Concat`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A tuple of tensors of one dtype and rank."),
             ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to join along; negative values count from the end. Default 0."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_seq_concat,
@@ -203,7 +204,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TupleToTensor",
         "A 1-D tensor of the numbers of a tuple, of `dtype`.",
-        &[ParamDef::input("input_tuple", "A tuple of numbers."), TO_TENSOR_DTYPE],
+        Schema::own(&[ParamDef::input("input_tuple", "A tuple of numbers."), TO_TENSOR_DTYPE]),
         infer_to_tensor,
         Some(grad_to_tensor),
         |c| k_to_tensor(c, "TupleToTensor"),
@@ -211,10 +212,10 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "ListToTensor",
         "A 1-D tensor of the numbers of a list (a tuple here), of `dtype`.",
-        &[
+        Schema::own(&[
             ParamDef::input("input_list", "A list of numbers."),
             ParamDef::attr("dtype", AttrType::DType, None, "The tensor's dtype."),
-        ],
+        ]),
         infer_to_tensor,
         Some(grad_to_tensor),
         |c| k_to_tensor(c, "ListToTensor"),
@@ -222,7 +223,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TupleToArray",
         "A 1-D tensor of the numbers of a non-empty tuple: `i32` for integers, `f32` if any is a float.",
-        &[ParamDef::input("input_x", "A non-empty tuple of numbers.")],
+        Schema::own(&[ParamDef::input("input_x", "A non-empty tuple of numbers.")]),
         infer_to_tensor,
         Some(grad_to_tensor),
         |c| k_to_tensor(c, "TupleToArray"),
@@ -230,7 +231,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TensorToTuple",
         "The elements of a 1-D tensor as a tuple of numbers of its dtype (its length must be known for the result to be).",
-        &[ParamDef::input("input_tensor", "A 1-D tensor.")],
+        Schema::own(&[ParamDef::input("input_tensor", "A 1-D tensor.")]),
         infer_to_tuple,
         Some(grad_to_tuple),
         |c| k_to_tuple(c, "TensorToTuple"),
@@ -238,7 +239,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TensorToList",
         "The elements of a 1-D tensor as a list (a tuple here) of numbers of its dtype.",
-        &[ParamDef::input("input_tensor", "A 1-D tensor.")],
+        Schema::own(&[ParamDef::input("input_tensor", "A 1-D tensor.")]),
         infer_to_tuple,
         Some(grad_to_tuple),
         |c| k_to_tuple(c, "TensorToList"),
@@ -247,7 +248,7 @@ pub const OPS: &[OpDef] = &[
         name: "LessScalar",
         category: Category::Elementwise,
         doc: "Whether `input < other` elementwise, for a tensor and a number: a bool tensor of `input`'s shape (`mint.lt` with a number).",
-        params: &[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")],
+        schema: Schema::own(&[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_scalar_compare,
@@ -259,7 +260,7 @@ pub const OPS: &[OpDef] = &[
         name: "EqScalar",
         category: Category::Elementwise,
         doc: "Whether `input == other` elementwise, for a tensor and a number: a bool tensor of `input`'s shape (`mint.eq` with a number).",
-        params: &[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")],
+        schema: Schema::own(&[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_scalar_compare,
@@ -271,7 +272,7 @@ pub const OPS: &[OpDef] = &[
         name: "GreaterEqualScalar",
         category: Category::Elementwise,
         doc: "Whether `input >= other` elementwise, for a tensor and a number: a bool tensor of `input`'s shape (`mint.ge` with a number).",
-        params: &[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")],
+        schema: Schema::own(&[ParamDef::input("input", "A tensor."), ParamDef::input("other", "A number.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_scalar_compare,

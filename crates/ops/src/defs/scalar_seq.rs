@@ -13,6 +13,7 @@
 //! when the inputs' values are known. Semantics are Python's on tuples of
 //! numbers, as MindSpore's graph-mode kernels implement them.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
@@ -636,17 +637,17 @@ fn k_tuple_cmp(c: &KernelCall, op: &str) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const SEQ: &[ParamDef] = &[ParamDef::input("sequence", "A tuple.")];
-const NUMS: &[ParamDef] = &[ParamDef::input("sequence", "A non-empty tuple of numbers.")];
-const TWO_TUPLES: &[ParamDef] = &[
+const SEQ: Schema = Schema::own(&[ParamDef::input("sequence", "A tuple.")]);
+const NUMS: Schema = Schema::own(&[ParamDef::input("sequence", "A non-empty tuple of numbers.")]);
+const TWO_TUPLES: Schema = Schema::own(&[
     ParamDef::input("x", "A tuple of numbers."),
     ParamDef::input("y", "A tuple of numbers."),
-];
+]);
 
 pub(crate) const fn seq_op(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     grad: Option<crate::GradFn>,
     kernel: crate::KernelFn,
@@ -655,7 +656,7 @@ pub(crate) const fn seq_op(
         name,
         category: Category::Structure,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -681,11 +682,11 @@ pub const OPS: &[OpDef] = &[
         name: "make_range",
         category: Category::Structure,
         doc: "`tuple(range(start, limit, delta))` from 1 to 3 integers (`make_range(limit)`, `make_range(start, limit)`, `make_range(start, limit, delta)`). Its length is known only when the numbers are constants.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("start", "The first number (or, alone, the limit)."),
             ParamDef::input("limit", "The end, excluded."),
             ParamDef::input("delta", "The step, not 0 (default 1)."),
-        ],
+        ]),
         variadic: true,
         output: OutputDef::Single,
         infer: infer_make_range,
@@ -696,7 +697,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceAdd",
         "The concatenation `input_1 + input_2` of two tuples.",
-        &[ParamDef::input("input_1", "A tuple."), ParamDef::input("input_2", "A tuple.")],
+        Schema::own(&[ParamDef::input("input_1", "A tuple."), ParamDef::input("input_2", "A tuple.")]),
         infer_seq_add,
         Some(grad_seq_add),
         k_seq_add,
@@ -704,12 +705,12 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceSlice",
         "`seq[start:stop:step]` with Python's rules (negative positions count from the end, out-of-range ones are clamped). Its length is known only when the numbers are constants.",
-        &[
+        Schema::own(&[
             ParamDef::input("seq", "A tuple."),
             ParamDef::input("start", "An integer position."),
             ParamDef::input("stop", "An integer position, excluded."),
             ParamDef::input("step", "A non-zero integer."),
-        ],
+        ]),
         infer_seq_slice,
         None,
         k_seq_slice,
@@ -717,7 +718,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceMul",
         "The tuple repeated `scalar` times, `sequence * scalar` (empty for 0 or less).",
-        &[ParamDef::input("sequence", "A tuple."), ParamDef::input("scalar", "An integer.")],
+        Schema::own(&[ParamDef::input("sequence", "A tuple."), ParamDef::input("scalar", "An integer.")]),
         infer_seq_mul,
         None,
         k_seq_mul,
@@ -725,7 +726,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceCount",
         "How many elements of a tuple of numbers equal `target`, `sequence.count(target)`: an `i64`.",
-        &[ParamDef::input("sequence", "A tuple of numbers."), ParamDef::input("target", "A number.")],
+        Schema::own(&[ParamDef::input("sequence", "A tuple of numbers."), ParamDef::input("target", "A number.")]),
         infer_count,
         None,
         |c| k_count(c, true),
@@ -733,7 +734,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "InSequence",
         "Whether `element` equals an element of the tuple, `element in input_data`: a bool.",
-        &[ParamDef::input("element", "A number."), ParamDef::input("input_data", "A tuple of numbers.")],
+        Schema::own(&[ParamDef::input("element", "A number."), ParamDef::input("input_data", "A tuple of numbers.")]),
         infer_count,
         None,
         |c| k_count(c, false),
@@ -747,12 +748,12 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceAddN",
         "The sum of the elements of a non-empty tuple: numbers (in their highest dtype) or tensors (added with broadcasting).",
-        &[ParamDef::input("inputs", "A non-empty tuple of numbers or tensors.")],
+        Schema::own(&[ParamDef::input("inputs", "A non-empty tuple of numbers or tensors.")]),
         infer_fold,
         Some(grad_add_n),
         |c| k_fold(c, "SequenceAddN"),
     ),
-    seq_op("shape_mul", "The product of a tuple of integers (a shape's element count): an `i64`; 1 for `()`.", &[ParamDef::input("input_data", "A tuple of integers.")], infer_fold, None, |c| {
+    seq_op("shape_mul", "The product of a tuple of integers (a shape's element count): an `i64`; 1 for `()`.", Schema::own(&[ParamDef::input("input_data", "A tuple of integers.")]), infer_fold, None, |c| {
         k_fold(c, "shape_mul")
     }),
     seq_op("SequenceZerosLike", "A tuple of zeros with the length and element dtypes of `sequence` (a tuple of numbers).", SEQ, infer_zeros_like, None, k_zeros_like),
@@ -769,7 +770,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "ListAppend",
         "The list with `target` appended, `input_data + [target]` (lists are tuples here).",
-        &[ParamDef::input("input_data", "A list."), ParamDef::input("target", "The element to append.")],
+        Schema::own(&[ParamDef::input("input_data", "A list."), ParamDef::input("target", "The element to append.")]),
         infer_list_append,
         None,
         k_list_append,
@@ -777,11 +778,11 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "ListInsert",
         "The list with `target` inserted before position `index`, as `list.insert` (lists are tuples here).",
-        &[
+        Schema::own(&[
             ParamDef::input("input_data", "A list."),
             ParamDef::input("index", "An integer position (negative counts from the end; clamped)."),
             ParamDef::input("target", "The element to insert."),
-        ],
+        ]),
         infer_list_insert,
         None,
         k_list_insert,

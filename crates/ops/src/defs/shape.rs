@@ -13,6 +13,7 @@ pub mod segment;
 pub mod slice;
 pub mod split_stack;
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
@@ -586,7 +587,7 @@ pub const OPS: &[OpDef] = &[
         name: "Reshape",
         category: Category::Shape,
         doc: "Gives `x` a new shape with the same elements in the same (row-major) order; one size of `shape` may be -1, inferred from the element count.",
-        params: &[
+        schema: Schema::own(&[
             X,
             ParamDef::attr(
                 "shape",
@@ -594,7 +595,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "The new shape: a tuple of sizes, at most one of them -1 (inferred so the element count is unchanged).",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reshape,
@@ -606,7 +607,7 @@ pub const OPS: &[OpDef] = &[
         name: "Transpose",
         category: Category::Shape,
         doc: "Permutes the dimensions of `x`: dimension `i` of the result is dimension `perm[i]` of `x`.",
-        params: &[
+        schema: Schema::own(&[
             X,
             ParamDef::attr(
                 "perm",
@@ -614,7 +615,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "A permutation of `0..rank(x)` (negative entries count from the end).",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_transpose,
@@ -636,7 +637,7 @@ pub const OPS: &[OpDef] = &[
         name: "ExpandDims",
         category: Category::Shape,
         doc: "Inserts a dimension of size 1 into `x` at position `axis`.",
-        params: &[
+        schema: Schema::own(&[
             X,
             ParamDef::attr(
                 "axis",
@@ -644,7 +645,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "Where the new dimension goes, in `[-rank(x)-1, rank(x)]`; negative values count from the end of the result.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_expand_dims,
@@ -656,7 +657,7 @@ pub const OPS: &[OpDef] = &[
         name: "Squeeze",
         category: Category::Shape,
         doc: "Removes dimensions of size 1 from `x`: those listed in `axis`, or all of them when `axis` is empty.",
-        params: &[
+        schema: Schema::own(&[
             X,
             ParamDef::attr(
                 "axis",
@@ -664,7 +665,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Ints(&[])),
                 "The dimensions to remove (an int or a tuple; each must have size 1). The default `()` removes every dimension of size 1.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_squeeze,
@@ -676,7 +677,7 @@ pub const OPS: &[OpDef] = &[
         name: "Concat",
         category: Category::Shape,
         doc: "Joins a tuple of tensors along `axis`; they must have one dtype and rank, and equal sizes in every other dimension.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input(
                 "tensors",
                 "A tuple of tensors, `(a, b, ...)`, of one dtype and rank.",
@@ -687,7 +688,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(0)),
                 "The dimension to join along; negative values count from the end. Default 0.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_concat,
@@ -719,7 +720,7 @@ pub const OPS: &[OpDef] = &[
         name: "Tile",
         category: Category::Shape,
         doc: "Repeats `x` `multiples[i]` times along each dimension `i`; when `multiples` is longer than the rank of `x`, `x` is first given leading dimensions of size 1.",
-        params: &[
+        schema: Schema::own(&[
             X,
             ParamDef::attr(
                 "multiples",
@@ -727,7 +728,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "Repetitions per dimension: a tuple of non-negative ints at least as long as the rank of `x`.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_tile,
@@ -745,7 +746,7 @@ pub const OPS: &[OpDef] = &[
         name: "BroadcastTo",
         category: Category::Shape,
         doc: "Broadcasts `x` to `shape` (NumPy rules: dimensions are matched from the right and size-1 dimensions are repeated).",
-        params: &[
+        schema: Schema::own(&[
             X,
             ParamDef::attr(
                 "shape",
@@ -753,7 +754,7 @@ pub const OPS: &[OpDef] = &[
                 None,
                 "The target shape; -1 keeps the size of the corresponding dimension of `x`.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_broadcast_to,
@@ -771,7 +772,7 @@ pub const OPS: &[OpDef] = &[
         name: "Gather",
         category: Category::Shape,
         doc: "Takes slices of `input_params` along `axis` at the positions in `input_indices`: the result has shape `params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]`. An index outside `[0, params.shape[axis])` is an error, as on MindSpore's CPU.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_params", "The tensor to take slices from."),
             ParamDef::input(
                 "input_indices",
@@ -789,7 +790,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(0)),
                 "How many leading dimensions `input_params` and `input_indices` share as batch dimensions (gathering per batch). Default 0: none.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_gather,
@@ -808,7 +809,7 @@ pub const OPS: &[OpDef] = &[
         name: "Shape",
         category: Category::Shape,
         doc: "The shape of `x` as a tuple of i64 scalars; sizes known before run time are constants.",
-        params: &[ParamDef::input("x", "The input tensor.")],
+        schema: Schema::own(&[ParamDef::input("x", "The input tensor.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_shape,
@@ -820,7 +821,7 @@ pub const OPS: &[OpDef] = &[
         name: "Flatten",
         category: Category::Shape,
         doc: "Flattens every dimension of `x` but the first: `[N, ...]` becomes `[N, product of the rest]`.",
-        params: &[ParamDef::input("x", "A tensor of rank at least 1, `[N, ...]`.")],
+        schema: Schema::own(&[ParamDef::input("x", "A tensor of rank at least 1, `[N, ...]`.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_flatten,
@@ -832,7 +833,7 @@ pub const OPS: &[OpDef] = &[
         name: "StridedSlice",
         category: Category::Shape,
         doc: "Slices `x` from `begin` to `end` (exclusive) with `strides`, one entry per dimension, with MindSpore's (TensorFlow's) mask semantics; dimensions not covered are taken whole.",
-        params: &[
+        schema: Schema::own(&[
             X,
             ParamDef::attr(
                 "begin",
@@ -882,7 +883,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(0)),
                 "Bit `i` set: take the single element `begin[i]` and remove that dimension. Default 0.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_strided_slice,

@@ -17,6 +17,7 @@
 //! `sgd_cpu_kernel.cc`, `adam_cpu_kernel.cc`...), computed in f64 and stored in
 //! the variable's dtype.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
@@ -431,7 +432,7 @@ fn k_load(c: &KernelCall) -> Result<KValue, OpError> {
 const fn state_op(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     kernel: crate::KernelFn,
 ) -> OpDef {
@@ -439,7 +440,7 @@ const fn state_op(
         name,
         category: Category::State,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -464,7 +465,7 @@ pub const OPS: &[OpDef] = &[
     state_op(
         "Load",
         "Reads weight `variable` at this point of the effect order: the value after every earlier update, before every later one. In source, every use of a weight in a graph with effects is a `Load`; write `Load(w)` to name the value before an update.",
-        &[input("variable", "The weight to read.")],
+        Schema::own(&[input("variable", "The weight to read.")]),
         infer_load,
         k_load,
     ),
@@ -472,7 +473,7 @@ pub const OPS: &[OpDef] = &[
         name: "UpdateState",
         category: Category::Structure,
         doc: "Advances the effect order's token (MindIR's `U` monad) past `x`. Made by lowering and import; not written in source.",
-        params: &[],
+        schema: Schema::own(&[]),
         variadic: true,
         output: OutputDef::Single,
         infer: infer_update_state,
@@ -483,37 +484,37 @@ pub const OPS: &[OpDef] = &[
     state_op(
         "Assign",
         "Stores `value` into weight `variable`; later reads see it. Returns the new value.",
-        &[
+        Schema::own(&[
             input("variable", "The weight to update (a `param`)."),
             input("value", "The new value, broadcast to the weight's shape."),
-        ],
+        ]),
         infer_assign,
         k_assign,
     ),
     state_op(
         "AssignAdd",
         "Adds `value` to weight `variable` in place (`variable += value`). Returns the new value.",
-        &[
+        Schema::own(&[
             input("variable", "The weight to update (a `param`)."),
             input("value", "What to add, broadcast to the weight's shape."),
-        ],
+        ]),
         infer_assign,
         k_assign_add,
     ),
     state_op(
         "AssignSub",
         "Subtracts `value` from weight `variable` in place (`variable -= value`). Returns the new value.",
-        &[
+        Schema::own(&[
             input("variable", "The weight to update (a `param`)."),
             input("value", "What to subtract, broadcast to the weight's shape."),
-        ],
+        ]),
         infer_assign,
         k_assign_sub,
     ),
     state_op(
         "ApplyMomentum",
         "Momentum update: `accumulation = accumulation * momentum + gradient * gradient_scale`, then `variable -= learning_rate * accumulation` (Nesterov: `variable -= learning_rate * (gradient + momentum * accumulation)`). Updates both weights; returns the new `variable`.",
-        &[
+        Schema::own(&[
             input("variable", "The weight to update (a `param`)."),
             input("accumulation", "The momentum buffer, a `param` of the weight's shape."),
             input("learning_rate", "The learning rate, a scalar."),
@@ -522,14 +523,14 @@ pub const OPS: &[OpDef] = &[
             ParamDef::attr("use_nesterov", AttrType::Bool, Some(AttrDefault::Bool(false)), "Use Nesterov momentum."),
             USE_LOCKING,
             ParamDef::attr("gradient_scale", AttrType::Float, Some(AttrDefault::Float(1.0)), "A factor on the gradient."),
-        ],
+        ]),
         infer_apply_momentum,
         k_apply_momentum,
     ),
     state_op(
         "SGD",
         "Stochastic gradient descent with optional momentum, dampening, weight decay and Nesterov, as `mindspore.nn.SGD` uses it. `stat` > 0 marks the first step (the buffer starts at the gradient) and is cleared. Updates `parameters`, `accum` and `stat`; returns the new `parameters`.",
-        &[
+        Schema::own(&[
             input("parameters", "The weight to update (a `param`)."),
             input("gradient", "The gradient of the weight."),
             input("learning_rate", "The learning rate, a scalar."),
@@ -539,14 +540,14 @@ pub const OPS: &[OpDef] = &[
             ParamDef::attr("dampening", AttrType::Float, Some(AttrDefault::Float(0.0)), "Dampening of the momentum."),
             ParamDef::attr("weight_decay", AttrType::Float, Some(AttrDefault::Float(0.0)), "L2 penalty added to the gradient."),
             ParamDef::attr("nesterov", AttrType::Bool, Some(AttrDefault::Bool(false)), "Use Nesterov momentum."),
-        ],
+        ]),
         infer_sgd,
         k_sgd,
     ),
     state_op(
         "Adam",
         "Adam update: `m += (g - m)(1 - beta1)`, `v += (g² - v)(1 - beta2)`, `var -= lr·√(1 - beta2_power)/(1 - beta1_power) · m/(√v + epsilon)`. Updates `var`, `m` and `v`; returns the three.",
-        &[
+        Schema::own(&[
             input("var", "The weight to update (a `param`)."),
             input("m", "The first-moment buffer, a `param` of the weight's shape."),
             input("v", "The second-moment buffer, a `param` of the weight's shape."),
@@ -559,14 +560,14 @@ pub const OPS: &[OpDef] = &[
             input("gradient", "The gradient of the weight."),
             USE_LOCKING,
             ParamDef::attr("use_nesterov", AttrType::Bool, Some(AttrDefault::Bool(false)), "Use Nesterov momentum."),
-        ],
+        ]),
         infer_adam,
         k_adam,
     ),
     state_op(
         "AdamWeightDecay",
         "AdamW: `m = beta1·m + (1 - beta1)·g`, `v = beta2·v + (1 - beta2)·g²`, `var -= lr·(m/(√v + epsilon) + decay·var)`. Updates `var`, `m` and `v`; returns the three.",
-        &[
+        Schema::own(&[
             input("var", "The weight to update (a `param`)."),
             input("m", "The first-moment buffer, a `param` of the weight's shape."),
             input("v", "The second-moment buffer, a `param` of the weight's shape."),
@@ -577,38 +578,38 @@ pub const OPS: &[OpDef] = &[
             input("decay", "The weight decay, a scalar."),
             input("gradient", "The gradient of the weight."),
             USE_LOCKING,
-        ],
+        ]),
         infer_adam_weight_decay,
         k_adam_weight_decay,
     ),
     state_op(
         "ApplyGradientDescent",
         "Plain gradient descent: `var -= alpha * delta`. Returns the new `var`.",
-        &[
+        Schema::own(&[
             input("var", "The weight to update (a `param`)."),
             input("alpha", "The step size, a scalar."),
             input("delta", "The change (a gradient), of the weight's shape."),
-        ],
+        ]),
         infer_gradient_descent,
         k_gradient_descent,
     ),
     state_op(
         "ApplyAdagrad",
         "Adagrad: `accum += grad²` (when `update_slots`), `var -= lr·grad/√accum`. Updates `var` and `accum`; returns the new `var`.",
-        &[
+        Schema::own(&[
             input("var", "The weight to update (a `param`)."),
             input("accum", "The accumulator, a `param` of the weight's shape."),
             input("lr", "The learning rate, a scalar."),
             input("grad", "The gradient of the weight."),
             ParamDef::attr("update_slots", AttrType::Bool, Some(AttrDefault::Bool(true)), "Whether to update `accum`."),
-        ],
+        ]),
         infer_adagrad,
         k_adagrad,
     ),
     state_op(
         "ApplyRMSProp",
         "RMSProp: `mean_square = rho·mean_square + (1 - rho)·grad²`, `moment = momentum·moment + learning_rate·grad/√(mean_square + epsilon)`, `var -= moment`. Updates the three; returns the new `var`.",
-        &[
+        Schema::own(&[
             input("var", "The weight to update (a `param`)."),
             input("mean_square", "The mean-square buffer, a `param` of the weight's shape."),
             input("moment", "The moment buffer, a `param` of the weight's shape."),
@@ -618,7 +619,7 @@ pub const OPS: &[OpDef] = &[
             input("momentum", "The momentum, a scalar."),
             input("epsilon", "Added under the square root, a scalar."),
             USE_LOCKING,
-        ],
+        ]),
         infer_rms_prop,
         k_rms_prop,
     ),

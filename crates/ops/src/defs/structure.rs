@@ -2,6 +2,7 @@
 //! meaning (they move values and functions around rather than compute); the
 //! schemas here serve docs, completion and argument checking.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::AbsVal;
 
@@ -15,14 +16,14 @@ fn handled_by_analysis(_: &InferCall) -> Result<AbsVal, OpError> {
 const fn structural(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     variadic: bool,
 ) -> OpDef {
     OpDef {
         name,
         category: Category::Structure,
         doc,
-        params,
+        schema: params,
         variadic,
         output: OutputDef::Single,
         infer: handled_by_analysis,
@@ -33,40 +34,40 @@ const fn structural(
 }
 
 pub const OPS: &[OpDef] = &[
-    structural("MakeTuple", "Builds a tuple of its arguments: `MakeTuple(a, b)` is `(a, b)`.", &[], true),
+    structural("MakeTuple", "Builds a tuple of its arguments: `MakeTuple(a, b)` is `(a, b)`.", Schema::own(&[]), true),
     structural(
         "TupleGetItem",
         "Element `index` of a tuple: `TupleGetItem(t, 0)` is `t[0]`. The index must be a constant.",
-        &[ParamDef::input("tuple", "The tuple."), ParamDef::input("index", "A constant integer index.")],
+        Schema::own(&[ParamDef::input("tuple", "The tuple."), ParamDef::input("index", "A constant integer index.")]),
         false,
     ),
     structural(
         "Switch",
         "Chooses `true_branch` if `cond` holds, else `false_branch`; calling the result runs only that branch.",
-        &[
+        Schema::own(&[
             ParamDef::input("cond", "A `bool` scalar or a `bool[]` tensor."),
             ParamDef::input("true_branch", "The value (usually a graph) for true."),
             ParamDef::input("false_branch", "The value (usually a graph) for false."),
-        ],
+        ]),
         false,
     ),
     structural(
         "Partial",
         "Binds the first arguments of a function: `Partial(f, a)(b)` is `f(a, b)`.",
-        &[],
+        Schema::own(&[]),
         true,
     ),
     structural(
         "Depend",
         "Returns `value`, after `expr` has been evaluated (orders side effects).",
-        &[ParamDef::input("value", "The result."), ParamDef::input("expr", "Evaluated first.")],
+        Schema::own(&[ParamDef::input("value", "The result."), ParamDef::input("expr", "Evaluated first.")]),
         false,
     ),
     structural(
         "StopGradient",
         "Returns `x` unchanged; no gradient flows through it.",
-        &[ParamDef::input("x", "The value.")],
+        Schema::own(&[ParamDef::input("x", "The value.")]),
         false,
     ),
-    structural("Return", "Returns `x` from the graph (every graph ends with one).", &[ParamDef::input("x", "The value.")], false),
+    structural("Return", "Returns `x` from the graph (every graph ends with one).", Schema::own(&[ParamDef::input("x", "The value.")]), false),
 ];

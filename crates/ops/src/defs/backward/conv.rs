@@ -12,6 +12,7 @@
 //! its tensors, and the adjoints are the other two (`Conv2D` for the output
 //! gradient, the filter or input gradient with roles swapped).
 
+use crate::schema::Schema;
 use crate::Traits;
 use crate::{ConvRole, Family};
 use ir::{AbsVal, AttrValue, Dim};
@@ -501,7 +502,7 @@ const BPF_ATTRS: [ParamDef; 10] = conv_backprop_attrs!(
 );
 
 /// `Conv2DTranspose`'s parameters (`conv::transpose`): `input_sizes` an attribute.
-pub(crate) const CONV2D_TRANSPOSE_PARAMS: &[ParamDef] = &[
+pub(crate) const CONV2D_TRANSPOSE_PARAMS: Schema = Schema::own(&[
     OUT_BACKPROP,
     FILTER,
     ParamDef::attr(
@@ -520,7 +521,7 @@ pub(crate) const CONV2D_TRANSPOSE_PARAMS: &[ParamDef] = &[
     BPI_ATTRS[7],
     BPI_ATTRS[8],
     BPI_ATTRS[9],
-];
+]);
 
 const OUT_BACKPROP: ParamDef = ParamDef::input(
     "out_backprop",
@@ -531,7 +532,7 @@ const FILTER: ParamDef = ParamDef::input(
     "The Conv2D filters, `[out_channel, C/group, kh, kw]`, of `out_backprop`'s dtype.",
 );
 
-const BPI_PARAMS: &[ParamDef] = &[
+const BPI_PARAMS: Schema = Schema::own(&[
     OUT_BACKPROP,
     FILTER,
     ParamDef::input(
@@ -548,9 +549,9 @@ const BPI_PARAMS: &[ParamDef] = &[
     BPI_ATTRS[7],
     BPI_ATTRS[8],
     BPI_ATTRS[9],
-];
+]);
 
-const BPF_PARAMS: &[ParamDef] = &[
+const BPF_PARAMS: Schema = Schema::own(&[
     OUT_BACKPROP,
     ParamDef::input("input", "The Conv2D input `[N, C, H, W]`, of `out_backprop`'s dtype."),
     ParamDef::input(
@@ -567,14 +568,14 @@ const BPF_PARAMS: &[ParamDef] = &[
     BPF_ATTRS[7],
     BPF_ATTRS[8],
     BPF_ATTRS[9],
-];
+]);
 
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "Conv2DBackpropInput",
         category: Category::Backward,
         doc: "The gradient of a Conv2D with respect to its input (what Conv2D's gradient rule emits; also a 2-D transposed convolution, what `nn.Conv1dTranspose` exports): the input gradient of the `Conv2D(x, filter)` with `x` of shape `input_sizes` whose output gradient is `out_backprop`. The attributes describe that Conv2D.",
-        params: BPI_PARAMS,
+        schema: BPI_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_conv2d_backprop_input,
@@ -586,7 +587,7 @@ pub const OPS: &[OpDef] = &[
         name: "Conv2DBackpropFilter",
         category: Category::Backward,
         doc: "The gradient of a Conv2D with respect to its filter (what Conv2D's gradient rule emits): for `Conv2D(input, w)` with `w` of shape `filter_sizes` and output gradient `out_backprop`, the gradient of `w` (im2col and GEMM).",
-        params: BPF_PARAMS,
+        schema: BPF_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_conv2d_backprop_filter,

@@ -10,6 +10,7 @@ pub mod norm;
 pub mod pool;
 pub mod sizes;
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::Buffer;
@@ -130,7 +131,7 @@ fn grad_relu_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
 const fn backward(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     grad: crate::GradFn,
     kernel: crate::KernelFn,
@@ -139,7 +140,7 @@ const fn backward(
         name,
         category: Category::Backward,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -153,7 +154,7 @@ pub const OPS: &[OpDef] = &[
     backward(
         "BiasAddGrad",
         "The gradient of `BiasAdd`'s bias: `dout` summed over every dimension but the channel one (axis 1, or the last for `NHWC`).",
-        &[
+        Schema::own(&[
             ParamDef::input("dout", "The gradient of `BiasAdd`'s result, of rank 2 or more."),
             ParamDef::attr(
                 "data_format",
@@ -161,7 +162,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Str("NCHW")),
                 "`BiasAdd`'s data format: the channel axis is 1, or the last for `NHWC`.",
             ),
-        ],
+        ]),
         infer_bias_add_grad,
         grad_bias_add_grad,
         k_bias_add_grad,
@@ -169,10 +170,10 @@ pub const OPS: &[OpDef] = &[
     backward(
         "ReluGrad",
         "The gradient of `ReLU`: `y_backprop` where `x` (ReLU's output) is positive, 0 elsewhere.",
-        &[
+        Schema::own(&[
             ParamDef::input("y_backprop", "The gradient of ReLU's result."),
             ParamDef::input("x", "ReLU's output (or input: only its sign matters)."),
-        ],
+        ]),
         infer_relu_grad,
         grad_relu_grad,
         k_relu_grad,

@@ -11,6 +11,7 @@
 //! The others have rules. Checked against MindSpore 2.10 in
 //! `tests/ms_oracle/backward_norm_act.py`.
 
+use crate::schema::Schema;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, Shape};
 use tensor::Tensor;
@@ -324,7 +325,7 @@ pub const OPS: &[OpDef] = &[
         name: "LayerNormGrad",
         category: Category::Backward,
         doc: "The gradients of `LayerNorm` with respect to `x`, `gamma` and `beta`, `(dx, dgamma, dbeta)`, from `dy` (the gradient of its `y`) and the `mean` and `variance` it returned (MindSpore's bprop of LayerNorm). The statistics' own sensitivities are not propagated, as MindSpore's. Differentiating it again inlines its expansion (crates/ops/composite/gradient-helpers.mir).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "LayerNorm's input."),
             ParamDef::input("dy", "The gradient of LayerNorm's `y`."),
             ParamDef::input("variance", "LayerNorm's `variance` output."),
@@ -348,7 +349,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Float(1e-7)),
                 "LayerNorm's epsilon. MindSpore's bprop sets it on the primitive (not an input); its kernel defaults it to 1e-7.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dgamma", "dbeta"]),
         infer: |c| norm_grad(c, 1, 0, 4),
@@ -360,7 +361,7 @@ pub const OPS: &[OpDef] = &[
         name: "BatchNormGrad",
         category: Category::Backward,
         doc: "The gradients of `BatchNorm` with respect to `x`, `scale` and `bias`, `(dx, dscale, dbias)`, from `dout` (the gradient of its `y`) and the statistics it normalised with: the batch's (its outputs 3 and 4) in training, the running ones in inference (MindSpore's bprop of BatchNorm). In training `dx` includes the batch statistics' dependence on `x`. Differentiating it again inlines its expansion (crates/ops/composite/gradient-helpers.mir).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The gradient of BatchNorm's `y`."),
             ParamDef::input("x", "BatchNorm's input, `[N, C]` or `[N, C, H, W]`."),
             ParamDef::input("scale", "BatchNorm's `scale`, `[C]`."),
@@ -391,7 +392,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Str("NCHW")),
                 "The layout. Default \"NCHW\", the only one supported on CPU.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dscale", "dbias"]),
         infer: infer_batch_norm_grad,
@@ -403,7 +404,7 @@ pub const OPS: &[OpDef] = &[
         name: "SoftmaxBackward",
         category: Category::Backward,
         doc: "The gradient of `Softmax` over `dim` from its output: `out · (dout − Σ_dim dout·out)` (what MindSpore's bprop of Softmax emits).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The gradient of Softmax's output."),
             ParamDef::input("out", "Softmax's output."),
             ParamDef::attr(
@@ -412,7 +413,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(-1)),
                 "Softmax's axis; negative values count from the end. Default -1.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 0),
@@ -424,7 +425,7 @@ pub const OPS: &[OpDef] = &[
         name: "LogSoftmaxGrad",
         category: Category::Backward,
         doc: "The gradient of `LogSoftmax` over `axis` from its output `logits`: `grad − exp(logits) · Σ_axis grad`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("logits", "LogSoftmax's output."),
             ParamDef::input("grad", "The gradient of LogSoftmax's output."),
             ParamDef::attr(
@@ -433,7 +434,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(-1)),
                 "LogSoftmax's axis; negative values count from the end. Default -1.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 1, 1),
@@ -445,7 +446,7 @@ pub const OPS: &[OpDef] = &[
         name: "DropoutGrad",
         category: Category::Backward,
         doc: "The gradient of `Dropout`: `dy · mask / keep_prob`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dy", "The gradient of Dropout's output."),
             ParamDef::input("mask", "Dropout's mask (1 where kept)."),
             ParamDef::attr(
@@ -454,7 +455,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Float(0.5)),
                 "Dropout's keep_prob, in (0, 1]. Default 0.5.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 0),

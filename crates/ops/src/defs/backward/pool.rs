@@ -10,6 +10,7 @@
 //! `AvgPoolGrad`'s adjoint is `AvgPool`, `AdaptiveAvgPool2DGrad`'s
 //! `AdaptiveAvgPool2D`.
 
+use crate::schema::Schema;
 use crate::{Family, PoolReduce, Traits};
 use ir::{AbsVal, AttrValue, Dim};
 
@@ -321,7 +322,7 @@ fn grad_adaptive_avg_pool2d_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<O
 const fn backward(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     grad: crate::GradFn,
     kernel: crate::KernelFn,
@@ -330,7 +331,7 @@ const fn backward(
         name,
         category: Category::Backward,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -350,7 +351,7 @@ pub const OPS: &[OpDef] = &[
     backward(
         "MaxPoolGrad",
         "The gradient of `MaxPool` (what its gradient rule emits): zeros shaped like `x_origin`, with each output's gradient added at the first maximum of its window.",
-        &[
+        Schema::own(&[
             X_ORIGIN,
             OUT_ORIGIN,
             ParamDef::input("grad", "The gradient of MaxPool's output, shaped like it."),
@@ -358,7 +359,7 @@ pub const OPS: &[OpDef] = &[
             P_POOL_STRIDES,
             P_POOL_PAD_MODE,
             P_DATA_FORMAT,
-        ],
+        ]),
         |c| infer_pool_grad(c, 0),
         grad_max_pool_grad,
         kernel_max_pool_grad,
@@ -370,14 +371,14 @@ pub const OPS: &[OpDef] = &[
     backward(
         "MaxPoolGradGrad",
         "The gradient of `MaxPoolGrad` with respect to its `grad`: `grad` (shaped like `x_origin`) read at the first maximum of each MaxPool window, shaped like MaxPool's output.",
-        &[
+        Schema::own(&[
             X_ORIGIN,
             OUT_ORIGIN,
             ParamDef::input("grad", "A tensor shaped like `x_origin`."),
             P_POOL_KERNEL,
             P_POOL_STRIDES,
             P_POOL_PAD_MODE,
-        ],
+        ]),
         infer_max_pool_grad_grad,
         grad_max_pool_grad_grad,
         kernel_max_pool_grad_grad,
@@ -385,7 +386,7 @@ pub const OPS: &[OpDef] = &[
     backward(
         "AvgPoolGrad",
         "The gradient of `AvgPool` (what its gradient rule emits): each output's gradient spread evenly over the cells its mean counted (padding is not counted), shaped like `x`.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "AvgPool's input, `[N, C, H, W]` (its shape is used)."),
             ParamDef::input("out", "AvgPool's output."),
             ParamDef::input("dout", "The gradient of AvgPool's output, shaped like it."),
@@ -393,7 +394,7 @@ pub const OPS: &[OpDef] = &[
             P_POOL_STRIDES,
             P_POOL_PAD_MODE,
             P_DATA_FORMAT,
-        ],
+        ]),
         |c| infer_pool_grad(c, 2),
         grad_avg_pool_grad,
         kernel_avg_pool_grad,
@@ -405,7 +406,7 @@ pub const OPS: &[OpDef] = &[
     backward(
         "AdaptiveAvgPool2DGrad",
         "The gradient of `AdaptiveAvgPool2D` (what its gradient rule emits): each output's gradient spread evenly over its window of an input of shape `orig_input_shape`; the windows follow from that shape and `input_grad`'s.",
-        &[
+        Schema::own(&[
             ParamDef::input(
                 "input_grad",
                 "The gradient of AdaptiveAvgPool2D's output, `[N, C, H_out, W_out]` or `[C, H_out, W_out]`, float.",
@@ -414,7 +415,7 @@ pub const OPS: &[OpDef] = &[
                 "orig_input_shape",
                 "The shape of AdaptiveAvgPool2D's input: a tuple of ints (`Shape(x)`) or a 1-D integer tensor (`TensorShape(x)`, as MindSpore's bprop passes it).",
             ),
-        ],
+        ]),
         infer_adaptive_avg_pool2d_grad,
         grad_adaptive_avg_pool2d_grad,
         kernel_adaptive_avg_pool2d_grad,

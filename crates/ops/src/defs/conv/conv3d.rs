@@ -6,6 +6,7 @@
 //! derivatives work). A transposed convolution is the input gradient of the
 //! convolution from its result to its input.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
@@ -688,7 +689,7 @@ const P3_FORMAT: ParamDef = ParamDef::attr(
     "The layout; only \"NCDHW\".",
 );
 
-const CONV3D_PARAMS: &[ParamDef] = &[
+const CONV3D_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
     ParamDef::input(
         "w",
@@ -703,9 +704,9 @@ const CONV3D_PARAMS: &[ParamDef] = &[
     P3_DILATION,
     P3_GROUP,
     P3_FORMAT,
-];
+]);
 
-const CONV3D_GRAD_PARAMS_INPUT: &[ParamDef] = &[
+const CONV3D_GRAD_PARAMS_INPUT: Schema = Schema::own(&[
     ParamDef::input("dout", "The gradient of the Conv3D result."),
     ParamDef::input("weight", "Conv3D's weight."),
     ParamDef::input("x_like", "Conv3D's input, for its shape."),
@@ -718,9 +719,9 @@ const CONV3D_GRAD_PARAMS_INPUT: &[ParamDef] = &[
     P3_DILATION,
     P3_GROUP,
     P3_FORMAT,
-];
+]);
 
-const CONV3D_GRAD_PARAMS_FILTER: &[ParamDef] = &[
+const CONV3D_GRAD_PARAMS_FILTER: Schema = Schema::own(&[
     ParamDef::input("dout", "The gradient of the Conv3D result."),
     ParamDef::input("x", "Conv3D's input."),
     ParamDef::input("weight_like", "Conv3D's weight, for its shape."),
@@ -733,7 +734,7 @@ const CONV3D_GRAD_PARAMS_FILTER: &[ParamDef] = &[
     P3_DILATION,
     P3_GROUP,
     P3_FORMAT,
-];
+]);
 
 const P3T_IN_CHANNEL: ParamDef = ParamDef::attr(
     "in_channel",
@@ -777,20 +778,20 @@ macro_rules! conv3t_params {
     };
 }
 
-const CONV3DT_PARAMS: &[ParamDef] = conv3t_params!(
+const CONV3DT_PARAMS: Schema = Schema::own(conv3t_params!(
     ParamDef::input("dout", "The input, `[N, in_channel, D, H, W]`, float."),
     ParamDef::input(
         "weight",
         "The filters, `[in_channel, out_channel/group, kd, kh, kw]`, of `dout`'s dtype."
     )
-);
+));
 
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "Conv3D",
         category: Category::NeuralNetwork,
         doc: "3-D convolution (cross-correlation) of an NCDHW input `x` with `w`, optionally strided, dilated, padded and grouped; output `[N, out_channel, D_out, H_out, W_out]` (im2col and GEMM).",
-        params: CONV3D_PARAMS,
+        schema: CONV3D_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_conv3d,
@@ -802,7 +803,7 @@ pub const OPS: &[OpDef] = &[
         name: "Conv3DTranspose",
         category: Category::NeuralNetwork,
         doc: "3-D transposed convolution (what `nn.Conv3dTranspose` exports): the input gradient of the Conv3D from a `[N, out_channel, ...]` tensor to `dout`. Output size per dimension: \"valid\" `(D-1)·s + (k-1)·d + 1`, \"same\" `D·s`, \"pad\" `(D-1)·s - pad_before - pad_after + (k-1)·d + 1 + output_padding`.",
-        params: CONV3DT_PARAMS,
+        schema: CONV3DT_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_conv3d_transpose,
@@ -814,7 +815,7 @@ pub const OPS: &[OpDef] = &[
         name: "_Conv3DBackpropInput",
         category: Category::Internal,
         doc: "The gradient of Conv3D with respect to its input (MindSpore's Conv3DBackpropInput), via GEMM and col2im.",
-        params: CONV3D_GRAD_PARAMS_INPUT,
+        schema: CONV3D_GRAD_PARAMS_INPUT,
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 2),
@@ -832,7 +833,7 @@ pub const OPS: &[OpDef] = &[
         name: "_Conv3DBackpropFilter",
         category: Category::Internal,
         doc: "The gradient of Conv3D with respect to its weight (MindSpore's Conv3DBackpropFilter), via im2col and GEMM.",
-        params: CONV3D_GRAD_PARAMS_FILTER,
+        schema: CONV3D_GRAD_PARAMS_FILTER,
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 2),
@@ -849,11 +850,11 @@ pub const OPS: &[OpDef] = &[
         name: "_Conv3DTransposeInput",
         category: Category::Internal,
         doc: "The gradient of Conv3DTranspose with respect to `dout`: the forward convolution of the result's gradient by `weight`.",
-        params: conv3t_params!(
+        schema: Schema::own(conv3t_params!(
             ParamDef::input("dout", "The gradient of the Conv3DTranspose result."),
             ParamDef::input("weight", "Conv3DTranspose's weight."),
             ParamDef::input("x_like", "Conv3DTranspose's input, for its shape.")
-        ),
+        )),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 2),
@@ -871,11 +872,11 @@ pub const OPS: &[OpDef] = &[
         name: "_Conv3DTransposeFilter",
         category: Category::Internal,
         doc: "The gradient of Conv3DTranspose with respect to its weight.",
-        params: conv3t_params!(
+        schema: Schema::own(conv3t_params!(
             ParamDef::input("dout", "The gradient of the Conv3DTranspose result."),
             ParamDef::input("x", "Conv3DTranspose's input."),
             ParamDef::input("weight_like", "Conv3DTranspose's weight, for its shape.")
-        ),
+        )),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 2),

@@ -56,7 +56,7 @@ pub const OPS: &[OpDef] = &[OpDef {
     name: "Conv2DTranspose",
     category: Category::NeuralNetwork,
     doc: "2-D transposed convolution (what `nn.Conv2dTranspose` exports), MindSpore's subclass of Conv2DBackpropInput: the input gradient of the Conv2D whose input has shape `input_sizes` and whose output gradient is `out_backprop`. `out_channel` is that Conv2D's output channels, the channels of `out_backprop`.",
-    params: CONV2D_TRANSPOSE_PARAMS,
+    schema: CONV2D_TRANSPOSE_PARAMS,
     variadic: false,
     output: OutputDef::Single,
     infer: infer_conv2d_transpose,

@@ -32,6 +32,7 @@
 //! there; here `TruncateDiv`, which is). Integer, bool and predicate
 //! primitives have none.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType};
 use tensor::{Buffer, Tensor};
@@ -447,31 +448,31 @@ pub(crate) fn opt_number(attrs: &crate::Attrs, name: &str) -> Option<f64> {
 // ---------------------------------------------------------------------------
 // Parameters.
 
-const XY: &[ParamDef] = &[
+const XY: Schema = Schema::own(&[
     ParamDef::input("x", "The first operand: a tensor or a scalar."),
     ParamDef::input(
         "y",
         "The second operand, broadcast against `x` (NumPy rules).",
     ),
-];
+]);
 
-const INPUT_OTHER: &[ParamDef] = &[
+const INPUT_OTHER: Schema = Schema::own(&[
     ParamDef::input("input", "The first operand: a tensor or a scalar."),
     ParamDef::input(
         "other",
         "The second operand, broadcast against `input` (NumPy rules).",
     ),
-];
+]);
 
-const X1X2: &[ParamDef] = &[
+const X1X2: Schema = Schema::own(&[
     ParamDef::input("x1", "The first operand: a tensor or a scalar."),
     ParamDef::input(
         "x2",
         "The second operand, broadcast against `x1` (NumPy rules).",
     ),
-];
+]);
 
-const INPUT: &[ParamDef] = &[ParamDef::input("input", "The input tensor.")];
+const INPUT: Schema = Schema::own(&[ParamDef::input("input", "The input tensor.")]);
 
 // ---------------------------------------------------------------------------
 // Shape rules.
@@ -853,7 +854,7 @@ fn k_right_shift(c: &KernelCall) -> Result<KValue, OpError> {
 pub(crate) const fn ew(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: InferFn,
     grad: Option<GradFn>,
     kernel: KernelFn,
@@ -862,7 +863,7 @@ pub(crate) const fn ew(
         name,
         category: Category::Elementwise,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -1040,13 +1041,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "RightShift",
         "`input_x >> input_y` (arithmetic shift) elementwise with broadcasting, for integers; the count is taken modulo 32 (modulo 64 for `i64`), as MindSpore's CPU kernel. Not differentiable.",
-        &[
+        Schema::own(&[
             ParamDef::input("input_x", "The integers to shift."),
             ParamDef::input(
                 "input_y",
                 "The shift counts, broadcast against `input_x`.",
             ),
-        ],
+        ]),
         infer_shift,
         None,
         k_right_shift,

@@ -20,6 +20,7 @@
 //! which MindSpore defines none, gives `values` the sensitivity where `x` is
 //! 0 and `x` none.
 
+use crate::schema::Schema;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
@@ -502,14 +503,14 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Lerp",
         "Linear interpolation `input + weight * (end - input)`, elementwise with the three broadcast together. `input` and `end` are float tensors of one dtype; `weight` a float tensor or number.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The start points: a float tensor."),
             ParamDef::input("end", "The end points, of the dtype of `input`."),
             ParamDef::input(
                 "weight",
                 "The interpolation weight: a float tensor broadcast against the others, or a float number.",
             ),
-        ],
+        ]),
         infer_lerp,
         Some(grad_lerp),
         k_lerp,
@@ -517,7 +518,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ClampScalar",
         "Clamps every element to `[min, max]`: `min(max(x, min), max)`, either bound optional (at least one is needed). A float bound makes an integer input `f32`. NaN becomes `min` (or `max` when there is no `min`), as MindSpore's CPU kernel; if `min > max` every element is `max`.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor to clamp."),
             ParamDef::attr(
                 "min",
@@ -531,7 +532,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::None),
                 "The upper bound, or `none` for none.",
             ),
-        ],
+        ]),
         infer_clamp_scalar,
         Some(grad_clamp_scalar),
         k_clamp_scalar,
@@ -539,11 +540,11 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ClampTensor",
         "Clamps `input` elementwise to `[min, max]` given as tensors, the three broadcast together and promoted to one dtype: `min(max(input, min), max)`. NaN becomes `min`; where `min > max` the result is `max`. Both bounds are needed here (use `ClampScalar`, `Maximum` or `Minimum` for one).",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor to clamp."),
             ParamDef::input("min", "The lower bounds, broadcast against `input`."),
             ParamDef::input("max", "The upper bounds, broadcast against `input`."),
-        ],
+        ]),
         infer_clamp_tensor,
         Some(grad_clamp_tensor),
         k_clamp_tensor,
@@ -551,7 +552,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "NanToNum",
         "Replaces NaN by `nan` (default 0), +inf by `posinf` (default the dtype's largest finite value) and -inf by `neginf` (default its lowest), in a float tensor.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float tensor."),
             ParamDef::attr(
                 "nan",
@@ -571,7 +572,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::None),
                 "The value for -inf; `none` means the dtype's lowest finite value.",
             ),
-        ],
+        ]),
         infer_nan_to_num,
         Some(grad_nan_to_num),
         k_nan_to_num,
@@ -579,13 +580,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Heaviside",
         "The Heaviside step function: 0 where `x < 0` (and where `x` is NaN), `values` where `x == 0`, 1 where `x > 0`; `x` and `values` have one dtype and broadcast.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The input: a numeric tensor."),
             ParamDef::input(
                 "values",
                 "The values where `x` is 0, of the dtype of `x`, broadcast against it.",
             ),
-        ],
+        ]),
         infer_heaviside,
         Some(grad_heaviside),
         k_heaviside,
@@ -593,10 +594,10 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Muls",
         "Multiplies a tensor by a number, `input * other`. The number yields to the tensor's dtype unless it is of a higher kind (an integer tensor times a float gives `f32`).",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor."),
             ParamDef::input("other", "The number to multiply by."),
-        ],
+        ]),
         |call| infer_tensor_scalar(call, false),
         Some(grad_muls),
         k_muls,
@@ -605,10 +606,10 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Divs",
         "Divides a tensor by a number, `input / other` (true division: an integer tensor gives `f32`).",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor."),
             ParamDef::input("other", "The number to divide by."),
-        ],
+        ]),
         |call| infer_tensor_scalar(call, true),
         Some(grad_divs),
         k_divs,
@@ -617,7 +618,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "AddScalar",
         "Adds a scaled number to a tensor, `input + alpha * other`. The number yields to the tensor's dtype unless it is of a higher kind; a float `alpha` needs a float result.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor."),
             ParamDef::input("other", "The number to add."),
             ParamDef::attr(
@@ -626,7 +627,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(1)),
                 "The scale of `other`. Default 1.",
             ),
-        ],
+        ]),
         |call| infer_tensor_scalar(call, false),
         Some(|b, c| grad_add_sub_scalar(b, c, 1.0)),
         |c| k_add_scalar(c, 1.0),
@@ -634,7 +635,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "SubScalar",
         "Subtracts a scaled number from a tensor, `input - alpha * other`. The number yields to the tensor's dtype unless it is of a higher kind; a float `alpha` needs a float result.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor."),
             ParamDef::input("other", "The number to subtract."),
             ParamDef::attr(
@@ -643,7 +644,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(1)),
                 "The scale of `other`. Default 1.",
             ),
-        ],
+        ]),
         |call| infer_tensor_scalar(call, false),
         Some(|b, c| grad_add_sub_scalar(b, c, -1.0)),
         |c| k_add_scalar(c, -1.0),

@@ -24,6 +24,7 @@
 //! Gradients are MindSpore's bprops; the rounding functions, `Sign` and the
 //! predicates are flat or boolean and have none.
 
+use crate::schema::Schema;
 use std::f64::consts::{FRAC_2_SQRT_PI, LN_10, LN_2, PI};
 
 use ir::{AbsVal, AttrValue, DType};
@@ -327,7 +328,7 @@ fn grad_sinc(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 // ---------------------------------------------------------------------------
 // The table.
 
-const INPUT: &[ParamDef] = &[ParamDef::input("input", "The input tensor.")];
+const INPUT: Schema = Schema::own(&[ParamDef::input("input", "The input tensor.")]);
 
 crate::formula! {
     /// In the input's dtype (computed in f64 and rounded; exact).
@@ -372,7 +373,7 @@ crate::formula! {
 const fn flat(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     kernel: crate::KernelFn,
 ) -> OpDef {
@@ -399,7 +400,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "Round",
         "Rounds every element half to even, at `decimals` decimal places (negative: to the left of the point). Integer inputs are returned unchanged (`decimals` must then be 0). Not differentiable. MindSpore's CPU kernel supports `decimals = 0` only.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A float or integer tensor."),
             ParamDef::attr(
                 "decimals",
@@ -407,14 +408,14 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Int(0)),
                 "The number of decimal places to keep. Default 0.",
             ),
-        ],
+        ]),
         infer_round,
         k_round,
     ),
     flat(
         "Rint",
         "Rounds every element to the nearest integer value, half to even (`rint`). Needs a float input; not differentiable.",
-        &[ParamDef::input("input_x", "A float tensor.")],
+        Schema::own(&[ParamDef::input("input_x", "A float tensor.")]),
         infer_float_only,
         |c| same(c, |v| RINT.un64(v, &[]), |v| v),
     )
@@ -447,7 +448,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Inv",
         "The reciprocal `1 / x` of every element, in the input's dtype: integers divide exactly (`1 / 0` gives the minimum of `i32`/`i64`, 0 for narrower types, as MindSpore's CPU kernel).",
-        &[ParamDef::input("x", "A float or integer tensor.")],
+        Schema::own(&[ParamDef::input("x", "A float or integer tensor.")]),
         infer_numeric_same,
         Some(grad_reciprocal),
         k_inv,
@@ -455,7 +456,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "IsNan",
         "Whether every element is NaN: a `bool` tensor (always false for integers and bools).",
-        &[ParamDef::input("x", "The input tensor.")],
+        Schema::own(&[ParamDef::input("x", "The input tensor.")]),
         infer_any_predicate,
         |c| k_predicate(c, |v| IS_NAN.un64(v, &[]) != 0.0, |_| false),
     )

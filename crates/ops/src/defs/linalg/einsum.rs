@@ -17,6 +17,7 @@
 //! operand (nor the output) has, `_EinsumEmbed` puts that result on the
 //! diagonal or broadcasts it back.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, Tensor};
@@ -765,10 +766,10 @@ pub const OPS: &[OpDef] = &[
         name: "Einsum",
         category: Category::LinearAlgebra,
         doc: "Einstein summation over a tuple of float tensors, as `equation` says (`\"ij,jk->ik\"`, `\"bhqd,bhkd->bhqk\"`, `\"...ij->...ji\"`, `\"ii->i\"`): letters name dimensions, a letter repeated in one operand takes a diagonal, letters missing from the output are summed. Without `->` the output is `...` then the letters that occur once, in alphabetical order (lowercase first); an empty output has shape `[1]`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("inputs", "A tuple of float tensors of one dtype, one per operand of the equation."),
             ParamDef::attr("equation", AttrType::Str(&[]), None, "The subscripts, `\"in1,in2,...->out\"` or without `->`; letters `a-z A-Z` and at most one `...` per operand."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_einsum,
@@ -780,12 +781,12 @@ pub const OPS: &[OpDef] = &[
         name: "_EinsumEmbed",
         category: Category::Internal,
         doc: "Zeros of `like`'s shape with `grad` (whose dimensions are the letters `grad_subscripts`) placed where `like`'s `subscripts` take it: on the diagonal where a letter repeats, broadcast along letters `grad_subscripts` lacks. The gradient of an Einsum operand with repeated or private letters.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("grad", "The gradient over the distinct letters `grad_subscripts` (shape `[1]` when there are none)."),
             ParamDef::input("like", "The operand whose shape the result has."),
             ParamDef::attr("subscripts", AttrType::Str(&[]), None, "The operand's letters, one per dimension of `like`."),
             ParamDef::attr("grad_subscripts", AttrType::Str(&[]), None, "The letters of `grad`'s dimensions, distinct, each among `subscripts`."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_einsum_embed,

@@ -2,6 +2,7 @@
 //! Cholesky, Trace, Cross, Diag, DiagPart, and the `_CholeskyGrad` and
 //! `_TraceGrad` their gradients use (see `linalg::products` for the conventions).
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
@@ -523,10 +524,10 @@ pub const OPS: &[OpDef] = &[
     la(
         "MatrixInverse",
         "The inverse of every square matrix in `x` (`[..., n, n]`, `n >= 2`); with `adjoint`, the inverse's (conjugate) transpose. A singular matrix gives NaN.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "Float square matrices, `[..., n, n]`."),
             ParamDef::attr("adjoint", AttrType::Bool, Some(AttrDefault::Bool(false)), "Return the transposed inverse (default `false`)."),
-        ],
+        ]),
         infer_square,
         Some(grad_inverse),
         k_inverse,
@@ -535,7 +536,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "MatrixDeterminant",
         "The determinant of every square matrix in `input` (`[..., n, n]` with `n >= 2` gives `[...]`), by LU factorisation.",
-        &[ParamDef::input("input", "Float square matrices, `[..., n, n]`.")],
+        Schema::own(&[ParamDef::input("input", "Float square matrices, `[..., n, n]`.")]),
         infer_square,
         Some(grad_det),
         k_det,
@@ -544,10 +545,10 @@ pub const OPS: &[OpDef] = &[
     la(
         "Cholesky",
         "The Cholesky factor of every symmetric positive definite matrix in `input_x`: lower `L` with `L·Lᵀ = A`, or with `upper` its transpose. Other matrices are an error.",
-        &[
+        Schema::own(&[
             ParamDef::input("input_x", "Float symmetric positive definite matrices, `[..., n, n]`."),
             ParamDef::attr("upper", AttrType::Bool, Some(AttrDefault::Bool(false)), "Return the upper factor `Lᵀ` (default `false`: lower)."),
-        ],
+        ]),
         infer_square,
         Some(|b, c| {
             let up = ("upper", flag(c.attrs.bool("upper")));
@@ -559,7 +560,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Trace",
         "The sum of the main diagonal of a 2-D tensor (any rectangle): a rank-0 tensor of its dtype.",
-        &[ParamDef::input("input", "A 2-D tensor.")],
+        Schema::own(&[ParamDef::input("input", "A 2-D tensor.")]),
         infer_trace,
         Some(|b, c| vec![is_float_input(c, 0).then(|| prim(b, "_TraceGrad", &[c.dout, c.inputs[0]]))]),
         k_trace,
@@ -567,11 +568,11 @@ pub const OPS: &[OpDef] = &[
     la(
         "Cross",
         "The cross product of `input` and `other` (broadcast together) along dimension `dim`, which must have size 3; by default the first dimension of size 3.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A tensor with a dimension of size 3."),
             ParamDef::input("other", "A tensor of `input`'s dtype, broadcast against it."),
             ParamDef::attr("dim", AttrType::Int, Some(AttrDefault::Int(-65530)), "The dimension of the vectors; the default -65530 means the first of size 3."),
-        ],
+        ]),
         infer_cross,
         Some(|b, c| {
             let dim = vec![("dim", AttrValue::Int(c.attrs.int("dim")))];
@@ -591,7 +592,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Diag",
         "A tensor with `input` on its diagonal: shape `s` gives `s + s`, `out[i..., i...] = input[i...]`, zeros elsewhere.",
-        &[ParamDef::input("input", "A tensor of rank 1 or more.")],
+        Schema::own(&[ParamDef::input("input", "A tensor of rank 1 or more.")]),
         infer_diag,
         Some(|b, c| vec![is_float_input(c, 0).then(|| prim(b, "DiagPart", &[c.dout]))]),
         k_diag,
@@ -599,7 +600,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "DiagPart",
         "The diagonal of a tensor of shape `s + s`: `out[i...] = input_x[i..., i...]`, of shape `s` (the inverse of `Diag`).",
-        &[ParamDef::input("input_x", "A tensor of even rank `2k` whose first `k` dimensions equal its last `k`.")],
+        Schema::own(&[ParamDef::input("input_x", "A tensor of even rank `2k` whose first `k` dimensions equal its last `k`.")]),
         infer_diag_part,
         Some(|b, c| vec![is_float_input(c, 0).then(|| prim(b, "Diag", &[c.dout]))]),
         k_diag_part,
@@ -608,11 +609,11 @@ pub const OPS: &[OpDef] = &[
         name: "_CholeskyGrad",
         category: Category::Internal,
         doc: "`CholeskyGrad`: the (symmetric) gradient of `Cholesky`'s input from its factor `y` and the factor's sensitivity `grad`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("y", "Cholesky's result."),
             ParamDef::input("grad", "The sensitivity of `y`."),
             ParamDef::attr("upper", AttrType::Bool, Some(AttrDefault::Bool(false)), "Cholesky's `upper`."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |call| {
@@ -630,10 +631,10 @@ pub const OPS: &[OpDef] = &[
         name: "_TraceGrad",
         category: Category::Internal,
         doc: "The gradient of `Trace`: `grad` (a rank-0 tensor) on the main diagonal of zeros shaped like `like`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("grad", "The sensitivity of the trace."),
             ParamDef::input("like", "Trace's 2-D input."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |call| {

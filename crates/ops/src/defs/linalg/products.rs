@@ -16,6 +16,7 @@
 //! Gradients are MindSpore's bprops; `Cholesky`'s is the symmetric one
 //! (`CholeskyGrad`, computed by `_CholeskyGrad`), `Trace`'s is `_TraceGrad`.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Tensor;
@@ -632,7 +633,7 @@ const ALPHA: ParamDef = ParamDef::attr(
 pub(crate) const fn la(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     grad: Option<crate::GradFn>,
     kernel: crate::KernelFn,
@@ -641,7 +642,7 @@ pub(crate) const fn la(
         name,
         category: Category::LinearAlgebra,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -655,7 +656,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Outer",
         "The outer product of two vectors, `input[:, None] * vec2[None, :]`, in their promoted dtype.",
-        &[ParamDef::input("input", "A 1-D tensor, `[n]`."), ParamDef::input("vec2", "A 1-D tensor, `[m]`.")],
+        Schema::own(&[ParamDef::input("input", "A 1-D tensor, `[n]`."), ParamDef::input("vec2", "A 1-D tensor, `[m]`.")]),
         infer_outer,
         Some(|b, c| {
             let (x, y, d) = (c.inputs[0], c.inputs[1], c.dout);
@@ -671,7 +672,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Dot",
         "The inner product of two vectors of one length and dtype: a rank-0 tensor.",
-        &[ParamDef::input("input", "A 1-D tensor."), ParamDef::input("other", "A 1-D tensor of `input`'s length and dtype.")],
+        Schema::own(&[ParamDef::input("input", "A 1-D tensor."), ParamDef::input("other", "A 1-D tensor of `input`'s length and dtype.")]),
         infer_dot,
         Some(|b, c| {
             let dx = is_float_input(c, 0).then(|| prim(b, "Mul", &[c.dout, c.inputs[1]]));
@@ -683,7 +684,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Mv",
         "The product of a matrix `[n, m]` and a vector `[m]`: a vector `[n]`.",
-        &[ParamDef::input("input", "A 2-D tensor, `[n, m]`."), ParamDef::input("vec", "A 1-D tensor, `[m]`, of `input`'s dtype.")],
+        Schema::own(&[ParamDef::input("input", "A 2-D tensor, `[n, m]`."), ParamDef::input("vec", "A 1-D tensor, `[m]`, of `input`'s dtype.")]),
         infer_mv,
         Some(|b, c| {
             let (x, v, d) = (c.inputs[0], c.inputs[1], c.dout);
@@ -699,7 +700,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Mm",
         "The product of two matrices, `input @ mat2` (`[n, k] @ [k, m]`), of one dtype.",
-        &[ParamDef::input("input", "A 2-D tensor, `[n, k]`."), ParamDef::input("mat2", "A 2-D tensor, `[k, m]`, of `input`'s dtype.")],
+        Schema::own(&[ParamDef::input("input", "A 2-D tensor, `[n, k]`."), ParamDef::input("mat2", "A 2-D tensor, `[k, m]`, of `input`'s dtype.")]),
         infer_mm,
         Some(|b, c| grad_mm(b, c, "MatMul")),
         |c| ok(matmul(c.tensor(0)?, c.tensor(1)?, false, false)?),
@@ -707,13 +708,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "Addmm",
         "`beta * input + alpha * (mat1 @ mat2)`, `input` broadcast to `[n, p]` (ignored when `beta` is 0).",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "Broadcastable to `[n, p]`."),
             ParamDef::input("mat1", "A 2-D tensor, `[n, m]`."),
             ParamDef::input("mat2", "A 2-D tensor, `[m, p]`."),
             BETA,
             ALPHA,
-        ],
+        ]),
         infer_addmm,
         Some(|b, c| grad_add_form(b, c, "Addmm")),
         |c| k_add_form(c, "Addmm"),
@@ -721,13 +722,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "Addmv",
         "`beta * input + alpha * (mat @ vec)`, `input` broadcast to `[n]` (ignored when `beta` is 0).",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "Broadcastable to `[n]`."),
             ParamDef::input("mat", "A 2-D tensor, `[n, m]`."),
             ParamDef::input("vec", "A 1-D tensor, `[m]`."),
             BETA,
             ALPHA,
-        ],
+        ]),
         infer_addmv,
         Some(|b, c| grad_add_form(b, c, "Addmv")),
         |c| k_add_form(c, "Addmv"),
@@ -735,13 +736,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "Baddbmm",
         "`beta * input + alpha * bmm(batch1, batch2)`, `input` broadcast to `[b, n, p]` (ignored when `beta` is 0).",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "Broadcastable to `[b, n, p]`."),
             ParamDef::input("batch1", "A 3-D tensor, `[b, n, m]`."),
             ParamDef::input("batch2", "A 3-D tensor, `[b, m, p]`."),
             BETA,
             ALPHA,
-        ],
+        ]),
         infer_baddbmm,
         Some(|b, c| grad_add_form(b, c, "Baddbmm")),
         |c| k_add_form(c, "Baddbmm"),
@@ -749,13 +750,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "Addbmm",
         "`beta * input + alpha * sum_i(batch1[i] @ batch2[i])`, `input` broadcast to `[n, p]` (ignored when `beta` is 0).",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "Broadcastable to `[n, p]`."),
             ParamDef::input("batch1", "A 3-D tensor, `[b, n, m]`."),
             ParamDef::input("batch2", "A 3-D tensor, `[b, m, p]`."),
             BETA,
             ALPHA,
-        ],
+        ]),
         infer_addbmm,
         Some(|b, c| grad_add_form(b, c, "Addbmm")),
         |c| k_add_form(c, "Addbmm"),
@@ -763,7 +764,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "BatchMatMulExt",
         "`torch.bmm`: the product of two 3-D tensors with equal batch sizes, `[b, n, m] @ [b, m, p]` (no broadcasting).",
-        &[ParamDef::input("input", "A 3-D tensor, `[b, n, m]`."), ParamDef::input("mat2", "A 3-D tensor, `[b, m, p]`, of `input`'s dtype.")],
+        Schema::own(&[ParamDef::input("input", "A 3-D tensor, `[b, n, m]`."), ParamDef::input("mat2", "A 3-D tensor, `[b, m, p]`, of `input`'s dtype.")]),
         infer_bmm_ext,
         Some(|b, c| grad_mm(b, c, "BatchMatMul")),
         |c| ok(bmm_exact("BatchMatMulExt", c.tensor(0)?, c.tensor(1)?)?),
@@ -771,7 +772,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "MatMulExt",
         "`torch.matmul`: a 1-D operand is a row (left) or column (right) vector whose dimension is removed from the result; two vectors give their dot product; batch dimensions broadcast.",
-        &[ParamDef::input("input", "A tensor of rank 1 or more."), ParamDef::input("other", "A tensor of rank 1 or more, of `input`'s dtype.")],
+        Schema::own(&[ParamDef::input("input", "A tensor of rank 1 or more."), ParamDef::input("other", "A tensor of rank 1 or more, of `input`'s dtype.")]),
         infer_matmul_ext,
         Some(grad_matmul_ext),
         k_matmul_ext,

@@ -4,6 +4,7 @@
 //! dropouts `Dropout2D` / `Dropout3D` (`nn.Dropout2d`/`nn.Dropout3d` export
 //! nothing in inference: identity).
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -559,11 +560,11 @@ pub const OPS: &[OpDef] = &[
         name: "Dense",
         category: Category::NeuralNetwork,
         doc: "A fully connected layer (what `mint.nn.Linear` exports): `input · weightᵀ + bias` over the last dimension of `input` `(*, in_channels)`; `weight` is `(out_channels, in_channels)` (or `(in_channels,)`, dropping the output dimension), `bias` `(out_channels,)`, `()` or none.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The input, `(*, in_channels)`, float."),
             ParamDef::input("weight", "The weight, `(out_channels, in_channels)` or `(in_channels,)`."),
             ParamDef::input("bias", "The bias, `(out_channels,)` or `()`, or none."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_dense,
@@ -582,11 +583,11 @@ pub const OPS: &[OpDef] = &[
         name: "EmbeddingLookup",
         category: Category::NeuralNetwork,
         doc: "The rows `input_indices - offset` of `input_params` (a slice of a larger table starting at row `offset`); indices outside the slice give zero rows. Output `input_indices.shape + input_params.shape[1:]`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_params", "The table (slice), of rank 1 or 2."),
             ParamDef::input("input_indices", "Row indices, int32 or int64."),
             ParamDef::attr("offset", AttrType::Int, None, "The first row of the slice in the full table."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_lookup(c, 0, 1, false),
@@ -601,14 +602,14 @@ pub const OPS: &[OpDef] = &[
         name: "Embedding",
         category: Category::NeuralNetwork,
         doc: "The rows of `weight` at `input` (what `mint.nn.Embedding` exports). With `max_norm`, each looked-up row whose `norm_type`-norm exceeds it is scaled by `max_norm / (norm + 1e-7)` (MindSpore also renormalises `weight` in place; not here). `padding_idx` rows get no gradient; `scale_grad_by_freq` divides each row's gradient by its count in `input`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "Row indices in `[0, weight.shape[0])`, int32 or int64."),
             ParamDef::input("weight", "The table, 2-D."),
             ParamDef::attr("padding_idx", AttrType::Int, Some(AttrDefault::None), "A row that gets no gradient, or none. Default none."),
             ParamDef::attr("max_norm", AttrType::Float, Some(AttrDefault::None), "The largest norm of a looked-up row, or none. Default none."),
             ParamDef::attr("norm_type", AttrType::Float, Some(AttrDefault::Float(2.0)), "The p of the p-norm for `max_norm`. Default 2.0."),
             ParamDef::attr("scale_grad_by_freq", AttrType::Bool, Some(AttrDefault::Bool(false)), "Scale the gradient by the inverse frequency of each index. Default false."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_lookup(c, 1, 0, true),
@@ -624,7 +625,7 @@ pub const OPS: &[OpDef] = &[
         name: "Dropout2D",
         category: Category::NeuralNetwork,
         doc: "Channel dropout of an NCHW input: each `(n, c)` plane is kept with probability `keep_prob` (and scaled by `1/keep_prob`) or zeroed. Returns `(output, mask)`, `mask` bool. The choice is a deterministic function of the plane's index (no seeds), so runs repeat; `keep_prob=1` is the identity.",
-        params: &[ParamDef::input("x", "The input, `[N, C, H, W]`."), KEEP_PROB],
+        schema: Schema::own(&[ParamDef::input("x", "The input, `[N, C, H, W]`."), KEEP_PROB]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mask"]),
         infer: |c| infer_channel_dropout(c, 4),
@@ -636,7 +637,7 @@ pub const OPS: &[OpDef] = &[
         name: "Dropout3D",
         category: Category::NeuralNetwork,
         doc: "Channel dropout of an NCDHW input: each `(n, c)` volume is kept with probability `keep_prob` (and scaled by `1/keep_prob`) or zeroed. Returns `(output, mask)`, `mask` bool; deterministic as Dropout2D's; `keep_prob=1` is the identity.",
-        params: &[ParamDef::input("x", "The input, `[N, C, D, H, W]`."), KEEP_PROB],
+        schema: Schema::own(&[ParamDef::input("x", "The input, `[N, C, D, H, W]`."), KEEP_PROB]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mask"]),
         infer: |c| infer_channel_dropout(c, 5),
@@ -648,12 +649,12 @@ pub const OPS: &[OpDef] = &[
         name: "_DenseGrad",
         category: Category::Internal,
         doc: "The gradients of Dense with respect to its input, weight and bias (an empty tuple for an absent bias).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The gradient of Dense's output."),
             ParamDef::input("input", "Dense's input."),
             ParamDef::input("weight", "Dense's weight."),
             ParamDef::input("bias", "Dense's bias, or none."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dinput", "dweight", "dbias"]),
         infer: |call| {
@@ -671,14 +672,14 @@ pub const OPS: &[OpDef] = &[
         name: "_EmbeddingGrad",
         category: Category::Internal,
         doc: "The gradient of an embedding table: `dout`'s rows added at the looked-up rows of zeros shaped like the table (dense, where MindSpore may return a sparse RowTensor).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dout", "The gradient of the lookup's output."),
             ParamDef::input("indices", "The looked-up indices."),
             ParamDef::input("weight_like", "The table, for its shape."),
             ParamDef::attr("offset", AttrType::Int, Some(AttrDefault::Int(0)), "EmbeddingLookup's offset. Default 0."),
             ParamDef::attr("padding_idx", AttrType::Int, Some(AttrDefault::None), "As Embedding."),
             ParamDef::attr("scale_grad_by_freq", AttrType::Bool, Some(AttrDefault::Bool(false)), "As Embedding."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |call| {

@@ -4,6 +4,7 @@
 //! too; L2Normalize's is built from primitives, so it has second derivatives).
 //! Kernels compute in f64 and round to the dtype.
 
+use crate::schema::Schema;
 use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -541,7 +542,7 @@ pub const OPS: &[OpDef] = &[
         name: "BatchNormExt",
         category: Category::NeuralNetwork,
         doc: "Batch normalisation per channel of `input` `[N, C, *]` (what `mint.nn.BatchNorm1d/2d/3d` export): with the batch's mean and biased variance when `training` (or without running statistics), else with `running_mean`/`runnning_var`; then scaled by `weight` and shifted by `bias` (none: ones and zeros). Returns `(output, saved_mean, saved_rstd)`, the statistics used (`rstd` = 1/sqrt(variance + epsilon)); the running statistics are not updated in place. MindSpore implements it on Ascend only.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The input, `[N, C, *]`, float."),
             ParamDef::input("weight", "The per-channel scale `[C]`, or none."),
             ParamDef::input("bias", "The per-channel shift `[C]`, or none."),
@@ -550,7 +551,7 @@ pub const OPS: &[OpDef] = &[
             ParamDef::attr("training", AttrType::Bool, Some(AttrDefault::Bool(false)), "Normalise with the batch's statistics. Default false."),
             ParamDef::attr("momentum", AttrType::Float, Some(AttrDefault::Float(0.1)), "The running statistics' momentum; not used here. Default 0.1."),
             ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-5)), "Added to the variance. Default 1e-5."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "saved_mean", "saved_rstd"]),
         infer: infer_batch_norm_ext,
@@ -562,7 +563,7 @@ pub const OPS: &[OpDef] = &[
         name: "_BatchNormExtGrad",
         category: Category::Internal,
         doc: "The gradients of BatchNormExt with respect to `input`, `weight`, `bias` and (when it normalised with them) the running statistics, including the sensitivities of `saved_mean` and `saved_rstd` (`batch_stats`: the statistics were the batch's, functions of `input`).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dy", "The gradient of `output`."),
             ParamDef::input("input", "BatchNormExt's input."),
             ParamDef::input("weight", "BatchNormExt's weight, or none."),
@@ -571,7 +572,7 @@ pub const OPS: &[OpDef] = &[
             ParamDef::input("dmean", "The gradient of `saved_mean`."),
             ParamDef::input("drstd", "The gradient of `saved_rstd`."),
             ParamDef::attr("batch_stats", AttrType::Bool, Some(AttrDefault::Bool(true)), "Whether the statistics were the batch's."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dinput", "dweight", "dbias", "drunning_mean", "drunning_var"]),
         infer: |call| {
@@ -590,11 +591,11 @@ pub const OPS: &[OpDef] = &[
         name: "RmsNorm",
         category: Category::NeuralNetwork,
         doc: "Root-mean-square normalisation over the trailing dimensions `gamma` covers: `y = x / sqrt(mean(x²) + epsilon) · gamma`. Returns `(y, rstd)`, `rstd` (f32; f64 for an f64 input) keeping the normalised dimensions as size 1. MindSpore implements it on Ascend only.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The input, float."),
             ParamDef::input("gamma", "The scale, of the trailing shape of `x` and its dtype."),
             ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-6)), "Added to the mean square, in (0, 1]. Default 1e-6."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["y", "rstd"]),
         infer: infer_rms_norm,
@@ -612,11 +613,11 @@ pub const OPS: &[OpDef] = &[
         name: "L2Normalize",
         category: Category::NeuralNetwork,
         doc: "Divides `x` by its L2 norm along `axis`: `x / sqrt(max(Σ x², epsilon))`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The input, float."),
             ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(0)), "The one dimension to normalise along (an int or a 1-tuple). Default 0."),
             ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-4)), "The lower bound of the sum of squares. Default 1e-4."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_l2_normalize,
@@ -628,14 +629,14 @@ pub const OPS: &[OpDef] = &[
         name: "LRN",
         category: Category::NeuralNetwork,
         doc: "Local response normalisation across channels of an NCHW input (what `nn.LRN` exports): `y = x / (bias + alpha · Σ x²)^beta`, the sum over channels within `depth_radius` of each channel.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
             ParamDef::attr("depth_radius", AttrType::Int, Some(AttrDefault::Int(5)), "Half the channel window, non-negative. Default 5."),
             ParamDef::attr("bias", AttrType::Float, Some(AttrDefault::Float(1.0)), "The offset. Default 1.0."),
             ParamDef::attr("alpha", AttrType::Float, Some(AttrDefault::Float(1.0)), "The scale of the sum of squares. Default 1.0."),
             ParamDef::attr("beta", AttrType::Float, Some(AttrDefault::Float(0.5)), "The exponent. Default 0.5."),
             ParamDef::attr("norm_region", AttrType::Str(&["ACROSS_CHANNELS"]), Some(AttrDefault::Str("ACROSS_CHANNELS")), "Only \"ACROSS_CHANNELS\"."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_lrn,
@@ -655,13 +656,13 @@ pub const OPS: &[OpDef] = &[
         name: "_RmsNormGrad",
         category: Category::Internal,
         doc: "The gradients of RmsNorm with respect to `x` and `gamma`, including `rstd`'s sensitivity.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dy", "The gradient of `y`."),
             ParamDef::input("x", "RmsNorm's input."),
             ParamDef::input("rstd", "RmsNorm's `rstd` output."),
             ParamDef::input("gamma", "RmsNorm's `gamma`."),
             ParamDef::input("drstd", "The gradient of `rstd`."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dgamma"]),
         infer: |call| {
@@ -684,7 +685,7 @@ pub const OPS: &[OpDef] = &[
         name: "_LRNGrad",
         category: Category::Internal,
         doc: "The gradient of LRN (MindSpore's LRNGrad) from its input and output.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("dy", "The gradient of LRN's output."),
             ParamDef::input("x", "LRN's input."),
             ParamDef::input("y", "LRN's output."),
@@ -692,7 +693,7 @@ pub const OPS: &[OpDef] = &[
             ParamDef::attr("bias", AttrType::Float, Some(AttrDefault::Float(1.0)), "As LRN."),
             ParamDef::attr("alpha", AttrType::Float, Some(AttrDefault::Float(1.0)), "As LRN."),
             ParamDef::attr("beta", AttrType::Float, Some(AttrDefault::Float(0.5)), "As LRN."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |call| {

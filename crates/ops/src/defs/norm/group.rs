@@ -11,6 +11,7 @@
 //! (MindSpore's bprops use `dout[0]` only; the two agree when the statistics
 //! are not used downstream). Kernels compute in f64 and round to the dtype.
 
+use crate::schema::Schema;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
@@ -647,13 +648,13 @@ pub const OPS: &[OpDef] = &[
         name: "GroupNorm",
         category: Category::NeuralNetwork,
         doc: "Group normalisation of `input` `[N, C, *]`: the channels are split into `num_groups` groups, each (sample, group) normalised with its mean and biased variance, then scaled by `weight` and shifted by `bias` per channel. Returns `(output, mean, rstd)`, the statistics of shape `[N, num_groups]` (`rstd` = 1/sqrt(variance + eps)).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The input, `[N, C, *]`, float."),
             ParamDef::attr("num_groups", AttrType::Int, None, "The number of groups; must divide `C`."),
             ParamDef::input("weight", "The per-channel scale `[C]`, or none (ones)."),
             ParamDef::input("bias", "The per-channel shift `[C]`, or none (zeros)."),
             ParamDef::attr("eps", AttrType::Float, Some(AttrDefault::Float(1e-5)), EPS_DOC),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mean", "rstd"]),
         infer: infer_group_norm,
@@ -670,7 +671,7 @@ pub const OPS: &[OpDef] = &[
         name: "InstanceNorm",
         category: Category::NeuralNetwork,
         doc: "Instance normalisation (what `nn.InstanceNorm1d/2d/3d` export): each (sample, channel) of `input_x` `[N, C, *]` normalised over its spatial cells with its mean and biased variance, then scaled by `gamma` and shifted by `beta` per channel. Returns `(y, save_mean, save_variance)`, the per-instance mean and inverse standard deviation `1/sqrt(variance + epsilon)` as f32 (f64 for an f64 input) `[N·C]` (as MindSpore's GPU kernel, which keeps cuDNN's saved statistics); the running `mean`/`variance` are not updated. MindSpore's CPU backend has no InstanceNorm kernel.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The input, `[N, C, *]`, float."),
             ParamDef::input("gamma", "The per-channel scale `[C]`, f32."),
             ParamDef::input("beta", "The per-channel shift `[C]`, f32."),
@@ -678,7 +679,7 @@ pub const OPS: &[OpDef] = &[
             ParamDef::input("variance", "The running variance `[C]`, f32 (not used)."),
             ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-5)), "Added to the variance, in (0, 1]. Default 1e-5."),
             ParamDef::attr("momentum", AttrType::Float, Some(AttrDefault::Float(0.1)), "The running statistics' momentum, in [0, 1]; checked only. Default 0.1."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["y", "save_mean", "save_variance"]),
         infer: infer_instance_norm,
@@ -695,13 +696,13 @@ pub const OPS: &[OpDef] = &[
         name: "LayerNormExt",
         category: Category::NeuralNetwork,
         doc: "Layer normalisation over the trailing `normalized_shape` dimensions of `input` (what `mint.nn.LayerNorm` exports), with the biased variance, scaled by `weight` and shifted by `bias` (none: ones and zeros). Returns `(output, mean, rstd)`, the statistics keeping the normalised dimensions as size 1 (`rstd` = 1/sqrt(variance + eps)).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The input, float."),
             ParamDef::attr("normalized_shape", AttrType::IntTuple, None, "The trailing shape to normalise over."),
             ParamDef::input("weight", "The scale, of shape `normalized_shape`, or none."),
             ParamDef::input("bias", "The shift, of shape `normalized_shape`, or none."),
             ParamDef::attr("eps", AttrType::Float, Some(AttrDefault::Float(1e-5)), EPS_DOC),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mean", "rstd"]),
         infer: infer_layer_norm_ext,
@@ -719,11 +720,11 @@ pub const OPS: &[OpDef] = &[
         name: "_GroupNormGrad",
         category: Category::Internal,
         doc: "The gradients of GroupNorm with respect to `x`, `weight` and `bias`, including the statistics' sensitivities.",
-        params: &[
+        schema: Schema::own(&[
             NORM_GRAD_INPUTS[0], NORM_GRAD_INPUTS[1], NORM_GRAD_INPUTS[2], NORM_GRAD_INPUTS[3],
             NORM_GRAD_INPUTS[4], NORM_GRAD_INPUTS[5], NORM_GRAD_INPUTS[6],
             ParamDef::attr("num_groups", AttrType::Int, None, "As GroupNorm."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dweight", "dbias"]),
         infer: infer_norm_grad,
@@ -735,7 +736,7 @@ pub const OPS: &[OpDef] = &[
         name: "_InstanceNormGrad",
         category: Category::Internal,
         doc: "The gradients of InstanceNorm with respect to `x`, `gamma` and `beta`, including the statistics' sensitivities.",
-        params: &NORM_GRAD_INPUTS,
+        schema: Schema::own(&NORM_GRAD_INPUTS),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dgamma", "dbeta"]),
         infer: infer_norm_grad,
@@ -747,11 +748,11 @@ pub const OPS: &[OpDef] = &[
         name: "_LayerNormExtGrad",
         category: Category::Internal,
         doc: "The gradients of LayerNormExt with respect to `input`, `weight` and `bias`, including the statistics' sensitivities.",
-        params: &[
+        schema: Schema::own(&[
             NORM_GRAD_INPUTS[0], NORM_GRAD_INPUTS[1], NORM_GRAD_INPUTS[2], NORM_GRAD_INPUTS[3],
             NORM_GRAD_INPUTS[4], NORM_GRAD_INPUTS[5], NORM_GRAD_INPUTS[6],
             ParamDef::attr("normalized_shape", AttrType::IntTuple, None, "As LayerNormExt."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dweight", "dbias"]),
         infer: infer_norm_grad,

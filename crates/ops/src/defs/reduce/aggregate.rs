@@ -18,6 +18,7 @@
 //! `_ReduceProdGrad`, so zeros are handled); `Max`/`Min` share the gradient
 //! among tied extrema (MindSpore's `MinOrMaxGrad`).
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
@@ -630,7 +631,7 @@ const fn keep_dims_attr() -> ParamDef {
     )
 }
 
-const EXT_PARAMS: &[ParamDef] = &[
+const EXT_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "The tensor to reduce."),
     ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
     ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
@@ -640,18 +641,18 @@ const EXT_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::None),
         "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps a float input's dtype.",
     ),
-];
+]);
 
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "ReduceProd",
         category: Category::Reduction,
         doc: "The product of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`. Keeps the dtype: integers wrap on overflow, a bool product is a logical AND, an empty product is 1.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The tensor to reduce."),
             ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Ints(&[])), AXIS_ALL),
             keep_dims_attr(),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce_prod,
@@ -663,11 +664,11 @@ pub const OPS: &[OpDef] = &[
         name: "ReduceAll",
         category: Category::Reduction,
         doc: "Whether every element of `input` over the dimensions in `axis` is true (non-zero): a bool tensor. `axis=None` (the default) reduces all dimensions; an empty reduction is true.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The tensor to test, of any dtype (non-zero is true)."),
             ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
             keep_dims_attr(),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce_bool,
@@ -679,11 +680,11 @@ pub const OPS: &[OpDef] = &[
         name: "ReduceAny",
         category: Category::Reduction,
         doc: "Whether any element of `x` over the dimensions in `axis` is true (non-zero): a bool tensor. The default `()` reduces all dimensions; an empty reduction is false.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The tensor to test, of any dtype (non-zero is true)."),
             ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Ints(&[])), AXIS_ALL),
             keep_dims_attr(),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce_bool,
@@ -695,7 +696,7 @@ pub const OPS: &[OpDef] = &[
         name: "Max",
         category: Category::Reduction,
         doc: "The largest element of `input`, as a rank-0 tensor of its dtype. As MindSpore's kernel, a NaN counts only when it is the first element; an empty input is an error. The gradient is shared among tied maxima.",
-        params: &[ParamDef::input("input", "A non-empty numeric tensor.")],
+        schema: Schema::own(&[ParamDef::input("input", "A non-empty numeric tensor.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_max_min,
@@ -707,7 +708,7 @@ pub const OPS: &[OpDef] = &[
         name: "Min",
         category: Category::Reduction,
         doc: "The smallest element of `input`, as a rank-0 tensor of its dtype. As MindSpore's kernel, a NaN counts only when it is the first element; an empty input is an error. The gradient is shared among tied minima.",
-        params: &[ParamDef::input("input", "A non-empty numeric tensor.")],
+        schema: Schema::own(&[ParamDef::input("input", "A non-empty numeric tensor.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_max_min,
@@ -719,7 +720,7 @@ pub const OPS: &[OpDef] = &[
         name: "SumExt",
         category: Category::Reduction,
         doc: "The sum of `input` over `dim` (all dimensions when `None`), as `mint.sum`: integer and bool inputs sum to `i64`, and with `dtype` the input is cast to it first.",
-        params: EXT_PARAMS,
+        schema: EXT_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_ext,
@@ -731,7 +732,7 @@ pub const OPS: &[OpDef] = &[
         name: "MeanExt",
         category: Category::Reduction,
         doc: "The mean of `input` over `dim` (all dimensions when `None`), as `mint.mean`: keeps the dtype (an integer mean truncates toward zero); with `dtype` the input is cast to it first. Bool inputs are refused.",
-        params: EXT_PARAMS,
+        schema: EXT_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_ext,
@@ -743,7 +744,7 @@ pub const OPS: &[OpDef] = &[
         name: "ProdExt",
         category: Category::Reduction,
         doc: "The product of `input` along one dimension `dim` (all of them when `None`), as `mint.prod`: integer and bool inputs give `i64`, and with `dtype` the input is cast to it first.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The tensor to reduce."),
             ParamDef::attr(
                 "dim",
@@ -758,7 +759,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::None),
                 "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps a float input's dtype.",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_ext,
@@ -770,10 +771,10 @@ pub const OPS: &[OpDef] = &[
         name: "CountNonZero",
         category: Category::Reduction,
         doc: "The number of non-zero elements of `input` over `dim` (all dimensions when `None`), removing those dimensions: an `i64` tensor.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The tensor to count in, of any dtype."),
             ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_count_nonzero,
@@ -785,10 +786,10 @@ pub const OPS: &[OpDef] = &[
         name: "SquareSumAll",
         category: Category::Reduction,
         doc: "The sums of squares of all elements of `x` and of `y`: `(sum(x²), sum(y²))`, two rank-0 tensors. Both must be floats of one dtype.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A float tensor."),
             ParamDef::input("y", "A float tensor of `x`'s dtype and shape."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["output_x", "output_y"]),
         infer: infer_square_sum_all,
@@ -800,10 +801,10 @@ pub const OPS: &[OpDef] = &[
         name: "_ReduceProdGrad",
         category: Category::Internal,
         doc: "For every element of `x`, the product of the other elements of its group under a reduction over `axis` (`ReduceProd`'s partial derivative; exact when some elements are zero).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The reduction's input."),
             ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Ints(&[])), "The reduction's `axis`; `()` means all dimensions."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: |call| {

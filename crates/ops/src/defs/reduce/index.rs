@@ -23,6 +23,7 @@
 //! along the axis, MindSpore's one-hot/scatter bprops); `CumSum` is the
 //! reversed `CumSum`, `CumProd` MindSpore's `cumsum(out·dout, reversed) / x`.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
@@ -635,7 +636,7 @@ fn infer_index_gather(call: &InferCall) -> Result<AbsVal, OpError> {
 const fn arg_op(
     name: &'static str,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     output: OutputDef,
     grad: Option<crate::GradFn>,
     kernel: crate::KernelFn,
@@ -644,7 +645,7 @@ const fn arg_op(
         name,
         category: Category::Reduction,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output,
         infer: infer_arg,
@@ -654,7 +655,7 @@ const fn arg_op(
     }
 }
 
-const WITH_VALUE_PARAMS: &[ParamDef] = &[
+const WITH_VALUE_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A numeric tensor."),
     ParamDef::attr(
         "axis",
@@ -668,9 +669,9 @@ const WITH_VALUE_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Bool(false)),
         "Keep the searched dimension with size 1 (default `false`).",
     ),
-];
+]);
 
-const EXT_ARG_PARAMS: &[ParamDef] = &[
+const EXT_ARG_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A numeric tensor."),
     ParamDef::attr(
         "dim",
@@ -684,9 +685,9 @@ const EXT_ARG_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Bool(false)),
         "Keep the searched dimension with size 1 (default `false`); ignored when `dim` is `None`.",
     ),
-];
+]);
 
-const DIM_PARAMS: &[ParamDef] = &[
+const DIM_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A numeric tensor."),
     ParamDef::attr(
         "dim",
@@ -700,16 +701,16 @@ const DIM_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Bool(false)),
         "Keep the reduced dimension with size 1 (default `false`).",
     ),
-];
+]);
 
-const CUM_PARAMS: &[ParamDef] = &[
+const CUM_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A numeric tensor."),
     ParamDef::attr("axis", AttrType::Int, None, "The dimension to scan along; negative counts from the end."),
     ParamDef::attr("exclusive", AttrType::Bool, Some(AttrDefault::Bool(false)), "Leave each element out of its own result (the first result is the identity). Default `false`."),
     ParamDef::attr("reverse", AttrType::Bool, Some(AttrDefault::Bool(false)), "Scan from the end of the axis (default `false`)."),
-];
+]);
 
-const CUMEXT_PARAMS: &[ParamDef] = &[
+const CUMEXT_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A numeric tensor."),
     ParamDef::attr(
         "axis",
@@ -717,7 +718,7 @@ const CUMEXT_PARAMS: &[ParamDef] = &[
         None,
         "The dimension to scan along; negative counts from the end.",
     ),
-];
+]);
 
 const INDEXED_AXIS: ParamDef = ParamDef::attr(
     "axis",
@@ -746,11 +747,11 @@ pub const OPS: &[OpDef] = &[
     arg_op(
         "Argmin",
         "The index of the minimum of `x` along `axis` (the first one if tied; a NaN counts only when it comes first), removing that dimension.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "A numeric tensor."),
             ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(-1)), "The dimension to search; the default -1 is the last one."),
             ParamDef::attr("output_type", AttrType::DType, Some(AttrDefault::DType(DType::I32)), "The dtype of the indices: `i32` (the default) or `i64`."),
-        ],
+        ]),
         OutputDef::Single,
         None,
         |c| k_arg(c, "Argmin"),
@@ -791,7 +792,7 @@ pub const OPS: &[OpDef] = &[
         name: "CumSum",
         category: Category::Reduction,
         doc: "The cumulative sum of `input` along `axis`; `exclusive` leaves each element out of its own sum, `reverse` sums from the end. Integers wrap on overflow.",
-        params: CUM_PARAMS,
+        schema: CUM_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_same_along_axis,
@@ -803,12 +804,12 @@ pub const OPS: &[OpDef] = &[
         name: "CumProd",
         category: Category::Reduction,
         doc: "The cumulative product of `x` along `axis`; `exclusive` leaves each element out of its own product, `reverse` multiplies from the end. Its gradient divides by `x` (MindSpore's bprop), so it is infinite or NaN where `x` is 0.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A numeric tensor."),
             ParamDef::attr("axis", AttrType::Int, None, "The dimension to scan along; negative counts from the end."),
             ParamDef::attr("exclusive", AttrType::Bool, Some(AttrDefault::Bool(false)), "Leave each element out of its own result (the first result is 1). Default `false`."),
             ParamDef::attr("reverse", AttrType::Bool, Some(AttrDefault::Bool(false)), "Scan from the end of the axis (default `false`)."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_same_along_axis,
@@ -820,7 +821,7 @@ pub const OPS: &[OpDef] = &[
         name: "Cummax",
         category: Category::Reduction,
         doc: "The running maximum of `input` along `axis` and where it was found, `(values, indices)` with `i64` indices; a later equal element takes over, and a NaN stays once it appears.",
-        params: CUMEXT_PARAMS,
+        schema: CUMEXT_PARAMS,
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_same_along_axis,
@@ -832,7 +833,7 @@ pub const OPS: &[OpDef] = &[
         name: "Cummin",
         category: Category::Reduction,
         doc: "The running minimum of `input` along `axis` and where it was found, `(values, indices)` with `i32` indices (as MindSpore); a later equal element takes over, and a NaN stays once it appears.",
-        params: CUMEXT_PARAMS,
+        schema: CUMEXT_PARAMS,
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_same_along_axis,
@@ -844,12 +845,12 @@ pub const OPS: &[OpDef] = &[
         name: "_IndexScatterAdd",
         category: Category::Internal,
         doc: "Zeros of `like`'s shape (and `updates`' dtype) with each element of `updates` added at the position its index in `indices` names along `axis` (the other coordinates kept): the gradient of values picked along an axis.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("indices", "Integer positions along `axis`, of `updates`' shape; `like`'s rank, with `like`'s sizes off the axis."),
             ParamDef::input("updates", "The values to add."),
             ParamDef::input("like", "The tensor whose shape the result has."),
             INDEXED_AXIS,
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_index_scatter_add,
@@ -866,11 +867,11 @@ pub const OPS: &[OpDef] = &[
         name: "_IndexGather",
         category: Category::Internal,
         doc: "The elements of `x` at the positions `indices` names along `axis` (the other coordinates kept), in `indices`' shape: `GatherD`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "The tensor to read."),
             ParamDef::input("indices", "Integer positions along `axis`; `x`'s rank, with `x`'s sizes off the axis."),
             INDEXED_AXIS,
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_index_gather,

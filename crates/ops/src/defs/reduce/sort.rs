@@ -2,6 +2,7 @@
 //! ArgSort, Median (see `reduce::index` for the conventions: stable sorts,
 //! NaN sorting as the largest value, the lower median, index dtypes).
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
@@ -345,7 +346,7 @@ fn grad_median(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const SORT_EXT_PARAMS: &[ParamDef] = &[
+const SORT_EXT_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A numeric tensor."),
     ParamDef::attr(
         "dim",
@@ -365,18 +366,18 @@ const SORT_EXT_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Bool(false)),
         "Keep equal elements in their order; sorting here is always stable.",
     ),
-];
+]);
 
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "TopK",
         category: Category::Reduction,
         doc: "The `k` largest elements along the last dimension of `input` and their `i32` indices, `(values, indices)`, largest first; equal values keep their order. (With `sorted=false` MindSpore's order is unspecified; this returns the sorted one.)",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "A numeric tensor of rank 1 or more."),
             ParamDef::attr("k", AttrType::Int, None, "How many elements to take, in `[1, size of the last dimension]`."),
             ParamDef::attr("sorted", AttrType::Bool, Some(AttrDefault::Bool(true)), "Return the values largest first (default `true`)."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_sort,
@@ -388,13 +389,13 @@ pub const OPS: &[OpDef] = &[
         name: "TopkExt",
         category: Category::Reduction,
         doc: "The `k` largest (or, with `largest=false`, smallest) elements of `input` along `dim` and their `i64` indices, `(values, indices)`, sorted (`mint.topk`); equal values keep their order.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "A numeric tensor."),
             ParamDef::attr("k", AttrType::Int, None, "How many elements to take, at most the size of `dim`."),
             ParamDef::attr("dim", AttrType::Int, Some(AttrDefault::Int(-1)), "The dimension to search (default -1, the last)."),
             ParamDef::attr("largest", AttrType::Bool, Some(AttrDefault::Bool(true)), "Take the largest (the default) or the smallest elements."),
             ParamDef::attr("sorted", AttrType::Bool, Some(AttrDefault::Bool(true)), "Return them in order; they always are here."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_sort,
@@ -406,11 +407,11 @@ pub const OPS: &[OpDef] = &[
         name: "Sort",
         category: Category::Reduction,
         doc: "Sorts `x` along `axis`, returning `(values, indices)` with `i32` indices; the sort is stable and a NaN sorts as the largest value.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A numeric tensor."),
             ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(-1)), "The dimension to sort along (default -1, the last)."),
             ParamDef::attr("descending", AttrType::Bool, Some(AttrDefault::Bool(false)), "Sort from largest to smallest (default `false`)."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_sort,
@@ -422,7 +423,7 @@ pub const OPS: &[OpDef] = &[
         name: "SortExt",
         category: Category::Reduction,
         doc: "Sorts `input` along `dim`, returning `(values, indices)` with `i64` indices (`mint.sort`); stable, a NaN sorts as the largest value.",
-        params: SORT_EXT_PARAMS,
+        schema: SORT_EXT_PARAMS,
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_sort,
@@ -434,7 +435,7 @@ pub const OPS: &[OpDef] = &[
         name: "ArgSort",
         category: Category::Reduction,
         doc: "The `i64` indices that sort `input` along `dim` (`mint.argsort`); stable, a NaN sorts as the largest value.",
-        params: SORT_EXT_PARAMS,
+        schema: SORT_EXT_PARAMS,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_sort,
@@ -446,13 +447,13 @@ pub const OPS: &[OpDef] = &[
         name: "Median",
         category: Category::Reduction,
         doc: "The lower median of `x` along `axis` (or of all of `x` with `global_median`) and its `i64` index, `(y, indices)`. A NaN makes the result NaN (at the first NaN's index) unless `ignore_nan`; with `global_median` the index is 0 and `keep_dims` must be false.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A numeric tensor."),
             ParamDef::attr("global_median", AttrType::Bool, Some(AttrDefault::Bool(false)), "Take the median of all elements (default `false`)."),
             ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to reduce when not global (default 0)."),
             ParamDef::attr("keep_dims", AttrType::Bool, Some(AttrDefault::Bool(false)), "Keep the reduced dimension with size 1 (default `false`)."),
             ParamDef::attr("ignore_nan", AttrType::Bool, Some(AttrDefault::Bool(false)), "Leave NaNs out instead of returning NaN (default `false`)."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["y", "indices"]),
         infer: infer_median,

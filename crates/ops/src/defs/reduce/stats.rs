@@ -12,6 +12,7 @@
 //! Gradients are the analytic ones MindSpore's bprops compute, built from
 //! registry primitives so that they differentiate again.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType};
 use tensor::Tensor;
@@ -461,7 +462,7 @@ const KEEPDIM: &str = "Keep each reduced dimension with size 1 (default `false`)
 const CORRECTION: &str = "Subtracted from the number of elements before dividing: 1 (the default) gives the unbiased estimate, 0 the population one.";
 const DTYPE_DOC: &str = "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps the input's float dtype.";
 
-const STAT_PARAMS: &[ParamDef] = &[
+const STAT_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A float tensor."),
     ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
     ParamDef::attr(
@@ -476,7 +477,7 @@ const STAT_PARAMS: &[ParamDef] = &[
         Some(AttrDefault::Bool(false)),
         KEEPDIM,
     ),
-];
+]);
 
 macro_rules! stat_op {
     ($name:literal, $doc:literal, $output:expr) => {
@@ -484,7 +485,7 @@ macro_rules! stat_op {
             name: $name,
             category: Category::Reduction,
             doc: $doc,
-            params: STAT_PARAMS,
+            schema: STAT_PARAMS,
             variadic: false,
             output: $output,
             infer: infer_stat,
@@ -502,7 +503,7 @@ pub const OPS: &[OpDef] = &[
         name: "LogSumExp",
         category: Category::Reduction,
         doc: "`log(sum(exp(input)))` over `dim`, computed stably (the maximum is subtracted first); integer inputs give `f32`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "The tensor to reduce."),
             ParamDef::attr(
                 "dim",
@@ -511,7 +512,7 @@ pub const OPS: &[OpDef] = &[
                 "The dimensions to reduce: an int or a tuple of ints (negative counting from the end; `()` reduces all).",
             ),
             ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_logsumexp,
@@ -523,7 +524,7 @@ pub const OPS: &[OpDef] = &[
         name: "ReduceStd",
         category: Category::Reduction,
         doc: "The standard deviation and mean of `x` over `axis` (all dimensions when empty): `(std, mean)`. With `unbiased` (the default) the variance divides by `n - 1`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A float tensor."),
             ParamDef::attr(
                 "axis",
@@ -543,7 +544,7 @@ pub const OPS: &[OpDef] = &[
                 Some(AttrDefault::Bool(false)),
                 "Keep each reduced dimension with size 1 (default `false`).",
             ),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Tuple(&["std", "mean"]),
         infer: infer_stat,
@@ -575,13 +576,13 @@ pub const OPS: &[OpDef] = &[
         name: "Norm",
         category: Category::Reduction,
         doc: "The vector `p`-norm of `input` over `dim` (all elements when `None`), as `mint.norm` with a number `p`: `(sum |x|^p)^(1/p)`; `p=inf` is the largest magnitude, `-inf` the smallest, `0` the number of non-zero elements. With `dtype` the input is cast to it first.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "A float tensor."),
             ParamDef::attr("p", AttrType::Number, Some(AttrDefault::Float(2.0)), "The order of the norm (default 2); `inf` and `-inf` allowed."),
             ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
             ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
             ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), DTYPE_DOC),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_norm,
@@ -593,13 +594,13 @@ pub const OPS: &[OpDef] = &[
         name: "LinalgVectorNorm",
         category: Category::Reduction,
         doc: VECTOR_NORM_DOC,
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A float tensor."),
             ParamDef::attr("ord", AttrType::Number, Some(AttrDefault::Float(2.0)), "The order of the norm (default 2); `inf` and `-inf` allowed."),
             ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
             ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
             ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), DTYPE_DOC),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_norm,
@@ -611,13 +612,13 @@ pub const OPS: &[OpDef] = &[
         name: "LpNorm",
         category: Category::Reduction,
         doc: "The `p`-norm of `input` over `axis`, `(sum |x|^p)^(1/p)` for an integer `p >= 0` (`p=0` counts the non-zero elements), clamped below at `epsilon` (except for `p=0`).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "A float tensor."),
             ParamDef::attr("axis", AttrType::Ints, None, "The dimensions to reduce: an int or a tuple of ints, negative counting from the end."),
             ParamDef::attr("p", AttrType::Int, Some(AttrDefault::Int(2)), "The order of the norm, a non-negative integer (default 2)."),
             ParamDef::attr("keep_dims", AttrType::Bool, Some(AttrDefault::Bool(false)), "Keep each reduced dimension with size 1 (default `false`)."),
             ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-12)), "The smallest result (default 1e-12), which keeps a later division finite."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_norm,

@@ -14,6 +14,7 @@
 //! (`_SegmentGather`, zero for dropped ids), and the max/min primitives share
 //! the sensitivity among the elements that attained the extreme.
 
+use crate::schema::Schema;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -623,21 +624,21 @@ fn like_2_0(call: &InferCall) -> Result<AbsVal, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const TENSOR_SCATTER: &[ParamDef] = &[
+const TENSOR_SCATTER: Schema = Schema::own(&[
     ParamDef::input("input_x", "The tensor to update (a copy is returned)."),
     ParamDef::input("indices", "Index rows, `[..., k]`, i32 or i64, rank at least 2: each row addresses a slice `input_x[i0, ..., ik-1]`."),
     ParamDef::input("updates", "The values, of the dtype of `input_x` and shape `indices.shape[:-1] + input_x.shape[k:]`."),
-];
+]);
 
 pub const OPS: &[OpDef] = &[
     op(
         "GatherNd",
         Category::Shape,
         "Gathers slices of `input_x` addressed by the rows of `indices` (`[..., k]`): the result has shape `indices.shape[:-1] + input_x.shape[k:]`; an index outside the tensor is an error.",
-        &[
+        Schema::own(&[
             ParamDef::input("input_x", "The tensor to gather from."),
             ParamDef::input("indices", "Index rows, `[..., k]` with `k <= rank(input_x)`, i32 or i64."),
-        ],
+        ]),
         infer_gather_nd,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -651,11 +652,11 @@ pub const OPS: &[OpDef] = &[
         "ScatterNd",
         Category::Shape,
         "Zeros of `shape` with `updates` added at the slices addressed by the rows of `indices` (duplicate rows add up): the inverse of GatherNd.",
-        &[
+        Schema::own(&[
             ParamDef::input("indices", "Index rows, `[..., k]`, i32 or i64, rank at least 2."),
             ParamDef::input("updates", "The values, of shape `indices.shape[:-1] + shape[k:]`."),
             ParamDef::attr("shape", AttrType::IntTuple, None, "The shape of the result (MindSpore takes it as a constant input)."),
-        ],
+        ]),
         infer_scatter_nd,
         Some(|b, c| {
             if !is_float_input(c, 1) {
@@ -714,11 +715,11 @@ pub const OPS: &[OpDef] = &[
         "GatherD",
         Category::Shape,
         "Gathers along `dim`: `out[i][j][k] = x[index[i][j][k]][j][k]` for `dim=0` (and so on); the result has `index`'s shape. `index` has the rank of `x` and is no larger in the other dimensions; negative indices count from the end.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The tensor to gather from."),
             ParamDef::attr("dim", AttrType::Int, None, "The dimension to gather along; negative values count from the end (MindSpore takes it as an input)."),
             ParamDef::input("index", "Positions along `dim`, i32 or i64, of the rank of `x`, in `[-size, size)`."),
-        ],
+        ]),
         infer_gather_d,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -733,11 +734,11 @@ pub const OPS: &[OpDef] = &[
         "IndexSelect",
         Category::Shape,
         "Takes the slices of `input` at positions `index` along `dim` (`ops.index_select`): dimension `dim` of the result has `len(index)` entries. MindSpore's CPU backend has no kernel for it.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor to select from, of rank at least 1."),
             ParamDef::attr("dim", AttrType::Int, None, "The dimension to select along; negative values count from the end."),
             ParamDef::input("index", "The positions, a 1-D i32 or i64 tensor with entries in `[0, size)`."),
-        ],
+        ]),
         infer_index_select,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -752,10 +753,10 @@ pub const OPS: &[OpDef] = &[
         "Take",
         Category::Shape,
         "The elements of the flattened `input` at the positions `index` (negative positions count from the end); the result has `index`'s shape. MindSpore's CPU backend has no kernel for it.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "The tensor to take from."),
             ParamDef::input("index", "Flat positions, i32 or i64, in `[-numel, numel)`."),
-        ],
+        ]),
         infer_take,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -773,11 +774,11 @@ pub const OPS: &[OpDef] = &[
         "_GatherNdGrad",
         Category::Internal,
         "The gradient of GatherNd: `grad` added into zeros shaped like `x` at the slices addressed by `indices` (ScatterNd into `x`'s shape).",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "GatherNd's `input_x`, for its shape."),
             ParamDef::input("indices", "GatherNd's `indices`."),
             ParamDef::input("grad", "The gradient of the GatherNd result."),
-        ],
+        ]),
         like_2_0,
         Some(|b, c| vec![None, None, Some(b.prim("GatherNd", &[c.dout, c.inputs[1]], vec![]))]),
         |c| {
@@ -794,12 +795,12 @@ pub const OPS: &[OpDef] = &[
         "_GatherDGrad",
         Category::Internal,
         "The gradient of GatherD: `grad` added into zeros shaped like `x` at the gathered positions.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "GatherD's `x`, for its shape."),
             ParamDef::input("index", "GatherD's `index`."),
             ParamDef::input("grad", "The gradient of the GatherD result."),
             ParamDef::attr("dim", AttrType::Int, None, "GatherD's dim."),
-        ],
+        ]),
         like_2_0,
         Some(|b, c| {
             let dim = ("dim", AttrValue::Int(c.attrs.int("dim")));
@@ -819,11 +820,11 @@ pub const OPS: &[OpDef] = &[
         "_TakeGrad",
         Category::Internal,
         "The gradient of Take: `grad` added into zeros shaped like `x` at the taken flat positions.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "Take's `input`, for its shape."),
             ParamDef::input("index", "Take's `index`."),
             ParamDef::input("grad", "The gradient of the Take result."),
-        ],
+        ]),
         like_2_0,
         Some(|b, c| vec![None, None, Some(b.prim("Take", &[c.dout, c.inputs[1]], vec![]))]),
         |c| {

@@ -5,6 +5,7 @@
 //! cropping), computed as a list of source offsets; each one's gradient is
 //! its inverse, as in MindSpore.
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
@@ -565,11 +566,11 @@ pub const OPS: &[OpDef] = &[
         name: "SpaceToDepth",
         category: Category::Shape,
         doc: "Moves `block_size × block_size` blocks of the height and width of an NCHW `x` into channels: `out[n, (bh·b + bw)·C + c, h, w] = x[n, c, h·b + bh, w·b + bw]`; height and width must be divisible by `block_size`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A 4-D NCHW tensor."),
             ParamDef::attr("block_size", AttrType::Int, None, "The block size, at least 2."),
             ParamDef::attr("data_format", AttrType::Str(&["NCHW"]), Some(AttrDefault::Str("NCHW")), "The layout; MindSpore supports NCHW only."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_depth,
@@ -586,11 +587,11 @@ pub const OPS: &[OpDef] = &[
         name: "DepthToSpace",
         category: Category::Shape,
         doc: "Moves channels of an NCHW `x` into `block_size × block_size` blocks of the height and width (the inverse of SpaceToDepth): `out[n, c, h, w] = x[n, ((h mod b)·b + w mod b)·C' + c, h / b, w / b]`; the channel count must be divisible by `block_size²`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("x", "A 4-D NCHW tensor."),
             ParamDef::attr("block_size", AttrType::Int, None, "The block size, at least 2."),
             ParamDef::attr("data_format", AttrType::Str(&["NCHW"]), Some(AttrDefault::Str("NCHW")), "The layout; MindSpore supports NCHW only."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_depth,
@@ -607,10 +608,10 @@ pub const OPS: &[OpDef] = &[
         name: "PixelShuffle",
         category: Category::Shape,
         doc: "Rearranges `(*, C·r², H, W)` into `(*, C, H·r, W·r)`: `out[..., c, h·r + i, w·r + j] = input[..., c·r² + i·r + j, h, w]` with `r = upscale_factor`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input", "A tensor of rank at least 3, `(*, C·r², H, W)`."),
             ParamDef::attr("upscale_factor", AttrType::Int, None, "The factor `r` by which height and width grow, positive."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_pixel_shuffle,
@@ -627,10 +628,10 @@ pub const OPS: &[OpDef] = &[
         name: "_PixelShuffleGrad",
         category: Category::Internal,
         doc: "The gradient of PixelShuffle: the inverse rearrangement, `(*, C, H·r, W·r)` back to `(*, C·r², H, W)`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("grad", "The gradient of the PixelShuffle result."),
             ParamDef::attr("upscale_factor", AttrType::Int, None, "PixelShuffle's upscale_factor."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_pixel_shuffle,
@@ -642,11 +643,11 @@ pub const OPS: &[OpDef] = &[
         name: "SpaceToBatchND",
         category: Category::Shape,
         doc: "Zero-pads the last M (spatial) dimensions of `input_x` by `paddings` and splits them into blocks of `block_shape`, moving the position within the block into the batch: result batch `(k·N + n)` for block position `k` (row-major) and batch `n`; each spatial size becomes `(size + before + after) / block`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The tensor, `(N, ..., spatial dims)`, its last M dimensions spatial."),
             ParamDef::attr("block_shape", AttrType::Ints, None, "The block size per spatial dimension, each >= 1 (an int for all)."),
             ParamDef::attr("paddings", AttrType::IntTuples, None, "One `(before, after)` pair of non-negative ints per spatial dimension; padded sizes must be divisible by the block."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_space,
@@ -658,11 +659,11 @@ pub const OPS: &[OpDef] = &[
         name: "BatchToSpaceND",
         category: Category::Shape,
         doc: "The inverse of SpaceToBatchND: moves blocks of the batch back into the last M (spatial) dimensions (batch `k·N' + n` fills block position `k` of batch `n`), then crops each spatial dimension by `crops`.",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "The tensor, `(N'·prod(block_shape), ..., spatial dims)`."),
             ParamDef::attr("block_shape", AttrType::Ints, None, "The block size per spatial dimension, each >= 1 (an int for all)."),
             ParamDef::attr("crops", AttrType::IntTuples, None, "One `(before, after)` pair of non-negative ints per spatial dimension, cropped from the result."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_space,
@@ -674,11 +675,11 @@ pub const OPS: &[OpDef] = &[
         name: "SpaceToBatch",
         category: Category::Shape,
         doc: "SpaceToBatchND of a 4-D NCHW `input_x` with the square block `block_size` (deprecated in MindSpore, which has no CPU kernel for it).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "A 4-D NCHW tensor."),
             ParamDef::attr("block_size", AttrType::Int, None, "The block size of height and width, at least 2."),
             ParamDef::attr("paddings", AttrType::IntTuples, None, "`((top, bottom), (left, right))`, non-negative; padded sizes must be divisible by `block_size`."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_space,
@@ -690,11 +691,11 @@ pub const OPS: &[OpDef] = &[
         name: "BatchToSpace",
         category: Category::Shape,
         doc: "BatchToSpaceND of a 4-D NCHW `input_x` with the square block `block_size` (deprecated in MindSpore, which has no CPU kernel for it).",
-        params: &[
+        schema: Schema::own(&[
             ParamDef::input("input_x", "A 4-D NCHW tensor whose batch is divisible by `block_size²`."),
             ParamDef::attr("block_size", AttrType::Int, None, "The block size of height and width, at least 2."),
             ParamDef::attr("crops", AttrType::IntTuples, None, "`((top, bottom), (left, right))`, non-negative, cropped from the result."),
-        ],
+        ]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_space,

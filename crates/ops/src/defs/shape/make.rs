@@ -10,6 +10,7 @@
 //! sensitivity), `Tril`/`Triu` (which mask it the same way) and `Meshgrid`
 //! (each input gets its output's sensitivity summed over the other axes).
 
+use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst};
 use tensor::{Buffer, Tensor};
@@ -703,7 +704,7 @@ const fn op(
     name: &'static str,
     category: Category,
     doc: &'static str,
-    params: &'static [ParamDef],
+    params: Schema,
     infer: crate::InferFn,
     grad: Option<crate::GradFn>,
     kernel: crate::KernelFn,
@@ -712,7 +713,7 @@ const fn op(
         name,
         category,
         doc,
-        params,
+        schema: params,
         variadic: false,
         output: OutputDef::Single,
         infer,
@@ -761,13 +762,13 @@ pub const OPS: &[OpDef] = &[
         "OneHot",
         Category::TensorMaker,
         "A one-hot tensor: `on_value` where the position along the new dimension `axis` (of size `depth`) equals the index, `off_value` elsewhere; indices outside `[0, depth)` give a row of `off_value`.",
-        &[
+        Schema::own(&[
             ParamDef::input("indices", "The indices, an i32 or i64 tensor of any shape."),
             ParamDef::attr("depth", AttrType::Int, None, "The size of the new dimension, >= 0 (MindSpore takes it as an input)."),
             ONE_HOT_VALUES[0],
             ONE_HOT_VALUES[1],
             ONE_HOT_AXIS,
-        ],
+        ]),
         infer_one_hot,
         None,
         |c| kernel_one_hot(c, "OneHot"),
@@ -776,13 +777,13 @@ pub const OPS: &[OpDef] = &[
         "OneHotExt",
         Category::TensorMaker,
         "OneHot with `num_classes`, which may be -1: the largest index plus one. MindSpore's CPU backend has no kernel for it.",
-        &[
+        Schema::own(&[
             ParamDef::input("tensor", "The indices, an i32 or i64 tensor of any shape."),
             ParamDef::attr("num_classes", AttrType::Int, None, "The size of the new dimension, >= 0, or -1 for the largest index plus one."),
             ONE_HOT_VALUES[0],
             ONE_HOT_VALUES[1],
             ONE_HOT_AXIS,
-        ],
+        ]),
         infer_one_hot,
         None,
         |c| kernel_one_hot(c, "OneHotExt"),
@@ -791,12 +792,12 @@ pub const OPS: &[OpDef] = &[
         "Range",
         Category::TensorMaker,
         "The 1-D sequence `start, start + step, ...` up to `end` (exclusive). The bounds are all ints (giving i64) or all floats (giving f32, computed in f32), as MindSpore takes them as Python numbers; the length is known before run time only for constant bounds.",
-        &[
+        Schema::own(&[
             RANGE_BOUNDS[0],
             RANGE_BOUNDS[1],
             RANGE_BOUNDS[2],
             ParamDef::attr("maxlen", AttrType::Int, Some(AttrDefault::Int(1_000_000)), "The largest result MindSpore allocates for, positive. Default 1000000 (not enforced, as in PyNative mode)."),
-        ],
+        ]),
         infer_range,
         None,
         |c| kernel_range(c, "Range"),
@@ -805,12 +806,12 @@ pub const OPS: &[OpDef] = &[
         "Arange",
         Category::TensorMaker,
         "`ops.arange`: the 1-D sequence `start, start + step, ...` up to `end` (exclusive): i64 for int bounds, f32 (computed in f32) when any bound is a float, then converted to `dtype` if given. MindSpore's CPU backend has no kernel for the primitive; this is `ops.arange`, Range plus Cast.",
-        &[
+        Schema::own(&[
             ParamDef::input("start", "The first value, a scalar."),
             ParamDef::input("end", "The end, exclusive, a scalar."),
             ParamDef::input("step", "The step, a non-zero scalar pointing from `start` to `end`."),
             ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), "The dtype of the result; the default none gives i64 for ints and f32 otherwise."),
-        ],
+        ]),
         infer_range,
         None,
         |c| kernel_range(c, "Arange"),
@@ -819,11 +820,11 @@ pub const OPS: &[OpDef] = &[
         "LinSpace",
         Category::TensorMaker,
         "`num` evenly spaced values from `start` to `stop`: `start + i·(stop - start)/(num - 1)`, in the dtype of the bounds (f32 or f64); `num = 1` gives `[start]`.",
-        &[
+        Schema::own(&[
             ParamDef::input("start", "The first value, an f32 or f64 scalar."),
             ParamDef::input("stop", "The last value, of the dtype of `start`."),
             ParamDef::attr("num", AttrType::Int, None, "The number of values, positive (MindSpore takes it as an input)."),
-        ],
+        ]),
         infer_linspace,
         None,
         kernel_linspace,
@@ -832,11 +833,11 @@ pub const OPS: &[OpDef] = &[
         "Eye",
         Category::TensorMaker,
         "An `n × m` tensor of `dtype` with ones on the main diagonal and zeros elsewhere.",
-        &[
+        Schema::own(&[
             ParamDef::attr("n", AttrType::Int, None, "The number of rows, >= 0."),
             ParamDef::attr("m", AttrType::Int, None, "The number of columns, >= 0."),
             ParamDef::attr("dtype", AttrType::DType, None, "The dtype of the result."),
-        ],
+        ]),
         infer_eye,
         None,
         kernel_eye,
@@ -845,10 +846,10 @@ pub const OPS: &[OpDef] = &[
         "Tril",
         Category::Shape,
         "The lower triangle of the matrices in the last two dimensions of `x`: elements with `col - row > diagonal` become zero.",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "A tensor of rank at least 2, `(*, M, N)`."),
             ParamDef::attr("diagonal", AttrType::Int, Some(AttrDefault::Int(0)), "Which diagonal bounds the triangle: 0 the main one, positive above it, negative below. Default 0."),
-        ],
+        ]),
         infer_tri,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -862,10 +863,10 @@ pub const OPS: &[OpDef] = &[
         "Triu",
         Category::Shape,
         "The upper triangle of the matrices in the last two dimensions of `input`: elements with `col - row < diagonal` become zero.",
-        &[
+        Schema::own(&[
             ParamDef::input("input", "A tensor of rank at least 2, `(*, M, N)`."),
             ParamDef::attr("diagonal", AttrType::Int, Some(AttrDefault::Int(0)), "Which diagonal bounds the triangle: 0 the main one, positive above it, negative below. Default 0."),
-        ],
+        ]),
         infer_tri,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -879,10 +880,10 @@ pub const OPS: &[OpDef] = &[
         "Meshgrid",
         Category::TensorMaker,
         "Coordinate grids from a tuple of N 0-D or 1-D tensors of one dtype: a tuple of N tensors of shape `(len0, len1, ...)` (`ij` indexing) or with the first two lengths swapped (`xy`, the default), tensor `k` repeating input `k` along its own dimension.",
-        &[
+        Schema::own(&[
             ParamDef::input("inputs", "A tuple of 0-D or 1-D tensors of one dtype."),
             ParamDef::attr("indexing", AttrType::Str(&["xy", "ij"]), Some(AttrDefault::Str("xy")), "`xy` (Cartesian, the default) or `ij` (matrix) indexing."),
-        ],
+        ]),
         infer_meshgrid,
         Some(|b, c| {
             let items = match c.input_values.first() {
@@ -915,10 +916,10 @@ pub const OPS: &[OpDef] = &[
         "SequenceMask",
         Category::TensorMaker,
         "A bool mask of shape `lengths.shape + (maxlen,)`: position `j` of row `i` is true when `j < lengths[i]`.",
-        &[
+        Schema::own(&[
             ParamDef::input("lengths", "The lengths, an i32 or i64 tensor."),
             ParamDef::attr("maxlen", AttrType::Int, None, "The size of the last dimension, positive (MindSpore takes it as an input)."),
-        ],
+        ]),
         infer_sequence_mask,
         None,
         kernel_sequence_mask,
@@ -927,10 +928,10 @@ pub const OPS: &[OpDef] = &[
         "FillV2",
         Category::TensorMaker,
         "A tensor of `shape` with every element equal to `value` (its dtype is `value`'s).",
-        &[
+        Schema::own(&[
             ParamDef::attr("shape", AttrType::Ints, None, "The shape of the result: an int or a tuple of non-negative ints (MindSpore takes it as an input)."),
             ParamDef::input("value", "The fill value, a single-element tensor or scalar."),
-        ],
+        ]),
         infer_fill_v2,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -944,10 +945,10 @@ pub const OPS: &[OpDef] = &[
         "Fills",
         Category::TensorMaker,
         "A tensor of the shape and dtype of `x` with every element equal to `value` (deprecated in MindSpore, which has no CPU kernel for it; use FillV2).",
-        &[
+        Schema::own(&[
             ParamDef::input("x", "The tensor whose shape and dtype the result takes."),
             ParamDef::input("value", "The fill value, a scalar converted to the dtype of `x`."),
-        ],
+        ]),
         infer_fills,
         None,
         |c| {
@@ -960,7 +961,7 @@ pub const OPS: &[OpDef] = &[
         "ZerosLikeExt",
         Category::TensorMaker,
         "Zeros of the shape of `input`, in `dtype` (or `input`'s dtype). MindSpore's CPU backend has no kernel for it.",
-        &[ParamDef::input("input", "The tensor whose shape the result takes."), LIKE_DTYPE],
+        Schema::own(&[ParamDef::input("input", "The tensor whose shape the result takes."), LIKE_DTYPE]),
         infer_like_ext,
         None,
         |c| kernel_like_ext(c, 0.0),
@@ -969,7 +970,7 @@ pub const OPS: &[OpDef] = &[
         "OnesLikeExt",
         Category::TensorMaker,
         "Ones of the shape of `input`, in `dtype` (or `input`'s dtype). MindSpore's CPU backend has no kernel for it.",
-        &[ParamDef::input("input", "The tensor whose shape the result takes."), LIKE_DTYPE],
+        Schema::own(&[ParamDef::input("input", "The tensor whose shape the result takes."), LIKE_DTYPE]),
         infer_like_ext,
         None,
         |c| kernel_like_ext(c, 1.0),

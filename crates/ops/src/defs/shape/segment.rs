@@ -8,6 +8,7 @@
 //! maximum's and minimum's share it among the elements that attained the
 //! extreme, and MaskedFill's splits it between `input_x` and `value`.
 
+use crate::schema::Schema;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -378,11 +379,11 @@ fn kernel_segment_gather(c: &KernelCall) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const SEGMENT: &[ParamDef] = &[
+const SEGMENT: Schema = Schema::own(&[
     ParamDef::input("input_x", "The values, numeric."),
     ParamDef::input("segment_ids", "The segment of each leading position, i32 or i64, of a shape that starts `input_x`'s; negative ids are dropped, ids must be below `num_segments`."),
     ParamDef::attr("num_segments", AttrType::Int, None, "The number of segments, positive (MindSpore takes it as an input)."),
-];
+]);
 
 pub const OPS: &[OpDef] = &[
     op(
@@ -421,11 +422,11 @@ pub const OPS: &[OpDef] = &[
         "MaskedFill",
         Category::Elementwise,
         "`input_x` with `value` where `mask` is true (`mask` broadcasts with `input_x`; the result has the broadcast shape and `input_x`'s dtype). A float `value` cannot fill an integer tensor.",
-        &[
+        Schema::own(&[
             ParamDef::input("input_x", "The tensor to fill."),
             ParamDef::input("mask", "A bool tensor, broadcastable with `input_x`."),
             ParamDef::input("value", "The fill value: a scalar (or rank-0 tensor), converted to `input_x`'s dtype."),
-        ],
+        ]),
         infer_masked_fill,
         Some(|b, c| {
             let zeros = b.prim("ZerosLike", &[c.dout], vec![]);
@@ -446,11 +447,11 @@ pub const OPS: &[OpDef] = &[
         "_SegmentGather",
         Category::Internal,
         "The gradient of UnsortedSegmentSum (MindSpore's GatherDropNegatives): row `segment_ids[k]` of `grad` at every position `k`, zeros where the id is negative.",
-        &[
+        Schema::own(&[
             ParamDef::input("grad", "Per-segment values, `(num_segments, ...)`."),
             ParamDef::input("segment_ids", "The segment ids."),
             ParamDef::attr("num_segments", AttrType::Int, None, "The number of segments (for this primitive's own gradient)."),
-        ],
+        ]),
         infer_segment_gather,
         Some(|b, c| {
             vec![Some(b.prim("UnsortedSegmentSum", &[c.dout, c.inputs[1]], attrs_of(c))), None]

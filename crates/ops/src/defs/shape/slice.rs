@@ -3,6 +3,7 @@
 //! with (`_SliceGrad`, `_NarrowGrad`, `_SliceExtGrad`, whose own gradients
 //! slice again).
 
+use crate::schema::Schema;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::elementwise::{infer_same, is_float_input};
@@ -443,11 +444,11 @@ pub const OPS: &[OpDef] = &[
         "Slice",
         Category::Shape,
         "The box of `input` starting at `begin` with `size` elements per dimension (a size of -1 takes the rest of that dimension); the box must lie inside `input`.",
-        &[
+        Schema::own(&[
             INPUT,
             ParamDef::attr("begin", AttrType::IntTuple, None, "The start of the box, one non-negative index per dimension."),
             ParamDef::attr("size", AttrType::IntTuple, None, "The size of the box per dimension; -1 takes everything from `begin` on."),
-        ],
+        ]),
         infer_slice,
         Some(|b, c| scatter_back(b, c, "_SliceGrad")),
         |c| {
@@ -460,12 +461,12 @@ pub const OPS: &[OpDef] = &[
         "Narrow",
         Category::Shape,
         "The `length` elements of `input` along `dim` from `start` on (a negative `start` counts from the end); `start + length` must not pass the end.",
-        &[
+        Schema::own(&[
             INPUT,
             ParamDef::attr("dim", AttrType::Int, None, "The dimension to narrow; negative values count from the end."),
             ParamDef::attr("start", AttrType::Int, None, "The first position taken; negative values count from the end."),
             ParamDef::attr("length", AttrType::Int, None, "How many positions to take, >= 0."),
-        ],
+        ]),
         infer_narrow,
         Some(|b, c| scatter_back(b, c, "_NarrowGrad")),
         |c| {
@@ -479,13 +480,13 @@ pub const OPS: &[OpDef] = &[
         "SliceExt",
         Category::Shape,
         "`input[..., start:end:step, ...]` along `dim`, with Python's rules: negative `start`/`end` count from the end and both are clamped to the dimension; `step` must be positive.",
-        &[
+        Schema::own(&[
             INPUT,
             ParamDef::attr("dim", AttrType::Int, None, "The dimension to slice; negative values count from the end."),
             ParamDef::attr("start", AttrType::Int, None, "The first position (negative values count from the end)."),
             ParamDef::attr("end", AttrType::Int, None, "The end position, exclusive (negative values count from the end)."),
             ParamDef::attr("step", AttrType::Int, None, "The step, positive."),
-        ],
+        ]),
         infer_slice_ext,
         Some(|b, c| scatter_back(b, c, "_SliceExtGrad")),
         |c| {
@@ -498,10 +499,10 @@ pub const OPS: &[OpDef] = &[
         "ReverseV2",
         Category::Shape,
         "Reverses the order of the elements of `input` along each dimension in `axis` (`ops.flip`).",
-        &[
+        Schema::own(&[
             INPUT,
             ParamDef::attr("axis", AttrType::IntTuple, None, "The dimensions to reverse, distinct; negative values count from the end."),
-        ],
+        ]),
         infer_reverse,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -515,11 +516,11 @@ pub const OPS: &[OpDef] = &[
         "Roll",
         Category::Shape,
         "Rolls `input` by `shifts[i]` positions along `dims[i]` (elements pushed off one end come back at the other); without `dims`, rolls the flattened tensor by the one shift and restores the shape. MindSpore's CPU backend has no kernel for it.",
-        &[
+        Schema::own(&[
             INPUT,
             ParamDef::attr("shifts", AttrType::Ints, None, "The shift per rolled dimension (positive rolls towards higher indices): an int or a tuple."),
             ParamDef::attr("dims", AttrType::Ints, Some(AttrDefault::None), "The dimensions to roll, one per shift; the default none rolls the flattened tensor."),
-        ],
+        ]),
         infer_roll,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -538,12 +539,12 @@ pub const OPS: &[OpDef] = &[
         "_SliceGrad",
         Category::Internal,
         "The gradient of `Slice`: `grad` placed in zeros shaped like `like` at the sliced box.",
-        &[
+        Schema::own(&[
             GRAD_LIKE[0],
             GRAD_LIKE[1],
             ParamDef::attr("begin", AttrType::IntTuple, None, "Slice's begin."),
             ParamDef::attr("size", AttrType::IntTuple, None, "Slice's size."),
-        ],
+        ]),
         like_0_1,
         Some(|b, c| slice_again(b, c, "Slice")),
         kernel_slice_grad,
@@ -552,13 +553,13 @@ pub const OPS: &[OpDef] = &[
         "_NarrowGrad",
         Category::Internal,
         "The gradient of `Narrow`: `grad` placed in zeros shaped like `like` at the narrowed positions.",
-        &[
+        Schema::own(&[
             GRAD_LIKE[0],
             GRAD_LIKE[1],
             ParamDef::attr("dim", AttrType::Int, None, "Narrow's dim."),
             ParamDef::attr("start", AttrType::Int, None, "Narrow's start."),
             ParamDef::attr("length", AttrType::Int, None, "Narrow's length."),
-        ],
+        ]),
         like_0_1,
         Some(|b, c| slice_again(b, c, "Narrow")),
         kernel_narrow_grad,
@@ -567,14 +568,14 @@ pub const OPS: &[OpDef] = &[
         "_SliceExtGrad",
         Category::Internal,
         "The gradient of `SliceExt`: `grad` placed in zeros shaped like `like` at the sliced positions.",
-        &[
+        Schema::own(&[
             GRAD_LIKE[0],
             GRAD_LIKE[1],
             ParamDef::attr("dim", AttrType::Int, None, "SliceExt's dim."),
             ParamDef::attr("start", AttrType::Int, None, "SliceExt's start."),
             ParamDef::attr("end", AttrType::Int, None, "SliceExt's end."),
             ParamDef::attr("step", AttrType::Int, None, "SliceExt's step."),
-        ],
+        ]),
         like_0_1,
         Some(|b, c| slice_again(b, c, "SliceExt")),
         kernel_slice_ext_grad,
