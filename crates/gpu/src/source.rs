@@ -83,10 +83,19 @@ pub fn dtype_code(d: DType) -> i32 {
     }
 }
 
+/// [`PRELUDE`], then the formulas' functions and helpers
+/// ([`ops::formula::cuda_prelude`]).
+pub fn prelude() -> String {
+    let mut s = String::from(PRELUDE);
+    s.push_str(&ops::formula::cuda_prelude());
+    s
+}
+
 /// Most dimensions a strided kernel takes (higher ranks run on the CPU).
 pub const MAX_RANK: usize = 8;
 
-/// Shared by every unit: types, rounding and wrapping, activation helpers.
+/// Shared by every unit: types, rounding and wrapping (the formulas' helpers
+/// follow it: [`prelude`]).
 pub const PRELUDE: &str = r#"
 #define MAX_RANK 8
 struct Bc { int rank; int same; long long shape[MAX_RANK]; long long sa[MAX_RANK]; long long sb[MAX_RANK]; long long sc[MAX_RANK]; };
@@ -132,13 +141,6 @@ __device__ __forceinline__ long long f2i(double v, int dt) {
     long long w = (v >= -2147483648.0 && v < 2147483648.0) ? (long long)v : -2147483648LL;
     return wrap_int(w, dt);
 }
-__device__ __forceinline__ float sigm(float x) { float e = expf(-fabsf(x)); return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e); }
-__device__ __forceinline__ double sigm(double x) { double e = exp(-fabs(x)); return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e); }
-__device__ __forceinline__ float softplus_(float x) { return (x > 0.0f ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
-__device__ __forceinline__ double softplus_(double x) { return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x))); }
-// GeLU's derivative in its tanh form, in double as the CPU kernel (ops' `gelu_slope`).
-__device__ __forceinline__ double gelu_slope_(double x) { double t = tanh(0.7978845608 * (x + 0.044715 * x * x * x)); return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * 0.7978845608 * (1.0 + 3.0 * 0.044715 * x * x); }
-__device__ __forceinline__ float gelu_slope_(float x) { return (float)gelu_slope_((double)x); }
 __device__ __forceinline__ long long bc_index(const long long* shape, const long long* st, int rank, long long i) {
     long long off = 0;
     for (int d = rank - 1; d >= 0; --d) { long long c = i % shape[d]; i /= shape[d]; off += c * st[d]; }
@@ -168,28 +170,23 @@ pub fn elementwise_kernel(op: &str, s: Storage) -> String {
 /// The storage types an elementwise entry has kernels for.
 pub fn elementwise_storages(e: &Elementwise) -> Vec<Storage> {
     let mut v = Vec::new();
-    if e.float.is_some() {
+    if e.float {
         v.extend([Storage::F32, Storage::F64]);
     }
-    if e.int.is_some() {
+    if e.int {
         v.push(Storage::I64);
     }
-    if e.boolean.is_some() {
+    if e.boolean {
         v.push(Storage::U8);
     }
     v
 }
 
 fn elementwise_unit(e: &Elementwise) -> Unit {
-    let mut src = String::from(PRELUDE);
+    let mut src = prelude();
     let mut kernels = Vec::new();
     for s in elementwise_storages(e) {
-        let expr = match s {
-            Storage::F32 | Storage::F64 => e.float,
-            Storage::I64 => e.int,
-            Storage::U8 => e.boolean,
-        }
-        .expect("listed storages have expressions");
+        let expr = e.expression(s).expect("listed storages have expressions");
         let name = elementwise_kernel(e.op, s);
         let t = s.c_type();
         let out = if e.compute == Compute::Out {
@@ -202,7 +199,7 @@ fn elementwise_unit(e: &Elementwise) -> Unit {
         } else {
             format!("(O)(({expr}) ? 1 : 0)")
         };
-        if e.arity == 1 {
+        if e.arity() == 1 {
             src.push_str(&format!(
                 "extern \"C\" __global__ void {name}(const {t}* x, {out}* y, long long n, int dt, double p0, double p1) {{\n    typedef {t} T; typedef {out} O; (void)p0; (void)p1;\n    GRID_LOOP(i, n) {{ T a = x[i]; y[i] = {result}; }}\n}}\n"
             ));
@@ -226,7 +223,7 @@ pub fn cast_kernel(from: Storage, to: Storage) -> String {
 }
 
 fn cast_unit() -> Unit {
-    let mut src = String::from(PRELUDE);
+    let mut src = prelude();
     let mut kernels = Vec::new();
     for from in Storage::ALL {
         for to in Storage::ALL {
@@ -322,7 +319,7 @@ fn block_reduce(op: &str) -> String {
 }
 
 fn reduce_unit() -> Unit {
-    let mut src = String::from(PRELUDE);
+    let mut src = prelude();
     let mut kernels = Vec::new();
     for r in Reduce::ALL {
         for &s in r.storages() {
@@ -391,9 +388,9 @@ const FLOATS: [Storage; 2] = [Storage::F32, Storage::F64];
 
 fn row_units() -> Vec<Unit> {
     let max = "((a != a || a > b) ? a : b)";
-    let mut soft = String::from(PRELUDE);
+    let mut soft = prelude();
     let mut soft_k = Vec::new();
-    let mut norm = String::from(PRELUDE);
+    let mut norm = prelude();
     let mut norm_k = Vec::new();
     for s in FLOATS {
         let t = s.c_type();
@@ -518,7 +515,7 @@ pub fn col2im_kernel(s: Storage) -> String {
 }
 
 fn data_units() -> Vec<Unit> {
-    let mut copy = String::from(PRELUDE);
+    let mut copy = prelude();
     let mut copy_k = Vec::new();
     for s in [Storage::U8, Storage::F32, Storage::F64] {
         let w = s.word();
@@ -530,7 +527,7 @@ extern \"C\" __global__ void {sel}(const unsigned char* c, const {w}* x, const {
         ));
         copy_k.extend([c, g, sel]);
     }
-    let mut conv = String::from(PRELUDE);
+    let mut conv = prelude();
     let mut conv_k = Vec::new();
     for s in FLOATS {
         let t = s.c_type();
@@ -617,7 +614,7 @@ pub fn optim_kernel(name: &str, s: Storage) -> String {
 }
 
 fn optim_unit() -> Unit {
-    let mut source = String::from(PRELUDE);
+    let mut source = prelude();
     let mut kernels = Vec::new();
     for s in FLOATS {
         source.push_str(&OPTIM.replace("$T", s.c_type()).replace("$S", s.suffix()));

@@ -10,8 +10,8 @@ fn every_table_entry_is_a_primitive_with_a_cpu_kernel() {
             "{} has no CPU kernel to check against",
             e.op
         );
-        assert_eq!(op.input_count(), e.arity + e.unread, "{}: arity", e.op);
-        for p in e.params {
+        assert_eq!(op.input_count(), e.arity() + e.unread, "{}: arity", e.op);
+        for p in e.params() {
             assert!(
                 op.param(p).is_some_and(|p| !p.is_input()),
                 "{}: no attribute {p}",
@@ -31,6 +31,87 @@ fn every_table_entry_is_a_primitive_with_a_cpu_kernel() {
     }
 }
 
+/// The table holds no CUDA: every elementwise kernel's expression is its
+/// record's formula, turned into CUDA; and every op with a formula (and a
+/// CPU kernel) has GPU kernels.
+#[test]
+fn every_expression_is_generated_from_a_record() {
+    use gpu::source::Storage;
+    for e in gpu::table::ELEMENTWISE {
+        let f = e.formula();
+        for s in gpu::source::elementwise_storages(e) {
+            let want = match s {
+                Storage::F32 | Storage::F64 => f.cuda(),
+                _ => f.cuda_int(),
+            };
+            assert_eq!(e.expression(s), Some(want.clone()), "{}", e.op);
+            let unit = gpu::source::unit(&gpu::source::elementwise_unit_name(e.op))
+                .unwrap_or_else(|| panic!("no unit for {}", e.op));
+            assert!(unit.source.contains(&want), "{}: {want}", e.op);
+            assert!(unit.source.contains(&ops::formula::cuda_prelude()));
+        }
+        // Float kernels need a float formula; integer kernels of an
+        // integer-only formula use its own text.
+        assert_eq!(e.float, f.float.is_some() && e.float, "{}", e.op);
+        if f.float.is_none() {
+            assert!(!e.float && (e.int || e.boolean), "{}", e.op);
+        }
+    }
+    let mut missing = Vec::new();
+    for op in ops::registry().values() {
+        if op.traits.formula.is_some() && gpu::table::elementwise(op.name).is_none() {
+            missing.push(op.name);
+        }
+    }
+    missing.sort_unstable();
+    assert!(
+        missing.is_empty(),
+        "formula ops without GPU kernels: {missing:?}"
+    );
+}
+
+/// The generated CUDA of a few kernels, literally: literals are cast to the
+/// compute type, helpers come from the prelude.
+#[test]
+fn generated_cuda_of_a_few_ops() {
+    use gpu::source::Storage;
+    let expr = |op: &str, s| gpu::table::elementwise(op).unwrap().expression(s).unwrap();
+    assert_eq!(
+        expr("GeLU", Storage::F32),
+        "(T)0.5 * a * ((T)1.0 + tanh((T)0.7978845608 * (a + (T)0.044715 * a * a * a)))"
+    );
+    assert_eq!(expr("SiLU", Storage::F64), "a * sigm(a)");
+    assert_eq!(
+        expr("Elu", Storage::F32),
+        "select(gt(a, (T)0.0), a, (T)p0 * expm1(a))"
+    );
+    assert_eq!(
+        expr("ReLU", Storage::I64),
+        "select(gt(a, (T)0.0), a, (T)0.0)"
+    );
+    assert_eq!(expr("Abs", Storage::I64), "select(lt(a, (T)0), -a, a)");
+    assert_eq!(expr("Abs", Storage::F32), "fabs(a)");
+    assert_eq!(expr("BitwiseAnd", Storage::I64), "a & b");
+    assert_eq!(
+        expr("LogicalAnd", Storage::U8),
+        "both(ne(a, (T)0.0), ne(b, (T)0.0))"
+    );
+    assert_eq!(
+        expr("ReLU6Grad", Storage::F32),
+        "select(both(gt(b, (T)0.0), le(b, (T)6.0)), a, (T)0.0)"
+    );
+    let unit = gpu::source::unit("ew_SiLU").unwrap();
+    assert!(unit.source.contains(
+        "template <class T> __device__ __forceinline__ T sigm(T a) { T e = exp(-fabs(a)); return select(ge(a, (T)0.0), (T)1.0, e) / ((T)1.0 + e); }"
+    ));
+    assert!(
+        unit.source.contains("y[i] = nrm((T)(a * sigm(a)), dt);"),
+        "{}",
+        unit.source
+    );
+    assert_eq!(unit.kernels, ["ew_SiLU_f32", "ew_SiLU_f64"]);
+}
+
 #[test]
 fn coverage() {
     let (on_gpu, on_cpu) = gpu::coverage();
@@ -40,7 +121,7 @@ fn coverage() {
         on_gpu.len(),
         on_cpu.len()
     );
-    expect_test::expect!["435 primitives with kernels: 154 with GPU kernels, 281 on the CPU only"]
+    expect_test::expect!["435 primitives with kernels: 155 with GPU kernels, 280 on the CPU only"]
         .assert_eq(&summary);
     for must in [
         "MatMul",

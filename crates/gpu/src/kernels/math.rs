@@ -15,17 +15,17 @@ pub(super) fn elementwise(
     op: &'static OpDef,
     call: &KernelCall,
 ) -> DevResult<Option<KValue>> {
-    if e.guard.is_some_and(|g| !g(call.attrs)) || call.inputs.len() != e.arity + e.unread {
+    if e.guard.is_some_and(|g| !g(call.attrs)) || call.inputs.len() != e.arity() + e.unread {
         return Ok(None);
     }
-    let xs: Vec<_> = (0..e.arity).map(|i| input(call, i)).collect();
+    let xs: Vec<_> = (0..e.arity()).map(|i| input(call, i)).collect();
     let Some(xs) = xs.into_iter().collect::<Option<Vec<_>>>() else {
         return Ok(None);
     };
     let Some((od, oshape)) = out_type(op, call) else {
         return Ok(None);
     };
-    let unread_shapes_match = (e.arity..call.inputs.len())
+    let unread_shapes_match = (e.arity()..call.inputs.len())
         .all(|i| input(call, i).is_some_and(|t| t.shape() == &oshape[..]));
     if !unread_shapes_match {
         return Ok(None);
@@ -43,7 +43,7 @@ pub(super) fn elementwise(
         return Ok(None);
     }
     let mut bc = Bc::default();
-    if e.arity == 2 {
+    if e.arity() == 2 {
         let (sa, sb) = (xs[0].shape(), xs[1].shape());
         if broadcast_shape(sa, sb).as_deref() != Some(&oshape[..]) || oshape.len() > MAX_RANK {
             return Ok(None);
@@ -72,7 +72,7 @@ pub(super) fn elementwise(
         // Float attributes are f32 in MindSpore; the CPU kernels round them
         // so, and so must these (in f64 programs the difference shows).
         let p = |i: usize| {
-            e.params
+            e.params()
                 .get(i)
                 .map_or(0.0, |name| call.attrs.f64(name) as f32 as f64)
         };
@@ -88,7 +88,7 @@ pub(super) fn elementwise(
             Arg::F(p(0)),
             Arg::F(p(1)),
         ]);
-        if e.arity == 2 {
+        if e.arity() == 2 {
             args.push(Arg::Bc(bc));
         }
         dev.launch(&f, Device::grid(n), &args)?;
