@@ -39,14 +39,13 @@ use rewrite::*;
 
 /// An `.ir` dump as DSL text (entry graph `main`).
 pub fn import(text: &str, opts: &WeightOptions) -> Result<Imported, ImportError> {
-    let (module, types, lines) = parse(text)?;
-    model::to_dsl_typed(
-        &module,
-        &types,
-        opts,
-        "# Imported from a MindSpore IR dump.\n\n",
-    )
-    .map_err(|e| match e {
+    let (module, types, lines, notes) = parse(text)?;
+    let mut header = String::from("# Imported from a MindSpore IR dump.\n");
+    for n in &notes {
+        header.push_str(&format!("# {n}\n"));
+    }
+    header.push('\n');
+    model::to_dsl_typed(&module, &types, opts, &header).map_err(|e| match e {
         ImportError::Unsupported(m) => ImportError::Unsupported(locate(&m, &lines)),
         other => other,
     })
@@ -206,6 +205,8 @@ struct PGraph {
     return_line: usize,
     /// Which of its parameters are the state token (`<UMonad, NoShape>`).
     monads: Vec<bool>,
+    /// Which of its parameters are weights (`<Ref[...], ref_key=..., is_parameter>`).
+    weights: Vec<bool>,
 }
 
 fn err(line: usize, msg: impl Into<String>) -> ImportError {
@@ -224,11 +225,12 @@ const RETURN: &str = "\u{0}return";
 /// Resolves names into the graph model.
 fn build(
     entry: String,
-    header_params: Vec<(usize, String, Option<Ty>, bool)>,
+    mut header_params: Vec<(usize, String, Option<Ty>, bool)>,
     header_monads: &[usize],
     header_funcs: &[usize],
     mut graphs: Vec<PGraph>,
-) -> Result<(Module, NodeTypes, Lines), ImportError> {
+) -> Result<(Module, NodeTypes, Lines, Vec<String>), ImportError> {
+    let notes = leave_out_graphs_being_built(&entry, &mut header_params, &mut graphs)?;
     // Tensor constants printed in part: a node of their own before their
     // user, of unknown value and the printed type (an `Opaque` node).
     for g in &mut graphs {
@@ -283,6 +285,12 @@ fn build(
     let mut entry_inputs = Vec::new();
     for (num, name, ty, is_weight) in header_params {
         if is_weight {
+            // One weight, declared twice (by the dump's header and as a parameter
+            // of a graph printed while being built): one weight.
+            if let Some(k) = weights.iter().position(|w: &Weight| w.name == name) {
+                para.insert(num, Ref::Weight(k));
+                continue;
+            }
             let ty = ty.unwrap_or(Ty::Unknown);
             para.insert(num, Ref::Weight(weights.len()));
             weights.push(Weight {
@@ -496,7 +504,103 @@ fn build(
         lines.insert((g.name.clone(), RETURN.into()), vec![pg.return_line]);
         lines.insert((g.name.clone(), HEADER.into()), vec![pg.header_line]);
     }
-    Ok((module, types, lines))
+    Ok((module, types, lines, notes))
+}
+
+/// A graph MindSpore printed while it was building it: no nodes and no
+/// `Return` (the loop-lift dumps, `before_lift_*`, `after_lift_*`,
+/// `after_opt_*`, print the loop's graph nested in its caller, whose body is
+/// not there yet). It computes nothing and is left out, with a note saying
+/// so; the parameters of it the other graphs capture are the weights they
+/// are (`<Ref[...], ref_key=inner.dense.weight, is_parameter>`), and a
+/// captured parameter that is not a weight is an error naming its line.
+fn leave_out_graphs_being_built(
+    entry: &str,
+    header_params: &mut Vec<(usize, String, Option<Ty>, bool)>,
+    graphs: &mut Vec<PGraph>,
+) -> Result<Vec<String>, ImportError> {
+    let mut notes = Vec::new();
+    let building: Vec<usize> = (0..graphs.len())
+        .filter(|&i| {
+            let g = &graphs[i];
+            g.output.is_none() && g.nodes.is_empty() && g.name != entry
+        })
+        .collect();
+    for &i in building.iter().rev() {
+        let g = graphs.remove(i);
+        let captured = |num: usize| {
+            graphs.iter().any(|h| {
+                h.nodes.iter().any(|n| {
+                    let mut refs = n.args.iter().chain(match &n.callee {
+                        PCallee::Value(r) => Some(r),
+                        PCallee::Prim(..) => None,
+                    });
+                    refs.any(|r| {
+                        matches!(r, PRef::Captured { graph, label }
+                            if *graph == g.name && split_para(label).is_some_and(|(k, _)| k == num))
+                    })
+                }) || matches!(&h.output, Some(PRef::Captured { graph, label })
+                    if *graph == g.name && split_para(label).is_some_and(|(k, _)| k == num))
+            })
+        };
+        let mut kept = Vec::new();
+        for (pi, (num, name, ty)) in g.params.iter().enumerate() {
+            if !captured(*num) {
+                continue;
+            }
+            if !g.weights.get(pi).copied().unwrap_or(false) {
+                return Err(err(
+                    g.header_line,
+                    format!(
+                        "graph `@{}` is printed empty (MindSpore was building it), and `%para{num}_{name}`, \
+                         a parameter of it that is not a weight, is used by other graphs",
+                        g.name
+                    ),
+                ));
+            }
+            if !header_params.iter().any(|(k, ..)| k == num) {
+                header_params.push((*num, name.clone(), ty.clone(), true));
+            }
+            kept.push(name.clone());
+        }
+        let to_para = |r: &mut PRef| {
+            if let PRef::Captured { graph, label } = r {
+                if *graph == g.name {
+                    if let Some((k, _)) = split_para(label) {
+                        *r = PRef::Para(k);
+                    }
+                }
+            }
+        };
+        for h in graphs.iter_mut() {
+            if h.parent.as_deref() == Some(g.name.as_str()) {
+                h.parent = None;
+            }
+            for n in h.nodes.iter_mut() {
+                n.args.iter_mut().for_each(to_para);
+                if let PCallee::Value(r) = &mut n.callee {
+                    to_para(r);
+                }
+            }
+            if let Some(o) = h.output.as_mut() {
+                to_para(o);
+            }
+        }
+        notes.push(format!(
+            "`@{}` (line {}) is left out: MindSpore printed it empty, while building it{}.",
+            g.name,
+            g.header_line + 1,
+            if kept.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; its parameters the other graphs use are weights ({})",
+                    kept.join(", ")
+                )
+            }
+        ));
+    }
+    Ok(notes)
 }
 
 /// A node's name with its cells, as the `.mindir` importer writes it

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Parses a dump into the importers' graph model.
-pub(super) fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportError> {
+pub(super) fn parse(text: &str) -> Result<(Module, NodeTypes, Lines, Vec<String>), ImportError> {
     let lines = logical_lines(text);
     let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
     let mut entry: Option<String> = None;
@@ -11,6 +11,7 @@ pub(super) fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportErro
     let mut graphs: Vec<PGraph> = Vec::new();
     let mut pending_types: Option<Vec<Option<Ty>>> = None;
     let mut pending_monads: Option<Vec<bool>> = None;
+    let mut pending_weights: Option<Vec<bool>> = None;
     let mut header_monads: Vec<usize> = Vec::new();
     let mut header_funcs: Vec<usize> = Vec::new();
     let mut i = 0;
@@ -40,6 +41,7 @@ pub(super) fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportErro
             in_params = false;
             pending_types = Some(parse_param_types(rest));
             pending_monads = Some(parse_param_monads(rest));
+            pending_weights = Some(parse_param_weights(rest));
         } else if let Some(rest) = line.strip_prefix("subgraph @") {
             in_params = false;
             let mut g = parse_graph_header(rest).ok_or_else(|| err(i, "bad subgraph header"))?;
@@ -54,6 +56,11 @@ pub(super) fn parse(text: &str) -> Result<(Module, NodeTypes, Lines), ImportErro
             if let Some(monads) = pending_monads.take() {
                 if monads.len() == g.params.len() {
                     g.monads = monads;
+                }
+            }
+            if let Some(weights) = pending_weights.take() {
+                if weights.len() == g.params.len() {
+                    g.weights = weights;
                 }
             }
             i += 1;
@@ -280,6 +287,22 @@ pub(super) fn parse_param_monads(s: &str) -> Vec<bool> {
     out
 }
 
+/// Which of `# Parameters:`'s types are a weight (`<Ref[Tensor[Float32]], (4, 4),
+/// ref_key=inner.dense.weight, is_parameter>`).
+pub(super) fn parse_param_weights(s: &str) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some(start) = rest.find('<') {
+        let after = &rest[start + 1..];
+        let Some(end) = matching(after, '<', '>') else {
+            break;
+        };
+        out.push(after[..end].trim_end().ends_with("is_parameter"));
+        rest = &after[end + 1..];
+    }
+    out
+}
+
 /// The inside of `<Tensor[Float32], (3)>`, `<Int64, NoShape>`, `<Tuple[...], TupleShape(...)>`.
 pub(super) fn parse_abstract(s: &str) -> Option<Ty> {
     let (ty, shape) = split_top(s, ',')
@@ -443,6 +466,7 @@ pub(super) fn parse_graph_header(rest: &str) -> Option<PGraph> {
         header_line: 0,
         return_line: 0,
         monads: Vec::new(),
+        weights: Vec::new(),
     })
 }
 
