@@ -37,8 +37,6 @@ pub enum Schema {
 /// One change to a derived schema, with its reason.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Override {
-    /// The parameter's name in the derived schema (MindSpore's name).
-    pub arg: &'static str,
     pub change: Change,
     pub why: &'static str,
 }
@@ -46,15 +44,88 @@ pub struct Override {
 /// What an [`Override`] changes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {
-    /// The parameter goes by another name in the registry.
-    Rename(&'static str),
-    /// The registry does not have this parameter (MindSpore's default is its
-    /// behaviour).
-    Drop,
-    /// The parameter is this, in the registry.
-    Is(ParamKind),
-    /// A parameter MindSpore does not have, inserted after `arg` (`""`: first).
-    InsertAfter(ParamDef),
+    /// The registry's names of the inputs, in order (MindIR's node inputs are
+    /// positional: the names are the DSL's).
+    Inputs(&'static [&'static str]),
+    /// The registry does not take this MindSpore argument (MindSpore's
+    /// default is its behaviour; export writes that default).
+    Drop(&'static str),
+    /// The parameter of this name is this, in the registry.
+    Set(&'static str, ParamKind),
+    /// A parameter MindSpore does not have, after the one named (`""`: first).
+    Insert(&'static str, ParamDef),
+}
+
+impl Override {
+    pub const fn inputs(names: &'static [&'static str], why: &'static str) -> Override {
+        Override {
+            change: Change::Inputs(names),
+            why,
+        }
+    }
+
+    pub const fn drop(name: &'static str, why: &'static str) -> Override {
+        Override {
+            change: Change::Drop(name),
+            why,
+        }
+    }
+
+    /// The parameter is an attribute of this type and default.
+    pub const fn attr(
+        name: &'static str,
+        ty: AttrType,
+        default: Option<AttrDefault>,
+        why: &'static str,
+    ) -> Override {
+        Override {
+            change: Change::Set(name, ParamKind::Attr { ty, default }),
+            why,
+        }
+    }
+
+    /// The parameter is an input.
+    pub const fn input(name: &'static str, why: &'static str) -> Override {
+        Override {
+            change: Change::Set(name, ParamKind::Input),
+            why,
+        }
+    }
+
+    pub const fn insert(after: &'static str, param: ParamDef, why: &'static str) -> Override {
+        Override {
+            change: Change::Insert(after, param),
+            why,
+        }
+    }
+}
+
+/// The reasons overrides share.
+pub mod why {
+    /// [`super::Change::Inputs`].
+    pub const INPUT_NAMES: &str =
+        "the registry's input names, the DSL's documented ones (MindIR's \
+        node inputs are positional)";
+    /// A string attribute whose allowed values differ.
+    pub const STRINGS: &str = "the strings the registry's kernels implement (MindSpore's enum \
+        has others, or none is declared)";
+    /// A default the registry writes otherwise.
+    pub const DEFAULT: &str = "the registry's default, the value MindSpore's kernels use";
+    /// An attribute type that differs.
+    pub const TYPE: &str = "the registry's attribute type; import and export convert \
+        MindSpore's values";
+    /// A constant the registry takes as an attribute where MindSpore has a
+    /// node input.
+    pub const TO_ATTR: &str = "a constant in exported models, an attribute in the registry: \
+        import reads MindSpore's constant input into it, export writes it back";
+    /// A run-time value the registry takes as an input where MindSpore's
+    /// Python signature has an argument.
+    pub const TO_INPUT: &str = "a run-time input in the registry (MindIR's node input), \
+        where MindSpore's Python signature lists an argument";
+    /// An argument the registry does not take.
+    pub const DROPPED: &str = "not taken by the registry: MindSpore's default is its behaviour";
+    /// A parameter MindSpore does not have.
+    pub const EXTRA: &str = "a parameter of the registry's MindSpore's signature does not list";
 }
 
 /// The registry's name of the MindSpore primitive registry op `ours` is:
@@ -177,30 +248,45 @@ pub fn apply(
     overrides: &[Override],
     docs: &[(&'static str, &'static str)],
 ) -> Result<Vec<ParamDef>, String> {
+    let at = |params: &[ParamDef], n: &str| {
+        params
+            .iter()
+            .position(|p| p.name == n)
+            .ok_or_else(|| format!("no parameter `{n}` to override"))
+    };
     for o in overrides {
-        let at = params.iter().position(|p| p.name == o.arg);
         match o.change {
-            Change::InsertAfter(p) => {
-                let i = match (o.arg, at) {
-                    ("", _) => 0,
-                    (_, Some(i)) => i + 1,
-                    (n, None) => return Err(format!("no parameter `{n}` to insert after")),
-                };
-                params.insert(i, p);
-                continue;
+            Change::Inputs(names) => {
+                let inputs: Vec<usize> = (0..params.len())
+                    .filter(|&i| params[i].is_input())
+                    .collect();
+                if inputs.len() != names.len() {
+                    return Err(format!(
+                        "{} input names for {} inputs",
+                        names.len(),
+                        inputs.len()
+                    ));
+                }
+                for (i, n) in inputs.into_iter().zip(names) {
+                    params[i].name = n;
+                }
             }
-            _ => {}
-        }
-        let Some(i) = at else {
-            return Err(format!("no parameter `{}` to override", o.arg));
-        };
-        match o.change {
-            Change::Rename(n) => params[i].name = n,
-            Change::Drop => {
+            Change::Drop(n) => {
+                let i = at(&params, n)?;
                 params.remove(i);
             }
-            Change::Is(kind) => params[i].kind = kind,
-            Change::InsertAfter(_) => unreachable!(),
+            Change::Set(n, kind) => {
+                let i = at(&params, n)?;
+                params[i].kind = kind;
+            }
+            Change::Insert(after, p) => {
+                let i = if after.is_empty() {
+                    0
+                } else {
+                    at(&params, after)? + 1
+                };
+                params.insert(i, p);
+            }
         }
     }
     for p in &mut params {

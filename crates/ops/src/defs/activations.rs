@@ -23,7 +23,7 @@
 //! kinks (`ReLU6`: 1 on `(0, 6]`; `HSwish`: the middle piece on `[-3, 3]`;
 //! `HSigmoid`: 1/6 on `(-3, 3)`; the shrinks: 0 on `[-lambd, lambd]`).
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -765,15 +765,11 @@ const fn act(
     }
 }
 
-const fn lambd(doc: &'static str) -> ParamDef {
-    ParamDef::attr("lambd", AttrType::Float, Some(AttrDefault::Float(0.5)), doc)
-}
-
 pub const OPS: &[OpDef] = &[
     act(
         "ReLU6",
         "ReLU capped at 6: `min(max(x, 0), 6)` elementwise (NaN gives 0, as MindSpore's kernel). Needs a float input.",
-        Schema::own(&[ParamDef::input("x", "A float tensor.")]),
+        Schema::ms(&[], &[("x", "A float tensor.")]),
         infer_float,
         grad_relu6,
         |c| float_same(c, |x| RELU6.un64(x, &[])),
@@ -782,7 +778,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "HSwish",
         "Hard swish: `x · relu6(x + 3) / 6` elementwise. Integer inputs are computed with integer arithmetic (the division truncates).",
-        Schema::own(&[ParamDef::input("input", "A float or integer tensor.")]),
+        Schema::ms(&[], &[("input", "A float or integer tensor.")]),
         infer_numeric,
         grad_hswish,
         |c| {
@@ -797,7 +793,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "HSigmoid",
         "Hard sigmoid: `relu6(x + 3) / 6` elementwise. Integer inputs are computed with integer arithmetic (the division truncates).",
-        Schema::own(&[ParamDef::input("input", "A float or integer tensor.")]),
+        Schema::ms(&[], &[("input", "A float or integer tensor.")]),
         infer_numeric,
         grad_hsigmoid,
         |c| {
@@ -812,7 +808,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "SiLU",
         "Sigmoid linear unit (swish): `x · sigmoid(x)` elementwise. Needs a float input.",
-        Schema::own(&[ParamDef::input("input", "A float tensor.")]),
+        Schema::ms(&[], &[("input", "A float tensor.")]),
         infer_float,
         grad_silu,
         |c| float_same(c, |x| SILU.un64(x, &[])),
@@ -822,7 +818,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "Mish",
         "Mish: `x · tanh(softplus(x))` elementwise, evaluated stably (MindSpore's kernel overflows to NaN for large `x`). Needs a float input.",
-        Schema::own(&[ParamDef::input("x", "A float tensor.")]),
+        Schema::ms(&[], &[("x", "A float tensor.")]),
         infer_float,
         grad_mish,
         |c| float_same(c, |x| MISH.un64(x, &[])),
@@ -832,7 +828,10 @@ pub const OPS: &[OpDef] = &[
     act(
         "Softplus",
         "Softplus: `log(1 + exp(x))` elementwise, without overflow. Needs a float input.",
-        Schema::own(&[ParamDef::input("input_x", "A float tensor.")]),
+        Schema::ms(
+            &[Override::inputs(&["input_x"], why::INPUT_NAMES)],
+            &[("input_x", "A float tensor.")],
+        ),
         infer_float,
         grad_softplus,
         |c| float_same(c, |x| SOFTPLUS.un64(x, &[])),
@@ -842,7 +841,10 @@ pub const OPS: &[OpDef] = &[
     act(
         "Softsign",
         "Softsign: `x / (1 + |x|)` elementwise (infinite inputs give NaN, as MindSpore's). Needs a float input.",
-        Schema::own(&[ParamDef::input("input_x", "A float tensor.")]),
+        Schema::ms(
+            &[Override::inputs(&["input_x"], why::INPUT_NAMES)],
+            &[("input_x", "A float tensor.")],
+        ),
         infer_float,
         grad_softsign,
         |c| float_same(c, |x| SOFTSIGN.un64(x, &[])),
@@ -852,15 +854,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "Elu",
         "Exponential linear unit: `x` for `x > 0`, `alpha · (exp(x) - 1)` elsewhere. Needs a float input; MindSpore's CPU kernel supports `alpha = 1` only.",
-        Schema::own(&[
-            ParamDef::input("input_x", "A float tensor."),
-            ParamDef::attr(
-                "alpha",
-                AttrType::Float,
-                Some(AttrDefault::Float(1.0)),
-                "The scale of the negative part. Default 1.0.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "A float tensor."),
+                ("alpha", "The scale of the negative part. Default 1.0."),
+            ],
+        ),
         infer_float,
         grad_elu,
         k_elu,
@@ -869,15 +869,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "CeLU",
         "Continuously differentiable ELU: `max(0, x) + min(0, alpha · (exp(x / alpha) - 1))`. Needs a float input and a non-zero `alpha`.",
-        Schema::own(&[
-            ParamDef::input("x", "A float tensor."),
-            ParamDef::attr(
-                "alpha",
-                AttrType::Float,
-                Some(AttrDefault::Float(1.0)),
-                "The scale of the negative part; not 0. Default 1.0.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("x", "A float tensor."),
+                ("alpha", "The scale of the negative part; not 0. Default 1.0."),
+            ],
+        ),
         |call| {
             check_celu_alpha(call.attrs.f64("alpha"))?;
             infer_float(call)
@@ -888,7 +886,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "SeLU",
         "Scaled ELU: `scale · x` for `x > 0`, `scale · alpha · (exp(x) - 1)` elsewhere, with scale ≈ 1.0507 and alpha ≈ 1.6733. Integer inputs give `max(x, 0)`, as MindSpore's CPU kernel.",
-        Schema::own(&[ParamDef::input("input_x", "A float or integer tensor.")]),
+        Schema::ms(&[], &[("input_x", "A float or integer tensor.")]),
         infer_numeric,
         grad_selu,
         |c| {
@@ -909,7 +907,7 @@ pub const OPS: &[OpDef] = &[
     act(
         "FastGeLU",
         "Fast GeLU, MindSpore's kernel: `x / (1 + exp(-1.702 |x|)) · exp(0.851 (x - |x|))`, i.e. `x · sigmoid(1.702 x)`. Needs a float input.",
-        Schema::own(&[ParamDef::input("x", "A float tensor.")]),
+        Schema::ms(&[], &[("x", "A float tensor.")]),
         infer_float,
         grad_fast_gelu,
         |c| float_same(c, |x| FAST_GELU.un64(x, &[])),
@@ -919,7 +917,7 @@ pub const OPS: &[OpDef] = &[
         name: "LogSigmoid",
         category: Category::NeuralNetwork,
         doc: "Log-sigmoid `log(1 / (1 + exp(-x)))`, computed stably. Returns `(output, buffer)` as MindSpore's primitive; `buffer` is `exp(-|x|)` (the intermediate the gradient kernel reads). Needs a float input.",
-        schema: Schema::own(&[ParamDef::input("input", "A float tensor.")]),
+        schema: Schema::ms(&[], &[("input", "A float tensor.")]),
         variadic: false,
         output: OutputDef::Tuple(&["output", "buffer"]),
         infer: infer_log_sigmoid,
@@ -930,10 +928,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "HShrink",
         "Hard shrink: `x` where `|x| > lambd`, 0 elsewhere (and for NaN). Needs a float input.",
-        Schema::own(&[
-            ParamDef::input("input", "A float tensor."),
-            lambd("The half-width of the zeroed band. Default 0.5."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float tensor."),
+                ("lambd", "The half-width of the zeroed band. Default 0.5."),
+            ],
+        ),
         infer_float,
         grad_shrink,
         |c| k_shrink(c, false),
@@ -941,10 +942,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "SoftShrink",
         "Soft shrink: `x - lambd` above `lambd`, `x + lambd` below `-lambd`, 0 between (and for NaN). Needs a float input and `lambd >= 0`.",
-        Schema::own(&[
-            ParamDef::input("input", "A float tensor."),
-            lambd("The half-width of the zeroed band, at least 0. Default 0.5."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float tensor."),
+                ("lambd", "The half-width of the zeroed band, at least 0. Default 0.5."),
+            ],
+        ),
         |call| {
             check_lambd("SoftShrink", call.attrs.f64("lambd"))?;
             infer_float(call)
@@ -955,21 +959,14 @@ pub const OPS: &[OpDef] = &[
     act(
         "Hardtanh",
         "Clamps every element to `[min_val, max_val]` (NaN gives `min_val`, as MindSpore). Needs a float input; the gradient flows strictly inside the interval.",
-        Schema::own(&[
-            ParamDef::input("input", "A float tensor."),
-            ParamDef::attr(
-                "min_val",
-                AttrType::Number,
-                Some(AttrDefault::Int(-1)),
-                "The lower bound. Default -1.",
-            ),
-            ParamDef::attr(
-                "max_val",
-                AttrType::Number,
-                Some(AttrDefault::Int(1)),
-                "The upper bound. Default 1.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float tensor."),
+                ("min_val", "The lower bound. Default -1."),
+                ("max_val", "The upper bound. Default 1."),
+            ],
+        ),
         infer_float,
         grad_hardtanh,
         k_hardtanh,
@@ -977,13 +974,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "PReLU",
         "Parametric ReLU: `x` where `x > 0`, `weight[c] · x` elsewhere, `c` being the element's channel (dimension 1). `weight` is 1-D with one slope per channel, or a single slope.",
-        Schema::own(&[
-            ParamDef::input("input", "A float tensor; dimension 1 holds the channels."),
-            ParamDef::input(
-                "weight",
-                "The slopes: 1-D, of length 1 or the number of channels, of the dtype of `input`.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float tensor; dimension 1 holds the channels."),
+                ("weight", "The slopes: 1-D, of length 1 or the number of channels, of the dtype of `input`."),
+            ],
+        ),
         infer_prelu,
         grad_prelu,
         k_prelu,
@@ -991,15 +988,10 @@ pub const OPS: &[OpDef] = &[
     act(
         "LeakyReLUExt",
         "Leaky ReLU: `x` where `x > 0`, `negative_slope · x` elsewhere. Needs a float input.",
-        Schema::own(&[
-            ParamDef::input("input", "A float tensor."),
-            ParamDef::attr(
-                "negative_slope",
-                AttrType::Number,
-                Some(AttrDefault::Float(0.01)),
-                "The slope below 0. Default 0.01.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[("input", "A float tensor."), ("negative_slope", "The slope below 0. Default 0.01.")],
+        ),
         infer_float,
         grad_leaky_relu,
         k_leaky_relu,
@@ -1008,21 +1000,14 @@ pub const OPS: &[OpDef] = &[
     act(
         "Threshold",
         "`x` where `x > threshold`, `value` elsewhere (and for NaN), in the input's dtype.",
-        Schema::own(&[
-            ParamDef::input("input", "A float or integer tensor."),
-            ParamDef::attr(
-                "threshold",
-                AttrType::Number,
-                None,
-                "The threshold: elements at or below it are replaced.",
-            ),
-            ParamDef::attr(
-                "value",
-                AttrType::Number,
-                None,
-                "The replacement for elements at or below `threshold`.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float or integer tensor."),
+                ("threshold", "The threshold: elements at or below it are replaced."),
+                ("value", "The replacement for elements at or below `threshold`."),
+            ],
+        ),
         infer_numeric,
         grad_threshold,
         k_threshold,
@@ -1030,15 +1015,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "GLU",
         "Gated linear unit: splits `x` in two halves `a`, `b` along `axis` and returns `a · sigmoid(b)`; that dimension must be even and is halved.",
-        Schema::own(&[
-            ParamDef::input("x", "A float tensor."),
-            ParamDef::attr(
-                "axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(-1)),
-                "The dimension to split; negative values count from the end. Default -1.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("x", "A float tensor."),
+                ("axis", "The dimension to split; negative values count from the end. Default -1."),
+            ],
+        ),
         infer_glu,
         grad_glu,
         k_glu,
@@ -1046,15 +1029,13 @@ pub const OPS: &[OpDef] = &[
     act(
         "Logit",
         "The logit `log(x / (1 - x))` of every element; with `eps >= 0`, `x` is first clamped to `[eps, 1 - eps]`. Needs a float input.",
-        Schema::own(&[
-            ParamDef::input("input", "A float tensor, of probabilities."),
-            ParamDef::attr(
-                "eps",
-                AttrType::Float,
-                Some(AttrDefault::Float(-1.0)),
-                "The clamp margin; negative (the default, -1.0) means no clamping.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float tensor, of probabilities."),
+                ("eps", "The clamp margin; negative (the default, -1.0) means no clamping."),
+            ],
+        ),
         infer_float,
         grad_logit,
         k_logit,

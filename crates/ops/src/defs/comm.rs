@@ -6,7 +6,7 @@
 //! and MindSpore, launched on several workers (`msrun`, see the README's
 //! "Scale out" section), runs them across the workers.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue};
 
@@ -14,7 +14,6 @@ use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
     AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
 };
 
 fn infer_same(call: &InferCall) -> Result<AbsVal, OpError> {
@@ -78,27 +77,18 @@ pub const OPS: &[OpDef] = &[OpDef {
     name: "AllReduce",
     category: Category::Communication,
     doc: "Reduces `input_x` elementwise across the processes of `group` (`op`: sum, max, min or prod); every process gets the result. A mirdsl run is one process, so here it returns `input_x`; MindSpore launched on several workers (`msrun`) reduces across them. `group` is the world group of the backend the model will run on: `mccl_world_group` on CPU, `nccl_world_group` on GPU, `hccl_world_group` on Ascend.",
-    schema: Schema::own(&[
-        ParamDef::input("input_x", "The tensor to reduce."),
-        ParamDef::attr(
-            "op",
-            AttrType::Str(&["sum", "max", "min", "prod"]),
-            Some(AttrDefault::Str("sum")),
-            "The reduction.",
-        ),
-        ParamDef::attr(
-            "group",
-            AttrType::Str(&[]),
-            Some(AttrDefault::Str("mccl_world_group")),
-            "The communication group.",
-        ),
-        ParamDef::attr(
-            "index",
-            AttrType::Int,
-            Some(AttrDefault::Int(0)),
-            "MindSpore's fusion index (kept as given).",
-        ),
-    ]),
+    schema: Schema::ms(
+        &[
+            Override::attr("op", AttrType::Str(&["sum", "max", "min", "prod"]), Some(AttrDefault::Str("sum")), why::STRINGS),
+            Override::attr("group", AttrType::Str(&[]), Some(AttrDefault::Str("mccl_world_group")), why::DEFAULT),
+        ],
+        &[
+            ("input_x", "The tensor to reduce."),
+            ("op", "The reduction."),
+            ("group", "The communication group."),
+            ("index", "MindSpore's fusion index (kept as given)."),
+        ],
+    ),
     variadic: false,
     output: OutputDef::Single,
     infer: infer_same,

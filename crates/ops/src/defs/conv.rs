@@ -12,7 +12,7 @@ pub(crate) mod conv3d_geometry;
 pub(crate) mod gemm;
 pub mod transpose;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use crate::{ConvRole, Family, PoolReduce};
 use std::ops::{Add, AddAssign, Div, Mul, Sub};
@@ -788,103 +788,47 @@ pub(crate) fn attrs_of(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
     c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
 }
 
-pub(crate) const P_OUT_CHANNEL: ParamDef = ParamDef::attr(
-    "out_channel",
-    AttrType::Int,
-    None,
-    "The number of output channels; must equal the first dimension of `weight`.",
-);
-pub(crate) const P_KERNEL: ParamDef = ParamDef::attr(
-    "kernel_size",
-    AttrType::Ints,
-    None,
-    "The kernel's height and width: an int for both, or `(kh, kw)`; must match `weight`'s last two dimensions.",
-);
 pub(crate) const P_MODE: ParamDef = ParamDef::attr(
     "mode",
     AttrType::Int,
     Some(AttrDefault::Int(1)),
     "MindSpore's convolution mode; only 1 (the default) exists.",
 );
-pub(crate) const P_CONV_PAD_MODE: ParamDef = ParamDef::attr(
-    "pad_mode",
-    AttrType::Str(&["valid", "same", "pad"]),
-    Some(AttrDefault::Str("valid")),
-    "\"valid\" (default): no padding, output `floor((H - (kh-1)·d - 1)/s) + 1`; \"same\": output `ceil(H/s)`, padding split as evenly as possible with the extra cell at the bottom/right; \"pad\": pad explicitly by `pad`.",
-);
-pub(crate) const P_PAD: ParamDef = ParamDef::attr(
-    "pad",
-    AttrType::Ints,
-    Some(AttrDefault::Int(0)),
-    "Zero padding for pad_mode=\"pad\": an int for all sides, or `(top, bottom, left, right)`. Default 0; must be 0 in the other modes.",
-);
-pub(crate) const P_STRIDE: ParamDef = ParamDef::attr(
-    "stride",
-    AttrType::Ints,
-    Some(AttrDefault::Int(1)),
-    "The step of the kernel: an int for both directions or `(sh, sw)`. Default 1.",
-);
-pub(crate) const P_DILATION: ParamDef = ParamDef::attr(
-    "dilation",
-    AttrType::Ints,
-    Some(AttrDefault::Int(1)),
-    "The spacing between kernel cells: an int or `(dh, dw)`. Default 1 (no dilation).",
-);
-pub(crate) const P_GROUP: ParamDef = ParamDef::attr(
-    "group",
-    AttrType::Int,
-    Some(AttrDefault::Int(1)),
-    "The number of groups input and output channels are split into; must divide both. Default 1.",
-);
-pub(crate) const P_DATA_FORMAT: ParamDef = ParamDef::attr(
-    "data_format",
-    AttrType::Str(&["NCHW", "NHWC"]),
-    Some(AttrDefault::Str("NCHW")),
-    "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports.",
-);
-pub(crate) const P_POOL_KERNEL: ParamDef = ParamDef::attr(
-    "kernel_size",
-    AttrType::Ints,
-    Some(AttrDefault::Int(1)),
-    "The window's height and width: an int for both, or `(kh, kw)`. Default 1.",
-);
-pub(crate) const P_POOL_STRIDES: ParamDef = ParamDef::attr(
-    "strides",
-    AttrType::Ints,
-    Some(AttrDefault::Int(1)),
-    "The step of the window: an int for both directions, or `(sh, sw)`. Default 1.",
-);
-pub(crate) const P_POOL_PAD_MODE: ParamDef = ParamDef::attr(
-    "pad_mode",
-    AttrType::Str(&["valid", "same"]),
-    Some(AttrDefault::Str("valid")),
-    "\"valid\" (default): windows inside the input only, output `floor((H - kh)/s) + 1`; \"same\": output `ceil(H/s)`, padding split evenly with the extra cell at the bottom/right.",
+
+pub(crate) const CONV_PARAMS: Schema = Schema::ms(
+    &[
+        Override::inputs(&["x", "weight"], why::INPUT_NAMES),
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+    ],
+    &[
+        ("x", "The input, `[N, C, H, W]`, float."),
+        ("weight", "The filters, `[out_channel, C/group, kh, kw]`, of `x`'s dtype."),
+        ("out_channel", "The number of output channels; must equal the first dimension of `weight`."),
+        ("kernel_size", "The kernel's height and width: an int for both, or `(kh, kw)`; must match `weight`'s last two dimensions."),
+        ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+        ("pad_mode", "\"valid\" (default): no padding, output `floor((H - (kh-1)·d - 1)/s) + 1`; \"same\": output `ceil(H/s)`, padding split as evenly as possible with the extra cell at the bottom/right; \"pad\": pad explicitly by `pad`."),
+        ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+        ("stride", "The step of the kernel: an int for both directions or `(sh, sw)`. Default 1."),
+        ("dilation", "The spacing between kernel cells: an int or `(dh, dw)`. Default 1 (no dilation)."),
+        ("group", "The number of groups input and output channels are split into; must divide both. Default 1."),
+        ("data_format", "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports."),
+    ],
 );
 
-pub(crate) const CONV_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
-    ParamDef::input(
-        "weight",
-        "The filters, `[out_channel, C/group, kh, kw]`, of `x`'s dtype.",
-    ),
-    P_OUT_CHANNEL,
-    P_KERNEL,
-    P_MODE,
-    P_CONV_PAD_MODE,
-    P_PAD,
-    P_STRIDE,
-    P_DILATION,
-    P_GROUP,
-    P_DATA_FORMAT,
-]);
-
-pub(crate) const POOL_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
-    P_POOL_KERNEL,
-    P_POOL_STRIDES,
-    P_POOL_PAD_MODE,
-    P_DATA_FORMAT,
-]);
+pub(crate) const POOL_PARAMS: Schema = Schema::ms(
+    &[
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+    ],
+    &[
+        ("x", "The input, `[N, C, H, W]`, float."),
+        ("kernel_size", "The window's height and width: an int for both, or `(kh, kw)`. Default 1."),
+        ("strides", "The step of the window: an int for both directions, or `(sh, sw)`. Default 1."),
+        ("pad_mode", "\"valid\" (default): windows inside the input only, output `floor((H - kh)/s) + 1`; \"same\": output `ceil(H/s)`, padding split evenly with the extra cell at the bottom/right."),
+        ("data_format", "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports."),
+    ],
+);
 
 /// MindSpore's bprop: `Conv2DBackpropInput(dout, w, shape of x)` and
 /// `Conv2DBackpropFilter(dout, x, shape of w)` (`defs::backward::conv`).

@@ -37,7 +37,7 @@ pub mod binary;
 pub mod clamp;
 pub mod math;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::Traits;
 use std::borrow::Cow;
@@ -47,9 +47,7 @@ use tensor::{Buffer, Tensor};
 
 use crate::infer::{broadcast_shapes, infer_broadcast_binary, promote, result, InferCall, InferFn};
 use crate::kernel::{broadcast_shape, broadcast_strides, KValue, KernelCall, KernelFn};
-use crate::{
-    AttrType, Category, GNode, GradBuilder, GradCall, GradFn, OpDef, OpError, OutputDef, ParamDef,
-};
+use crate::{Category, GNode, GradBuilder, GradCall, GradFn, OpDef, OpError, OutputDef};
 
 #[macro_use]
 mod core_fns;
@@ -58,45 +56,42 @@ pub use core_fns::*;
 // ---------------------------------------------------------------------------
 // Shape rules.
 
-const XY: Schema = Schema::own(&[
-    ParamDef::input("x", "The first operand: a tensor or a scalar."),
-    ParamDef::input(
-        "y",
-        "The second operand, broadcast against `x` (NumPy rules).",
-    ),
-]);
+const BOOL_XY: Schema = Schema::ms(
+    &[],
+    &[
+        ("x", "The first operand, read as bools (non-zero is true)."),
+        (
+            "y",
+            "The second operand, read as bools, broadcast against `x`.",
+        ),
+    ],
+);
 
-const BOOL_XY: Schema = Schema::own(&[
-    ParamDef::input("x", "The first operand, read as bools (non-zero is true)."),
-    ParamDef::input(
-        "y",
-        "The second operand, read as bools, broadcast against `x`.",
-    ),
-]);
+const SELECT_PARAMS: Schema = Schema::ms(
+    &[Override::inputs(&["cond", "x", "y"], why::INPUT_NAMES)],
+    &[
+        (
+            "cond",
+            "A bool tensor: where it is true the result takes `x`, elsewhere `y`.",
+        ),
+        ("x", "The values taken where `cond` is true."),
+        (
+            "y",
+            "The values taken where `cond` is false; the same dtype as `x`.",
+        ),
+    ],
+);
 
-const X: Schema = Schema::own(&[ParamDef::input("x", "The input tensor.")]);
-
-const SELECT_PARAMS: Schema = Schema::own(&[
-    ParamDef::input(
-        "cond",
-        "A bool tensor: where it is true the result takes `x`, elsewhere `y`.",
-    ),
-    ParamDef::input("x", "The values taken where `cond` is true."),
-    ParamDef::input(
-        "y",
-        "The values taken where `cond` is false; the same dtype as `x`.",
-    ),
-]);
-
-const CAST_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("x", "The tensor or scalar to convert."),
-    ParamDef::attr(
-        "dtype",
-        AttrType::DType,
-        None,
-        "The dtype of the result (`f32`, `i64`, `bool`, ...).",
-    ),
-]);
+const CAST_PARAMS: Schema = Schema::ms(
+    &[Override::inputs(&["x"], why::INPUT_NAMES)],
+    &[
+        ("x", "The tensor or scalar to convert."),
+        (
+            "dtype",
+            "The dtype of the result (`f32`, `i64`, `bool`, ...).",
+        ),
+    ],
+);
 
 fn infer_arith(call: &InferCall) -> Result<AbsVal, OpError> {
     infer_broadcast_binary(call, None)
@@ -509,7 +504,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Add",
         "Adds two tensors elementwise, `x + y`, with broadcasting and MindSpore's type promotion.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_arith,
         Some(grad_add),
         k_add,
@@ -518,7 +519,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Sub",
         "Subtracts `y` from `x` elementwise, `x - y`, with broadcasting and type promotion.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_arith,
         Some(grad_sub),
         k_sub,
@@ -527,7 +534,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Mul",
         "Multiplies two tensors elementwise, `x * y`, with broadcasting and type promotion.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_arith,
         Some(grad_mul),
         k_mul,
@@ -536,7 +549,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "RealDiv",
         "Divides `x` by `y` elementwise, `x / y`, with broadcasting, in the promoted dtype: integers divide truncating toward zero (`x / 0` saturates to the dtype's maximum or minimum, 0 for `0 / 0`). True division of integers is `Div`.",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_real_div,
         Some(grad_real_div),
         k_real_div,
@@ -545,7 +564,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Neg",
         "Negates every element, `-x`.",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_numeric_unary,
         Some(grad_neg),
         k_neg,
@@ -555,7 +574,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Exp",
         "The exponential `e^x` of every element (integer inputs are computed in `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_exp),
         k_exp,
@@ -565,7 +584,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Log",
         "The natural logarithm of every element (NaN below 0, `-inf` at 0; integer inputs give `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_log),
         k_log,
@@ -574,7 +593,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Sqrt",
         "The square root of every element (NaN below 0; integer inputs give `f32`).",
-        X,
+        Schema::ms(&[], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_sqrt),
         k_sqrt,
@@ -583,7 +602,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Rsqrt",
         "The reciprocal square root `1 / sqrt(x)` of every element (integer inputs give `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_rsqrt),
         k_rsqrt,
@@ -592,7 +611,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Square",
         "The square `x * x` of every element.",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_numeric_unary,
         Some(grad_square),
         k_square,
@@ -602,10 +621,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Pow",
         "Raises `x` to the power `y` elementwise, with broadcasting and type promotion.",
-        Schema::own(&[
-            ParamDef::input("x", "The base: a tensor or a scalar."),
-            ParamDef::input("y", "The exponent, broadcast against `x`."),
-        ]),
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The base: a tensor or a scalar."),
+                ("y", "The exponent, broadcast against `x`."),
+            ],
+        ),
         infer_arith,
         Some(grad_pow),
         k_pow,
@@ -614,7 +636,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Abs",
         "The absolute value of every element (a bool tensor is returned unchanged).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_same,
         Some(grad_abs),
         k_abs,
@@ -623,7 +645,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Maximum",
         "The larger of `x` and `y` elementwise, with broadcasting: `x > y ? x : y` (so a NaN `y` propagates and a NaN `x` gives `y`, as MindSpore's CPU kernel). A tie splits the gradient evenly.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_arith,
         Some(grad_maximum),
         k_maximum,
@@ -632,7 +660,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Minimum",
         "The smaller of `x` and `y` elementwise, with broadcasting: `x < y ? x : y` (so a NaN `y` propagates and a NaN `x` gives `y`, as MindSpore's CPU kernel). A tie splits the gradient evenly.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_arith,
         Some(grad_minimum),
         k_minimum,
@@ -641,7 +675,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Sin",
         "The sine of every element, in radians (integer inputs give `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_sin),
         k_sin,
@@ -651,7 +685,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Cos",
         "The cosine of every element, in radians (integer inputs give `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_cos),
         k_cos,
@@ -661,7 +695,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Tanh",
         "The hyperbolic tangent of every element (integer inputs give `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_tanh),
         k_tanh,
@@ -671,7 +705,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Sigmoid",
         "The logistic function `1 / (1 + e^-x)` of every element (integer inputs give `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_sigmoid),
         k_sigmoid,
@@ -681,7 +715,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ReLU",
         "Rectified linear unit: `max(x, 0)` elementwise (NaN gives 0; a bool tensor is returned unchanged).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_same,
         Some(grad_relu),
         k_relu,
@@ -690,7 +724,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "GeLU",
         "Gaussian error linear unit, as MindSpore's kernel computes it: `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`. Needs a float input.",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_only,
         Some(grad_gelu),
         k_gelu,
@@ -700,7 +734,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Erf",
         "The Gauss error function `erf(x) = 2/sqrt(pi) * integral from 0 to x of e^(-t^2) dt`, elementwise (integer inputs give `f32`).",
-        X,
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The input tensor.")]),
         infer_float_unary,
         Some(grad_erf),
         k_erf,
@@ -726,7 +760,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Equal",
         "Whether `x == y`, elementwise with broadcasting: a `bool` tensor.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_compare,
         None,
         k_equal,
@@ -735,7 +775,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "NotEqual",
         "Whether `x != y`, elementwise with broadcasting: a `bool` tensor.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_compare,
         None,
         k_not_equal,
@@ -744,7 +790,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Less",
         "Whether `x < y`, elementwise with broadcasting: a `bool` tensor.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_compare,
         None,
         k_less,
@@ -753,7 +805,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "LessEqual",
         "Whether `x <= y`, elementwise with broadcasting: a `bool` tensor.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_compare,
         None,
         k_less_equal,
@@ -762,7 +820,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Greater",
         "Whether `x > y`, elementwise with broadcasting: a `bool` tensor.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_compare,
         None,
         k_greater,
@@ -771,7 +835,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "GreaterEqual",
         "Whether `x >= y`, elementwise with broadcasting: a `bool` tensor.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_compare,
         None,
         k_greater_equal,
@@ -798,7 +868,10 @@ pub const OPS: &[OpDef] = &[
     ew(
         "LogicalNot",
         "Logical NOT elementwise: a `bool` tensor, true where `x` is zero (any dtype is read as bool).",
-        Schema::own(&[ParamDef::input("x", "A tensor or scalar, read as bools.")]),
+        Schema::ms(
+            &[Override::inputs(&["x"], why::INPUT_NAMES)],
+            &[("x", "A tensor or scalar, read as bools.")],
+        ),
         infer_logical_not,
         None,
         k_logical_not,
@@ -807,7 +880,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ZerosLike",
         "A tensor of zeros with the dtype and shape of `x`.",
-        Schema::own(&[ParamDef::input("x", "The tensor whose dtype and shape to copy.")]),
+        Schema::ms(&[], &[("x", "The tensor whose dtype and shape to copy.")]),
         infer_same,
         None,
         k_zeros_like,
@@ -816,7 +889,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "OnesLike",
         "A tensor of ones with the dtype and shape of `x`.",
-        Schema::own(&[ParamDef::input("x", "The tensor whose dtype and shape to copy.")]),
+        Schema::ms(&[], &[("x", "The tensor whose dtype and shape to copy.")]),
         infer_same,
         None,
         k_ones_like,

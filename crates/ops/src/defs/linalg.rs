@@ -9,7 +9,7 @@ pub mod einsum;
 pub mod matrix;
 pub mod products;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, DType, Tensor};
@@ -23,31 +23,23 @@ use crate::kernel::{
 };
 use crate::{
     AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
 };
 
-const MATMUL_PARAMS: Schema = Schema::own(&[
-    ParamDef::input(
-        "x",
-        "The left matrix, `[M, K]` (or `[K, M]` with `transpose_a`).",
-    ),
-    ParamDef::input(
-        "y",
-        "The right matrix, `[K, N]` (or `[N, K]` with `transpose_b`).",
-    ),
-    ParamDef::attr(
-        "transpose_a",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Transpose `x` first.",
-    ),
-    ParamDef::attr(
-        "transpose_b",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Transpose `y` first.",
-    ),
-]);
+const MATMUL_PARAMS: Schema = Schema::ms(
+    &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+    &[
+        (
+            "x",
+            "The left matrix, `[M, K]` (or `[K, M]` with `transpose_a`).",
+        ),
+        (
+            "y",
+            "The right matrix, `[K, N]` (or `[N, K]` with `transpose_b`).",
+        ),
+        ("transpose_a", "Transpose `x` first."),
+        ("transpose_b", "Transpose `y` first."),
+    ],
+);
 
 /// Whether two dimensions can be equal (unknown and symbolic ones can).
 pub(crate) fn dims_compatible(a: &Dim, b: &Dim) -> bool {
@@ -362,22 +354,17 @@ pub(crate) fn batch_matmul(x: &Tensor, y: &Tensor, ta: bool, tb: bool) -> Result
     make_tensor(out_dtype, out_shape, buffer)
 }
 
-const BIAS_ADD_PARAMS: Schema = Schema::own(&[
-    ParamDef::input(
-        "x",
-        "The input, of rank 2 to 5, with its channels on axis 1 (`NCHW`, `NCDHW`) or last (`NHWC`).",
-    ),
-    ParamDef::input(
-        "bias",
-        "A 1-D tensor with one value per channel, of `x`'s dtype.",
-    ),
-    ParamDef::attr(
-        "data_format",
-        AttrType::Str(&["NCHW", "NHWC", "NCDHW"]),
-        Some(AttrDefault::Str("NCHW")),
-        "Where the channels are: the default `\"NCHW\"` (and `\"NCDHW\"`) means axis 1, `\"NHWC\"` the last axis.",
-    ),
-]);
+const BIAS_ADD_PARAMS: Schema = Schema::ms(
+    &[
+        Override::inputs(&["x", "bias"], why::INPUT_NAMES),
+        Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC", "NCDHW"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+    ],
+    &[
+        ("x", "The input, of rank 2 to 5, with its channels on axis 1 (`NCHW`, `NCDHW`) or last (`NHWC`)."),
+        ("bias", "A 1-D tensor with one value per channel, of `x`'s dtype."),
+        ("data_format", "Where the channels are: the default `\"NCHW\"` (and `\"NCDHW\"`) means axis 1, `\"NHWC\"` the last axis."),
+    ],
+);
 
 fn infer_bias_add(call: &InferCall) -> Result<AbsVal, OpError> {
     if call.any_unknown() {
@@ -544,28 +531,15 @@ pub const OPS: &[OpDef] = &[
         name: "BatchMatMul",
         category: Category::LinearAlgebra,
         doc: "Batched matrix product `x @ y` over the last two dimensions, optionally transposing either's matrices first; the batch dimensions broadcast.",
-        schema: Schema::own(&[
-            ParamDef::input(
-                "x",
-                "The left operand, `[*B, M, K]` (or `[*B, K, M]` with `transpose_a`); rank 2 or more.",
-            ),
-            ParamDef::input(
-                "y",
-                "The right operand, `[*B, K, N]` (or `[*B, N, K]` with `transpose_b`); its batch dimensions broadcast against `x`'s.",
-            ),
-            ParamDef::attr(
-                "transpose_a",
-                AttrType::Bool,
-                Some(AttrDefault::Bool(false)),
-                "Transpose the last two dimensions of `x` first (default `false`).",
-            ),
-            ParamDef::attr(
-                "transpose_b",
-                AttrType::Bool,
-                Some(AttrDefault::Bool(false)),
-                "Transpose the last two dimensions of `y` first (default `false`).",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The left operand, `[*B, M, K]` (or `[*B, K, M]` with `transpose_a`); rank 2 or more."),
+                ("y", "The right operand, `[*B, K, N]` (or `[*B, N, K]` with `transpose_b`); its batch dimensions broadcast against `x`'s."),
+                ("transpose_a", "Transpose the last two dimensions of `x` first (default `false`)."),
+                ("transpose_b", "Transpose the last two dimensions of `y` first (default `false`)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_matmul,

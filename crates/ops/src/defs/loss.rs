@@ -12,7 +12,7 @@
 //! prediction and target, and (unlike some of them) a true gradient to the
 //! weights.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -682,96 +682,124 @@ pub const OPS: &[OpDef] = &[
         "BinaryCrossEntropy",
         Kind::BinaryCrossEntropy,
         "Binary cross entropy of probabilities `input` against `target`: `-weight·(target·ln(input) + (1-target)·ln(1-input))`, the logarithms clamped at `ln(1e-12)` as MindSpore's, then `reduction`.",
-        Schema::own(&[
-            ParamDef::input("input", "The predicted probabilities, float."),
-            ParamDef::input("target", "The targets, of `input`'s shape and dtype."),
-            ParamDef::input("weight", "Weights broadcast to `input`, or none (ones)."),
-            P_REDUCTION,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("reduction", AttrType::Str(&["none", "mean", "sum"]), Some(AttrDefault::Str("mean")), why::STRINGS),
+            ],
+            &[
+                ("input", "The predicted probabilities, float."),
+                ("target", "The targets, of `input`'s shape and dtype."),
+                ("weight", "Weights broadcast to `input`, or none (ones)."),
+                ("reduction", "\"none\": the elementwise losses; \"mean\" (default): their mean; \"sum\": their sum."),
+            ],
+        )
     ),
     loss_op!(
         "BCEWithLogitsLoss",
         Kind::BCEWithLogitsLoss,
         "Binary cross entropy of logits `input` against `target`, computed stably: `weight·(posWeight·target·softplus(-input) + (1-target)·softplus(input))`, then `reduction`.",
-        Schema::own(&[
-            ParamDef::input("input", "The logits, float."),
-            ParamDef::input("target", "The targets, of `input`'s shape and dtype."),
-            ParamDef::input("weight", "Weights broadcast to `input`, or none (ones)."),
-            ParamDef::input("posWeight", "Weights of the positive term broadcast to `input`, or none (ones)."),
-            P_REDUCTION,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("reduction", AttrType::Str(&["none", "mean", "sum"]), Some(AttrDefault::Str("mean")), why::STRINGS),
+            ],
+            &[
+                ("input", "The logits, float."),
+                ("target", "The targets, of `input`'s shape and dtype."),
+                ("weight", "Weights broadcast to `input`, or none (ones)."),
+                ("posWeight", "Weights of the positive term broadcast to `input`, or none (ones)."),
+                ("reduction", "\"none\": the elementwise losses; \"mean\" (default): their mean; \"sum\": their sum."),
+            ],
+        )
     ),
     loss_op!(
         "SigmoidCrossEntropyWithLogits",
         Kind::SigmoidCrossEntropyWithLogits,
         "Elementwise binary cross entropy of logits against `target`, computed stably: `max(x, 0) - x·target + ln(1 + exp(-|x|))`.",
-        Schema::own(&[
-            ParamDef::input("predict", "The logits, float."),
-            ParamDef::input("target", "The targets, of `predict`'s shape and dtype."),
-        ])
+        Schema::ms(
+            &[],
+            &[
+                ("predict", "The logits, float."),
+                ("target", "The targets, of `predict`'s shape and dtype."),
+            ],
+        )
     ),
     loss_op!(
         "SmoothL1Loss",
         Kind::SmoothL1Loss,
         "Smooth L1 (Huber-like) loss: `0.5·d²/beta` where `|d| < beta`, else `|d| - 0.5·beta`, `d = prediction - target`; then `reduction` (default \"none\").",
-        Schema::own(&[
-            ParamDef::input("prediction", "The predictions, float."),
-            ParamDef::input("target", "The targets, of `prediction`'s shape and dtype."),
-            ParamDef::attr("beta", AttrType::Float, Some(AttrDefault::Float(1.0)), "The threshold, positive. Default 1.0."),
-            ParamDef::attr(
-                "reduction",
-                AttrType::Str(&["none", "mean", "sum"]),
-                Some(AttrDefault::Str("none")),
-                "\"none\" (default), \"mean\" or \"sum\".",
-            ),
-        ])
+        Schema::ms(
+            &[
+                Override::attr("reduction", AttrType::Str(&["none", "mean", "sum"]), Some(AttrDefault::Str("none")), why::STRINGS),
+            ],
+            &[
+                ("prediction", "The predictions, float."),
+                ("target", "The targets, of `prediction`'s shape and dtype."),
+                ("beta", "The threshold, positive. Default 1.0."),
+                ("reduction", "\"none\" (default), \"mean\" or \"sum\"."),
+            ],
+        )
     ),
     loss_op!(
         "KLDivLoss",
         Kind::KLDivLoss,
         "Kullback-Leibler divergence of log-probabilities `logits` from `labels`: `labels·(ln(labels) - logits)` where `labels > 0`, else 0; then `reduction` (\"batchmean\": the sum divided by the first dimension).",
-        Schema::own(&[
-            ParamDef::input("logits", "Log-probabilities, float."),
-            ParamDef::input("labels", "Probabilities, of `logits`' shape and dtype."),
-            ParamDef::attr(
-                "reduction",
-                AttrType::Str(&["none", "mean", "sum", "batchmean"]),
-                Some(AttrDefault::Str("mean")),
-                "\"none\", \"mean\" (default), \"sum\" or \"batchmean\".",
-            ),
-        ])
+        Schema::ms(
+            &[
+                Override::attr("reduction", AttrType::Str(&["none", "mean", "sum", "batchmean"]), Some(AttrDefault::Str("mean")), why::STRINGS),
+            ],
+            &[
+                ("logits", "Log-probabilities, float."),
+                ("labels", "Probabilities, of `logits`' shape and dtype."),
+                ("reduction", "\"none\", \"mean\" (default), \"sum\" or \"batchmean\"."),
+            ],
+        )
     ),
     loss_op!(
         "SoftMarginLoss",
         Kind::SoftMarginLoss,
         "Soft margin loss of `input` against ±1 targets: `ln(1 + exp(-target·input))`, then `reduction`.",
-        Schema::own(&[
-            ParamDef::input("input", "The predictions, float."),
-            ParamDef::input("target", "The targets (usually ±1), of `input`'s shape and dtype."),
-            P_REDUCTION,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("reduction", AttrType::Str(&["none", "mean", "sum"]), Some(AttrDefault::Str("mean")), why::STRINGS),
+            ],
+            &[
+                ("input", "The predictions, float."),
+                ("target", "The targets (usually ±1), of `input`'s shape and dtype."),
+                ("reduction", "\"none\": the elementwise losses; \"mean\" (default): their mean; \"sum\": their sum."),
+            ],
+        )
     ),
     loss_op!(
         "MSELossExt",
         Kind::MSELossExt,
         "Squared error `(input - target)²` with `input` and `target` broadcast together (what `mint.nn.MSELoss` exports), then `reduction`.",
-        Schema::own(&[
-            ParamDef::input("input", "The predictions, float."),
-            ParamDef::input("target", "The targets, broadcastable with `input`, of its dtype."),
-            P_REDUCTION,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("reduction", AttrType::Str(&["none", "mean", "sum"]), Some(AttrDefault::Str("mean")), why::STRINGS),
+            ],
+            &[
+                ("input", "The predictions, float."),
+                ("target", "The targets, broadcastable with `input`, of its dtype."),
+                ("reduction", "\"none\": the elementwise losses; \"mean\" (default): their mean; \"sum\": their sum."),
+            ],
+        )
     ),
     OpDef {
         name: "NLLLoss",
         category: Category::NeuralNetwork,
         doc: "Negative log-likelihood of log-probabilities `logits` `[N, C]` at class indices `labels` `[N]`: `-weight[label]·logits[n, label]`, 0 for `ignore_index`. Returns `(loss, total_weight)`: the losses reduced by `reduction` (\"mean\" divides by `total_weight`, the sum of the used weights) and that total.",
-        schema: Schema::own(&[
-            ParamDef::input("logits", "Log-probabilities `[N, C]`, float."),
-            ParamDef::input("labels", "Class indices `[N]`, int32 or int64."),
-            ParamDef::input("weight", "Per-class weights `[C]`, of `logits`' dtype."),
-            P_REDUCTION,
-            ParamDef::attr("ignore_index", AttrType::Int, Some(AttrDefault::Int(-100)), "A label that contributes nothing. Default -100."),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::attr("reduction", AttrType::Str(&["none", "mean", "sum"]), Some(AttrDefault::Str("mean")), why::STRINGS),
+            ],
+            &[
+                ("logits", "Log-probabilities `[N, C]`, float."),
+                ("labels", "Class indices `[N]`, int32 or int64."),
+                ("weight", "Per-class weights `[C]`, of `logits`' dtype."),
+                ("reduction", "\"none\": the elementwise losses; \"mean\" (default): their mean; \"sum\": their sum."),
+                ("ignore_index", "A label that contributes nothing. Default -100."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["loss", "total_weight"]),
         infer: infer_nll,
@@ -789,7 +817,10 @@ pub const OPS: &[OpDef] = &[
         name: "L2Loss",
         category: Category::NeuralNetwork,
         doc: "Half the sum of squares of `input`, `Σ x² / 2`, as a scalar.",
-        schema: Schema::own(&[ParamDef::input("input", "A float tensor.")]),
+        schema: Schema::ms(
+            &[Override::inputs(&["input"], why::INPUT_NAMES)],
+            &[("input", "A float tensor.")],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |call| {

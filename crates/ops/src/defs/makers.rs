@@ -5,17 +5,14 @@
 //! tensor) and `Zeros`/`Ones` default to `f32`. `Fill` converts its value with
 //! `Cast`'s rules (a float value in an integer dtype truncates toward zero).
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
-use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
-
-const SHAPE_DOC: &str =
-    "The shape of the result: an int or a tuple of non-negative ints (`()` for rank 0).";
+use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef};
 
 fn shape_attr(call_op: &str, shape: Option<Vec<i64>>, dtype: DType) -> Result<Vec<i64>, OpError> {
     let shape = shape.unwrap_or_default();
@@ -96,44 +93,46 @@ pub const OPS: &[OpDef] = &[
     maker(
         "Zeros",
         "A tensor of the given shape and dtype filled with zeros.",
-        Schema::own(&[
-            ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
-            ParamDef::attr(
-                "dtype",
-                AttrType::DType,
-                Some(AttrDefault::DType(DType::F32)),
-                "The dtype of the result; `f32` by default.",
-            ),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("dtype", AttrType::DType, Some(AttrDefault::DType(DType::F32)), "MindSpore's `dtype=None` means float32, the registry's default"),
+            ],
+            &[
+                ("shape", "The shape of the result: an int or a tuple of non-negative ints (`()` for rank 0)."),
+                ("dtype", "The dtype of the result; `f32` by default."),
+            ],
+        ),
         |c| make(c, 0.0),
     ),
     maker(
         "Ones",
         "A tensor of the given shape and dtype filled with ones.",
-        Schema::own(&[
-            ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
-            ParamDef::attr(
-                "dtype",
-                AttrType::DType,
-                Some(AttrDefault::DType(DType::F32)),
-                "The dtype of the result; `f32` by default.",
-            ),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("dtype", AttrType::DType, Some(AttrDefault::DType(DType::F32)), "MindSpore's `dtype=None` means float32, the registry's default"),
+            ],
+            &[
+                ("shape", "The shape of the result: an int or a tuple of non-negative ints (`()` for rank 0)."),
+                ("dtype", "The dtype of the result; `f32` by default."),
+            ],
+        ),
         |c| make(c, 1.0),
     ),
     maker(
         "Fill",
         "A tensor of the given dtype and shape with every element equal to `value`.",
-        Schema::own(&[
-            ParamDef::attr("dtype", AttrType::DType, None, "The dtype of the result."),
-            ParamDef::attr("shape", AttrType::Ints, None, SHAPE_DOC),
-            ParamDef::attr(
-                "value",
-                AttrType::Number,
-                None,
-                "The value of every element: an int, a float or a bool, converted to `dtype`.",
-            ),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("dtype", AttrType::DType, None, why::TO_ATTR),
+                Override::attr("shape", AttrType::Ints, None, why::TO_ATTR),
+                Override::attr("value", AttrType::Number, None, why::TO_ATTR),
+            ],
+            &[
+                ("dtype", "The dtype of the result."),
+                ("shape", "The shape of the result: an int or a tuple of non-negative ints (`()` for rank 0)."),
+                ("value", "The value of every element: an int, a float or a bool, converted to `dtype`."),
+            ],
+        ),
         k_fill,
     ),
 ];

@@ -8,7 +8,7 @@
 pub mod common;
 pub mod layers;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -22,8 +22,7 @@ use crate::defs::shape::{
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
-    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
-    OutputDef, ParamDef,
+    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
 };
 
 // ---------------------------------------------------------------------------
@@ -540,17 +539,21 @@ fn grad_batch_norm(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> 
     out
 }
 
-const AXIS_DOC: &str = "The dimension(s) to normalise over: an int or a tuple of ints, negative values counting from the end. Default -1, the last.";
-
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "Softmax",
         category: Category::NeuralNetwork,
         doc: "Softmax over `axis`: `exp(x - max) / sum(exp(x - max))`, so the values along the axis are positive and sum to 1.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "The logits, a float tensor."),
-            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), AXIS_DOC),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::inputs(&["x"], why::INPUT_NAMES),
+                Override::attr("axis", AttrType::Ints, Some(AttrDefault::Int(-1)), why::TYPE),
+            ],
+            &[
+                ("x", "The logits, a float tensor."),
+                ("axis", "The dimension(s) to normalise over: an int or a tuple of ints, negative values counting from the end. Default -1, the last."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_softmax,
@@ -562,15 +565,13 @@ pub const OPS: &[OpDef] = &[
         name: "LogSoftmax",
         category: Category::NeuralNetwork,
         doc: "Log-softmax over `axis`: `x - max - log(sum(exp(x - max)))`, computed stably.",
-        schema: Schema::own(&[
-            ParamDef::input("logits", "The logits, a float tensor."),
-            ParamDef::attr(
-                "axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(-1)),
-                "The dimension to normalise over; negative values count from the end. Default -1, the last.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("logits", "The logits, a float tensor."),
+                ("axis", "The dimension to normalise over; negative values count from the end. Default -1, the last."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_softmax,
@@ -589,13 +590,13 @@ pub const OPS: &[OpDef] = &[
         name: "SoftmaxCrossEntropyWithLogits",
         category: Category::NeuralNetwork,
         doc: "Cross entropy between `softmax(logits)` and the probability distributions `labels`, per row. Returns `(loss [N], dlogits [N, C])`, the second being `softmax(logits) - labels`, as MindSpore.",
-        schema: Schema::own(&[
-            ParamDef::input("logits", "The logits, `[N, C]`, float."),
-            ParamDef::input(
-                "labels",
-                "Target distributions, `[N, C]`, of the dtype of `logits` (usually one-hot).",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("logits", "The logits, `[N, C]`, float."),
+                ("labels", "Target distributions, `[N, C]`, of the dtype of `logits` (usually one-hot)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["loss", "dlogits"]),
         infer: infer_softmax_ce,
@@ -614,19 +615,17 @@ pub const OPS: &[OpDef] = &[
         name: "SparseSoftmaxCrossEntropyWithLogits",
         category: Category::NeuralNetwork,
         doc: "Cross entropy between `softmax(logits)` and class indices `labels`, averaged over the batch: a scalar tensor. With `is_grad=true` it returns the loss's gradient with respect to `logits` instead, `(softmax(logits) - onehot(labels)) / N`.",
-        schema: Schema::own(&[
-            ParamDef::input("logits", "The logits, `[N, C]`, float."),
-            ParamDef::input(
-                "labels",
-                "The class of each row, `[N]`, i32 or i64 in `[0, C)`.",
-            ),
-            ParamDef::attr(
-                "is_grad",
-                AttrType::Bool,
-                Some(AttrDefault::Bool(false)),
-                "Return the gradient with respect to `logits` instead of the loss. Default false: the mean loss.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::inputs(&["logits", "labels"], why::INPUT_NAMES),
+                Override::drop("sens", why::DROPPED),
+            ],
+            &[
+                ("logits", "The logits, `[N, C]`, float."),
+                ("labels", "The class of each row, `[N]`, i32 or i64 in `[0, C)`."),
+                ("is_grad", "Return the gradient with respect to `logits` instead of the loss. Default false: the mean loss."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_sparse_softmax_ce,
@@ -649,35 +648,17 @@ pub const OPS: &[OpDef] = &[
         name: "LayerNorm",
         category: Category::NeuralNetwork,
         doc: "Layer normalisation: normalises `input_x` over the dimensions from `begin_norm_axis` on, then scales by `gamma` and shifts by `beta`. Returns `(y, mean, variance)`; `mean` and `variance` keep the normalised dimensions as size 1.",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "The input, float, of rank at least 1."),
-            ParamDef::input(
-                "gamma",
-                "The scale, of shape `input_x.shape[begin_params_axis:]`.",
-            ),
-            ParamDef::input(
-                "beta",
-                "The shift, of shape `input_x.shape[begin_params_axis:]`.",
-            ),
-            ParamDef::attr(
-                "begin_norm_axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(1)),
-                "The first dimension normalised over (negative values count from the end). Default 1: every dimension but the first.",
-            ),
-            ParamDef::attr(
-                "begin_params_axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(1)),
-                "The first dimension `gamma` and `beta` cover. Default 1.",
-            ),
-            ParamDef::attr(
-                "epsilon",
-                AttrType::Float,
-                Some(AttrDefault::Float(1e-7)),
-                "Added to the variance before the square root, for stability. Default 1e-7.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input_x", "The input, float, of rank at least 1."),
+                ("gamma", "The scale, of shape `input_x.shape[begin_params_axis:]`."),
+                ("beta", "The shift, of shape `input_x.shape[begin_params_axis:]`."),
+                ("begin_norm_axis", "The first dimension normalised over (negative values count from the end). Default 1: every dimension but the first."),
+                ("begin_params_axis", "The first dimension `gamma` and `beta` cover. Default 1."),
+                ("epsilon", "Added to the variance before the square root, for stability. Default 1e-7."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["y", "mean", "variance"]),
         infer: infer_layer_norm,
@@ -690,43 +671,22 @@ pub const OPS: &[OpDef] = &[
         category: Category::NeuralNetwork,
         doc: "Batch normalisation per channel (NCHW or [N, C]), `scale · (x - mean) / sqrt(variance + epsilon) + bias`, returning `(y, batch_mean, batch_variance, reserve_space_1, reserve_space_2)`. Inference (`is_training=false`) normalises with `mean`/`variance` and returns them; training uses and returns the batch's statistics (the moving averages are not updated in place).",
 
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "The input, `[N, C]` or `[N, C, H, W]`, float."),
-            ParamDef::input("scale", "Per-channel scale (gamma), `[C]`."),
-            ParamDef::input("bias", "Per-channel shift (beta), `[C]`."),
-            ParamDef::input(
-                "mean",
-                "Per-channel running mean, `[C]`; used in inference.",
-            ),
-            ParamDef::input(
-                "variance",
-                "Per-channel running variance, `[C]`; used in inference.",
-            ),
-            ParamDef::attr(
-                "is_training",
-                AttrType::Bool,
-                Some(AttrDefault::Bool(false)),
-                "Normalise with the batch's statistics (true) or with `mean`/`variance` (false, the default).",
-            ),
-            ParamDef::attr(
-                "epsilon",
-                AttrType::Float,
-                Some(AttrDefault::Float(1e-5)),
-                "Added to the variance for stability, in (0, 1]. Default 1e-5.",
-            ),
-            ParamDef::attr(
-                "momentum",
-                AttrType::Float,
-                Some(AttrDefault::Float(0.1)),
-                "The moving-average momentum MindSpore uses to update `mean`/`variance` in place, in [0, 1]. Default 0.1. Checked, but nothing is updated in place here.",
-            ),
-            ParamDef::attr(
-                "data_format",
-                AttrType::Str(&["NCHW", "NHWC"]),
-                Some(AttrDefault::Str("NCHW")),
-                "The layout. Default \"NCHW\", the only one supported on CPU.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+            ],
+            &[
+                ("input_x", "The input, `[N, C]` or `[N, C, H, W]`, float."),
+                ("scale", "Per-channel scale (gamma), `[C]`."),
+                ("bias", "Per-channel shift (beta), `[C]`."),
+                ("mean", "Per-channel running mean, `[C]`; used in inference."),
+                ("variance", "Per-channel running variance, `[C]`; used in inference."),
+                ("is_training", "Normalise with the batch's statistics (true) or with `mean`/`variance` (false, the default)."),
+                ("epsilon", "Added to the variance for stability, in (0, 1]. Default 1e-5."),
+                ("momentum", "The moving-average momentum MindSpore uses to update `mean`/`variance` in place, in [0, 1]. Default 0.1. Checked, but nothing is updated in place here."),
+                ("data_format", "The layout. Default \"NCHW\", the only one supported on CPU."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&[
             "y",
@@ -745,27 +705,15 @@ pub const OPS: &[OpDef] = &[
         category: Category::NeuralNetwork,
         doc: "Zeroes each element of `x` with probability `1 - keep_prob` and scales the rest by `1/keep_prob`, returning `(output, mask)` (mask 1 where kept). The mask is a deterministic function of `Seed0`, `Seed1` and the element's position, so every run gives the same mask; `keep_prob=1` is the identity.",
 
-        schema: Schema::own(&[
-            ParamDef::input("x", "The input, a float tensor."),
-            ParamDef::attr(
-                "keep_prob",
-                AttrType::Float,
-                Some(AttrDefault::Float(0.5)),
-                "The probability of keeping an element, in (0, 1]. Default 0.5.",
-            ),
-            ParamDef::attr(
-                "Seed0",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "The operator's random seed. Default 0. With `Seed1` it selects the (reproducible) mask.",
-            ),
-            ParamDef::attr(
-                "Seed1",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "The global random seed. Default 0.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The input, a float tensor."),
+                ("keep_prob", "The probability of keeping an element, in (0, 1]. Default 0.5."),
+                ("Seed0", "The operator's random seed. Default 0. With `Seed1` it selects the (reproducible) mask."),
+                ("Seed1", "The global random seed. Default 0."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mask"]),
         infer: infer_dropout,

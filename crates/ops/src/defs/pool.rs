@@ -12,7 +12,7 @@
 
 pub(crate) mod window;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
@@ -339,14 +339,24 @@ const P_DATA_FORMAT3: ParamDef = ParamDef::attr(
     Some(AttrDefault::Str("NCDHW")),
     "The layout; only \"NCDHW\".",
 );
-const P_ARGMAX_TYPE: ParamDef = ParamDef::attr(
-    "argmax_type",
-    AttrType::DType,
-    Some(AttrDefault::DType(DType::I64)),
-    "The dtype of `argmax`: int32 or int64 (default).",
-);
 
-const AVG_POOL3D_PARAMS: Schema = Schema::own(AVG_POOL3D_PARAMS_LIST);
+const AVG_POOL3D_PARAMS: Schema = Schema::ms(
+    &[
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
+    ],
+    &[
+        ("input", "The input, `[N, C, D, H, W]`, float."),
+        ("kernel_size", "The window: an int or `(kd, kh, kw)`. Default 1."),
+        ("strides", "The step of the window: an int or `(sd, sh, sw)`. Default 1."),
+        ("pad_mode", "\"valid\" (default): windows inside the input; \"same\": output `ceil(D/s)`, the padding split evenly (extra cell at the end); \"pad\": pad by `pad`."),
+        ("pad", "Padding for pad_mode=\"pad\": an int or `(head, tail, top, bottom, left, right)`. Default 0."),
+        ("ceil_mode", "Round the output size up rather than down (a last window starting in the input or the front padding). Default false."),
+        ("count_include_pad", "Count the padded cells (of pad_mode \"pad\" or \"same\") in each window's mean. Default true."),
+        ("divisor_override", "If positive, divide every window's sum by this instead. Default 0."),
+        ("data_format", "The layout; only \"NCDHW\"."),
+    ],
+);
 const AVG_POOL3D_PARAMS_LIST: &[ParamDef] = &[
     ParamDef::input("input", "The input, `[N, C, D, H, W]`, float."),
     ParamDef::attr(
@@ -429,72 +439,45 @@ const MAX_POOL3D_PARAMS: Schema = Schema::own(&[
     P_DATA_FORMAT3,
 ]);
 
-const MAX_POOL3D_ARGMAX_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("x", "The input, `[N, C, D, H, W]`, numeric."),
-    ParamDef::attr("ksize", AttrType::Ints, None, "The window: an int or `(kd, kh, kw)`."),
-    ParamDef::attr("strides", AttrType::Ints, None, "The step of the window: an int or `(sd, sh, sw)`."),
-    ParamDef::attr(
-        "pads",
-        AttrType::Ints,
-        None,
-        "Padding on both sides of each dimension: an int or `(pd, ph, pw)`, each at most half the kernel.",
-    ),
-    ParamDef::attr(
-        "dilation",
-        AttrType::Ints,
-        Some(AttrDefault::Ints(&[1, 1, 1])),
-        "The spacing of window cells: an int or `(dd, dh, dw)`. Default (1, 1, 1).",
-    ),
-    ParamDef::attr(
-        "ceil_mode",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Round the output size up. Default false.",
-    ),
-    P_DATA_FORMAT3,
-    P_ARGMAX_TYPE,
-]);
+const MAX_POOL3D_ARGMAX_PARAMS: Schema = Schema::ms(
+    &[
+        Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
+    ],
+    &[
+        ("x", "The input, `[N, C, D, H, W]`, numeric."),
+        ("ksize", "The window: an int or `(kd, kh, kw)`."),
+        ("strides", "The step of the window: an int or `(sd, sh, sw)`."),
+        ("pads", "Padding on both sides of each dimension: an int or `(pd, ph, pw)`, each at most half the kernel."),
+        ("dilation", "The spacing of window cells: an int or `(dd, dh, dw)`. Default (1, 1, 1)."),
+        ("ceil_mode", "Round the output size up. Default false."),
+        ("data_format", "The layout; only \"NCDHW\"."),
+        ("argmax_type", "The dtype of `argmax`: int32 or int64 (default)."),
+    ],
+);
 
-const MAX_POOL_ARGMAX_V2_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("x", "The input, `[N, C, H, W]`, numeric."),
-    ParamDef::attr(
-        "kernel_size",
-        AttrType::Ints,
-        None,
-        "The window: an int or `(kh, kw)`.",
-    ),
-    ParamDef::attr(
-        "strides",
-        AttrType::Ints,
-        Some(AttrDefault::None),
-        "The step of the window: an int or `(sh, sw)`. Default none: the kernel size.",
-    ),
-    ParamDef::attr(
-        "pads",
-        AttrType::Ints,
-        Some(AttrDefault::Int(0)),
-        "Padding on both sides: an int or `(ph, pw)`, each at most half the kernel. Default 0.",
-    ),
-    ParamDef::attr(
-        "dilation",
-        AttrType::Ints,
-        Some(AttrDefault::Ints(&[1, 1])),
-        "The spacing of window cells: an int or `(dh, dw)`. Default (1, 1).",
-    ),
-    ParamDef::attr(
-        "ceil_mode",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Round the output size up. Default false.",
-    ),
-    P_ARGMAX_TYPE,
-]);
-
-const P_OUTPUT_SIZE: ParamDef = ParamDef::attr(
-    "output_size",
-    AttrType::Ints,
-    None,
-    "The output's `(H, W)`, or an int for both; -1 (MindSpore's None) keeps the input's size.",
+const MAX_POOL_ARGMAX_V2_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("x", "The input, `[N, C, H, W]`, numeric."),
+        ("kernel_size", "The window: an int or `(kh, kw)`."),
+        (
+            "strides",
+            "The step of the window: an int or `(sh, sw)`. Default none: the kernel size.",
+        ),
+        (
+            "pads",
+            "Padding on both sides: an int or `(ph, pw)`, each at most half the kernel. Default 0.",
+        ),
+        (
+            "dilation",
+            "The spacing of window cells: an int or `(dh, dw)`. Default (1, 1).",
+        ),
+        ("ceil_mode", "Round the output size up. Default false."),
+        (
+            "argmax_type",
+            "The dtype of `argmax`: int32 or int64 (default).",
+        ),
+    ],
 );
 
 pub const OPS: &[OpDef] = &[
@@ -516,7 +499,21 @@ pub const OPS: &[OpDef] = &[
         name: "MaxPool3D",
         category: Category::NeuralNetwork,
         doc: "3-D max pooling of an NCDHW input (what `nn.MaxPool3d` exports): the maximum of each `kernel_size` window stepping by `strides`, with optional padding (`pad_list`, never selected) and ceil-mode sizes.",
-        schema: MAX_POOL3D_PARAMS,
+        schema: Schema::ms(
+            &[
+                Override::attr("pad_mode", AttrType::Str(&["VALID", "SAME", "PAD"]), Some(AttrDefault::Str("VALID")), why::STRINGS),
+                Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
+            ],
+            &[
+                ("x", "The input, `[N, C, D, H, W]`, float."),
+                ("kernel_size", "The window: an int or `(kd, kh, kw)`. Default 1."),
+                ("strides", "The step of the window: an int or `(sd, sh, sw)`. Default 1."),
+                ("pad_mode", "\"VALID\" (default), \"SAME\" or \"PAD\" (pad by `pad_list`), any case."),
+                ("pad_list", "Padding for pad_mode=\"PAD\": an int, `(d, h, w)` for both sides, or `(head, tail, top, bottom, left, right)`. Default 0."),
+                ("ceil_mode", "Round the output size up (pad_mode=\"PAD\" only). Default none (false)."),
+                ("data_format", "The layout; only \"NCDHW\"."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_pool(c, Kind::MaxPool3D),
@@ -552,10 +549,13 @@ pub const OPS: &[OpDef] = &[
         name: "AdaptiveAvgPool2D",
         category: Category::NeuralNetwork,
         doc: "2-D adaptive average pooling of a `[N, C, H, W]` or `[C, H, W]` input to `output_size`: output cell `i` averages input rows `⌊i·H/H_out⌋` to `⌈(i+1)·H/H_out⌉ - 1` (and columns likewise).",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
-            P_OUTPUT_SIZE,
-        ]),
+        schema: Schema::ms(
+            &[Override::inputs(&["input_x"], why::INPUT_NAMES)],
+            &[
+                ("input_x", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
+                ("output_size", "The output's `(H, W)`, or an int for both; -1 (MindSpore's None) keeps the input's size."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_pool(c, Kind::AdaptiveAvgPool2D),
@@ -575,15 +575,13 @@ pub const OPS: &[OpDef] = &[
         name: "AdaptiveMaxPool2D",
         category: Category::NeuralNetwork,
         doc: "2-D adaptive max pooling of a `[N, C, H, W]` or `[C, H, W]` input to `output_size` (windows as AdaptiveAvgPool2D's), returning `(output, argmax)`, `argmax` (int64) the flat index `h·W + w` of each maximum in its plane.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
-            ParamDef::attr(
-                "output_size",
-                AttrType::IntTuple,
-                None,
-                "The output's `(H, W)`; -1 keeps the input's size.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "The input, `[N, C, H, W]` or `[C, H, W]`, float."),
+                ("output_size", "The output's `(H, W)`; -1 keeps the input's size."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output", "argmax"]),
         infer: |c| infer_pool(c, Kind::AdaptiveMaxPool2D),

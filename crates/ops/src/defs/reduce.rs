@@ -13,7 +13,7 @@ pub mod index;
 pub mod sort;
 pub mod stats;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Buffer;
@@ -518,21 +518,14 @@ pub const OPS: &[OpDef] = &[
         name: "ArgMax",
         category: Category::Reduction,
         doc: "The index of the maximum of `x` along `axis` (the first one if tied), removing that dimension; MindSpore's `Argmax`.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "The tensor to search."),
-            ParamDef::attr(
-                "axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(-1)),
-                "The dimension to search; the default -1 is the last one.",
-            ),
-            ParamDef::attr(
-                "output_type",
-                AttrType::DType,
-                Some(AttrDefault::DType(DType::I32)),
-                "The dtype of the indices: `i32` (the default) or `i64`.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[Override::inputs(&["x"], why::INPUT_NAMES)],
+            &[
+                ("x", "The tensor to search."),
+                ("axis", "The dimension to search; the default -1 is the last one."),
+                ("output_type", "The dtype of the indices: `i32` (the default) or `i64`."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_argmax,

@@ -11,7 +11,7 @@
 //! over the product of the tables. The gradient (`_ResizeGrad`) applies the
 //! transposed tables; its own gradient is the forward resize again.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
@@ -536,49 +536,6 @@ fn infer_resize_grad(call: &InferCall) -> Result<AbsVal, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const P_ALIGN: ParamDef = ParamDef::attr(
-    "align_corners",
-    AttrType::Bool,
-    Some(AttrDefault::Bool(false)),
-    "Align the centers of the corner pixels of input and output (scale `(in-1)/(out-1)`). Default false: scale `in/out`.",
-);
-const P_HALF: ParamDef = ParamDef::attr(
-    "half_pixel_centers",
-    AttrType::Bool,
-    Some(AttrDefault::Bool(false)),
-    "Sample at pixel centers (`(o + 0.5)·scale`), as TensorFlow 2; not with `align_corners`. Default false.",
-);
-const P_SIZE2: ParamDef = ParamDef::attr(
-    "size",
-    AttrType::IntTuple,
-    None,
-    "The new `(height, width)`, positive.",
-);
-const P_OUTPUT_SIZE: ParamDef = ParamDef::attr(
-    "output_size",
-    AttrType::IntTuple,
-    Some(AttrDefault::None),
-    "The output's spatial size; give this or `scales`. Default none.",
-);
-const P_SCALES: ParamDef = ParamDef::attr(
-    "scales",
-    AttrType::Floats,
-    Some(AttrDefault::None),
-    "Scale factors per spatial dimension (output `floor(in·scale)`, sampling at `o/scale`); give this or `output_size`. Default none.",
-);
-const P_ALIGN_PT: ParamDef = ParamDef::attr(
-    "align_corners",
-    AttrType::Bool,
-    Some(AttrDefault::Bool(false)),
-    "Align the centers of the corner pixels (`src = o·(in-1)/(out-1)`). Default false: half-pixel sampling, `src = max((o + 0.5)/scale - 0.5, 0)`.",
-);
-const P_CTM: ParamDef = ParamDef::attr(
-    "coordinate_transformation_mode",
-    AttrType::Str(&["align_corners", "half_pixel"]),
-    Some(AttrDefault::Str("align_corners")),
-    "How an output coordinate maps to the input: \"align_corners\" (default) `o·(in-1)/(out-1)`, \"half_pixel\" `max((o + 0.5)·in/out - 0.5, 0)`; a single output samples the first input. (MindSpore's \"asymmetric\" is rejected by its kernels.)",
-);
-
 macro_rules! resize_op {
     ($name:literal, $kind:expr, $doc:literal, $params:expr) => {
         OpDef {
@@ -596,93 +553,172 @@ macro_rules! resize_op {
     };
 }
 
-const NCHW_X: ParamDef = ParamDef::input("x", "The input, `[N, C, H, W]`.");
-
 pub const OPS: &[OpDef] = &[
     resize_op!(
         "ResizeNearestNeighbor",
         Kind::ResizeNearestNeighbor,
         "Nearest-neighbour resize of the height and width of an NCHW input to `size` (TensorFlow's rules: source `floor(o·scale)`, `round` with `align_corners`). As MindSpore's CPU kernel, `half_pixel_centers` has no effect (ResizeNearestNeighborV2 honours it).",
-        Schema::own(&[ParamDef::input("input_x", "The input, `[N, C, H, W]`, numeric."), P_SIZE2, P_ALIGN, P_HALF])
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "The input, `[N, C, H, W]`, numeric."),
+                ("size", "The new `(height, width)`, positive."),
+                ("align_corners", "Align the centers of the corner pixels of input and output (scale `(in-1)/(out-1)`). Default false: scale `in/out`."),
+                ("half_pixel_centers", "Sample at pixel centers (`(o + 0.5)·scale`), as TensorFlow 2; not with `align_corners`. Default false."),
+            ],
+        )
     ),
     resize_op!(
         "ResizeNearestNeighborV2",
         Kind::ResizeNearestNeighborV2,
         "Nearest-neighbour resize of an NCHW image to `size` (what `nn.Upsample(mode=\"nearest\")` exports), TensorFlow's rules: source `floor(o·scale)`, `round` with `align_corners`, `floor((o + 0.5)·scale)` with `half_pixel_centers`.",
-        Schema::own(&[ParamDef::input("image", "The input, `[N, C, H, W]`, numeric."), P_SIZE2, P_ALIGN, P_HALF])
+        Schema::ms(
+            &[Override::attr("size", AttrType::IntTuple, None, why::TYPE)],
+            &[
+                ("image", "The input, `[N, C, H, W]`, numeric."),
+                ("size", "The new `(height, width)`, positive."),
+                ("align_corners", "Align the centers of the corner pixels of input and output (scale `(in-1)/(out-1)`). Default false: scale `in/out`."),
+                ("half_pixel_centers", "Sample at pixel centers (`(o + 0.5)·scale`), as TensorFlow 2; not with `align_corners`. Default false."),
+            ],
+        )
     ),
     resize_op!(
         "ResizeBilinearV2",
         Kind::ResizeBilinearV2,
         "Bilinear resize of an NCHW image to `size` (what `nn.Upsample(mode=\"bilinear\")` exports), TensorFlow's rules: source `o·scale` (or `(o + 0.5)·scale - 0.5`), the neighbours clamped to the edge.",
-        Schema::own(&[ParamDef::input("image", "The input, `[N, C, H, W]`, float."), P_SIZE2, P_ALIGN, P_HALF])
+        Schema::ms(
+            &[Override::attr("size", AttrType::IntTuple, None, why::TYPE)],
+            &[
+                ("image", "The input, `[N, C, H, W]`, float."),
+                ("size", "The new `(height, width)`, positive."),
+                ("align_corners", "Align the centers of the corner pixels of input and output (scale `(in-1)/(out-1)`). Default false: scale `in/out`."),
+                ("half_pixel_centers", "Sample at pixel centers (`(o + 0.5)·scale`), as TensorFlow 2; not with `align_corners`. Default false."),
+            ],
+        )
     ),
     resize_op!(
         "ResizeBicubic",
         Kind::ResizeBicubic,
         "Bicubic resize of an NCHW image to `size`, TensorFlow's rules: Keys' cubic with a = -0.75 and edge-clamped taps, or a = -0.5 with out-of-range taps dropped for `half_pixel_centers`.",
-        Schema::own(&[ParamDef::input("image", "The input, `[N, C, H, W]`, float."), P_SIZE2, P_ALIGN, P_HALF])
+        Schema::ms(
+            &[Override::attr("size", AttrType::IntTuple, None, why::TYPE)],
+            &[
+                ("image", "The input, `[N, C, H, W]`, float."),
+                ("size", "The new `(height, width)`, positive."),
+                ("align_corners", "Align the centers of the corner pixels of input and output (scale `(in-1)/(out-1)`). Default false: scale `in/out`."),
+                ("half_pixel_centers", "Sample at pixel centers (`(o + 0.5)·scale`), as TensorFlow 2; not with `align_corners`. Default false."),
+            ],
+        )
     ),
     resize_op!(
         "ResizeLinear1D",
         Kind::ResizeLinear1D,
         "Linear resize of the last dimension of an `[N, C, W]` input to `size` (what `nn.Upsample(mode=\"linear\")` exports).",
-        Schema::own(&[
-            ParamDef::input("x", "The input, `[N, C, W]`, float."),
-            ParamDef::attr("size", AttrType::IntTuple, None, "The new width, as a 1-tuple."),
-            P_CTM,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("size", AttrType::IntTuple, None, why::TYPE),
+                Override::attr("coordinate_transformation_mode", AttrType::Str(&["align_corners", "half_pixel"]), Some(AttrDefault::Str("align_corners")), why::STRINGS),
+            ],
+            &[
+                ("x", "The input, `[N, C, W]`, float."),
+                ("size", "The new width, as a 1-tuple."),
+                ("coordinate_transformation_mode", "How an output coordinate maps to the input: \"align_corners\" (default) `o·(in-1)/(out-1)`, \"half_pixel\" `max((o + 0.5)·in/out - 0.5, 0)`; a single output samples the first input. (MindSpore's \"asymmetric\" is rejected by its kernels.)"),
+            ],
+        )
     ),
     resize_op!(
         "UpsampleNearest1D",
         Kind::UpsampleNearest1D,
         "Nearest upsampling of an `[N, C, W]` input to `output_size` or by `scales` (PyTorch's rule: source `floor(o·in/out)`, or `floor(o/scale)`).",
-        Schema::own(&[ParamDef::input("x", "The input, `[N, C, W]`."), P_OUTPUT_SIZE, P_SCALES])
+        Schema::ms(
+            &[
+                Override::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
+            ],
+            &[
+                ("x", "The input, `[N, C, W]`."),
+                ("output_size", "The output's spatial size; give this or `scales`. Default none."),
+                ("scales", "Scale factors per spatial dimension (output `floor(in·scale)`, sampling at `o/scale`); give this or `output_size`. Default none."),
+            ],
+        )
     ),
     resize_op!(
         "UpsampleNearest2D",
         Kind::UpsampleNearest2D,
         "Nearest upsampling of an `[N, C, H, W]` input to `output_size` or by `scales` (PyTorch's rule: source `floor(o·in/out)`, or `floor(o/scale)`).",
-        Schema::own(&[NCHW_X, P_OUTPUT_SIZE, P_SCALES])
+        Schema::ms(
+            &[
+                Override::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
+            ],
+            &[
+                ("x", "The input, `[N, C, H, W]`."),
+                ("output_size", "The output's spatial size; give this or `scales`. Default none."),
+                ("scales", "Scale factors per spatial dimension (output `floor(in·scale)`, sampling at `o/scale`); give this or `output_size`. Default none."),
+            ],
+        )
     ),
     resize_op!(
         "UpsampleNearest3D",
         Kind::UpsampleNearest3D,
         "Nearest upsampling of an `[N, C, D, H, W]` input to `output_size` or by `scales` (what `nn.Upsample(mode=\"nearest\")` exports for 5-D inputs).",
-        Schema::own(&[ParamDef::input("x", "The input, `[N, C, D, H, W]`."), P_OUTPUT_SIZE, P_SCALES])
+        Schema::ms(
+            &[
+                Override::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
+            ],
+            &[
+                ("x", "The input, `[N, C, D, H, W]`."),
+                ("output_size", "The output's spatial size; give this or `scales`. Default none."),
+                ("scales", "Scale factors per spatial dimension (output `floor(in·scale)`, sampling at `o/scale`); give this or `output_size`. Default none."),
+            ],
+        )
     ),
     resize_op!(
         "UpsampleLinear1D",
         Kind::UpsampleLinear1D,
         "Linear upsampling of an `[N, C, W]` input to `output_size` or by `scales` (PyTorch's rules).",
-        Schema::own(&[
-            ParamDef::input("x", "The input, `[N, C, W]`, float."),
-            P_OUTPUT_SIZE,
-            P_SCALES,
-            P_ALIGN_PT,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
+                Override::attr("scales", AttrType::Floats, Some(AttrDefault::None), why::TYPE),
+            ],
+            &[
+                ("x", "The input, `[N, C, W]`, float."),
+                ("output_size", "The output's spatial size; give this or `scales`. Default none."),
+                ("scales", "Scale factors per spatial dimension (output `floor(in·scale)`, sampling at `o/scale`); give this or `output_size`. Default none."),
+                ("align_corners", "Align the centers of the corner pixels (`src = o·(in-1)/(out-1)`). Default false: half-pixel sampling, `src = max((o + 0.5)/scale - 0.5, 0)`."),
+            ],
+        )
     ),
     resize_op!(
         "UpsampleBilinear2D",
         Kind::UpsampleBilinear2D,
         "Bilinear upsampling of an `[N, C, H, W]` input to `output_size` or by `scales` (PyTorch's rules).",
-        Schema::own(&[
-            ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
-            P_OUTPUT_SIZE,
-            P_SCALES,
-            P_ALIGN_PT,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
+            ],
+            &[
+                ("x", "The input, `[N, C, H, W]`, float."),
+                ("output_size", "The output's spatial size; give this or `scales`. Default none."),
+                ("scales", "Scale factors per spatial dimension (output `floor(in·scale)`, sampling at `o/scale`); give this or `output_size`. Default none."),
+                ("align_corners", "Align the centers of the corner pixels (`src = o·(in-1)/(out-1)`). Default false: half-pixel sampling, `src = max((o + 0.5)/scale - 0.5, 0)`."),
+            ],
+        )
     ),
     resize_op!(
         "UpsampleTrilinear3D",
         Kind::UpsampleTrilinear3D,
         "Trilinear upsampling of an `[N, C, D, H, W]` input to `output_size` or by `scales` (PyTorch's rules; what `nn.Upsample(mode=\"trilinear\")` exports).",
-        Schema::own(&[
-            ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
-            P_OUTPUT_SIZE,
-            P_SCALES,
-            P_ALIGN_PT,
-        ])
+        Schema::ms(
+            &[
+                Override::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
+            ],
+            &[
+                ("x", "The input, `[N, C, D, H, W]`, float."),
+                ("output_size", "The output's spatial size; give this or `scales`. Default none."),
+                ("scales", "Scale factors per spatial dimension (output `floor(in·scale)`, sampling at `o/scale`); give this or `output_size`. Default none."),
+                ("align_corners", "Align the centers of the corner pixels (`src = o·(in-1)/(out-1)`). Default false: half-pixel sampling, `src = max((o + 0.5)/scale - 0.5, 0)`."),
+            ],
+        )
     ),
     OpDef {
         name: "_ResizeGrad",

@@ -22,7 +22,7 @@
 //! Gradients are MindSpore's scalar bprops (`grad_scalar_ops.cc`,
 //! `grad_implementations.py`); integer and bool operands get none.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, ScalarConst};
 use tensor::Tensor;
@@ -736,10 +736,13 @@ pub const OPS: &[OpDef] = &[
         name: "ScalarCast",
         category: Category::Elementwise,
         doc: "Converts a number to `input_y` (`i64`, `f32`, `f64` or `bool`): floats truncate toward zero to ints, non-zero is `true`.",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "The number to convert."),
-            ParamDef::attr("input_y", AttrType::DType, None, "The dtype of the result: `i64`, `f32`, `f64` or `bool`."),
-        ]),
+        schema: Schema::ms(
+            &[Override::input("input_x", why::TO_INPUT)],
+            &[
+                ("input_x", "The number to convert."),
+                ("input_y", "The dtype of the result: `i64`, `f32`, `f64` or `bool`."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_scalar_cast,
@@ -769,10 +772,14 @@ pub const OPS: &[OpDef] = &[
         name: "ScalarToTensor",
         category: Category::Elementwise,
         doc: "A rank-0 tensor holding the number `input_x`, of `dtype` (the number's own dtype when `None`, as in graph mode); converting as `Cast`.",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "The number."),
-            ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), "The tensor's dtype; `None` (the default) keeps the number's."),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::drop("x", why::DROPPED),
+                Override::attr("dtype", AttrType::DType, Some(AttrDefault::None), "exported graphs always pass the dtype; without one the registry keeps the number's dtype, as MindSpore's graph-mode kernel does (checked by the oracle)"),
+                Override::insert("", ParamDef::input("input_x", "The number."), why::EXTRA),
+            ],
+            &[("dtype", "The tensor's dtype; `None` (the default) keeps the number's.")],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_scalar_to_tensor,
@@ -803,7 +810,10 @@ pub const OPS: &[OpDef] = &[
         name: "TensorToScalar",
         category: Category::Elementwise,
         doc: "The number held by a one-element tensor (shape `[]` or `[1]`), of the tensor's dtype.",
-        schema: Schema::own(&[ParamDef::input("input_x", "A tensor of one element.")]),
+        schema: Schema::ms(
+            &[Override::inputs(&["input_x"], why::INPUT_NAMES)],
+            &[("input_x", "A tensor of one element.")],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_tensor_to_scalar,

@@ -13,14 +13,14 @@ pub mod segment;
 pub mod slice;
 pub mod split_stack;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
 
 use crate::infer::{normalize_axis, InferCall};
 use crate::kernel::{KArg, KValue, KernelCall};
-use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
+use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // Helpers shared by shape rules.
@@ -571,8 +571,6 @@ pub(crate) use parts::*;
 // ---------------------------------------------------------------------------
 // The table.
 
-const X: ParamDef = ParamDef::input("x", "The input tensor (any dtype).");
-
 /// The gradient of a primitive that only rearranges `x`: `dout` reshaped back.
 fn reshape_back(b: &mut dyn crate::GradBuilder, c: &crate::GradCall) -> Vec<Option<crate::GNode>> {
     vec![Some(b.prim("_ReshapeLike", &[c.dout, c.inputs[0]], vec![]))]
@@ -587,15 +585,16 @@ pub const OPS: &[OpDef] = &[
         name: "Reshape",
         category: Category::Shape,
         doc: "Gives `x` a new shape with the same elements in the same (row-major) order; one size of `shape` may be -1, inferred from the element count.",
-        schema: Schema::own(&[
-            X,
-            ParamDef::attr(
-                "shape",
-                AttrType::IntTuple,
-                None,
-                "The new shape: a tuple of sizes, at most one of them -1 (inferred so the element count is unchanged).",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::inputs(&["x"], why::INPUT_NAMES),
+                Override::attr("shape", AttrType::IntTuple, None, why::TYPE),
+            ],
+            &[
+                ("x", "The input tensor (any dtype)."),
+                ("shape", "The new shape: a tuple of sizes, at most one of them -1 (inferred so the element count is unchanged)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reshape,
@@ -607,15 +606,16 @@ pub const OPS: &[OpDef] = &[
         name: "Transpose",
         category: Category::Shape,
         doc: "Permutes the dimensions of `x`: dimension `i` of the result is dimension `perm[i]` of `x`.",
-        schema: Schema::own(&[
-            X,
-            ParamDef::attr(
-                "perm",
-                AttrType::IntTuple,
-                None,
-                "A permutation of `0..rank(x)` (negative entries count from the end).",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::inputs(&["x"], why::INPUT_NAMES),
+                Override::attr("perm", AttrType::IntTuple, None, why::TYPE),
+            ],
+            &[
+                ("x", "The input tensor (any dtype)."),
+                ("perm", "A permutation of `0..rank(x)` (negative entries count from the end)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_transpose,
@@ -637,15 +637,13 @@ pub const OPS: &[OpDef] = &[
         name: "ExpandDims",
         category: Category::Shape,
         doc: "Inserts a dimension of size 1 into `x` at position `axis`.",
-        schema: Schema::own(&[
-            X,
-            ParamDef::attr(
-                "axis",
-                AttrType::Int,
-                None,
-                "Where the new dimension goes, in `[-rank(x)-1, rank(x)]`; negative values count from the end of the result.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[Override::inputs(&["x"], why::INPUT_NAMES)],
+            &[
+                ("x", "The input tensor (any dtype)."),
+                ("axis", "Where the new dimension goes, in `[-rank(x)-1, rank(x)]`; negative values count from the end of the result."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_expand_dims,
@@ -657,15 +655,16 @@ pub const OPS: &[OpDef] = &[
         name: "Squeeze",
         category: Category::Shape,
         doc: "Removes dimensions of size 1 from `x`: those listed in `axis`, or all of them when `axis` is empty.",
-        schema: Schema::own(&[
-            X,
-            ParamDef::attr(
-                "axis",
-                AttrType::Ints,
-                Some(AttrDefault::Ints(&[])),
-                "The dimensions to remove (an int or a tuple; each must have size 1). The default `()` removes every dimension of size 1.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::inputs(&["x"], why::INPUT_NAMES),
+                Override::attr("axis", AttrType::Ints, Some(AttrDefault::Ints(&[])), why::TYPE),
+            ],
+            &[
+                ("x", "The input tensor (any dtype)."),
+                ("axis", "The dimensions to remove (an int or a tuple; each must have size 1). The default `()` removes every dimension of size 1."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_squeeze,
@@ -677,18 +676,13 @@ pub const OPS: &[OpDef] = &[
         name: "Concat",
         category: Category::Shape,
         doc: "Joins a tuple of tensors along `axis`; they must have one dtype and rank, and equal sizes in every other dimension.",
-        schema: Schema::own(&[
-            ParamDef::input(
-                "tensors",
-                "A tuple of tensors, `(a, b, ...)`, of one dtype and rank.",
-            ),
-            ParamDef::attr(
-                "axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "The dimension to join along; negative values count from the end. Default 0.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("tensors", "A tuple of tensors, `(a, b, ...)`, of one dtype and rank."),
+                ("axis", "The dimension to join along; negative values count from the end. Default 0."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_concat,
@@ -720,15 +714,13 @@ pub const OPS: &[OpDef] = &[
         name: "Tile",
         category: Category::Shape,
         doc: "Repeats `x` `multiples[i]` times along each dimension `i`; when `multiples` is longer than the rank of `x`, `x` is first given leading dimensions of size 1.",
-        schema: Schema::own(&[
-            X,
-            ParamDef::attr(
-                "multiples",
-                AttrType::IntTuple,
-                None,
-                "Repetitions per dimension: a tuple of non-negative ints at least as long as the rank of `x`.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[Override::inputs(&["x"], why::INPUT_NAMES)],
+            &[
+                ("x", "The input tensor (any dtype)."),
+                ("multiples", "Repetitions per dimension: a tuple of non-negative ints at least as long as the rank of `x`."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_tile,
@@ -746,15 +738,13 @@ pub const OPS: &[OpDef] = &[
         name: "BroadcastTo",
         category: Category::Shape,
         doc: "Broadcasts `x` to `shape` (NumPy rules: dimensions are matched from the right and size-1 dimensions are repeated).",
-        schema: Schema::own(&[
-            X,
-            ParamDef::attr(
-                "shape",
-                AttrType::IntTuple,
-                None,
-                "The target shape; -1 keeps the size of the corresponding dimension of `x`.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[Override::inputs(&["x"], why::INPUT_NAMES)],
+            &[
+                ("x", "The input tensor (any dtype)."),
+                ("shape", "The target shape; -1 keeps the size of the corresponding dimension of `x`."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_broadcast_to,
@@ -772,25 +762,15 @@ pub const OPS: &[OpDef] = &[
         name: "Gather",
         category: Category::Shape,
         doc: "Takes slices of `input_params` along `axis` at the positions in `input_indices`: the result has shape `params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:]`. An index outside `[0, params.shape[axis])` is an error, as on MindSpore's CPU.",
-        schema: Schema::own(&[
-            ParamDef::input("input_params", "The tensor to take slices from."),
-            ParamDef::input(
-                "input_indices",
-                "The positions along `axis`: an i32 or i64 tensor of any shape.",
-            ),
-            ParamDef::attr(
-                "axis",
-                AttrType::Int,
-                None,
-                "The dimension of `input_params` to index (negative values count from the end). MindSpore takes it as an input; here it is a constant.",
-            ),
-            ParamDef::attr(
-                "batch_dims",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "How many leading dimensions `input_params` and `input_indices` share as batch dimensions (gathering per batch). Default 0: none.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("axis", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("input_params", "The tensor to take slices from."),
+                ("input_indices", "The positions along `axis`: an i32 or i64 tensor of any shape."),
+                ("axis", "The dimension of `input_params` to index (negative values count from the end). MindSpore takes it as an input; here it is a constant."),
+                ("batch_dims", "How many leading dimensions `input_params` and `input_indices` share as batch dimensions (gathering per batch). Default 0: none."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_gather,
@@ -809,7 +789,7 @@ pub const OPS: &[OpDef] = &[
         name: "Shape",
         category: Category::Shape,
         doc: "The shape of `x` as a tuple of i64 scalars; sizes known before run time are constants.",
-        schema: Schema::own(&[ParamDef::input("x", "The input tensor.")]),
+        schema: Schema::ms(&[], &[("x", "The input tensor.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_shape,
@@ -821,7 +801,10 @@ pub const OPS: &[OpDef] = &[
         name: "Flatten",
         category: Category::Shape,
         doc: "Flattens every dimension of `x` but the first: `[N, ...]` becomes `[N, product of the rest]`.",
-        schema: Schema::own(&[ParamDef::input("x", "A tensor of rank at least 1, `[N, ...]`.")]),
+        schema: Schema::ms(
+            &[Override::inputs(&["x"], why::INPUT_NAMES)],
+            &[("x", "A tensor of rank at least 1, `[N, ...]`.")],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_flatten,
@@ -833,57 +816,25 @@ pub const OPS: &[OpDef] = &[
         name: "StridedSlice",
         category: Category::Shape,
         doc: "Slices `x` from `begin` to `end` (exclusive) with `strides`, one entry per dimension, with MindSpore's (TensorFlow's) mask semantics; dimensions not covered are taken whole.",
-        schema: Schema::own(&[
-            X,
-            ParamDef::attr(
-                "begin",
-                AttrType::IntTuple,
-                None,
-                "Start index per sliced dimension (negative values count from the end).",
-            ),
-            ParamDef::attr(
-                "end",
-                AttrType::IntTuple,
-                None,
-                "End index (exclusive) per sliced dimension, same length as `begin`.",
-            ),
-            ParamDef::attr(
-                "strides",
-                AttrType::IntTuple,
-                None,
-                "Step per sliced dimension, non-zero (negative steps walk backwards), same length as `begin`.",
-            ),
-            ParamDef::attr(
-                "begin_mask",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "Bit `i` set: ignore `begin[i]` and start at the first element (the last for a negative stride). Default 0.",
-            ),
-            ParamDef::attr(
-                "end_mask",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "Bit `i` set: ignore `end[i]` and slice to the end of the dimension. Default 0.",
-            ),
-            ParamDef::attr(
-                "ellipsis_mask",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "Bit `i` set: entry `i` stands for as many whole dimensions as needed (at most one bit). Default 0.",
-            ),
-            ParamDef::attr(
-                "new_axis_mask",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "Bit `i` set: entry `i` inserts a new dimension of size 1. Default 0.",
-            ),
-            ParamDef::attr(
-                "shrink_axis_mask",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "Bit `i` set: take the single element `begin[i]` and remove that dimension. Default 0.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::inputs(&["x"], why::INPUT_NAMES),
+                Override::attr("begin", AttrType::IntTuple, None, why::TYPE),
+                Override::attr("end", AttrType::IntTuple, None, why::TYPE),
+                Override::attr("strides", AttrType::IntTuple, None, why::TYPE),
+            ],
+            &[
+                ("x", "The input tensor (any dtype)."),
+                ("begin", "Start index per sliced dimension (negative values count from the end)."),
+                ("end", "End index (exclusive) per sliced dimension, same length as `begin`."),
+                ("strides", "Step per sliced dimension, non-zero (negative steps walk backwards), same length as `begin`."),
+                ("begin_mask", "Bit `i` set: ignore `begin[i]` and start at the first element (the last for a negative stride). Default 0."),
+                ("end_mask", "Bit `i` set: ignore `end[i]` and slice to the end of the dimension. Default 0."),
+                ("ellipsis_mask", "Bit `i` set: entry `i` stands for as many whole dimensions as needed (at most one bit). Default 0."),
+                ("new_axis_mask", "Bit `i` set: entry `i` inserts a new dimension of size 1. Default 0."),
+                ("shrink_axis_mask", "Bit `i` set: take the single element `begin[i]` and remove that dimension. Default 0."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_strided_slice,

@@ -17,14 +17,14 @@
 //! `sgd_cpu_kernel.cc`, `adam_cpu_kernel.cc`...), computed in f64 and stored in
 //! the variable's dtype.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
 
 use crate::infer::{broadcast_shapes, InferCall};
 use crate::kernel::{KValue, KernelCall};
-use crate::{AttrDefault, AttrType, Category, OpDef, OpError, OutputDef, ParamDef};
+use crate::{Category, OpDef, OpError, OutputDef};
 
 /// What a side-effecting primitive writes: the positions of the inputs (each
 /// must be a weight) whose new values its kernel returns after its output.
@@ -450,22 +450,11 @@ const fn state_op(
     }
 }
 
-const fn input(name: &'static str, doc: &'static str) -> ParamDef {
-    ParamDef::input(name, doc)
-}
-
-const USE_LOCKING: ParamDef = ParamDef::attr(
-    "use_locking",
-    AttrType::Bool,
-    Some(AttrDefault::Bool(false)),
-    "Ignored (updates are never concurrent here); kept for MindSpore's signature.",
-);
-
 pub const OPS: &[OpDef] = &[
     state_op(
         "Load",
         "Reads weight `variable` at this point of the effect order: the value after every earlier update, before every later one. In source, every use of a weight in a graph with effects is a `Load`; write `Load(w)` to name the value before an update.",
-        Schema::own(&[input("variable", "The weight to read.")]),
+        Schema::ms(&[], &[("variable", "The weight to read.")]),
         infer_load,
         k_load,
     ),
@@ -484,142 +473,178 @@ pub const OPS: &[OpDef] = &[
     state_op(
         "Assign",
         "Stores `value` into weight `variable`; later reads see it. Returns the new value.",
-        Schema::own(&[
-            input("variable", "The weight to update (a `param`)."),
-            input("value", "The new value, broadcast to the weight's shape."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("variable", "The weight to update (a `param`)."),
+                ("value", "The new value, broadcast to the weight's shape."),
+            ],
+        ),
         infer_assign,
         k_assign,
     ),
     state_op(
         "AssignAdd",
         "Adds `value` to weight `variable` in place (`variable += value`). Returns the new value.",
-        Schema::own(&[
-            input("variable", "The weight to update (a `param`)."),
-            input("value", "What to add, broadcast to the weight's shape."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("variable", "The weight to update (a `param`)."),
+                ("value", "What to add, broadcast to the weight's shape."),
+            ],
+        ),
         infer_assign,
         k_assign_add,
     ),
     state_op(
         "AssignSub",
         "Subtracts `value` from weight `variable` in place (`variable -= value`). Returns the new value.",
-        Schema::own(&[
-            input("variable", "The weight to update (a `param`)."),
-            input("value", "What to subtract, broadcast to the weight's shape."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("variable", "The weight to update (a `param`)."),
+                ("value", "What to subtract, broadcast to the weight's shape."),
+            ],
+        ),
         infer_assign,
         k_assign_sub,
     ),
     state_op(
         "ApplyMomentum",
         "Momentum update: `accumulation = accumulation * momentum + gradient * gradient_scale`, then `variable -= learning_rate * accumulation` (Nesterov: `variable -= learning_rate * (gradient + momentum * accumulation)`). Updates both weights; returns the new `variable`.",
-        Schema::own(&[
-            input("variable", "The weight to update (a `param`)."),
-            input("accumulation", "The momentum buffer, a `param` of the weight's shape."),
-            input("learning_rate", "The learning rate, a scalar."),
-            input("gradient", "The gradient of the weight."),
-            input("momentum", "The momentum, a scalar."),
-            ParamDef::attr("use_nesterov", AttrType::Bool, Some(AttrDefault::Bool(false)), "Use Nesterov momentum."),
-            USE_LOCKING,
-            ParamDef::attr("gradient_scale", AttrType::Float, Some(AttrDefault::Float(1.0)), "A factor on the gradient."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("variable", "The weight to update (a `param`)."),
+                ("accumulation", "The momentum buffer, a `param` of the weight's shape."),
+                ("learning_rate", "The learning rate, a scalar."),
+                ("gradient", "The gradient of the weight."),
+                ("momentum", "The momentum, a scalar."),
+                ("use_nesterov", "Use Nesterov momentum."),
+                ("use_locking", "Ignored (updates are never concurrent here); kept for MindSpore's signature."),
+                ("gradient_scale", "A factor on the gradient."),
+            ],
+        ),
         infer_apply_momentum,
         k_apply_momentum,
     ),
     state_op(
         "SGD",
         "Stochastic gradient descent with optional momentum, dampening, weight decay and Nesterov, as `mindspore.nn.SGD` uses it. `stat` > 0 marks the first step (the buffer starts at the gradient) and is cleared. Updates `parameters`, `accum` and `stat`; returns the new `parameters`.",
-        Schema::own(&[
-            input("parameters", "The weight to update (a `param`)."),
-            input("gradient", "The gradient of the weight."),
-            input("learning_rate", "The learning rate, a scalar."),
-            input("accum", "The momentum buffer, a `param` of the weight's shape."),
-            input("momentum", "The momentum, a scalar."),
-            input("stat", "The first-step flags, a `param` of the weight's shape (ones at the start)."),
-            ParamDef::attr("dampening", AttrType::Float, Some(AttrDefault::Float(0.0)), "Dampening of the momentum."),
-            ParamDef::attr("weight_decay", AttrType::Float, Some(AttrDefault::Float(0.0)), "L2 penalty added to the gradient."),
-            ParamDef::attr("nesterov", AttrType::Bool, Some(AttrDefault::Bool(false)), "Use Nesterov momentum."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("parameters", "The weight to update (a `param`)."),
+                ("gradient", "The gradient of the weight."),
+                ("learning_rate", "The learning rate, a scalar."),
+                ("accum", "The momentum buffer, a `param` of the weight's shape."),
+                ("momentum", "The momentum, a scalar."),
+                ("stat", "The first-step flags, a `param` of the weight's shape (ones at the start)."),
+                ("dampening", "Dampening of the momentum."),
+                ("weight_decay", "L2 penalty added to the gradient."),
+                ("nesterov", "Use Nesterov momentum."),
+            ],
+        ),
         infer_sgd,
         k_sgd,
     ),
     state_op(
         "Adam",
         "Adam update: `m += (g - m)(1 - beta1)`, `v += (g² - v)(1 - beta2)`, `var -= lr·√(1 - beta2_power)/(1 - beta1_power) · m/(√v + epsilon)`. Updates `var`, `m` and `v`; returns the three.",
-        Schema::own(&[
-            input("var", "The weight to update (a `param`)."),
-            input("m", "The first-moment buffer, a `param` of the weight's shape."),
-            input("v", "The second-moment buffer, a `param` of the weight's shape."),
-            input("beta1_power", "`beta1` to the power of the step, a scalar."),
-            input("beta2_power", "`beta2` to the power of the step, a scalar."),
-            input("lr", "The learning rate, a scalar."),
-            input("beta1", "The first-moment decay, a scalar."),
-            input("beta2", "The second-moment decay, a scalar."),
-            input("epsilon", "Added to the denominator, a scalar."),
-            input("gradient", "The gradient of the weight."),
-            USE_LOCKING,
-            ParamDef::attr("use_nesterov", AttrType::Bool, Some(AttrDefault::Bool(false)), "Use Nesterov momentum."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("var", "The weight to update (a `param`)."),
+                ("m", "The first-moment buffer, a `param` of the weight's shape."),
+                ("v", "The second-moment buffer, a `param` of the weight's shape."),
+                ("beta1_power", "`beta1` to the power of the step, a scalar."),
+                ("beta2_power", "`beta2` to the power of the step, a scalar."),
+                ("lr", "The learning rate, a scalar."),
+                ("beta1", "The first-moment decay, a scalar."),
+                ("beta2", "The second-moment decay, a scalar."),
+                ("epsilon", "Added to the denominator, a scalar."),
+                ("gradient", "The gradient of the weight."),
+                ("use_locking", "Ignored (updates are never concurrent here); kept for MindSpore's signature."),
+                ("use_nesterov", "Use Nesterov momentum."),
+            ],
+        ),
         infer_adam,
         k_adam,
     ),
     state_op(
         "AdamWeightDecay",
         "AdamW: `m = beta1·m + (1 - beta1)·g`, `v = beta2·v + (1 - beta2)·g²`, `var -= lr·(m/(√v + epsilon) + decay·var)`. Updates `var`, `m` and `v`; returns the three.",
-        Schema::own(&[
-            input("var", "The weight to update (a `param`)."),
-            input("m", "The first-moment buffer, a `param` of the weight's shape."),
-            input("v", "The second-moment buffer, a `param` of the weight's shape."),
-            input("lr", "The learning rate, a scalar."),
-            input("beta1", "The first-moment decay, a scalar."),
-            input("beta2", "The second-moment decay, a scalar."),
-            input("epsilon", "Added to the denominator, a scalar."),
-            input("decay", "The weight decay, a scalar."),
-            input("gradient", "The gradient of the weight."),
-            USE_LOCKING,
-        ]),
+        Schema::ms(
+            &[
+                Override::input("lr", why::TO_INPUT),
+                Override::input("beta1", why::TO_INPUT),
+                Override::input("beta2", why::TO_INPUT),
+                Override::input("epsilon", why::TO_INPUT),
+                Override::input("decay", why::TO_INPUT),
+            ],
+            &[
+                ("var", "The weight to update (a `param`)."),
+                ("m", "The first-moment buffer, a `param` of the weight's shape."),
+                ("v", "The second-moment buffer, a `param` of the weight's shape."),
+                ("lr", "The learning rate, a scalar."),
+                ("beta1", "The first-moment decay, a scalar."),
+                ("beta2", "The second-moment decay, a scalar."),
+                ("epsilon", "Added to the denominator, a scalar."),
+                ("decay", "The weight decay, a scalar."),
+                ("gradient", "The gradient of the weight."),
+                ("use_locking", "Ignored (updates are never concurrent here); kept for MindSpore's signature."),
+            ],
+        ),
         infer_adam_weight_decay,
         k_adam_weight_decay,
     ),
     state_op(
         "ApplyGradientDescent",
         "Plain gradient descent: `var -= alpha * delta`. Returns the new `var`.",
-        Schema::own(&[
-            input("var", "The weight to update (a `param`)."),
-            input("alpha", "The step size, a scalar."),
-            input("delta", "The change (a gradient), of the weight's shape."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("var", "The weight to update (a `param`)."),
+                ("alpha", "The step size, a scalar."),
+                ("delta", "The change (a gradient), of the weight's shape."),
+            ],
+        ),
         infer_gradient_descent,
         k_gradient_descent,
     ),
     state_op(
         "ApplyAdagrad",
         "Adagrad: `accum += grad²` (when `update_slots`), `var -= lr·grad/√accum`. Updates `var` and `accum`; returns the new `var`.",
-        Schema::own(&[
-            input("var", "The weight to update (a `param`)."),
-            input("accum", "The accumulator, a `param` of the weight's shape."),
-            input("lr", "The learning rate, a scalar."),
-            input("grad", "The gradient of the weight."),
-            ParamDef::attr("update_slots", AttrType::Bool, Some(AttrDefault::Bool(true)), "Whether to update `accum`."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("var", "The weight to update (a `param`)."),
+                ("accum", "The accumulator, a `param` of the weight's shape."),
+                ("lr", "The learning rate, a scalar."),
+                ("grad", "The gradient of the weight."),
+                ("update_slots", "Whether to update `accum`."),
+            ],
+        ),
         infer_adagrad,
         k_adagrad,
     ),
     state_op(
         "ApplyRMSProp",
         "RMSProp: `mean_square = rho·mean_square + (1 - rho)·grad²`, `moment = momentum·moment + learning_rate·grad/√(mean_square + epsilon)`, `var -= moment`. Updates the three; returns the new `var`.",
-        Schema::own(&[
-            input("var", "The weight to update (a `param`)."),
-            input("mean_square", "The mean-square buffer, a `param` of the weight's shape."),
-            input("moment", "The moment buffer, a `param` of the weight's shape."),
-            input("learning_rate", "The learning rate, a scalar."),
-            input("grad", "The gradient of the weight."),
-            input("rho", "The decay rate of the mean square, a scalar."),
-            input("momentum", "The momentum, a scalar."),
-            input("epsilon", "Added under the square root, a scalar."),
-            USE_LOCKING,
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("var", "The weight to update (a `param`)."),
+                ("mean_square", "The mean-square buffer, a `param` of the weight's shape."),
+                ("moment", "The moment buffer, a `param` of the weight's shape."),
+                ("learning_rate", "The learning rate, a scalar."),
+                ("grad", "The gradient of the weight."),
+                ("rho", "The decay rate of the mean square, a scalar."),
+                ("momentum", "The momentum, a scalar."),
+                ("epsilon", "Added under the square root, a scalar."),
+                ("use_locking", "Ignored (updates are never concurrent here); kept for MindSpore's signature."),
+            ],
+        ),
         infer_rms_prop,
         k_rms_prop,
     ),

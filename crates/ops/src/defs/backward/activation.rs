@@ -20,7 +20,7 @@ use crate::defs::elementwise::binary::{
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
-use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef};
+use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // The derivatives, as MindSpore's CPU kernels compute them.
@@ -239,11 +239,14 @@ pub const OPS: &[OpDef] = &[
     backward(
         "GeLUGrad",
         "The gradient of `GeLU` (its tanh form, as MindSpore's kernel): `dy · (0.5·(1 + t) + 0.5·x·(1 − t²)·c·(1 + 3a·x²))`, `t = tanh(c·(x + a·x³))`, `c = √(2/π)`, `a = 0.044715`. `y` is GeLU's output, passed as MindSpore's bprop passes it; the value depends on `x` alone.",
-        Schema::own(&[
-            ParamDef::input("dy", "The gradient of GeLU's output."),
-            ParamDef::input("x", "GeLU's input."),
-            ParamDef::input("y", "GeLU's output (not read)."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("dy", "The gradient of GeLU's output."),
+                ("x", "GeLU's input."),
+                ("y", "GeLU's output (not read)."),
+            ],
+        ),
         infer_float_binary,
         grad_gelu_grad,
         k_gelu_grad,
@@ -252,10 +255,7 @@ pub const OPS: &[OpDef] = &[
     backward(
         "SigmoidGrad",
         "The gradient of `Sigmoid` from its output: `dy · y · (1 − y)`.",
-        Schema::own(&[
-            ParamDef::input("y", "Sigmoid's output."),
-            ParamDef::input("dy", "The gradient of Sigmoid's output."),
-        ]),
+        Schema::ms(&[], &[("y", "Sigmoid's output."), ("dy", "The gradient of Sigmoid's output.")]),
         infer_float_binary,
         grad_sigmoid_grad,
         |c| float_binary("SigmoidGrad", c, |y, d| SIGMOID_GRAD.bin64(y, d, &[])),
@@ -264,10 +264,7 @@ pub const OPS: &[OpDef] = &[
     backward(
         "TanhGrad",
         "The gradient of `Tanh` from its output: `dy · (1 − y²)`.",
-        Schema::own(&[
-            ParamDef::input("y", "Tanh's output."),
-            ParamDef::input("dy", "The gradient of Tanh's output."),
-        ]),
+        Schema::ms(&[], &[("y", "Tanh's output."), ("dy", "The gradient of Tanh's output.")]),
         infer_float_binary,
         grad_tanh_grad,
         |c| float_binary("TanhGrad", c, |y, d| TANH_GRAD.bin64(y, d, &[])),
@@ -276,10 +273,10 @@ pub const OPS: &[OpDef] = &[
     backward(
         "ReLU6Grad",
         "The gradient of `ReLU6`: `y_backprop` where `0 < x <= 6`, 0 elsewhere (and where `x` is NaN), as MindSpore's kernel.",
-        Schema::own(&[
-            ParamDef::input("y_backprop", "The gradient of ReLU6's output."),
-            ParamDef::input("x", "ReLU6's input."),
-        ]),
+        Schema::ms(
+            &[],
+            &[("y_backprop", "The gradient of ReLU6's output."), ("x", "ReLU6's input.")],
+        ),
         infer_float_binary,
         grad_relu6_grad,
         |c| float_binary("ReLU6Grad", c, |d, x| RELU6_GRAD.bin64(d, x, &[])),
@@ -288,10 +285,7 @@ pub const OPS: &[OpDef] = &[
     backward(
         "SiLUGrad",
         "The gradient of `SiLU`: `dout · s · (1 + x · (1 − s))`, `s = sigmoid(x)`.",
-        Schema::own(&[
-            ParamDef::input("dout", "The gradient of SiLU's output."),
-            ParamDef::input("x", "SiLU's input."),
-        ]),
+        Schema::ms(&[], &[("dout", "The gradient of SiLU's output."), ("x", "SiLU's input.")]),
         infer_float_binary,
         grad_silu_grad,
         |c| float_binary("SiLUGrad", c, |d, x| SILU_GRAD.bin64(d, x, &[])),

@@ -12,7 +12,7 @@
 //! its tensors, and the adjoints are the other two (`Conv2D` for the output
 //! gradient, the filter or input gradient with roles swapped).
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use crate::{ConvRole, Family};
 use ir::{AbsVal, AttrValue, Dim};
@@ -21,16 +21,14 @@ use tensor::Tensor;
 use super::sizes::{sizes_abs, sizes_arg, sizes_dims};
 use crate::defs::conv::{
     conv_attrs, conv_backprop_filter, conv_backprop_input, conv_geom, divides, out_size,
-    ColumnGeom, PadMode, P_CONV_PAD_MODE, P_DATA_FORMAT, P_DILATION, P_GROUP, P_KERNEL, P_MODE,
-    P_OUT_CHANNEL, P_PAD, P_STRIDE,
+    ColumnGeom, PadMode,
 };
 use crate::defs::nn::common::{float_input, real_dispatch, tensor_out};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
-    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
-    OutputDef, ParamDef,
+    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
 };
 
 // ---------------------------------------------------------------------------
@@ -469,106 +467,55 @@ fn grad_conv2d_backprop_filter(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Opt
 // ---------------------------------------------------------------------------
 // The table.
 
-/// The attributes both take, after their inputs: MindSpore's order.
-macro_rules! conv_backprop_attrs {
-    ($pad_list_default:expr, $pad_list_doc:expr) => {
-        [
-            P_OUT_CHANNEL,
-            P_KERNEL,
-            P_CONV_PAD_MODE,
-            P_PAD,
-            ParamDef::attr(
-                "pad_list",
-                AttrType::IntTuple,
-                Some($pad_list_default),
-                $pad_list_doc,
-            ),
-            P_MODE,
-            P_STRIDE,
-            P_DILATION,
-            P_GROUP,
-            P_DATA_FORMAT,
-        ]
-    };
-}
-
-const BPI_ATTRS: [ParamDef; 10] = conv_backprop_attrs!(
-    AttrDefault::None,
-    "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default none."
-);
-const BPF_ATTRS: [ParamDef; 10] = conv_backprop_attrs!(
-    AttrDefault::Ints(&[0, 0, 0, 0]),
-    "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default (0, 0, 0, 0)."
+const BPI_PARAMS: Schema = Schema::ms(
+    &[
+        Override::attr("kernel_size", AttrType::Ints, None, why::TYPE),
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("pad_list", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
+        Override::attr("stride", AttrType::Ints, Some(AttrDefault::Int(1)), why::TYPE),
+        Override::attr("dilation", AttrType::Ints, Some(AttrDefault::Int(1)), why::TYPE),
+        Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+    ],
+    &[
+        ("out_backprop", "The gradient of a Conv2D result, `[N, out_channel, H_out, W_out]`, float."),
+        ("filter", "The Conv2D filters, `[out_channel, C/group, kh, kw]`, of `out_backprop`'s dtype."),
+        ("input_sizes", "The shape of the Conv2D input, `(N, C, H, W)`, the shape of the result: a tuple of ints (`Shape(x)`) or a 1-D integer tensor."),
+        ("out_channel", "The number of output channels; must equal the first dimension of `weight`."),
+        ("kernel_size", "The kernel's height and width: an int for both, or `(kh, kw)`; must match `weight`'s last two dimensions."),
+        ("pad_mode", "\"valid\" (default): no padding, output `floor((H - (kh-1)·d - 1)/s) + 1`; \"same\": output `ceil(H/s)`, padding split as evenly as possible with the extra cell at the bottom/right; \"pad\": pad explicitly by `pad`."),
+        ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+        ("pad_list", "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default none."),
+        ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+        ("stride", "The step of the kernel: an int for both directions or `(sh, sw)`. Default 1."),
+        ("dilation", "The spacing between kernel cells: an int or `(dh, dw)`. Default 1 (no dilation)."),
+        ("group", "The number of groups input and output channels are split into; must divide both. Default 1."),
+        ("data_format", "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports."),
+    ],
 );
 
-/// `Conv2DTranspose`'s parameters (`conv::transpose`): `input_sizes` an attribute.
-pub(crate) const CONV2D_TRANSPOSE_PARAMS: Schema = Schema::own(&[
-    OUT_BACKPROP,
-    FILTER,
-    ParamDef::attr(
-        "input_sizes",
-        AttrType::IntTuple,
-        None,
-        "The shape of the Conv2D input, `(N, C, H, W)`: the shape of the result.",
-    ),
-    BPI_ATTRS[0],
-    BPI_ATTRS[1],
-    BPI_ATTRS[2],
-    BPI_ATTRS[3],
-    BPI_ATTRS[4],
-    BPI_ATTRS[5],
-    BPI_ATTRS[6],
-    BPI_ATTRS[7],
-    BPI_ATTRS[8],
-    BPI_ATTRS[9],
-]);
-
-const OUT_BACKPROP: ParamDef = ParamDef::input(
-    "out_backprop",
-    "The gradient of a Conv2D result, `[N, out_channel, H_out, W_out]`, float.",
+const BPF_PARAMS: Schema = Schema::ms(
+    &[
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("stride", AttrType::Ints, Some(AttrDefault::Int(1)), why::TYPE),
+        Override::attr("dilation", AttrType::Ints, Some(AttrDefault::Int(1)), why::TYPE),
+        Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+    ],
+    &[
+        ("out_backprop", "The gradient of a Conv2D result, `[N, out_channel, H_out, W_out]`, float."),
+        ("input", "The Conv2D input `[N, C, H, W]`, of `out_backprop`'s dtype."),
+        ("filter_sizes", "The shape of the filter, `(out_channel, C/group, kh, kw)`, the shape of the result: a tuple of ints (`Shape(w)`) or a 1-D integer tensor."),
+        ("out_channel", "The number of output channels; must equal the first dimension of `weight`."),
+        ("kernel_size", "The kernel's height and width: an int for both, or `(kh, kw)`; must match `weight`'s last two dimensions."),
+        ("pad_mode", "\"valid\" (default): no padding, output `floor((H - (kh-1)·d - 1)/s) + 1`; \"same\": output `ceil(H/s)`, padding split as evenly as possible with the extra cell at the bottom/right; \"pad\": pad explicitly by `pad`."),
+        ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+        ("pad_list", "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default (0, 0, 0, 0)."),
+        ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+        ("stride", "The step of the kernel: an int for both directions or `(sh, sw)`. Default 1."),
+        ("dilation", "The spacing between kernel cells: an int or `(dh, dw)`. Default 1 (no dilation)."),
+        ("group", "The number of groups input and output channels are split into; must divide both. Default 1."),
+        ("data_format", "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports."),
+    ],
 );
-const FILTER: ParamDef = ParamDef::input(
-    "filter",
-    "The Conv2D filters, `[out_channel, C/group, kh, kw]`, of `out_backprop`'s dtype.",
-);
-
-const BPI_PARAMS: Schema = Schema::own(&[
-    OUT_BACKPROP,
-    FILTER,
-    ParamDef::input(
-        "input_sizes",
-        "The shape of the Conv2D input, `(N, C, H, W)`, the shape of the result: a tuple of ints (`Shape(x)`) or a 1-D integer tensor.",
-    ),
-    BPI_ATTRS[0],
-    BPI_ATTRS[1],
-    BPI_ATTRS[2],
-    BPI_ATTRS[3],
-    BPI_ATTRS[4],
-    BPI_ATTRS[5],
-    BPI_ATTRS[6],
-    BPI_ATTRS[7],
-    BPI_ATTRS[8],
-    BPI_ATTRS[9],
-]);
-
-const BPF_PARAMS: Schema = Schema::own(&[
-    OUT_BACKPROP,
-    ParamDef::input("input", "The Conv2D input `[N, C, H, W]`, of `out_backprop`'s dtype."),
-    ParamDef::input(
-        "filter_sizes",
-        "The shape of the filter, `(out_channel, C/group, kh, kw)`, the shape of the result: a tuple of ints (`Shape(w)`) or a 1-D integer tensor.",
-    ),
-    BPF_ATTRS[0],
-    BPF_ATTRS[1],
-    BPF_ATTRS[2],
-    BPF_ATTRS[3],
-    BPF_ATTRS[4],
-    BPF_ATTRS[5],
-    BPF_ATTRS[6],
-    BPF_ATTRS[7],
-    BPF_ATTRS[8],
-    BPF_ATTRS[9],
-]);
 
 pub const OPS: &[OpDef] = &[
     OpDef {

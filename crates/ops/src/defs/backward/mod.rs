@@ -10,7 +10,7 @@ pub mod norm;
 pub mod pool;
 pub mod sizes;
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::Buffer;
@@ -22,7 +22,6 @@ use crate::infer::{broadcast_shapes, InferCall};
 use crate::kernel::{KValue, KernelCall};
 use crate::{
     AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
 };
 
 fn infer_bias_add_grad(call: &InferCall) -> Result<AbsVal, OpError> {
@@ -154,15 +153,15 @@ pub const OPS: &[OpDef] = &[
     backward(
         "BiasAddGrad",
         "The gradient of `BiasAdd`'s bias: `dout` summed over every dimension but the channel one (axis 1, or the last for `NHWC`).",
-        Schema::own(&[
-            ParamDef::input("dout", "The gradient of `BiasAdd`'s result, of rank 2 or more."),
-            ParamDef::attr(
-                "data_format",
-                AttrType::Str(&["NCHW", "NHWC", "NCDHW"]),
-                Some(AttrDefault::Str("NCHW")),
-                "`BiasAdd`'s data format: the channel axis is 1, or the last for `NHWC`.",
-            ),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC", "NCDHW"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+            ],
+            &[
+                ("dout", "The gradient of `BiasAdd`'s result, of rank 2 or more."),
+                ("data_format", "`BiasAdd`'s data format: the channel axis is 1, or the last for `NHWC`."),
+            ],
+        ),
         infer_bias_add_grad,
         grad_bias_add_grad,
         k_bias_add_grad,
@@ -170,10 +169,13 @@ pub const OPS: &[OpDef] = &[
     backward(
         "ReluGrad",
         "The gradient of `ReLU`: `y_backprop` where `x` (ReLU's output) is positive, 0 elsewhere.",
-        Schema::own(&[
-            ParamDef::input("y_backprop", "The gradient of ReLU's result."),
-            ParamDef::input("x", "ReLU's output (or input: only its sign matters)."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("y_backprop", "The gradient of ReLU's result."),
+                ("x", "ReLU's output (or input: only its sign matters)."),
+            ],
+        ),
         infer_relu_grad,
         grad_relu_grad,
         k_relu_grad,

@@ -11,7 +11,7 @@
 //! The others have rules. Checked against MindSpore 2.10 in
 //! `tests/ms_oracle/backward_norm_act.py`.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, Shape};
 use tensor::Tensor;
@@ -325,31 +325,20 @@ pub const OPS: &[OpDef] = &[
         name: "LayerNormGrad",
         category: Category::Backward,
         doc: "The gradients of `LayerNorm` with respect to `x`, `gamma` and `beta`, `(dx, dgamma, dbeta)`, from `dy` (the gradient of its `y`) and the `mean` and `variance` it returned (MindSpore's bprop of LayerNorm). The statistics' own sensitivities are not propagated, as MindSpore's. Differentiating it again inlines its expansion (crates/ops/composite/gradient-helpers.mir).",
-        schema: Schema::own(&[
-            ParamDef::input("x", "LayerNorm's input."),
-            ParamDef::input("dy", "The gradient of LayerNorm's `y`."),
-            ParamDef::input("variance", "LayerNorm's `variance` output."),
-            ParamDef::input("mean", "LayerNorm's `mean` output."),
-            ParamDef::input("gamma", "LayerNorm's `gamma`."),
-            ParamDef::attr(
-                "begin_norm_axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(1)),
-                "As LayerNorm's: the first normalised dimension.",
-            ),
-            ParamDef::attr(
-                "begin_params_axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(1)),
-                "As LayerNorm's: the first dimension `gamma` covers.",
-            ),
-            ParamDef::attr(
-                "epsilon",
-                AttrType::Float,
-                Some(AttrDefault::Float(1e-7)),
-                "LayerNorm's epsilon. MindSpore's bprop sets it on the primitive (not an input); its kernel defaults it to 1e-7.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::insert("begin_params_axis", ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-7)), "LayerNorm's epsilon. MindSpore's bprop sets it on the primitive (not an input); its kernel defaults it to 1e-7."), "MindSpore's bprop of LayerNorm sets the forward's `epsilon` on the LayerNormGrad primitive (`primitive_attrs: {epsilon: ...}` in its dumps), not as an input; its kernel defaults it to 1e-7, as the registry (checked by the oracle)"),
+            ],
+            &[
+                ("x", "LayerNorm's input."),
+                ("dy", "The gradient of LayerNorm's `y`."),
+                ("variance", "LayerNorm's `variance` output."),
+                ("mean", "LayerNorm's `mean` output."),
+                ("gamma", "LayerNorm's `gamma`."),
+                ("begin_norm_axis", "As LayerNorm's: the first normalised dimension."),
+                ("begin_params_axis", "As LayerNorm's: the first dimension `gamma` covers."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dgamma", "dbeta"]),
         infer: |c| norm_grad(c, 1, 0, 4),
@@ -361,38 +350,22 @@ pub const OPS: &[OpDef] = &[
         name: "BatchNormGrad",
         category: Category::Backward,
         doc: "The gradients of `BatchNorm` with respect to `x`, `scale` and `bias`, `(dx, dscale, dbias)`, from `dout` (the gradient of its `y`) and the statistics it normalised with: the batch's (its outputs 3 and 4) in training, the running ones in inference (MindSpore's bprop of BatchNorm). In training `dx` includes the batch statistics' dependence on `x`. Differentiating it again inlines its expansion (crates/ops/composite/gradient-helpers.mir).",
-        schema: Schema::own(&[
-            ParamDef::input("dout", "The gradient of BatchNorm's `y`."),
-            ParamDef::input("x", "BatchNorm's input, `[N, C]` or `[N, C, H, W]`."),
-            ParamDef::input("scale", "BatchNorm's `scale`, `[C]`."),
-            ParamDef::input("saved_mean", "The mean the forward pass normalised with, `[C]`."),
-            ParamDef::input(
-                "saved_variance",
-                "The variance the forward pass normalised with, `[C]`.",
-            ),
-            ParamDef::input(
-                "reserve",
-                "BatchNorm's output 2, as MindSpore's bprop passes it; not read.",
-            ),
-            ParamDef::attr(
-                "is_training",
-                AttrType::Bool,
-                Some(AttrDefault::Bool(false)),
-                "Whether the forward pass used the batch's statistics. Default false.",
-            ),
-            ParamDef::attr(
-                "epsilon",
-                AttrType::Float,
-                Some(AttrDefault::Float(1e-5)),
-                "BatchNorm's epsilon. Default 1e-5.",
-            ),
-            ParamDef::attr(
-                "data_format",
-                AttrType::Str(&["NCHW", "NHWC"]),
-                Some(AttrDefault::Str("NCHW")),
-                "The layout. Default \"NCHW\", the only one supported on CPU.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+            ],
+            &[
+                ("dout", "The gradient of BatchNorm's `y`."),
+                ("x", "BatchNorm's input, `[N, C]` or `[N, C, H, W]`."),
+                ("scale", "BatchNorm's `scale`, `[C]`."),
+                ("saved_mean", "The mean the forward pass normalised with, `[C]`."),
+                ("saved_variance", "The variance the forward pass normalised with, `[C]`."),
+                ("reserve", "BatchNorm's output 2, as MindSpore's bprop passes it; not read."),
+                ("is_training", "Whether the forward pass used the batch's statistics. Default false."),
+                ("epsilon", "BatchNorm's epsilon. Default 1e-5."),
+                ("data_format", "The layout. Default \"NCHW\", the only one supported on CPU."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dscale", "dbias"]),
         infer: infer_batch_norm_grad,
@@ -404,16 +377,14 @@ pub const OPS: &[OpDef] = &[
         name: "SoftmaxBackward",
         category: Category::Backward,
         doc: "The gradient of `Softmax` over `dim` from its output: `out · (dout − Σ_dim dout·out)` (what MindSpore's bprop of Softmax emits).",
-        schema: Schema::own(&[
-            ParamDef::input("dout", "The gradient of Softmax's output."),
-            ParamDef::input("out", "Softmax's output."),
-            ParamDef::attr(
-                "dim",
-                AttrType::Int,
-                Some(AttrDefault::Int(-1)),
-                "Softmax's axis; negative values count from the end. Default -1.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("dout", "The gradient of Softmax's output."),
+                ("out", "Softmax's output."),
+                ("dim", "Softmax's axis; negative values count from the end. Default -1."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 0),
@@ -425,16 +396,14 @@ pub const OPS: &[OpDef] = &[
         name: "LogSoftmaxGrad",
         category: Category::Backward,
         doc: "The gradient of `LogSoftmax` over `axis` from its output `logits`: `grad − exp(logits) · Σ_axis grad`.",
-        schema: Schema::own(&[
-            ParamDef::input("logits", "LogSoftmax's output."),
-            ParamDef::input("grad", "The gradient of LogSoftmax's output."),
-            ParamDef::attr(
-                "axis",
-                AttrType::Int,
-                Some(AttrDefault::Int(-1)),
-                "LogSoftmax's axis; negative values count from the end. Default -1.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("logits", "LogSoftmax's output."),
+                ("grad", "The gradient of LogSoftmax's output."),
+                ("axis", "LogSoftmax's axis; negative values count from the end. Default -1."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 1, 1),
@@ -446,16 +415,14 @@ pub const OPS: &[OpDef] = &[
         name: "DropoutGrad",
         category: Category::Backward,
         doc: "The gradient of `Dropout`: `dy · mask / keep_prob`.",
-        schema: Schema::own(&[
-            ParamDef::input("dy", "The gradient of Dropout's output."),
-            ParamDef::input("mask", "Dropout's mask (1 where kept)."),
-            ParamDef::attr(
-                "keep_prob",
-                AttrType::Float,
-                Some(AttrDefault::Float(0.5)),
-                "Dropout's keep_prob, in (0, 1]. Default 0.5.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("dy", "The gradient of Dropout's output."),
+                ("mask", "Dropout's mask (1 where kept)."),
+                ("keep_prob", "Dropout's keep_prob, in (0, 1]. Default 0.5."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| like(c, 0, 0),

@@ -10,21 +10,19 @@
 //! `AvgPoolGrad`'s adjoint is `AvgPool`, `AdaptiveAvgPool2DGrad`'s
 //! `AdaptiveAvgPool2D`.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
+use crate::{AttrDefault, AttrType};
 use crate::{Family, PoolReduce, Traits};
 use ir::{AbsVal, AttrValue, Dim};
 
 use super::sizes::{sizes_abs, sizes_arg, sizes_dims};
-use crate::defs::conv::{
-    avg_pool_grad, infer_pool, max_pool_grad, max_pool_grad_grad, pool_geom, P_DATA_FORMAT,
-    P_POOL_KERNEL, P_POOL_PAD_MODE, P_POOL_STRIDES,
-};
+use crate::defs::conv::{avg_pool_grad, infer_pool, max_pool_grad, max_pool_grad_grad, pool_geom};
 use crate::defs::nn::common::{float_input, maybe_ranked, real_dispatch, tensor_out};
 use crate::defs::pool::adaptive_avg_pool2d_grad;
 use crate::defs::shape::{dims_of, fmt_dims, tensor_abs, unranked};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
-use crate::{Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef};
+use crate::{Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // Shape rules.
@@ -341,25 +339,25 @@ const fn backward(
     }
 }
 
-const X_ORIGIN: ParamDef = ParamDef::input("x_origin", "MaxPool's input, `[N, C, H, W]`, float.");
-const OUT_ORIGIN: ParamDef = ParamDef::input(
-    "out_origin",
-    "MaxPool's output (MindSpore passes it; the maxima are found again in `x_origin`).",
-);
-
 pub const OPS: &[OpDef] = &[
     backward(
         "MaxPoolGrad",
         "The gradient of `MaxPool` (what its gradient rule emits): zeros shaped like `x_origin`, with each output's gradient added at the first maximum of its window.",
-        Schema::own(&[
-            X_ORIGIN,
-            OUT_ORIGIN,
-            ParamDef::input("grad", "The gradient of MaxPool's output, shaped like it."),
-            P_POOL_KERNEL,
-            P_POOL_STRIDES,
-            P_POOL_PAD_MODE,
-            P_DATA_FORMAT,
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("pad_mode", AttrType::Str(&["valid", "same"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+                Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+            ],
+            &[
+                ("x_origin", "MaxPool's input, `[N, C, H, W]`, float."),
+                ("out_origin", "MaxPool's output (MindSpore passes it; the maxima are found again in `x_origin`)."),
+                ("grad", "The gradient of MaxPool's output, shaped like it."),
+                ("kernel_size", "The window's height and width: an int for both, or `(kh, kw)`. Default 1."),
+                ("strides", "The step of the window: an int for both directions, or `(sh, sw)`. Default 1."),
+                ("pad_mode", "\"valid\" (default): windows inside the input only, output `floor((H - kh)/s) + 1`; \"same\": output `ceil(H/s)`, padding split evenly with the extra cell at the bottom/right."),
+                ("data_format", "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports."),
+            ],
+        ),
         |c| infer_pool_grad(c, 0),
         grad_max_pool_grad,
         kernel_max_pool_grad,
@@ -371,14 +369,19 @@ pub const OPS: &[OpDef] = &[
     backward(
         "MaxPoolGradGrad",
         "The gradient of `MaxPoolGrad` with respect to its `grad`: `grad` (shaped like `x_origin`) read at the first maximum of each MaxPool window, shaped like MaxPool's output.",
-        Schema::own(&[
-            X_ORIGIN,
-            OUT_ORIGIN,
-            ParamDef::input("grad", "A tensor shaped like `x_origin`."),
-            P_POOL_KERNEL,
-            P_POOL_STRIDES,
-            P_POOL_PAD_MODE,
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("pad_mode", AttrType::Str(&["valid", "same"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+            ],
+            &[
+                ("x_origin", "MaxPool's input, `[N, C, H, W]`, float."),
+                ("out_origin", "MaxPool's output (MindSpore passes it; the maxima are found again in `x_origin`)."),
+                ("grad", "A tensor shaped like `x_origin`."),
+                ("kernel_size", "The window's height and width: an int for both, or `(kh, kw)`. Default 1."),
+                ("strides", "The step of the window: an int for both directions, or `(sh, sw)`. Default 1."),
+                ("pad_mode", "\"valid\" (default): windows inside the input only, output `floor((H - kh)/s) + 1`; \"same\": output `ceil(H/s)`, padding split evenly with the extra cell at the bottom/right."),
+            ],
+        ),
         infer_max_pool_grad_grad,
         grad_max_pool_grad_grad,
         kernel_max_pool_grad_grad,
@@ -386,15 +389,21 @@ pub const OPS: &[OpDef] = &[
     backward(
         "AvgPoolGrad",
         "The gradient of `AvgPool` (what its gradient rule emits): each output's gradient spread evenly over the cells its mean counted (padding is not counted), shaped like `x`.",
-        Schema::own(&[
-            ParamDef::input("x", "AvgPool's input, `[N, C, H, W]` (its shape is used)."),
-            ParamDef::input("out", "AvgPool's output."),
-            ParamDef::input("dout", "The gradient of AvgPool's output, shaped like it."),
-            P_POOL_KERNEL,
-            P_POOL_STRIDES,
-            P_POOL_PAD_MODE,
-            P_DATA_FORMAT,
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("pad_mode", AttrType::Str(&["valid", "same"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+                Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+            ],
+            &[
+                ("x", "AvgPool's input, `[N, C, H, W]` (its shape is used)."),
+                ("out", "AvgPool's output."),
+                ("dout", "The gradient of AvgPool's output, shaped like it."),
+                ("kernel_size", "The window's height and width: an int for both, or `(kh, kw)`. Default 1."),
+                ("strides", "The step of the window: an int for both directions, or `(sh, sw)`. Default 1."),
+                ("pad_mode", "\"valid\" (default): windows inside the input only, output `floor((H - kh)/s) + 1`; \"same\": output `ceil(H/s)`, padding split evenly with the extra cell at the bottom/right."),
+                ("data_format", "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports."),
+            ],
+        ),
         |c| infer_pool_grad(c, 2),
         grad_avg_pool_grad,
         kernel_avg_pool_grad,
@@ -406,16 +415,13 @@ pub const OPS: &[OpDef] = &[
     backward(
         "AdaptiveAvgPool2DGrad",
         "The gradient of `AdaptiveAvgPool2D` (what its gradient rule emits): each output's gradient spread evenly over its window of an input of shape `orig_input_shape`; the windows follow from that shape and `input_grad`'s.",
-        Schema::own(&[
-            ParamDef::input(
-                "input_grad",
-                "The gradient of AdaptiveAvgPool2D's output, `[N, C, H_out, W_out]` or `[C, H_out, W_out]`, float.",
-            ),
-            ParamDef::input(
-                "orig_input_shape",
-                "The shape of AdaptiveAvgPool2D's input: a tuple of ints (`Shape(x)`) or a 1-D integer tensor (`TensorShape(x)`, as MindSpore's bprop passes it).",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_grad", "The gradient of AdaptiveAvgPool2D's output, `[N, C, H_out, W_out]` or `[C, H_out, W_out]`, float."),
+                ("orig_input_shape", "The shape of AdaptiveAvgPool2D's input: a tuple of ints (`Shape(x)`) or a 1-D integer tensor (`TensorShape(x)`, as MindSpore's bprop passes it)."),
+            ],
+        ),
         infer_adaptive_avg_pool2d_grad,
         grad_adaptive_avg_pool2d_grad,
         kernel_adaptive_avg_pool2d_grad,

@@ -6,7 +6,7 @@
 //! derivatives work). A transposed convolution is the input gradient of the
 //! convolution from its result to its input.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
@@ -689,22 +689,26 @@ const P3_FORMAT: ParamDef = ParamDef::attr(
     "The layout; only \"NCDHW\".",
 );
 
-const CONV3D_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
-    ParamDef::input(
-        "w",
-        "The filters, `[out_channel, C/group, kd, kh, kw]`, of `x`'s dtype.",
-    ),
-    P3_OUT_CHANNEL,
-    P3_KERNEL,
-    P_MODE,
-    P3_PAD_MODE,
-    P3_PAD,
-    P3_STRIDE,
-    P3_DILATION,
-    P3_GROUP,
-    P3_FORMAT,
-]);
+const CONV3D_PARAMS: Schema = Schema::ms(
+    &[
+        Override::drop("offset_x", why::DROPPED),
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
+    ],
+    &[
+        ("x", "The input, `[N, C, D, H, W]`, float."),
+        ("w", "The filters, `[out_channel, C/group, kd, kh, kw]`, of `x`'s dtype."),
+        ("out_channel", "The number of output channels; must equal the first dimension of the weight."),
+        ("kernel_size", "The kernel's depth, height and width: an int for all three or `(kd, kh, kw)`."),
+        ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+        ("pad_mode", "\"valid\" (default): no padding; \"same\": output `ceil(D/s)` per dimension, the padding split evenly with the extra cell at the end; \"pad\": pad explicitly by `pad`."),
+        ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(head, tail, top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+        ("stride", "The step of the kernel: an int or `(sd, sh, sw)`. Default 1."),
+        ("dilation", "The spacing between kernel cells: an int or `(dd, dh, dw)`. Default 1."),
+        ("group", "The number of channel groups; must divide the channel counts. Default 1."),
+        ("data_format", "The layout; only \"NCDHW\"."),
+    ],
+);
 
 const CONV3D_GRAD_PARAMS_INPUT: Schema = Schema::own(&[
     ParamDef::input("dout", "The gradient of the Conv3D result."),
@@ -778,13 +782,28 @@ macro_rules! conv3t_params {
     };
 }
 
-const CONV3DT_PARAMS: Schema = Schema::own(conv3t_params!(
-    ParamDef::input("dout", "The input, `[N, in_channel, D, H, W]`, float."),
-    ParamDef::input(
-        "weight",
-        "The filters, `[in_channel, out_channel/group, kd, kh, kw]`, of `dout`'s dtype."
-    )
-));
+const CONV3DT_PARAMS: Schema = Schema::ms(
+    &[
+        Override::inputs(&["dout", "weight"], why::INPUT_NAMES),
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
+    ],
+    &[
+        ("dout", "The input, `[N, in_channel, D, H, W]`, float."),
+        ("weight", "The filters, `[in_channel, out_channel/group, kd, kh, kw]`, of `dout`'s dtype."),
+        ("in_channel", "The channels of the input `dout` (the first dimension of the weight)."),
+        ("out_channel", "The channels of the result; the weight holds `out_channel/group` per group."),
+        ("kernel_size", "The kernel's depth, height and width: an int for all three or `(kd, kh, kw)`."),
+        ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+        ("pad_mode", "\"valid\" (default): no padding; \"same\": output `ceil(D/s)` per dimension, the padding split evenly with the extra cell at the end; \"pad\": pad explicitly by `pad`."),
+        ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(head, tail, top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+        ("stride", "The step of the kernel: an int or `(sd, sh, sw)`. Default 1."),
+        ("dilation", "The spacing between kernel cells: an int or `(1, dh, dw)` (the depth dilation must be 1, as MindSpore). Default 1."),
+        ("group", "The number of channel groups; must divide the channel counts. Default 1."),
+        ("output_padding", "Extra cells added at the end of each output dimension (pad_mode=\"pad\" only): an int or `(d, h, w)`, each below max(stride, dilation). Default 0."),
+        ("data_format", "The layout; only \"NCDHW\"."),
+    ],
+);
 
 pub const OPS: &[OpDef] = &[
     OpDef {

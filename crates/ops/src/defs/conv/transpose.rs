@@ -11,13 +11,13 @@
 //! transposed convolution is the forward convolution, the weight gradient the
 //! filter gradient with the roles of input and output swapped.
 
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
+use crate::{AttrDefault, AttrType};
 use crate::{ConvRole, Family};
 use ir::{AbsVal, AttrValue};
 
-use crate::defs::backward::conv::{
-    backprop_input, grad_conv2d_backprop_input, infer_input_grad, CONV2D_TRANSPOSE_PARAMS,
-};
+use crate::defs::backward::conv::{backprop_input, grad_conv2d_backprop_input, infer_input_grad};
 use crate::defs::nn::common::known;
 use crate::defs::shape::fmt_ints;
 use crate::infer::InferCall;
@@ -56,7 +56,29 @@ pub const OPS: &[OpDef] = &[OpDef {
     name: "Conv2DTranspose",
     category: Category::NeuralNetwork,
     doc: "2-D transposed convolution (what `nn.Conv2dTranspose` exports), MindSpore's subclass of Conv2DBackpropInput: the input gradient of the Conv2D whose input has shape `input_sizes` and whose output gradient is `out_backprop`. `out_channel` is that Conv2D's output channels, the channels of `out_backprop`.",
-    schema: CONV2D_TRANSPOSE_PARAMS,
+    schema: Schema::ms(
+        &[
+            Override::attr("input_sizes", AttrType::IntTuple, None, "a constant shape in every exported model: the registry takes it as an attribute, and import reads MindSpore's constant tensor into it"),
+            Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+            Override::attr("pad_list", AttrType::IntTuple, Some(AttrDefault::None), "the registry keeps the explicit padding (4 ints) that MindSpore stores beside `pad_mode`"),
+            Override::attr("data_format", AttrType::Str(&["NCHW", "NHWC"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+        ],
+        &[
+            ("out_backprop", "The gradient of a Conv2D result, `[N, out_channel, H_out, W_out]`, float."),
+            ("filter", "The Conv2D filters, `[out_channel, C/group, kh, kw]`, of `out_backprop`'s dtype."),
+            ("input_sizes", "The shape of the Conv2D input, `(N, C, H, W)`: the shape of the result."),
+            ("out_channel", "The number of output channels; must equal the first dimension of `weight`."),
+            ("kernel_size", "The kernel's height and width: an int for both, or `(kh, kw)`; must match `weight`'s last two dimensions."),
+            ("pad_mode", "\"valid\" (default): no padding, output `floor((H - (kh-1)·d - 1)/s) + 1`; \"same\": output `ceil(H/s)`, padding split as evenly as possible with the extra cell at the bottom/right; \"pad\": pad explicitly by `pad`."),
+            ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+            ("pad_list", "The padding MindSpore's shape inference records, `(top, bottom, left, right)`; checked, the padding used is `pad_mode`'s. Default none."),
+            ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+            ("stride", "The step of the kernel: an int for both directions or `(sh, sw)`. Default 1."),
+            ("dilation", "The spacing between kernel cells: an int or `(dh, dw)`. Default 1 (no dilation)."),
+            ("group", "The number of groups input and output channels are split into; must divide both. Default 1."),
+            ("data_format", "The layout of `x` and the result. Default \"NCHW\", the only one MindSpore's CPU backend (and this one) supports."),
+        ],
+    ),
     variadic: false,
     output: OutputDef::Single,
     infer: infer_conv2d_transpose,

@@ -32,7 +32,7 @@
 //! there; here `TruncateDiv`, which is). Integer, bool and predicate
 //! primitives have none.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType};
 use tensor::{Buffer, Tensor};
@@ -43,7 +43,7 @@ use crate::defs::elementwise::{
 use crate::defs::internal::broadcast_to;
 use crate::infer::{infer_broadcast_binary, InferCall, InferFn};
 use crate::kernel::{broadcast_shape, KValue, KernelCall, KernelFn};
-use crate::{Category, GNode, GradBuilder, GradCall, GradFn, OpDef, OpError, OutputDef, ParamDef};
+use crate::{Category, GNode, GradBuilder, GradCall, GradFn, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // Integer helpers.
@@ -448,31 +448,27 @@ pub(crate) fn opt_number(attrs: &crate::Attrs, name: &str) -> Option<f64> {
 // ---------------------------------------------------------------------------
 // Parameters.
 
-const XY: Schema = Schema::own(&[
-    ParamDef::input("x", "The first operand: a tensor or a scalar."),
-    ParamDef::input(
-        "y",
-        "The second operand, broadcast against `x` (NumPy rules).",
-    ),
-]);
+const INPUT_OTHER: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "The first operand: a tensor or a scalar."),
+        (
+            "other",
+            "The second operand, broadcast against `input` (NumPy rules).",
+        ),
+    ],
+);
 
-const INPUT_OTHER: Schema = Schema::own(&[
-    ParamDef::input("input", "The first operand: a tensor or a scalar."),
-    ParamDef::input(
-        "other",
-        "The second operand, broadcast against `input` (NumPy rules).",
-    ),
-]);
-
-const X1X2: Schema = Schema::own(&[
-    ParamDef::input("x1", "The first operand: a tensor or a scalar."),
-    ParamDef::input(
-        "x2",
-        "The second operand, broadcast against `x1` (NumPy rules).",
-    ),
-]);
-
-const INPUT: Schema = Schema::own(&[ParamDef::input("input", "The input tensor.")]);
+const X1X2: Schema = Schema::ms(
+    &[],
+    &[
+        ("x1", "The first operand: a tensor or a scalar."),
+        (
+            "x2",
+            "The second operand, broadcast against `x1` (NumPy rules).",
+        ),
+    ],
+);
 
 // ---------------------------------------------------------------------------
 // Shape rules.
@@ -886,7 +882,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Mod",
         "The remainder of `x / y` with the sign of `x` (truncated division), `x - trunc(x / y) * y`, elementwise with broadcasting. Integer `x mod 0` gives the minimum of `i32`/`i64` (0 for narrower types), and `0 mod 0` gives 0, as MindSpore's CPU kernel.",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_numeric,
         Some(|b, c| grad_mod(b, c, "TruncateDiv")),
         k_mod,
@@ -903,7 +905,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "FloorMod",
         "The remainder of floor division, with the sign of `y`: `x - floor(x / y) * y`, elementwise with broadcasting. Integer `x mod 0` gives the minimum of `i32`/`i64` (0 for narrower types), as MindSpore's CPU kernel.",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_numeric,
         Some(|b, c| grad_mod(b, c, "FloorDiv")),
         k_floor_mod,
@@ -911,7 +919,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "TruncateDiv",
         "Division rounded toward zero, `trunc(x / y)`, elementwise with broadcasting; an integer `x / 0` saturates to the dtype's maximum (x > 0) or minimum (x < 0), 0 for `0 / 0`. Not differentiable.",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_numeric,
         None,
         k_truncate_div,
@@ -919,7 +933,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "TruncateMod",
         "The remainder of truncated division, with the sign of `x` (C's `fmod`), elementwise with broadcasting; an integer `x mod 0` gives 0.",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_numeric,
         Some(|b, c| grad_mod(b, c, "TruncateDiv")),
         k_truncate_mod,
@@ -936,7 +956,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Xdivy",
         "`x / y` elementwise with broadcasting, but 0 wherever `x` is 0. Needs a float result type.",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_float_binary,
         Some(grad_xdivy),
         k_xdivy,
@@ -952,7 +978,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "MulNoNan",
         "`x * y` elementwise with broadcasting, but 0 wherever `y` is 0 (even where `x` is infinite or NaN).",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_numeric,
         Some(grad_mul_no_nan),
         k_mul_no_nan,
@@ -961,7 +993,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "SquaredDifference",
         "`(x - y)²` elementwise with broadcasting and type promotion.",
-        XY,
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_numeric,
         Some(grad_squared_difference),
         k_squared_difference,
@@ -988,7 +1026,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "BitwiseAnd",
         "Bitwise AND of two integer (or bool) tensors, elementwise with broadcasting. Not differentiable.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_bitwise,
         None,
         |c| k_bitwise(c, |a, b| BITWISE_AND.int(a, b)),
@@ -997,7 +1041,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "BitwiseOr",
         "Bitwise OR of two integer (or bool) tensors, elementwise with broadcasting. Not differentiable.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_bitwise,
         None,
         |c| k_bitwise(c, |a, b| BITWISE_OR.int(a, b)),
@@ -1006,7 +1056,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "BitwiseXor",
         "Bitwise XOR of two integer (or bool) tensors, elementwise with broadcasting. Not differentiable.",
-        XY,
+        Schema::ms(
+            &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+            &[
+                ("x", "The first operand: a tensor or a scalar."),
+                ("y", "The second operand, broadcast against `x` (NumPy rules)."),
+            ],
+        ),
         infer_bitwise,
         None,
         |c| k_bitwise(c, |a, b| BITWISE_XOR.int(a, b)),
@@ -1015,7 +1071,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "BitwiseNot",
         "Bitwise NOT of an integer tensor (`~x = -x - 1`), or logical NOT of a bool tensor. Not differentiable.",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_bitwise_not,
         None,
         k_bitwise_not,
@@ -1041,13 +1097,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "RightShift",
         "`input_x >> input_y` (arithmetic shift) elementwise with broadcasting, for integers; the count is taken modulo 32 (modulo 64 for `i64`), as MindSpore's CPU kernel. Not differentiable.",
-        Schema::own(&[
-            ParamDef::input("input_x", "The integers to shift."),
-            ParamDef::input(
-                "input_y",
-                "The shift counts, broadcast against `input_x`.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "The integers to shift."),
+                ("input_y", "The shift counts, broadcast against `input_x`."),
+            ],
+        ),
         infer_shift,
         None,
         k_right_shift,

@@ -32,7 +32,7 @@ use crate::defs::elementwise::binary::{
 use crate::defs::elementwise::{float_of, MUL};
 use crate::infer::{broadcast_shapes, promote, result, InferCall};
 use crate::kernel::{KValue, KernelCall};
-use crate::{AttrDefault, AttrType, GNode, GradBuilder, GradCall, OpDef, OpError, ParamDef};
+use crate::{GNode, GradBuilder, GradCall, OpDef, OpError};
 
 // ---------------------------------------------------------------------------
 // Shape rules.
@@ -503,14 +503,14 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Lerp",
         "Linear interpolation `input + weight * (end - input)`, elementwise with the three broadcast together. `input` and `end` are float tensors of one dtype; `weight` a float tensor or number.",
-        Schema::own(&[
-            ParamDef::input("input", "The start points: a float tensor."),
-            ParamDef::input("end", "The end points, of the dtype of `input`."),
-            ParamDef::input(
-                "weight",
-                "The interpolation weight: a float tensor broadcast against the others, or a float number.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The start points: a float tensor."),
+                ("end", "The end points, of the dtype of `input`."),
+                ("weight", "The interpolation weight: a float tensor broadcast against the others, or a float number."),
+            ],
+        ),
         infer_lerp,
         Some(grad_lerp),
         k_lerp,
@@ -518,21 +518,14 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ClampScalar",
         "Clamps every element to `[min, max]`: `min(max(x, min), max)`, either bound optional (at least one is needed). A float bound makes an integer input `f32`. NaN becomes `min` (or `max` when there is no `min`), as MindSpore's CPU kernel; if `min > max` every element is `max`.",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor to clamp."),
-            ParamDef::attr(
-                "min",
-                AttrType::Number,
-                Some(AttrDefault::None),
-                "The lower bound, or `none` for none.",
-            ),
-            ParamDef::attr(
-                "max",
-                AttrType::Number,
-                Some(AttrDefault::None),
-                "The upper bound, or `none` for none.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to clamp."),
+                ("min", "The lower bound, or `none` for none."),
+                ("max", "The upper bound, or `none` for none."),
+            ],
+        ),
         infer_clamp_scalar,
         Some(grad_clamp_scalar),
         k_clamp_scalar,
@@ -540,11 +533,14 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ClampTensor",
         "Clamps `input` elementwise to `[min, max]` given as tensors, the three broadcast together and promoted to one dtype: `min(max(input, min), max)`. NaN becomes `min`; where `min > max` the result is `max`. Both bounds are needed here (use `ClampScalar`, `Maximum` or `Minimum` for one).",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor to clamp."),
-            ParamDef::input("min", "The lower bounds, broadcast against `input`."),
-            ParamDef::input("max", "The upper bounds, broadcast against `input`."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to clamp."),
+                ("min", "The lower bounds, broadcast against `input`."),
+                ("max", "The upper bounds, broadcast against `input`."),
+            ],
+        ),
         infer_clamp_tensor,
         Some(grad_clamp_tensor),
         k_clamp_tensor,
@@ -552,27 +548,15 @@ pub const OPS: &[OpDef] = &[
     ew(
         "NanToNum",
         "Replaces NaN by `nan` (default 0), +inf by `posinf` (default the dtype's largest finite value) and -inf by `neginf` (default its lowest), in a float tensor.",
-        Schema::own(&[
-            ParamDef::input("input", "A float tensor."),
-            ParamDef::attr(
-                "nan",
-                AttrType::Float,
-                Some(AttrDefault::None),
-                "The value for NaN; `none` means 0.",
-            ),
-            ParamDef::attr(
-                "posinf",
-                AttrType::Float,
-                Some(AttrDefault::None),
-                "The value for +inf; `none` means the dtype's largest finite value.",
-            ),
-            ParamDef::attr(
-                "neginf",
-                AttrType::Float,
-                Some(AttrDefault::None),
-                "The value for -inf; `none` means the dtype's lowest finite value.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float tensor."),
+                ("nan", "The value for NaN; `none` means 0."),
+                ("posinf", "The value for +inf; `none` means the dtype's largest finite value."),
+                ("neginf", "The value for -inf; `none` means the dtype's lowest finite value."),
+            ],
+        ),
         infer_nan_to_num,
         Some(grad_nan_to_num),
         k_nan_to_num,
@@ -580,13 +564,13 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Heaviside",
         "The Heaviside step function: 0 where `x < 0` (and where `x` is NaN), `values` where `x == 0`, 1 where `x > 0`; `x` and `values` have one dtype and broadcast.",
-        Schema::own(&[
-            ParamDef::input("x", "The input: a numeric tensor."),
-            ParamDef::input(
-                "values",
-                "The values where `x` is 0, of the dtype of `x`, broadcast against it.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The input: a numeric tensor."),
+                ("values", "The values where `x` is 0, of the dtype of `x`, broadcast against it."),
+            ],
+        ),
         infer_heaviside,
         Some(grad_heaviside),
         k_heaviside,
@@ -594,10 +578,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Muls",
         "Multiplies a tensor by a number, `input * other`. The number yields to the tensor's dtype unless it is of a higher kind (an integer tensor times a float gives `f32`).",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor."),
-            ParamDef::input("other", "The number to multiply by."),
-        ]),
+        Schema::ms(&[], &[("input", "The tensor."), ("other", "The number to multiply by.")]),
         |call| infer_tensor_scalar(call, false),
         Some(grad_muls),
         k_muls,
@@ -606,10 +587,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Divs",
         "Divides a tensor by a number, `input / other` (true division: an integer tensor gives `f32`).",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor."),
-            ParamDef::input("other", "The number to divide by."),
-        ]),
+        Schema::ms(&[], &[("input", "The tensor."), ("other", "The number to divide by.")]),
         |call| infer_tensor_scalar(call, true),
         Some(grad_divs),
         k_divs,
@@ -618,16 +596,14 @@ pub const OPS: &[OpDef] = &[
     ew(
         "AddScalar",
         "Adds a scaled number to a tensor, `input + alpha * other`. The number yields to the tensor's dtype unless it is of a higher kind; a float `alpha` needs a float result.",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor."),
-            ParamDef::input("other", "The number to add."),
-            ParamDef::attr(
-                "alpha",
-                AttrType::Number,
-                Some(AttrDefault::Int(1)),
-                "The scale of `other`. Default 1.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor."),
+                ("other", "The number to add."),
+                ("alpha", "The scale of `other`. Default 1."),
+            ],
+        ),
         |call| infer_tensor_scalar(call, false),
         Some(|b, c| grad_add_sub_scalar(b, c, 1.0)),
         |c| k_add_scalar(c, 1.0),
@@ -635,16 +611,14 @@ pub const OPS: &[OpDef] = &[
     ew(
         "SubScalar",
         "Subtracts a scaled number from a tensor, `input - alpha * other`. The number yields to the tensor's dtype unless it is of a higher kind; a float `alpha` needs a float result.",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor."),
-            ParamDef::input("other", "The number to subtract."),
-            ParamDef::attr(
-                "alpha",
-                AttrType::Number,
-                Some(AttrDefault::Int(1)),
-                "The scale of `other`. Default 1.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor."),
+                ("other", "The number to subtract."),
+                ("alpha", "The scale of `other`. Default 1."),
+            ],
+        ),
         |call| infer_tensor_scalar(call, false),
         Some(|b, c| grad_add_sub_scalar(b, c, -1.0)),
         |c| k_add_scalar(c, -1.0),

@@ -24,7 +24,7 @@
 //! Gradients are MindSpore's bprops; the rounding functions, `Sign` and the
 //! predicates are flat or boolean and have none.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use std::f64::consts::{FRAC_2_SQRT_PI, LN_10, LN_2, PI};
 
 use ir::{AbsVal, AttrValue, DType};
@@ -38,7 +38,7 @@ use crate::defs::elementwise::{erf, float_of};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::Gradgen;
-use crate::{AttrDefault, AttrType, GNode, GradBuilder, GradCall, OpDef, OpError, ParamDef};
+use crate::{GNode, GradBuilder, GradCall, OpDef, OpError};
 
 // ---------------------------------------------------------------------------
 // Scalar functions.
@@ -328,8 +328,6 @@ fn grad_sinc(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
 // ---------------------------------------------------------------------------
 // The table.
 
-const INPUT: Schema = Schema::own(&[ParamDef::input("input", "The input tensor.")]);
-
 crate::formula! {
     /// In the input's dtype (computed in f64 and rounded; exact).
     pub FLOOR = [wide] |a| floor(a)
@@ -384,7 +382,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "Floor",
         "Rounds every element down to an integer value, `floor(x)`. Needs a float input; not differentiable (MindSpore's bprop gives zeros).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_float_only,
         |c| same(c, |v| FLOOR.un64(v, &[]), |v| v),
     )
@@ -392,7 +390,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "Ceil",
         "Rounds every element up to an integer value, `ceil(x)`. Needs a float input; not differentiable.",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_float_only,
         |c| same(c, |v| CEIL.un64(v, &[]), |v| v),
     )
@@ -400,22 +398,23 @@ pub const OPS: &[OpDef] = &[
     flat(
         "Round",
         "Rounds every element half to even, at `decimals` decimal places (negative: to the left of the point). Integer inputs are returned unchanged (`decimals` must then be 0). Not differentiable. MindSpore's CPU kernel supports `decimals = 0` only.",
-        Schema::own(&[
-            ParamDef::input("input", "A float or integer tensor."),
-            ParamDef::attr(
-                "decimals",
-                AttrType::Int,
-                Some(AttrDefault::Int(0)),
-                "The number of decimal places to keep. Default 0.",
-            ),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A float or integer tensor."),
+                ("decimals", "The number of decimal places to keep. Default 0."),
+            ],
+        ),
         infer_round,
         k_round,
     ),
     flat(
         "Rint",
         "Rounds every element to the nearest integer value, half to even (`rint`). Needs a float input; not differentiable.",
-        Schema::own(&[ParamDef::input("input_x", "A float tensor.")]),
+        Schema::ms(
+            &[Override::inputs(&["input_x"], why::INPUT_NAMES)],
+            &[("input_x", "A float tensor.")],
+        ),
         infer_float_only,
         |c| same(c, |v| RINT.un64(v, &[]), |v| v),
     )
@@ -423,7 +422,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "Trunc",
         "Rounds every element toward zero, `trunc(x)`; integer and bool inputs are returned unchanged. Not differentiable.",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_any_same,
         |c| same(c, |v| TRUNC.un64(v, &[]), |v| v),
     )
@@ -431,7 +430,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "Sign",
         "The sign of every element: -1, 0 or 1 in the input's dtype (0 for ±0 and NaN). Not differentiable.",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_numeric_same,
         k_sign,
     )
@@ -439,7 +438,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Reciprocal",
         "The reciprocal `1 / x` of every element (integer and bool inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(grad_reciprocal),
         |c| float_kernel(c, |v| RECIPROCAL.un64(v, &[])),
@@ -448,7 +447,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Inv",
         "The reciprocal `1 / x` of every element, in the input's dtype: integers divide exactly (`1 / 0` gives the minimum of `i32`/`i64`, 0 for narrower types, as MindSpore's CPU kernel).",
-        Schema::own(&[ParamDef::input("x", "A float or integer tensor.")]),
+        Schema::ms(&[], &[("x", "A float or integer tensor.")]),
         infer_numeric_same,
         Some(grad_reciprocal),
         k_inv,
@@ -456,7 +455,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "IsNan",
         "Whether every element is NaN: a `bool` tensor (always false for integers and bools).",
-        Schema::own(&[ParamDef::input("x", "The input tensor.")]),
+        Schema::ms(&[], &[("x", "The input tensor.")]),
         infer_any_predicate,
         |c| k_predicate(c, |v| IS_NAN.un64(v, &[]) != 0.0, |_| false),
     )
@@ -464,7 +463,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "IsFinite",
         "Whether every element is finite (neither infinite nor NaN): a `bool` tensor (always true for integers and bools).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_any_predicate,
         |c| k_predicate(c, |v| IS_FINITE.un64(v, &[]) != 0.0, |_| true),
     )
@@ -472,7 +471,7 @@ pub const OPS: &[OpDef] = &[
     flat(
         "IsInf",
         "Whether every element is +inf or -inf: a `bool` tensor. Needs a float input.",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_float_predicate,
         |c| k_predicate(c, |v| IS_INF.un64(v, &[]) != 0.0, |_| false),
     )
@@ -480,7 +479,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Log1p",
         "`log(1 + x)` of every element, accurate near 0 (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_times(b, c, |b, x| {
@@ -495,7 +494,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Expm1",
         "`exp(x) - 1` of every element, accurate near 0 (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Exp", &[x]))),
         |c| float_kernel(c, |v| EXPM1.un64(v, &[])),
@@ -505,7 +504,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Log2",
         "The base-2 logarithm of every element (NaN below 0, `-inf` at 0; integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_over(b, c, |b, x| {
@@ -519,7 +518,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Log10",
         "The base-10 logarithm of every element (NaN below 0, `-inf` at 0; integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_over(b, c, |b, x| {
@@ -533,7 +532,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Exp2",
         "`2^x` of every element (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             unary_grad(b, c, |b| {
@@ -548,7 +547,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Erfc",
         "The complementary error function `1 - erf(x)` of every element, accurate for large `x` (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_times(b, c, |b, x| {
@@ -565,7 +564,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Erfinv",
         "The inverse error function of every element, for `x` in [-1, 1] (±inf at ±1, NaN outside; integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             // dout · √π/2 · exp(out²).
@@ -583,7 +582,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Asin",
         "The arcsine of every element, in radians (NaN outside [-1, 1]; integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_times(b, c, |b, x| {
@@ -597,7 +596,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "ACos",
         "The arccosine of every element, in radians (NaN outside [-1, 1]; integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_times(b, c, |b, x| {
@@ -612,7 +611,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Atan",
         "The arctangent of every element, in radians (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_over(b, c, |b, x| {
@@ -628,7 +627,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Sinh",
         "The hyperbolic sine of every element (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Cosh", &[x]))),
         |c| float_kernel(c, |v| SINH.un64(v, &[])),
@@ -638,7 +637,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Cosh",
         "The hyperbolic cosine of every element (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| grad_times(b, c, |b, x| p(b, "Sinh", &[x]))),
         |c| float_kernel(c, |v| COSH.un64(v, &[])),
@@ -648,7 +647,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Tan",
         "The tangent of every element, in radians (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             grad_times(b, c, |b, x| {
@@ -663,7 +662,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Asinh",
         "The inverse hyperbolic sine of every element (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             // AsinhGrad: dout / cosh(out).
@@ -679,7 +678,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Acosh",
         "The inverse hyperbolic cosine of every element (NaN below 1; integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| {
             // AcoshGrad: dout / sinh(out).
@@ -694,7 +693,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Atanh",
         "The inverse hyperbolic tangent of every element (±inf at ±1, NaN outside [-1, 1]; integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(|b, c| grad_over(b, c, one_minus_sq)),
         |c| float_kernel(c, |v| ATANH.un64(v, &[])),
@@ -703,7 +702,7 @@ pub const OPS: &[OpDef] = &[
     ew(
         "Sinc",
         "The normalised sinc function `sin(πx) / (πx)` of every element, 1 at 0 (integer inputs give `f32`).",
-        INPUT,
+        Schema::ms(&[], &[("input", "The input tensor.")]),
         infer_to_float,
         Some(grad_sinc),
         |c| float_kernel(c, sinc),

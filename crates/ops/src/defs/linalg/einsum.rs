@@ -766,10 +766,13 @@ pub const OPS: &[OpDef] = &[
         name: "Einsum",
         category: Category::LinearAlgebra,
         doc: "Einstein summation over a tuple of float tensors, as `equation` says (`\"ij,jk->ik\"`, `\"bhqd,bhkd->bhqk\"`, `\"...ij->...ji\"`, `\"ii->i\"`): letters name dimensions, a letter repeated in one operand takes a diagonal, letters missing from the output are summed. Without `->` the output is `...` then the letters that occur once, in alphabetical order (lowercase first); an empty output has shape `[1]`.",
-        schema: Schema::own(&[
-            ParamDef::input("inputs", "A tuple of float tensors of one dtype, one per operand of the equation."),
-            ParamDef::attr("equation", AttrType::Str(&[]), None, "The subscripts, `\"in1,in2,...->out\"` or without `->`; letters `a-z A-Z` and at most one `...` per operand."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("inputs", "A tuple of float tensors of one dtype, one per operand of the equation."),
+                ("equation", "The subscripts, `\"in1,in2,...->out\"` or without `->`; letters `a-z A-Z` and at most one `...` per operand."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_einsum,

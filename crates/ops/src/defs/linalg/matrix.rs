@@ -524,10 +524,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "MatrixInverse",
         "The inverse of every square matrix in `x` (`[..., n, n]`, `n >= 2`); with `adjoint`, the inverse's (conjugate) transpose. A singular matrix gives NaN.",
-        Schema::own(&[
-            ParamDef::input("x", "Float square matrices, `[..., n, n]`."),
-            ParamDef::attr("adjoint", AttrType::Bool, Some(AttrDefault::Bool(false)), "Return the transposed inverse (default `false`)."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("x", "Float square matrices, `[..., n, n]`."),
+                ("adjoint", "Return the transposed inverse (default `false`)."),
+            ],
+        ),
         infer_square,
         Some(grad_inverse),
         k_inverse,
@@ -536,7 +539,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "MatrixDeterminant",
         "The determinant of every square matrix in `input` (`[..., n, n]` with `n >= 2` gives `[...]`), by LU factorisation.",
-        Schema::own(&[ParamDef::input("input", "Float square matrices, `[..., n, n]`.")]),
+        Schema::ms(&[], &[("input", "Float square matrices, `[..., n, n]`.")]),
         infer_square,
         Some(grad_det),
         k_det,
@@ -545,10 +548,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "Cholesky",
         "The Cholesky factor of every symmetric positive definite matrix in `input_x`: lower `L` with `L·Lᵀ = A`, or with `upper` its transpose. Other matrices are an error.",
-        Schema::own(&[
-            ParamDef::input("input_x", "Float symmetric positive definite matrices, `[..., n, n]`."),
-            ParamDef::attr("upper", AttrType::Bool, Some(AttrDefault::Bool(false)), "Return the upper factor `Lᵀ` (default `false`: lower)."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "Float symmetric positive definite matrices, `[..., n, n]`."),
+                ("upper", "Return the upper factor `Lᵀ` (default `false`: lower)."),
+            ],
+        ),
         infer_square,
         Some(|b, c| {
             let up = ("upper", flag(c.attrs.bool("upper")));
@@ -560,7 +566,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Trace",
         "The sum of the main diagonal of a 2-D tensor (any rectangle): a rank-0 tensor of its dtype.",
-        Schema::own(&[ParamDef::input("input", "A 2-D tensor.")]),
+        Schema::ms(&[], &[("input", "A 2-D tensor.")]),
         infer_trace,
         Some(|b, c| vec![is_float_input(c, 0).then(|| prim(b, "_TraceGrad", &[c.dout, c.inputs[0]]))]),
         k_trace,
@@ -568,11 +574,14 @@ pub const OPS: &[OpDef] = &[
     la(
         "Cross",
         "The cross product of `input` and `other` (broadcast together) along dimension `dim`, which must have size 3; by default the first dimension of size 3.",
-        Schema::own(&[
-            ParamDef::input("input", "A tensor with a dimension of size 3."),
-            ParamDef::input("other", "A tensor of `input`'s dtype, broadcast against it."),
-            ParamDef::attr("dim", AttrType::Int, Some(AttrDefault::Int(-65530)), "The dimension of the vectors; the default -65530 means the first of size 3."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A tensor with a dimension of size 3."),
+                ("other", "A tensor of `input`'s dtype, broadcast against it."),
+                ("dim", "The dimension of the vectors; the default -65530 means the first of size 3."),
+            ],
+        ),
         infer_cross,
         Some(|b, c| {
             let dim = vec![("dim", AttrValue::Int(c.attrs.int("dim")))];
@@ -592,7 +601,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Diag",
         "A tensor with `input` on its diagonal: shape `s` gives `s + s`, `out[i..., i...] = input[i...]`, zeros elsewhere.",
-        Schema::own(&[ParamDef::input("input", "A tensor of rank 1 or more.")]),
+        Schema::ms(&[], &[("input", "A tensor of rank 1 or more.")]),
         infer_diag,
         Some(|b, c| vec![is_float_input(c, 0).then(|| prim(b, "DiagPart", &[c.dout]))]),
         k_diag,
@@ -600,7 +609,12 @@ pub const OPS: &[OpDef] = &[
     la(
         "DiagPart",
         "The diagonal of a tensor of shape `s + s`: `out[i...] = input_x[i..., i...]`, of shape `s` (the inverse of `Diag`).",
-        Schema::own(&[ParamDef::input("input_x", "A tensor of even rank `2k` whose first `k` dimensions equal its last `k`.")]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "A tensor of even rank `2k` whose first `k` dimensions equal its last `k`."),
+            ],
+        ),
         infer_diag_part,
         Some(|b, c| vec![is_float_input(c, 0).then(|| prim(b, "Diag", &[c.dout]))]),
         k_diag_part,

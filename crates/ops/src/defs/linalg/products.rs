@@ -27,10 +27,7 @@ use crate::defs::linalg::{batch_matmul, dims_compatible, matmul};
 use crate::defs::shape::{dims_of, fmt_dims};
 use crate::infer::{broadcast_shapes, promote, InferCall};
 use crate::kernel::{broadcast_shape, KValue, KernelCall};
-use crate::{
-    AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
-};
+use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // Helpers.
@@ -617,19 +614,6 @@ fn grad_matmul_ext(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> 
 // ---------------------------------------------------------------------------
 // The table.
 
-const BETA: ParamDef = ParamDef::attr(
-    "beta",
-    AttrType::Number,
-    Some(AttrDefault::Int(1)),
-    "The factor of `input` (default 1); with 0, `input` is ignored.",
-);
-const ALPHA: ParamDef = ParamDef::attr(
-    "alpha",
-    AttrType::Number,
-    Some(AttrDefault::Int(1)),
-    "The factor of the product (default 1).",
-);
-
 pub(crate) const fn la(
     name: &'static str,
     doc: &'static str,
@@ -656,7 +640,7 @@ pub const OPS: &[OpDef] = &[
     la(
         "Outer",
         "The outer product of two vectors, `input[:, None] * vec2[None, :]`, in their promoted dtype.",
-        Schema::own(&[ParamDef::input("input", "A 1-D tensor, `[n]`."), ParamDef::input("vec2", "A 1-D tensor, `[m]`.")]),
+        Schema::ms(&[], &[("input", "A 1-D tensor, `[n]`."), ("vec2", "A 1-D tensor, `[m]`.")]),
         infer_outer,
         Some(|b, c| {
             let (x, y, d) = (c.inputs[0], c.inputs[1], c.dout);
@@ -672,7 +656,10 @@ pub const OPS: &[OpDef] = &[
     la(
         "Dot",
         "The inner product of two vectors of one length and dtype: a rank-0 tensor.",
-        Schema::own(&[ParamDef::input("input", "A 1-D tensor."), ParamDef::input("other", "A 1-D tensor of `input`'s length and dtype.")]),
+        Schema::ms(
+            &[],
+            &[("input", "A 1-D tensor."), ("other", "A 1-D tensor of `input`'s length and dtype.")],
+        ),
         infer_dot,
         Some(|b, c| {
             let dx = is_float_input(c, 0).then(|| prim(b, "Mul", &[c.dout, c.inputs[1]]));
@@ -684,7 +671,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "Mv",
         "The product of a matrix `[n, m]` and a vector `[m]`: a vector `[n]`.",
-        Schema::own(&[ParamDef::input("input", "A 2-D tensor, `[n, m]`."), ParamDef::input("vec", "A 1-D tensor, `[m]`, of `input`'s dtype.")]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A 2-D tensor, `[n, m]`."),
+                ("vec", "A 1-D tensor, `[m]`, of `input`'s dtype."),
+            ],
+        ),
         infer_mv,
         Some(|b, c| {
             let (x, v, d) = (c.inputs[0], c.inputs[1], c.dout);
@@ -700,7 +693,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "Mm",
         "The product of two matrices, `input @ mat2` (`[n, k] @ [k, m]`), of one dtype.",
-        Schema::own(&[ParamDef::input("input", "A 2-D tensor, `[n, k]`."), ParamDef::input("mat2", "A 2-D tensor, `[k, m]`, of `input`'s dtype.")]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A 2-D tensor, `[n, k]`."),
+                ("mat2", "A 2-D tensor, `[k, m]`, of `input`'s dtype."),
+            ],
+        ),
         infer_mm,
         Some(|b, c| grad_mm(b, c, "MatMul")),
         |c| ok(matmul(c.tensor(0)?, c.tensor(1)?, false, false)?),
@@ -708,13 +707,16 @@ pub const OPS: &[OpDef] = &[
     la(
         "Addmm",
         "`beta * input + alpha * (mat1 @ mat2)`, `input` broadcast to `[n, p]` (ignored when `beta` is 0).",
-        Schema::own(&[
-            ParamDef::input("input", "Broadcastable to `[n, p]`."),
-            ParamDef::input("mat1", "A 2-D tensor, `[n, m]`."),
-            ParamDef::input("mat2", "A 2-D tensor, `[m, p]`."),
-            BETA,
-            ALPHA,
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "Broadcastable to `[n, p]`."),
+                ("mat1", "A 2-D tensor, `[n, m]`."),
+                ("mat2", "A 2-D tensor, `[m, p]`."),
+                ("beta", "The factor of `input` (default 1); with 0, `input` is ignored."),
+                ("alpha", "The factor of the product (default 1)."),
+            ],
+        ),
         infer_addmm,
         Some(|b, c| grad_add_form(b, c, "Addmm")),
         |c| k_add_form(c, "Addmm"),
@@ -722,13 +724,16 @@ pub const OPS: &[OpDef] = &[
     la(
         "Addmv",
         "`beta * input + alpha * (mat @ vec)`, `input` broadcast to `[n]` (ignored when `beta` is 0).",
-        Schema::own(&[
-            ParamDef::input("input", "Broadcastable to `[n]`."),
-            ParamDef::input("mat", "A 2-D tensor, `[n, m]`."),
-            ParamDef::input("vec", "A 1-D tensor, `[m]`."),
-            BETA,
-            ALPHA,
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "Broadcastable to `[n]`."),
+                ("mat", "A 2-D tensor, `[n, m]`."),
+                ("vec", "A 1-D tensor, `[m]`."),
+                ("beta", "The factor of `input` (default 1); with 0, `input` is ignored."),
+                ("alpha", "The factor of the product (default 1)."),
+            ],
+        ),
         infer_addmv,
         Some(|b, c| grad_add_form(b, c, "Addmv")),
         |c| k_add_form(c, "Addmv"),
@@ -736,13 +741,16 @@ pub const OPS: &[OpDef] = &[
     la(
         "Baddbmm",
         "`beta * input + alpha * bmm(batch1, batch2)`, `input` broadcast to `[b, n, p]` (ignored when `beta` is 0).",
-        Schema::own(&[
-            ParamDef::input("input", "Broadcastable to `[b, n, p]`."),
-            ParamDef::input("batch1", "A 3-D tensor, `[b, n, m]`."),
-            ParamDef::input("batch2", "A 3-D tensor, `[b, m, p]`."),
-            BETA,
-            ALPHA,
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "Broadcastable to `[b, n, p]`."),
+                ("batch1", "A 3-D tensor, `[b, n, m]`."),
+                ("batch2", "A 3-D tensor, `[b, m, p]`."),
+                ("beta", "The factor of `input` (default 1); with 0, `input` is ignored."),
+                ("alpha", "The factor of the product (default 1)."),
+            ],
+        ),
         infer_baddbmm,
         Some(|b, c| grad_add_form(b, c, "Baddbmm")),
         |c| k_add_form(c, "Baddbmm"),
@@ -750,13 +758,16 @@ pub const OPS: &[OpDef] = &[
     la(
         "Addbmm",
         "`beta * input + alpha * sum_i(batch1[i] @ batch2[i])`, `input` broadcast to `[n, p]` (ignored when `beta` is 0).",
-        Schema::own(&[
-            ParamDef::input("input", "Broadcastable to `[n, p]`."),
-            ParamDef::input("batch1", "A 3-D tensor, `[b, n, m]`."),
-            ParamDef::input("batch2", "A 3-D tensor, `[b, m, p]`."),
-            BETA,
-            ALPHA,
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "Broadcastable to `[n, p]`."),
+                ("batch1", "A 3-D tensor, `[b, n, m]`."),
+                ("batch2", "A 3-D tensor, `[b, m, p]`."),
+                ("beta", "The factor of `input` (default 1); with 0, `input` is ignored."),
+                ("alpha", "The factor of the product (default 1)."),
+            ],
+        ),
         infer_addbmm,
         Some(|b, c| grad_add_form(b, c, "Addbmm")),
         |c| k_add_form(c, "Addbmm"),
@@ -764,7 +775,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "BatchMatMulExt",
         "`torch.bmm`: the product of two 3-D tensors with equal batch sizes, `[b, n, m] @ [b, m, p]` (no broadcasting).",
-        Schema::own(&[ParamDef::input("input", "A 3-D tensor, `[b, n, m]`."), ParamDef::input("mat2", "A 3-D tensor, `[b, m, p]`, of `input`'s dtype.")]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A 3-D tensor, `[b, n, m]`."),
+                ("mat2", "A 3-D tensor, `[b, m, p]`, of `input`'s dtype."),
+            ],
+        ),
         infer_bmm_ext,
         Some(|b, c| grad_mm(b, c, "BatchMatMul")),
         |c| ok(bmm_exact("BatchMatMulExt", c.tensor(0)?, c.tensor(1)?)?),
@@ -772,7 +789,13 @@ pub const OPS: &[OpDef] = &[
     la(
         "MatMulExt",
         "`torch.matmul`: a 1-D operand is a row (left) or column (right) vector whose dimension is removed from the result; two vectors give their dot product; batch dimensions broadcast.",
-        Schema::own(&[ParamDef::input("input", "A tensor of rank 1 or more."), ParamDef::input("other", "A tensor of rank 1 or more, of `input`'s dtype.")]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A tensor of rank 1 or more."),
+                ("other", "A tensor of rank 1 or more, of `input`'s dtype."),
+            ],
+        ),
         infer_matmul_ext,
         Some(grad_matmul_ext),
         k_matmul_ext,

@@ -4,7 +4,7 @@
 //! dropouts `Dropout2D` / `Dropout3D` (`nn.Dropout2d`/`nn.Dropout3d` export
 //! nothing in inference: identity).
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -548,23 +548,19 @@ fn embedding_grad_attrs(c: &GradCall, offset: Option<i64>) -> Vec<(&'static str,
     v
 }
 
-const KEEP_PROB: ParamDef = ParamDef::attr(
-    "keep_prob",
-    AttrType::Float,
-    Some(AttrDefault::Float(0.5)),
-    "The probability of keeping a channel, in [0, 1]. Default 0.5.",
-);
-
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "Dense",
         category: Category::NeuralNetwork,
         doc: "A fully connected layer (what `mint.nn.Linear` exports): `input · weightᵀ + bias` over the last dimension of `input` `(*, in_channels)`; `weight` is `(out_channels, in_channels)` (or `(in_channels,)`, dropping the output dimension), `bias` `(out_channels,)`, `()` or none.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The input, `(*, in_channels)`, float."),
-            ParamDef::input("weight", "The weight, `(out_channels, in_channels)` or `(in_channels,)`."),
-            ParamDef::input("bias", "The bias, `(out_channels,)` or `()`, or none."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "The input, `(*, in_channels)`, float."),
+                ("weight", "The weight, `(out_channels, in_channels)` or `(in_channels,)`."),
+                ("bias", "The bias, `(out_channels,)` or `()`, or none."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_dense,
@@ -583,11 +579,17 @@ pub const OPS: &[OpDef] = &[
         name: "EmbeddingLookup",
         category: Category::NeuralNetwork,
         doc: "The rows `input_indices - offset` of `input_params` (a slice of a larger table starting at row `offset`); indices outside the slice give zero rows. Output `input_indices.shape + input_params.shape[1:]`.",
-        schema: Schema::own(&[
-            ParamDef::input("input_params", "The table (slice), of rank 1 or 2."),
-            ParamDef::input("input_indices", "Row indices, int32 or int64."),
-            ParamDef::attr("offset", AttrType::Int, None, "The first row of the slice in the full table."),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::attr("offset", AttrType::Int, None, why::TO_ATTR),
+                Override::inputs(&["input_params", "input_indices"], why::INPUT_NAMES),
+            ],
+            &[
+                ("input_params", "The table (slice), of rank 1 or 2."),
+                ("input_indices", "Row indices, int32 or int64."),
+                ("offset", "The first row of the slice in the full table."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_lookup(c, 0, 1, false),
@@ -602,14 +604,17 @@ pub const OPS: &[OpDef] = &[
         name: "Embedding",
         category: Category::NeuralNetwork,
         doc: "The rows of `weight` at `input` (what `mint.nn.Embedding` exports). With `max_norm`, each looked-up row whose `norm_type`-norm exceeds it is scaled by `max_norm / (norm + 1e-7)` (MindSpore also renormalises `weight` in place; not here). `padding_idx` rows get no gradient; `scale_grad_by_freq` divides each row's gradient by its count in `input`.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "Row indices in `[0, weight.shape[0])`, int32 or int64."),
-            ParamDef::input("weight", "The table, 2-D."),
-            ParamDef::attr("padding_idx", AttrType::Int, Some(AttrDefault::None), "A row that gets no gradient, or none. Default none."),
-            ParamDef::attr("max_norm", AttrType::Float, Some(AttrDefault::None), "The largest norm of a looked-up row, or none. Default none."),
-            ParamDef::attr("norm_type", AttrType::Float, Some(AttrDefault::Float(2.0)), "The p of the p-norm for `max_norm`. Default 2.0."),
-            ParamDef::attr("scale_grad_by_freq", AttrType::Bool, Some(AttrDefault::Bool(false)), "Scale the gradient by the inverse frequency of each index. Default false."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "Row indices in `[0, weight.shape[0])`, int32 or int64."),
+                ("weight", "The table, 2-D."),
+                ("padding_idx", "A row that gets no gradient, or none. Default none."),
+                ("max_norm", "The largest norm of a looked-up row, or none. Default none."),
+                ("norm_type", "The p of the p-norm for `max_norm`. Default 2.0."),
+                ("scale_grad_by_freq", "Scale the gradient by the inverse frequency of each index. Default false."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_lookup(c, 1, 0, true),
@@ -625,7 +630,13 @@ pub const OPS: &[OpDef] = &[
         name: "Dropout2D",
         category: Category::NeuralNetwork,
         doc: "Channel dropout of an NCHW input: each `(n, c)` plane is kept with probability `keep_prob` (and scaled by `1/keep_prob`) or zeroed. Returns `(output, mask)`, `mask` bool. The choice is a deterministic function of the plane's index (no seeds), so runs repeat; `keep_prob=1` is the identity.",
-        schema: Schema::own(&[ParamDef::input("x", "The input, `[N, C, H, W]`."), KEEP_PROB]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The input, `[N, C, H, W]`."),
+                ("keep_prob", "The probability of keeping a channel, in [0, 1]. Default 0.5."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mask"]),
         infer: |c| infer_channel_dropout(c, 4),
@@ -637,7 +648,13 @@ pub const OPS: &[OpDef] = &[
         name: "Dropout3D",
         category: Category::NeuralNetwork,
         doc: "Channel dropout of an NCDHW input: each `(n, c)` volume is kept with probability `keep_prob` (and scaled by `1/keep_prob`) or zeroed. Returns `(output, mask)`, `mask` bool; deterministic as Dropout2D's; `keep_prob=1` is the identity.",
-        schema: Schema::own(&[ParamDef::input("x", "The input, `[N, C, D, H, W]`."), KEEP_PROB]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The input, `[N, C, D, H, W]`."),
+                ("keep_prob", "The probability of keeping a channel, in [0, 1]. Default 0.5."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mask"]),
         infer: |c| infer_channel_dropout(c, 5),

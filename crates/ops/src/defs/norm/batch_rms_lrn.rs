@@ -4,7 +4,7 @@
 //! too; L2Normalize's is built from primitives, so it has second derivatives).
 //! Kernels compute in f64 and round to the dtype.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -542,16 +542,19 @@ pub const OPS: &[OpDef] = &[
         name: "BatchNormExt",
         category: Category::NeuralNetwork,
         doc: "Batch normalisation per channel of `input` `[N, C, *]` (what `mint.nn.BatchNorm1d/2d/3d` export): with the batch's mean and biased variance when `training` (or without running statistics), else with `running_mean`/`runnning_var`; then scaled by `weight` and shifted by `bias` (none: ones and zeros). Returns `(output, saved_mean, saved_rstd)`, the statistics used (`rstd` = 1/sqrt(variance + epsilon)); the running statistics are not updated in place. MindSpore implements it on Ascend only.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The input, `[N, C, *]`, float."),
-            ParamDef::input("weight", "The per-channel scale `[C]`, or none."),
-            ParamDef::input("bias", "The per-channel shift `[C]`, or none."),
-            ParamDef::input("running_mean", "The running mean `[C]`, or none."),
-            ParamDef::input("runnning_var", "The running variance `[C]`, or none (MindSpore's spelling)."),
-            ParamDef::attr("training", AttrType::Bool, Some(AttrDefault::Bool(false)), "Normalise with the batch's statistics. Default false."),
-            ParamDef::attr("momentum", AttrType::Float, Some(AttrDefault::Float(0.1)), "The running statistics' momentum; not used here. Default 0.1."),
-            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-5)), "Added to the variance. Default 1e-5."),
-        ]),
+        schema: Schema::ms(
+            &[Override::input("runnning_var", why::TO_INPUT)],
+            &[
+                ("input", "The input, `[N, C, *]`, float."),
+                ("weight", "The per-channel scale `[C]`, or none."),
+                ("bias", "The per-channel shift `[C]`, or none."),
+                ("running_mean", "The running mean `[C]`, or none."),
+                ("runnning_var", "The running variance `[C]`, or none (MindSpore's spelling)."),
+                ("training", "Normalise with the batch's statistics. Default false."),
+                ("momentum", "The running statistics' momentum; not used here. Default 0.1."),
+                ("epsilon", "Added to the variance. Default 1e-5."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output", "saved_mean", "saved_rstd"]),
         infer: infer_batch_norm_ext,
@@ -591,11 +594,14 @@ pub const OPS: &[OpDef] = &[
         name: "RmsNorm",
         category: Category::NeuralNetwork,
         doc: "Root-mean-square normalisation over the trailing dimensions `gamma` covers: `y = x / sqrt(mean(x²) + epsilon) · gamma`. Returns `(y, rstd)`, `rstd` (f32; f64 for an f64 input) keeping the normalised dimensions as size 1. MindSpore implements it on Ascend only.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "The input, float."),
-            ParamDef::input("gamma", "The scale, of the trailing shape of `x` and its dtype."),
-            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-6)), "Added to the mean square, in (0, 1]. Default 1e-6."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The input, float."),
+                ("gamma", "The scale, of the trailing shape of `x` and its dtype."),
+                ("epsilon", "Added to the mean square, in (0, 1]. Default 1e-6."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["y", "rstd"]),
         infer: infer_rms_norm,
@@ -613,11 +619,14 @@ pub const OPS: &[OpDef] = &[
         name: "L2Normalize",
         category: Category::NeuralNetwork,
         doc: "Divides `x` by its L2 norm along `axis`: `x / sqrt(max(Σ x², epsilon))`.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "The input, float."),
-            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Int(0)), "The one dimension to normalise along (an int or a 1-tuple). Default 0."),
-            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-4)), "The lower bound of the sum of squares. Default 1e-4."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The input, float."),
+                ("axis", "The one dimension to normalise along (an int or a 1-tuple). Default 0."),
+                ("epsilon", "The lower bound of the sum of squares. Default 1e-4."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_l2_normalize,
@@ -629,14 +638,19 @@ pub const OPS: &[OpDef] = &[
         name: "LRN",
         category: Category::NeuralNetwork,
         doc: "Local response normalisation across channels of an NCHW input (what `nn.LRN` exports): `y = x / (bias + alpha · Σ x²)^beta`, the sum over channels within `depth_radius` of each channel.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
-            ParamDef::attr("depth_radius", AttrType::Int, Some(AttrDefault::Int(5)), "Half the channel window, non-negative. Default 5."),
-            ParamDef::attr("bias", AttrType::Float, Some(AttrDefault::Float(1.0)), "The offset. Default 1.0."),
-            ParamDef::attr("alpha", AttrType::Float, Some(AttrDefault::Float(1.0)), "The scale of the sum of squares. Default 1.0."),
-            ParamDef::attr("beta", AttrType::Float, Some(AttrDefault::Float(0.5)), "The exponent. Default 0.5."),
-            ParamDef::attr("norm_region", AttrType::Str(&["ACROSS_CHANNELS"]), Some(AttrDefault::Str("ACROSS_CHANNELS")), "Only \"ACROSS_CHANNELS\"."),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::attr("norm_region", AttrType::Str(&["ACROSS_CHANNELS"]), Some(AttrDefault::Str("ACROSS_CHANNELS")), why::STRINGS),
+            ],
+            &[
+                ("x", "The input, `[N, C, H, W]`, float."),
+                ("depth_radius", "Half the channel window, non-negative. Default 5."),
+                ("bias", "The offset. Default 1.0."),
+                ("alpha", "The scale of the sum of squares. Default 1.0."),
+                ("beta", "The exponent. Default 0.5."),
+                ("norm_region", "Only \"ACROSS_CHANNELS\"."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_lrn,

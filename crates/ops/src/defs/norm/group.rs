@@ -11,7 +11,7 @@
 //! (MindSpore's bprops use `dout[0]` only; the two agree when the statistics
 //! are not used downstream). Kernels compute in f64 and round to the dtype.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::{Family, RowNorm, Traits};
 use ir::{AbsVal, AttrValue, DType, Dim};
 
@@ -20,8 +20,7 @@ use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims, fmt_ints, tensor_abs
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
-    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
-    OutputDef, ParamDef,
+    AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef,
 };
 
 // ---------------------------------------------------------------------------
@@ -641,20 +640,21 @@ const NORM_GRAD_INPUTS: [ParamDef; 7] = [
     ParamDef::input("drstd", "The gradient of `rstd`."),
 ];
 
-const EPS_DOC: &str = "Added to the variance before the square root. Default 1e-5.";
-
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "GroupNorm",
         category: Category::NeuralNetwork,
         doc: "Group normalisation of `input` `[N, C, *]`: the channels are split into `num_groups` groups, each (sample, group) normalised with its mean and biased variance, then scaled by `weight` and shifted by `bias` per channel. Returns `(output, mean, rstd)`, the statistics of shape `[N, num_groups]` (`rstd` = 1/sqrt(variance + eps)).",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The input, `[N, C, *]`, float."),
-            ParamDef::attr("num_groups", AttrType::Int, None, "The number of groups; must divide `C`."),
-            ParamDef::input("weight", "The per-channel scale `[C]`, or none (ones)."),
-            ParamDef::input("bias", "The per-channel shift `[C]`, or none (zeros)."),
-            ParamDef::attr("eps", AttrType::Float, Some(AttrDefault::Float(1e-5)), EPS_DOC),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "The input, `[N, C, *]`, float."),
+                ("num_groups", "The number of groups; must divide `C`."),
+                ("weight", "The per-channel scale `[C]`, or none (ones)."),
+                ("bias", "The per-channel shift `[C]`, or none (zeros)."),
+                ("eps", "Added to the variance before the square root. Default 1e-5."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mean", "rstd"]),
         infer: infer_group_norm,
@@ -671,15 +671,18 @@ pub const OPS: &[OpDef] = &[
         name: "InstanceNorm",
         category: Category::NeuralNetwork,
         doc: "Instance normalisation (what `nn.InstanceNorm1d/2d/3d` export): each (sample, channel) of `input_x` `[N, C, *]` normalised over its spatial cells with its mean and biased variance, then scaled by `gamma` and shifted by `beta` per channel. Returns `(y, save_mean, save_variance)`, the per-instance mean and inverse standard deviation `1/sqrt(variance + epsilon)` as f32 (f64 for an f64 input) `[N·C]` (as MindSpore's GPU kernel, which keeps cuDNN's saved statistics); the running `mean`/`variance` are not updated. MindSpore's CPU backend has no InstanceNorm kernel.",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "The input, `[N, C, *]`, float."),
-            ParamDef::input("gamma", "The per-channel scale `[C]`, f32."),
-            ParamDef::input("beta", "The per-channel shift `[C]`, f32."),
-            ParamDef::input("mean", "The running mean `[C]`, f32 (not used)."),
-            ParamDef::input("variance", "The running variance `[C]`, f32 (not used)."),
-            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-5)), "Added to the variance, in (0, 1]. Default 1e-5."),
-            ParamDef::attr("momentum", AttrType::Float, Some(AttrDefault::Float(0.1)), "The running statistics' momentum, in [0, 1]; checked only. Default 0.1."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input_x", "The input, `[N, C, *]`, float."),
+                ("gamma", "The per-channel scale `[C]`, f32."),
+                ("beta", "The per-channel shift `[C]`, f32."),
+                ("mean", "The running mean `[C]`, f32 (not used)."),
+                ("variance", "The running variance `[C]`, f32 (not used)."),
+                ("epsilon", "Added to the variance, in (0, 1]. Default 1e-5."),
+                ("momentum", "The running statistics' momentum, in [0, 1]; checked only. Default 0.1."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["y", "save_mean", "save_variance"]),
         infer: infer_instance_norm,
@@ -696,13 +699,16 @@ pub const OPS: &[OpDef] = &[
         name: "LayerNormExt",
         category: Category::NeuralNetwork,
         doc: "Layer normalisation over the trailing `normalized_shape` dimensions of `input` (what `mint.nn.LayerNorm` exports), with the biased variance, scaled by `weight` and shifted by `bias` (none: ones and zeros). Returns `(output, mean, rstd)`, the statistics keeping the normalised dimensions as size 1 (`rstd` = 1/sqrt(variance + eps)).",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The input, float."),
-            ParamDef::attr("normalized_shape", AttrType::IntTuple, None, "The trailing shape to normalise over."),
-            ParamDef::input("weight", "The scale, of shape `normalized_shape`, or none."),
-            ParamDef::input("bias", "The shift, of shape `normalized_shape`, or none."),
-            ParamDef::attr("eps", AttrType::Float, Some(AttrDefault::Float(1e-5)), EPS_DOC),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("normalized_shape", AttrType::IntTuple, None, why::TYPE)],
+            &[
+                ("input", "The input, float."),
+                ("normalized_shape", "The trailing shape to normalise over."),
+                ("weight", "The scale, of shape `normalized_shape`, or none."),
+                ("bias", "The shift, of shape `normalized_shape`, or none."),
+                ("eps", "Added to the variance before the square root. Default 1e-5."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output", "mean", "rstd"]),
         infer: infer_layer_norm_ext,

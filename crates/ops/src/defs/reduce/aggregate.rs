@@ -616,25 +616,20 @@ fn grad_square_sum_all(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNod
 // ---------------------------------------------------------------------------
 // The table.
 
-const AXIS_ALL: &str = "The dimensions to reduce: an int or a tuple of ints, negative ones counting from the end. The default `()` reduces all of them.";
-const KEEP_DIMS: &str =
-    "Keep each reduced dimension with size 1; the default `false` removes them.";
-const DIM_NONE: &str = "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them.";
-const KEEPDIM: &str = "Keep each reduced dimension with size 1 (default `false`).";
-
-const fn keep_dims_attr() -> ParamDef {
-    ParamDef::attr(
-        "keep_dims",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        KEEP_DIMS,
-    )
-}
-
 const EXT_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "The tensor to reduce."),
-    ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
-    ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
+    ParamDef::attr(
+        "dim",
+        AttrType::Ints,
+        Some(AttrDefault::None),
+        "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them.",
+    ),
+    ParamDef::attr(
+        "keepdim",
+        AttrType::Bool,
+        Some(AttrDefault::Bool(false)),
+        "Keep each reduced dimension with size 1 (default `false`).",
+    ),
     ParamDef::attr(
         "dtype",
         AttrType::DType,
@@ -648,11 +643,14 @@ pub const OPS: &[OpDef] = &[
         name: "ReduceProd",
         category: Category::Reduction,
         doc: "The product of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`. Keeps the dtype: integers wrap on overflow, a bool product is a logical AND, an empty product is 1.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "The tensor to reduce."),
-            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Ints(&[])), AXIS_ALL),
-            keep_dims_attr(),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The tensor to reduce."),
+                ("axis", "The dimensions to reduce: an int or a tuple of ints, negative ones counting from the end. The default `()` reduces all of them."),
+                ("keep_dims", "Keep each reduced dimension with size 1; the default `false` removes them."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce_prod,
@@ -664,11 +662,14 @@ pub const OPS: &[OpDef] = &[
         name: "ReduceAll",
         category: Category::Reduction,
         doc: "Whether every element of `input` over the dimensions in `axis` is true (non-zero): a bool tensor. `axis=None` (the default) reduces all dimensions; an empty reduction is true.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The tensor to test, of any dtype (non-zero is true)."),
-            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
-            keep_dims_attr(),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to test, of any dtype (non-zero is true)."),
+                ("axis", "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them."),
+                ("keep_dims", "Keep each reduced dimension with size 1; the default `false` removes them."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce_bool,
@@ -680,11 +681,14 @@ pub const OPS: &[OpDef] = &[
         name: "ReduceAny",
         category: Category::Reduction,
         doc: "Whether any element of `x` over the dimensions in `axis` is true (non-zero): a bool tensor. The default `()` reduces all dimensions; an empty reduction is false.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "The tensor to test, of any dtype (non-zero is true)."),
-            ParamDef::attr("axis", AttrType::Ints, Some(AttrDefault::Ints(&[])), AXIS_ALL),
-            keep_dims_attr(),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "The tensor to test, of any dtype (non-zero is true)."),
+                ("axis", "The dimensions to reduce: an int or a tuple of ints, negative ones counting from the end. The default `()` reduces all of them."),
+                ("keep_dims", "Keep each reduced dimension with size 1; the default `false` removes them."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce_bool,
@@ -696,7 +700,7 @@ pub const OPS: &[OpDef] = &[
         name: "Max",
         category: Category::Reduction,
         doc: "The largest element of `input`, as a rank-0 tensor of its dtype. As MindSpore's kernel, a NaN counts only when it is the first element; an empty input is an error. The gradient is shared among tied maxima.",
-        schema: Schema::own(&[ParamDef::input("input", "A non-empty numeric tensor.")]),
+        schema: Schema::ms(&[], &[("input", "A non-empty numeric tensor.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_max_min,
@@ -708,7 +712,7 @@ pub const OPS: &[OpDef] = &[
         name: "Min",
         category: Category::Reduction,
         doc: "The smallest element of `input`, as a rank-0 tensor of its dtype. As MindSpore's kernel, a NaN counts only when it is the first element; an empty input is an error. The gradient is shared among tied minima.",
-        schema: Schema::own(&[ParamDef::input("input", "A non-empty numeric tensor.")]),
+        schema: Schema::ms(&[], &[("input", "A non-empty numeric tensor.")]),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_max_min,
@@ -744,22 +748,15 @@ pub const OPS: &[OpDef] = &[
         name: "ProdExt",
         category: Category::Reduction,
         doc: "The product of `input` along one dimension `dim` (all of them when `None`), as `mint.prod`: integer and bool inputs give `i64`, and with `dtype` the input is cast to it first.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The tensor to reduce."),
-            ParamDef::attr(
-                "dim",
-                AttrType::Int,
-                Some(AttrDefault::None),
-                "The dimension to reduce (negative counts from the end), or `None` (the default) for all of them.",
-            ),
-            ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
-            ParamDef::attr(
-                "dtype",
-                AttrType::DType,
-                Some(AttrDefault::None),
-                "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps a float input's dtype.",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to reduce."),
+                ("dim", "The dimension to reduce (negative counts from the end), or `None` (the default) for all of them."),
+                ("keepdim", "Keep each reduced dimension with size 1 (default `false`)."),
+                ("dtype", "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps a float input's dtype."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_ext,
@@ -771,10 +768,13 @@ pub const OPS: &[OpDef] = &[
         name: "CountNonZero",
         category: Category::Reduction,
         doc: "The number of non-zero elements of `input` over `dim` (all dimensions when `None`), removing those dimensions: an `i64` tensor.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The tensor to count in, of any dtype."),
-            ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to count in, of any dtype."),
+                ("dim", "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_count_nonzero,
@@ -786,10 +786,10 @@ pub const OPS: &[OpDef] = &[
         name: "SquareSumAll",
         category: Category::Reduction,
         doc: "The sums of squares of all elements of `x` and of `y`: `(sum(x²), sum(y²))`, two rank-0 tensors. Both must be floats of one dtype.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "A float tensor."),
-            ParamDef::input("y", "A float tensor of `x`'s dtype and shape."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[("x", "A float tensor."), ("y", "A float tensor of `x`'s dtype and shape.")],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["output_x", "output_y"]),
         infer: infer_square_sum_all,

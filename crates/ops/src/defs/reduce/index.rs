@@ -34,8 +34,7 @@ use crate::defs::shape::op_axis;
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
-    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
-    OutputDef, ParamDef,
+    AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef,
 };
 
 // ---------------------------------------------------------------------------
@@ -655,70 +654,65 @@ const fn arg_op(
     }
 }
 
-const WITH_VALUE_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "A numeric tensor."),
-    ParamDef::attr(
-        "axis",
-        AttrType::Int,
-        Some(AttrDefault::Int(0)),
-        "The dimension to search (default 0); negative counts from the end.",
-    ),
-    ParamDef::attr(
-        "keep_dims",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Keep the searched dimension with size 1 (default `false`).",
-    ),
-]);
+const WITH_VALUE_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "A numeric tensor."),
+        (
+            "axis",
+            "The dimension to search (default 0); negative counts from the end.",
+        ),
+        (
+            "keep_dims",
+            "Keep the searched dimension with size 1 (default `false`).",
+        ),
+    ],
+);
 
-const EXT_ARG_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "A numeric tensor."),
-    ParamDef::attr(
-        "dim",
-        AttrType::Int,
-        Some(AttrDefault::None),
-        "The dimension to search; `None` (the default) searches the flattened input.",
-    ),
-    ParamDef::attr(
-        "keepdim",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Keep the searched dimension with size 1 (default `false`); ignored when `dim` is `None`.",
-    ),
-]);
+const EXT_ARG_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "A numeric tensor."),
+        ("dim", "The dimension to search; `None` (the default) searches the flattened input."),
+        ("keepdim", "Keep the searched dimension with size 1 (default `false`); ignored when `dim` is `None`."),
+    ],
+);
 
-const DIM_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "A numeric tensor."),
-    ParamDef::attr(
-        "dim",
-        AttrType::Int,
-        None,
-        "The dimension to reduce; negative counts from the end.",
-    ),
-    ParamDef::attr(
-        "keepdim",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Keep the reduced dimension with size 1 (default `false`).",
-    ),
-]);
+const DIM_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "A numeric tensor."),
+        (
+            "dim",
+            "The dimension to reduce; negative counts from the end.",
+        ),
+        (
+            "keepdim",
+            "Keep the reduced dimension with size 1 (default `false`).",
+        ),
+    ],
+);
 
-const CUM_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "A numeric tensor."),
-    ParamDef::attr("axis", AttrType::Int, None, "The dimension to scan along; negative counts from the end."),
-    ParamDef::attr("exclusive", AttrType::Bool, Some(AttrDefault::Bool(false)), "Leave each element out of its own result (the first result is the identity). Default `false`."),
-    ParamDef::attr("reverse", AttrType::Bool, Some(AttrDefault::Bool(false)), "Scan from the end of the axis (default `false`)."),
-]);
+const CUM_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "A numeric tensor."),
+        ("axis", "The dimension to scan along; negative counts from the end."),
+        ("exclusive", "Leave each element out of its own result (the first result is the identity). Default `false`."),
+        ("reverse", "Scan from the end of the axis (default `false`)."),
+    ],
+);
 
-const CUMEXT_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "A numeric tensor."),
-    ParamDef::attr(
-        "axis",
-        AttrType::Int,
-        None,
-        "The dimension to scan along; negative counts from the end.",
-    ),
-]);
+const CUMEXT_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "A numeric tensor."),
+        (
+            "axis",
+            "The dimension to scan along; negative counts from the end.",
+        ),
+    ],
+);
 
 const INDEXED_AXIS: ParamDef = ParamDef::attr(
     "axis",
@@ -747,11 +741,14 @@ pub const OPS: &[OpDef] = &[
     arg_op(
         "Argmin",
         "The index of the minimum of `x` along `axis` (the first one if tied; a NaN counts only when it comes first), removing that dimension.",
-        Schema::own(&[
-            ParamDef::input("x", "A numeric tensor."),
-            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(-1)), "The dimension to search; the default -1 is the last one."),
-            ParamDef::attr("output_type", AttrType::DType, Some(AttrDefault::DType(DType::I32)), "The dtype of the indices: `i32` (the default) or `i64`."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("x", "A numeric tensor."),
+                ("axis", "The dimension to search; the default -1 is the last one."),
+                ("output_type", "The dtype of the indices: `i32` (the default) or `i64`."),
+            ],
+        ),
         OutputDef::Single,
         None,
         |c| k_arg(c, "Argmin"),
@@ -804,12 +801,15 @@ pub const OPS: &[OpDef] = &[
         name: "CumProd",
         category: Category::Reduction,
         doc: "The cumulative product of `x` along `axis`; `exclusive` leaves each element out of its own product, `reverse` multiplies from the end. Its gradient divides by `x` (MindSpore's bprop), so it is infinite or NaN where `x` is 0.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "A numeric tensor."),
-            ParamDef::attr("axis", AttrType::Int, None, "The dimension to scan along; negative counts from the end."),
-            ParamDef::attr("exclusive", AttrType::Bool, Some(AttrDefault::Bool(false)), "Leave each element out of its own result (the first result is 1). Default `false`."),
-            ParamDef::attr("reverse", AttrType::Bool, Some(AttrDefault::Bool(false)), "Scan from the end of the axis (default `false`)."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "A numeric tensor."),
+                ("axis", "The dimension to scan along; negative counts from the end."),
+                ("exclusive", "Leave each element out of its own result (the first result is 1). Default `false`."),
+                ("reverse", "Scan from the end of the axis (default `false`)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_same_along_axis,

@@ -2,7 +2,7 @@
 //! ArgSort, Median (see `reduce::index` for the conventions: stable sorts,
 //! NaN sorting as the largest value, the lower median, index dtypes).
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
@@ -16,10 +16,7 @@ use crate::defs::reduce::index::{
 use crate::defs::shape::op_axis;
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
-use crate::{
-    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
-    OutputDef, ParamDef,
-};
+use crate::{AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // Sorting: TopK, TopkExt, Sort, SortExt, ArgSort.
@@ -346,38 +343,35 @@ fn grad_median(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const SORT_EXT_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "A numeric tensor."),
-    ParamDef::attr(
-        "dim",
-        AttrType::Int,
-        Some(AttrDefault::Int(-1)),
-        "The dimension to sort along (default -1, the last).",
-    ),
-    ParamDef::attr(
-        "descending",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Sort from largest to smallest (default `false`).",
-    ),
-    ParamDef::attr(
-        "stable",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Keep equal elements in their order; sorting here is always stable.",
-    ),
-]);
+const SORT_EXT_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "A numeric tensor."),
+        ("dim", "The dimension to sort along (default -1, the last)."),
+        (
+            "descending",
+            "Sort from largest to smallest (default `false`).",
+        ),
+        (
+            "stable",
+            "Keep equal elements in their order; sorting here is always stable.",
+        ),
+    ],
+);
 
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "TopK",
         category: Category::Reduction,
         doc: "The `k` largest elements along the last dimension of `input` and their `i32` indices, `(values, indices)`, largest first; equal values keep their order. (With `sorted=false` MindSpore's order is unspecified; this returns the sorted one.)",
-        schema: Schema::own(&[
-            ParamDef::input("input", "A numeric tensor of rank 1 or more."),
-            ParamDef::attr("k", AttrType::Int, None, "How many elements to take, in `[1, size of the last dimension]`."),
-            ParamDef::attr("sorted", AttrType::Bool, Some(AttrDefault::Bool(true)), "Return the values largest first (default `true`)."),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("k", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("input", "A numeric tensor of rank 1 or more."),
+                ("k", "How many elements to take, in `[1, size of the last dimension]`."),
+                ("sorted", "Return the values largest first (default `true`)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_sort,
@@ -389,13 +383,16 @@ pub const OPS: &[OpDef] = &[
         name: "TopkExt",
         category: Category::Reduction,
         doc: "The `k` largest (or, with `largest=false`, smallest) elements of `input` along `dim` and their `i64` indices, `(values, indices)`, sorted (`mint.topk`); equal values keep their order.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "A numeric tensor."),
-            ParamDef::attr("k", AttrType::Int, None, "How many elements to take, at most the size of `dim`."),
-            ParamDef::attr("dim", AttrType::Int, Some(AttrDefault::Int(-1)), "The dimension to search (default -1, the last)."),
-            ParamDef::attr("largest", AttrType::Bool, Some(AttrDefault::Bool(true)), "Take the largest (the default) or the smallest elements."),
-            ParamDef::attr("sorted", AttrType::Bool, Some(AttrDefault::Bool(true)), "Return them in order; they always are here."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "A numeric tensor."),
+                ("k", "How many elements to take, at most the size of `dim`."),
+                ("dim", "The dimension to search (default -1, the last)."),
+                ("largest", "Take the largest (the default) or the smallest elements."),
+                ("sorted", "Return them in order; they always are here."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_sort,
@@ -407,11 +404,14 @@ pub const OPS: &[OpDef] = &[
         name: "Sort",
         category: Category::Reduction,
         doc: "Sorts `x` along `axis`, returning `(values, indices)` with `i32` indices; the sort is stable and a NaN sorts as the largest value.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "A numeric tensor."),
-            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(-1)), "The dimension to sort along (default -1, the last)."),
-            ParamDef::attr("descending", AttrType::Bool, Some(AttrDefault::Bool(false)), "Sort from largest to smallest (default `false`)."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "A numeric tensor."),
+                ("axis", "The dimension to sort along (default -1, the last)."),
+                ("descending", "Sort from largest to smallest (default `false`)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["values", "indices"]),
         infer: infer_sort,
@@ -447,13 +447,16 @@ pub const OPS: &[OpDef] = &[
         name: "Median",
         category: Category::Reduction,
         doc: "The lower median of `x` along `axis` (or of all of `x` with `global_median`) and its `i64` index, `(y, indices)`. A NaN makes the result NaN (at the first NaN's index) unless `ignore_nan`; with `global_median` the index is 0 and `keep_dims` must be false.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "A numeric tensor."),
-            ParamDef::attr("global_median", AttrType::Bool, Some(AttrDefault::Bool(false)), "Take the median of all elements (default `false`)."),
-            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to reduce when not global (default 0)."),
-            ParamDef::attr("keep_dims", AttrType::Bool, Some(AttrDefault::Bool(false)), "Keep the reduced dimension with size 1 (default `false`)."),
-            ParamDef::attr("ignore_nan", AttrType::Bool, Some(AttrDefault::Bool(false)), "Leave NaNs out instead of returning NaN (default `false`)."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("x", "A numeric tensor."),
+                ("global_median", "Take the median of all elements (default `false`)."),
+                ("axis", "The dimension to reduce when not global (default 0)."),
+                ("keep_dims", "Keep the reduced dimension with size 1 (default `false`)."),
+                ("ignore_nan", "Leave NaNs out instead of returning NaN (default `false`)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["y", "indices"]),
         infer: infer_median,

@@ -12,7 +12,7 @@
 //! Gradients are the analytic ones MindSpore's bprops compute, built from
 //! registry primitives so that they differentiate again.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType};
 use tensor::Tensor;
@@ -460,7 +460,6 @@ fn grad_norm(b: &mut dyn GradBuilder, c: &GradCall, op: &str) -> Vec<Option<GNod
 const DIM_NONE: &str = "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them.";
 const KEEPDIM: &str = "Keep each reduced dimension with size 1 (default `false`).";
 const CORRECTION: &str = "Subtracted from the number of elements before dividing: 1 (the default) gives the unbiased estimate, 0 the population one.";
-const DTYPE_DOC: &str = "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps the input's float dtype.";
 
 const STAT_PARAMS: Schema = Schema::own(&[
     ParamDef::input("input", "A float tensor."),
@@ -503,16 +502,14 @@ pub const OPS: &[OpDef] = &[
         name: "LogSumExp",
         category: Category::Reduction,
         doc: "`log(sum(exp(input)))` over `dim`, computed stably (the maximum is subtracted first); integer inputs give `f32`.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "The tensor to reduce."),
-            ParamDef::attr(
-                "dim",
-                AttrType::Ints,
-                None,
-                "The dimensions to reduce: an int or a tuple of ints (negative counting from the end; `()` reduces all).",
-            ),
-            ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to reduce."),
+                ("dim", "The dimensions to reduce: an int or a tuple of ints (negative counting from the end; `()` reduces all)."),
+                ("keepdim", "Keep each reduced dimension with size 1 (default `false`)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_logsumexp,
@@ -524,27 +521,15 @@ pub const OPS: &[OpDef] = &[
         name: "ReduceStd",
         category: Category::Reduction,
         doc: "The standard deviation and mean of `x` over `axis` (all dimensions when empty): `(std, mean)`. With `unbiased` (the default) the variance divides by `n - 1`.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "A float tensor."),
-            ParamDef::attr(
-                "axis",
-                AttrType::Ints,
-                Some(AttrDefault::Ints(&[])),
-                "The dimensions to reduce: an int or a tuple of ints; the default `()` reduces all of them.",
-            ),
-            ParamDef::attr(
-                "unbiased",
-                AttrType::Bool,
-                Some(AttrDefault::Bool(true)),
-                "Divide the sum of squares by `n - 1` (the default) rather than `n`.",
-            ),
-            ParamDef::attr(
-                "keep_dims",
-                AttrType::Bool,
-                Some(AttrDefault::Bool(false)),
-                "Keep each reduced dimension with size 1 (default `false`).",
-            ),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("axis", AttrType::Ints, Some(AttrDefault::Ints(&[])), why::TYPE)],
+            &[
+                ("x", "A float tensor."),
+                ("axis", "The dimensions to reduce: an int or a tuple of ints; the default `()` reduces all of them."),
+                ("unbiased", "Divide the sum of squares by `n - 1` (the default) rather than `n`."),
+                ("keep_dims", "Keep each reduced dimension with size 1 (default `false`)."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Tuple(&["std", "mean"]),
         infer: infer_stat,
@@ -576,13 +561,16 @@ pub const OPS: &[OpDef] = &[
         name: "Norm",
         category: Category::Reduction,
         doc: "The vector `p`-norm of `input` over `dim` (all elements when `None`), as `mint.norm` with a number `p`: `(sum |x|^p)^(1/p)`; `p=inf` is the largest magnitude, `-inf` the smallest, `0` the number of non-zero elements. With `dtype` the input is cast to it first.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "A float tensor."),
-            ParamDef::attr("p", AttrType::Number, Some(AttrDefault::Float(2.0)), "The order of the norm (default 2); `inf` and `-inf` allowed."),
-            ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
-            ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
-            ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), DTYPE_DOC),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("p", AttrType::Number, Some(AttrDefault::Float(2.0)), why::TYPE)],
+            &[
+                ("input", "A float tensor."),
+                ("p", "The order of the norm (default 2); `inf` and `-inf` allowed."),
+                ("dim", "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them."),
+                ("keepdim", "Keep each reduced dimension with size 1 (default `false`)."),
+                ("dtype", "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps the input's float dtype."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_norm,
@@ -594,13 +582,16 @@ pub const OPS: &[OpDef] = &[
         name: "LinalgVectorNorm",
         category: Category::Reduction,
         doc: VECTOR_NORM_DOC,
-        schema: Schema::own(&[
-            ParamDef::input("x", "A float tensor."),
-            ParamDef::attr("ord", AttrType::Number, Some(AttrDefault::Float(2.0)), "The order of the norm (default 2); `inf` and `-inf` allowed."),
-            ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
-            ParamDef::attr("keepdim", AttrType::Bool, Some(AttrDefault::Bool(false)), KEEPDIM),
-            ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), DTYPE_DOC),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("ord", AttrType::Number, Some(AttrDefault::Float(2.0)), why::TYPE)],
+            &[
+                ("x", "A float tensor."),
+                ("ord", "The order of the norm (default 2); `inf` and `-inf` allowed."),
+                ("dim", "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them."),
+                ("keepdim", "Keep each reduced dimension with size 1 (default `false`)."),
+                ("dtype", "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps the input's float dtype."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_norm,
@@ -612,13 +603,16 @@ pub const OPS: &[OpDef] = &[
         name: "LpNorm",
         category: Category::Reduction,
         doc: "The `p`-norm of `input` over `axis`, `(sum |x|^p)^(1/p)` for an integer `p >= 0` (`p=0` counts the non-zero elements), clamped below at `epsilon` (except for `p=0`).",
-        schema: Schema::own(&[
-            ParamDef::input("input", "A float tensor."),
-            ParamDef::attr("axis", AttrType::Ints, None, "The dimensions to reduce: an int or a tuple of ints, negative counting from the end."),
-            ParamDef::attr("p", AttrType::Int, Some(AttrDefault::Int(2)), "The order of the norm, a non-negative integer (default 2)."),
-            ParamDef::attr("keep_dims", AttrType::Bool, Some(AttrDefault::Bool(false)), "Keep each reduced dimension with size 1 (default `false`)."),
-            ParamDef::attr("epsilon", AttrType::Float, Some(AttrDefault::Float(1e-12)), "The smallest result (default 1e-12), which keeps a later division finite."),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("axis", AttrType::Ints, None, why::TYPE)],
+            &[
+                ("input", "A float tensor."),
+                ("axis", "The dimensions to reduce: an int or a tuple of ints, negative counting from the end."),
+                ("p", "The order of the norm, a non-negative integer (default 2)."),
+                ("keep_dims", "Keep each reduced dimension with size 1 (default `false`)."),
+                ("epsilon", "The smallest result (default 1e-12), which keeps a later division finite."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_norm,

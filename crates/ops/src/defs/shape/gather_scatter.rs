@@ -14,7 +14,7 @@
 //! (`_SegmentGather`, zero for dropped ids), and the max/min primitives share
 //! the sensitivity among the elements that attained the extreme.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
 
@@ -624,21 +624,27 @@ fn like_2_0(call: &InferCall) -> Result<AbsVal, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const TENSOR_SCATTER: Schema = Schema::own(&[
-    ParamDef::input("input_x", "The tensor to update (a copy is returned)."),
-    ParamDef::input("indices", "Index rows, `[..., k]`, i32 or i64, rank at least 2: each row addresses a slice `input_x[i0, ..., ik-1]`."),
-    ParamDef::input("updates", "The values, of the dtype of `input_x` and shape `indices.shape[:-1] + input_x.shape[k:]`."),
-]);
+const TENSOR_SCATTER: Schema = Schema::ms(
+    &[],
+    &[
+        ("input_x", "The tensor to update (a copy is returned)."),
+        ("indices", "Index rows, `[..., k]`, i32 or i64, rank at least 2: each row addresses a slice `input_x[i0, ..., ik-1]`."),
+        ("updates", "The values, of the dtype of `input_x` and shape `indices.shape[:-1] + input_x.shape[k:]`."),
+    ],
+);
 
 pub const OPS: &[OpDef] = &[
     op(
         "GatherNd",
         Category::Shape,
         "Gathers slices of `input_x` addressed by the rows of `indices` (`[..., k]`): the result has shape `indices.shape[:-1] + input_x.shape[k:]`; an index outside the tensor is an error.",
-        Schema::own(&[
-            ParamDef::input("input_x", "The tensor to gather from."),
-            ParamDef::input("indices", "Index rows, `[..., k]` with `k <= rank(input_x)`, i32 or i64."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "The tensor to gather from."),
+                ("indices", "Index rows, `[..., k]` with `k <= rank(input_x)`, i32 or i64."),
+            ],
+        ),
         infer_gather_nd,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -652,11 +658,14 @@ pub const OPS: &[OpDef] = &[
         "ScatterNd",
         Category::Shape,
         "Zeros of `shape` with `updates` added at the slices addressed by the rows of `indices` (duplicate rows add up): the inverse of GatherNd.",
-        Schema::own(&[
-            ParamDef::input("indices", "Index rows, `[..., k]`, i32 or i64, rank at least 2."),
-            ParamDef::input("updates", "The values, of shape `indices.shape[:-1] + shape[k:]`."),
-            ParamDef::attr("shape", AttrType::IntTuple, None, "The shape of the result (MindSpore takes it as a constant input)."),
-        ]),
+        Schema::ms(
+            &[Override::attr("shape", AttrType::IntTuple, None, why::TYPE)],
+            &[
+                ("indices", "Index rows, `[..., k]`, i32 or i64, rank at least 2."),
+                ("updates", "The values, of shape `indices.shape[:-1] + shape[k:]`."),
+                ("shape", "The shape of the result (MindSpore takes it as a constant input)."),
+            ],
+        ),
         infer_scatter_nd,
         Some(|b, c| {
             if !is_float_input(c, 1) {
@@ -715,11 +724,14 @@ pub const OPS: &[OpDef] = &[
         "GatherD",
         Category::Shape,
         "Gathers along `dim`: `out[i][j][k] = x[index[i][j][k]][j][k]` for `dim=0` (and so on); the result has `index`'s shape. `index` has the rank of `x` and is no larger in the other dimensions; negative indices count from the end.",
-        Schema::own(&[
-            ParamDef::input("x", "The tensor to gather from."),
-            ParamDef::attr("dim", AttrType::Int, None, "The dimension to gather along; negative values count from the end (MindSpore takes it as an input)."),
-            ParamDef::input("index", "Positions along `dim`, i32 or i64, of the rank of `x`, in `[-size, size)`."),
-        ]),
+        Schema::ms(
+            &[Override::attr("dim", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("x", "The tensor to gather from."),
+                ("dim", "The dimension to gather along; negative values count from the end (MindSpore takes it as an input)."),
+                ("index", "Positions along `dim`, i32 or i64, of the rank of `x`, in `[-size, size)`."),
+            ],
+        ),
         infer_gather_d,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -734,11 +746,14 @@ pub const OPS: &[OpDef] = &[
         "IndexSelect",
         Category::Shape,
         "Takes the slices of `input` at positions `index` along `dim` (`ops.index_select`): dimension `dim` of the result has `len(index)` entries. MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor to select from, of rank at least 1."),
-            ParamDef::attr("dim", AttrType::Int, None, "The dimension to select along; negative values count from the end."),
-            ParamDef::input("index", "The positions, a 1-D i32 or i64 tensor with entries in `[0, size)`."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to select from, of rank at least 1."),
+                ("dim", "The dimension to select along; negative values count from the end."),
+                ("index", "The positions, a 1-D i32 or i64 tensor with entries in `[0, size)`."),
+            ],
+        ),
         infer_index_select,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -753,10 +768,13 @@ pub const OPS: &[OpDef] = &[
         "Take",
         Category::Shape,
         "The elements of the flattened `input` at the positions `index` (negative positions count from the end); the result has `index`'s shape. MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor to take from."),
-            ParamDef::input("index", "Flat positions, i32 or i64, in `[-numel, numel)`."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor to take from."),
+                ("index", "Flat positions, i32 or i64, in `[-numel, numel)`."),
+            ],
+        ),
         infer_take,
         Some(|b, c| {
             if !is_float_input(c, 0) {

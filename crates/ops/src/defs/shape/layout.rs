@@ -5,7 +5,7 @@
 //! cropping), computed as a list of source offsets; each one's gradient is
 //! its inverse, as in MindSpore.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
@@ -566,11 +566,16 @@ pub const OPS: &[OpDef] = &[
         name: "SpaceToDepth",
         category: Category::Shape,
         doc: "Moves `block_size × block_size` blocks of the height and width of an NCHW `x` into channels: `out[n, (bh·b + bw)·C + c, h, w] = x[n, c, h·b + bh, w·b + bw]`; height and width must be divisible by `block_size`.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "A 4-D NCHW tensor."),
-            ParamDef::attr("block_size", AttrType::Int, None, "The block size, at least 2."),
-            ParamDef::attr("data_format", AttrType::Str(&["NCHW"]), Some(AttrDefault::Str("NCHW")), "The layout; MindSpore supports NCHW only."),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::attr("data_format", AttrType::Str(&["NCHW"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+            ],
+            &[
+                ("x", "A 4-D NCHW tensor."),
+                ("block_size", "The block size, at least 2."),
+                ("data_format", "The layout; MindSpore supports NCHW only."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_depth,
@@ -587,11 +592,16 @@ pub const OPS: &[OpDef] = &[
         name: "DepthToSpace",
         category: Category::Shape,
         doc: "Moves channels of an NCHW `x` into `block_size × block_size` blocks of the height and width (the inverse of SpaceToDepth): `out[n, c, h, w] = x[n, ((h mod b)·b + w mod b)·C' + c, h / b, w / b]`; the channel count must be divisible by `block_size²`.",
-        schema: Schema::own(&[
-            ParamDef::input("x", "A 4-D NCHW tensor."),
-            ParamDef::attr("block_size", AttrType::Int, None, "The block size, at least 2."),
-            ParamDef::attr("data_format", AttrType::Str(&["NCHW"]), Some(AttrDefault::Str("NCHW")), "The layout; MindSpore supports NCHW only."),
-        ]),
+        schema: Schema::ms(
+            &[
+                Override::attr("data_format", AttrType::Str(&["NCHW"]), Some(AttrDefault::Str("NCHW")), why::STRINGS),
+            ],
+            &[
+                ("x", "A 4-D NCHW tensor."),
+                ("block_size", "The block size, at least 2."),
+                ("data_format", "The layout; MindSpore supports NCHW only."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_depth,
@@ -608,10 +618,13 @@ pub const OPS: &[OpDef] = &[
         name: "PixelShuffle",
         category: Category::Shape,
         doc: "Rearranges `(*, C·r², H, W)` into `(*, C, H·r, W·r)`: `out[..., c, h·r + i, w·r + j] = input[..., c·r² + i·r + j, h, w]` with `r = upscale_factor`.",
-        schema: Schema::own(&[
-            ParamDef::input("input", "A tensor of rank at least 3, `(*, C·r², H, W)`."),
-            ParamDef::attr("upscale_factor", AttrType::Int, None, "The factor `r` by which height and width grow, positive."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("input", "A tensor of rank at least 3, `(*, C·r², H, W)`."),
+                ("upscale_factor", "The factor `r` by which height and width grow, positive."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_pixel_shuffle,
@@ -643,11 +656,14 @@ pub const OPS: &[OpDef] = &[
         name: "SpaceToBatchND",
         category: Category::Shape,
         doc: "Zero-pads the last M (spatial) dimensions of `input_x` by `paddings` and splits them into blocks of `block_shape`, moving the position within the block into the batch: result batch `(k·N + n)` for block position `k` (row-major) and batch `n`; each spatial size becomes `(size + before + after) / block`.",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "The tensor, `(N, ..., spatial dims)`, its last M dimensions spatial."),
-            ParamDef::attr("block_shape", AttrType::Ints, None, "The block size per spatial dimension, each >= 1 (an int for all)."),
-            ParamDef::attr("paddings", AttrType::IntTuples, None, "One `(before, after)` pair of non-negative ints per spatial dimension; padded sizes must be divisible by the block."),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("paddings", AttrType::IntTuples, None, why::TYPE)],
+            &[
+                ("input_x", "The tensor, `(N, ..., spatial dims)`, its last M dimensions spatial."),
+                ("block_shape", "The block size per spatial dimension, each >= 1 (an int for all)."),
+                ("paddings", "One `(before, after)` pair of non-negative ints per spatial dimension; padded sizes must be divisible by the block."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_space,
@@ -675,11 +691,14 @@ pub const OPS: &[OpDef] = &[
         name: "SpaceToBatch",
         category: Category::Shape,
         doc: "SpaceToBatchND of a 4-D NCHW `input_x` with the square block `block_size` (deprecated in MindSpore, which has no CPU kernel for it).",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "A 4-D NCHW tensor."),
-            ParamDef::attr("block_size", AttrType::Int, None, "The block size of height and width, at least 2."),
-            ParamDef::attr("paddings", AttrType::IntTuples, None, "`((top, bottom), (left, right))`, non-negative; padded sizes must be divisible by `block_size`."),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("paddings", AttrType::IntTuples, None, why::TYPE)],
+            &[
+                ("input_x", "A 4-D NCHW tensor."),
+                ("block_size", "The block size of height and width, at least 2."),
+                ("paddings", "`((top, bottom), (left, right))`, non-negative; padded sizes must be divisible by `block_size`."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_space,
@@ -691,11 +710,14 @@ pub const OPS: &[OpDef] = &[
         name: "BatchToSpace",
         category: Category::Shape,
         doc: "BatchToSpaceND of a 4-D NCHW `input_x` with the square block `block_size` (deprecated in MindSpore, which has no CPU kernel for it).",
-        schema: Schema::own(&[
-            ParamDef::input("input_x", "A 4-D NCHW tensor whose batch is divisible by `block_size²`."),
-            ParamDef::attr("block_size", AttrType::Int, None, "The block size of height and width, at least 2."),
-            ParamDef::attr("crops", AttrType::IntTuples, None, "`((top, bottom), (left, right))`, non-negative, cropped from the result."),
-        ]),
+        schema: Schema::ms(
+            &[Override::attr("crops", AttrType::IntTuples, None, why::TYPE)],
+            &[
+                ("input_x", "A 4-D NCHW tensor whose batch is divisible by `block_size²`."),
+                ("block_size", "The block size of height and width, at least 2."),
+                ("crops", "`((top, bottom), (left, right))`, non-negative, cropped from the result."),
+            ],
+        ),
         variadic: false,
         output: OutputDef::Single,
         infer: infer_batch_space,

@@ -10,7 +10,7 @@
 //! sensitivity), `Tril`/`Triu` (which mask it the same way) and `Meshgrid`
 //! (each input gets its output's sensitivity summed over the other axes).
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst};
 use tensor::{Buffer, Tensor};
@@ -26,7 +26,7 @@ use crate::defs::shape::{
 };
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
-use crate::{AttrDefault, AttrType, Category, GNode, OpDef, OpError, OutputDef, ParamDef};
+use crate::{AttrDefault, AttrType, Category, GNode, OpDef, OpError, OutputDef};
 
 /// Checks that input `i` holds one value (a scalar or a one-element tensor).
 fn one_value(call: &InferCall, i: usize) -> Result<DType, OpError> {
@@ -723,52 +723,21 @@ const fn op(
     }
 }
 
-const ONE_HOT_VALUES: [ParamDef; 2] = [
-    ParamDef::input(
-        "on_value",
-        "The value at the index: a scalar (f16, f32, f64, i32 or i64); the result has its dtype.",
-    ),
-    ParamDef::input(
-        "off_value",
-        "The value elsewhere: a scalar of the dtype of `on_value`.",
-    ),
-];
-
-const ONE_HOT_AXIS: ParamDef = ParamDef::attr(
-    "axis",
-    AttrType::Int,
-    Some(AttrDefault::Int(-1)),
-    "Where the new dimension goes, in `[-1, rank(indices)]`; the default -1 appends it.",
-);
-
-const RANGE_BOUNDS: [ParamDef; 3] = [
-    ParamDef::input("start", "The first value, a scalar."),
-    ParamDef::input("end", "The end, exclusive, a scalar."),
-    ParamDef::input(
-        "step",
-        "The step, a non-zero scalar pointing from `start` to `end`.",
-    ),
-];
-
-const LIKE_DTYPE: ParamDef = ParamDef::attr(
-    "dtype",
-    AttrType::DType,
-    Some(AttrDefault::None),
-    "The dtype of the result; the default none keeps `input`'s.",
-);
-
 pub const OPS: &[OpDef] = &[
     op(
         "OneHot",
         Category::TensorMaker,
         "A one-hot tensor: `on_value` where the position along the new dimension `axis` (of size `depth`) equals the index, `off_value` elsewhere; indices outside `[0, depth)` give a row of `off_value`.",
-        Schema::own(&[
-            ParamDef::input("indices", "The indices, an i32 or i64 tensor of any shape."),
-            ParamDef::attr("depth", AttrType::Int, None, "The size of the new dimension, >= 0 (MindSpore takes it as an input)."),
-            ONE_HOT_VALUES[0],
-            ONE_HOT_VALUES[1],
-            ONE_HOT_AXIS,
-        ]),
+        Schema::ms(
+            &[Override::attr("depth", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("indices", "The indices, an i32 or i64 tensor of any shape."),
+                ("depth", "The size of the new dimension, >= 0 (MindSpore takes it as an input)."),
+                ("on_value", "The value at the index: a scalar (f16, f32, f64, i32 or i64); the result has its dtype."),
+                ("off_value", "The value elsewhere: a scalar of the dtype of `on_value`."),
+                ("axis", "Where the new dimension goes, in `[-1, rank(indices)]`; the default -1 appends it."),
+            ],
+        ),
         infer_one_hot,
         None,
         |c| kernel_one_hot(c, "OneHot"),
@@ -777,13 +746,16 @@ pub const OPS: &[OpDef] = &[
         "OneHotExt",
         Category::TensorMaker,
         "OneHot with `num_classes`, which may be -1: the largest index plus one. MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[
-            ParamDef::input("tensor", "The indices, an i32 or i64 tensor of any shape."),
-            ParamDef::attr("num_classes", AttrType::Int, None, "The size of the new dimension, >= 0, or -1 for the largest index plus one."),
-            ONE_HOT_VALUES[0],
-            ONE_HOT_VALUES[1],
-            ONE_HOT_AXIS,
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("tensor", "The indices, an i32 or i64 tensor of any shape."),
+                ("num_classes", "The size of the new dimension, >= 0, or -1 for the largest index plus one."),
+                ("on_value", "The value at the index: a scalar (f16, f32, f64, i32 or i64); the result has its dtype."),
+                ("off_value", "The value elsewhere: a scalar of the dtype of `on_value`."),
+                ("axis", "Where the new dimension goes, in `[-1, rank(indices)]`; the default -1 appends it."),
+            ],
+        ),
         infer_one_hot,
         None,
         |c| kernel_one_hot(c, "OneHotExt"),
@@ -792,12 +764,15 @@ pub const OPS: &[OpDef] = &[
         "Range",
         Category::TensorMaker,
         "The 1-D sequence `start, start + step, ...` up to `end` (exclusive). The bounds are all ints (giving i64) or all floats (giving f32, computed in f32), as MindSpore takes them as Python numbers; the length is known before run time only for constant bounds.",
-        Schema::own(&[
-            RANGE_BOUNDS[0],
-            RANGE_BOUNDS[1],
-            RANGE_BOUNDS[2],
-            ParamDef::attr("maxlen", AttrType::Int, Some(AttrDefault::Int(1_000_000)), "The largest result MindSpore allocates for, positive. Default 1000000 (not enforced, as in PyNative mode)."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("start", "The first value, a scalar."),
+                ("end", "The end, exclusive, a scalar."),
+                ("step", "The step, a non-zero scalar pointing from `start` to `end`."),
+                ("maxlen", "The largest result MindSpore allocates for, positive. Default 1000000 (not enforced, as in PyNative mode)."),
+            ],
+        ),
         infer_range,
         None,
         |c| kernel_range(c, "Range"),
@@ -806,12 +781,19 @@ pub const OPS: &[OpDef] = &[
         "Arange",
         Category::TensorMaker,
         "`ops.arange`: the 1-D sequence `start, start + step, ...` up to `end` (exclusive): i64 for int bounds, f32 (computed in f32) when any bound is a float, then converted to `dtype` if given. MindSpore's CPU backend has no kernel for the primitive; this is `ops.arange`, Range plus Cast.",
-        Schema::own(&[
-            ParamDef::input("start", "The first value, a scalar."),
-            ParamDef::input("end", "The end, exclusive, a scalar."),
-            ParamDef::input("step", "The step, a non-zero scalar pointing from `start` to `end`."),
-            ParamDef::attr("dtype", AttrType::DType, Some(AttrDefault::None), "The dtype of the result; the default none gives i64 for ints and f32 otherwise."),
-        ]),
+        Schema::ms(
+            &[
+                Override::input("start", why::TO_INPUT),
+                Override::input("end", why::TO_INPUT),
+                Override::input("step", why::TO_INPUT),
+            ],
+            &[
+                ("start", "The first value, a scalar."),
+                ("end", "The end, exclusive, a scalar."),
+                ("step", "The step, a non-zero scalar pointing from `start` to `end`."),
+                ("dtype", "The dtype of the result; the default none gives i64 for ints and f32 otherwise."),
+            ],
+        ),
         infer_range,
         None,
         |c| kernel_range(c, "Arange"),
@@ -820,11 +802,14 @@ pub const OPS: &[OpDef] = &[
         "LinSpace",
         Category::TensorMaker,
         "`num` evenly spaced values from `start` to `stop`: `start + i·(stop - start)/(num - 1)`, in the dtype of the bounds (f32 or f64); `num = 1` gives `[start]`.",
-        Schema::own(&[
-            ParamDef::input("start", "The first value, an f32 or f64 scalar."),
-            ParamDef::input("stop", "The last value, of the dtype of `start`."),
-            ParamDef::attr("num", AttrType::Int, None, "The number of values, positive (MindSpore takes it as an input)."),
-        ]),
+        Schema::ms(
+            &[Override::attr("num", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("start", "The first value, an f32 or f64 scalar."),
+                ("stop", "The last value, of the dtype of `start`."),
+                ("num", "The number of values, positive (MindSpore takes it as an input)."),
+            ],
+        ),
         infer_linspace,
         None,
         kernel_linspace,
@@ -833,11 +818,14 @@ pub const OPS: &[OpDef] = &[
         "Eye",
         Category::TensorMaker,
         "An `n × m` tensor of `dtype` with ones on the main diagonal and zeros elsewhere.",
-        Schema::own(&[
-            ParamDef::attr("n", AttrType::Int, None, "The number of rows, >= 0."),
-            ParamDef::attr("m", AttrType::Int, None, "The number of columns, >= 0."),
-            ParamDef::attr("dtype", AttrType::DType, None, "The dtype of the result."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("n", "The number of rows, >= 0."),
+                ("m", "The number of columns, >= 0."),
+                ("dtype", "The dtype of the result."),
+            ],
+        ),
         infer_eye,
         None,
         kernel_eye,
@@ -846,10 +834,13 @@ pub const OPS: &[OpDef] = &[
         "Tril",
         Category::Shape,
         "The lower triangle of the matrices in the last two dimensions of `x`: elements with `col - row > diagonal` become zero.",
-        Schema::own(&[
-            ParamDef::input("x", "A tensor of rank at least 2, `(*, M, N)`."),
-            ParamDef::attr("diagonal", AttrType::Int, Some(AttrDefault::Int(0)), "Which diagonal bounds the triangle: 0 the main one, positive above it, negative below. Default 0."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("x", "A tensor of rank at least 2, `(*, M, N)`."),
+                ("diagonal", "Which diagonal bounds the triangle: 0 the main one, positive above it, negative below. Default 0."),
+            ],
+        ),
         infer_tri,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -863,10 +854,13 @@ pub const OPS: &[OpDef] = &[
         "Triu",
         Category::Shape,
         "The upper triangle of the matrices in the last two dimensions of `input`: elements with `col - row < diagonal` become zero.",
-        Schema::own(&[
-            ParamDef::input("input", "A tensor of rank at least 2, `(*, M, N)`."),
-            ParamDef::attr("diagonal", AttrType::Int, Some(AttrDefault::Int(0)), "Which diagonal bounds the triangle: 0 the main one, positive above it, negative below. Default 0."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "A tensor of rank at least 2, `(*, M, N)`."),
+                ("diagonal", "Which diagonal bounds the triangle: 0 the main one, positive above it, negative below. Default 0."),
+            ],
+        ),
         infer_tri,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -880,10 +874,15 @@ pub const OPS: &[OpDef] = &[
         "Meshgrid",
         Category::TensorMaker,
         "Coordinate grids from a tuple of N 0-D or 1-D tensors of one dtype: a tuple of N tensors of shape `(len0, len1, ...)` (`ij` indexing) or with the first two lengths swapped (`xy`, the default), tensor `k` repeating input `k` along its own dimension.",
-        Schema::own(&[
-            ParamDef::input("inputs", "A tuple of 0-D or 1-D tensors of one dtype."),
-            ParamDef::attr("indexing", AttrType::Str(&["xy", "ij"]), Some(AttrDefault::Str("xy")), "`xy` (Cartesian, the default) or `ij` (matrix) indexing."),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("indexing", AttrType::Str(&["xy", "ij"]), Some(AttrDefault::Str("xy")), why::STRINGS),
+            ],
+            &[
+                ("inputs", "A tuple of 0-D or 1-D tensors of one dtype."),
+                ("indexing", "`xy` (Cartesian, the default) or `ij` (matrix) indexing."),
+            ],
+        ),
         infer_meshgrid,
         Some(|b, c| {
             let items = match c.input_values.first() {
@@ -916,10 +915,13 @@ pub const OPS: &[OpDef] = &[
         "SequenceMask",
         Category::TensorMaker,
         "A bool mask of shape `lengths.shape + (maxlen,)`: position `j` of row `i` is true when `j < lengths[i]`.",
-        Schema::own(&[
-            ParamDef::input("lengths", "The lengths, an i32 or i64 tensor."),
-            ParamDef::attr("maxlen", AttrType::Int, None, "The size of the last dimension, positive (MindSpore takes it as an input)."),
-        ]),
+        Schema::ms(
+            &[Override::attr("maxlen", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("lengths", "The lengths, an i32 or i64 tensor."),
+                ("maxlen", "The size of the last dimension, positive (MindSpore takes it as an input)."),
+            ],
+        ),
         infer_sequence_mask,
         None,
         kernel_sequence_mask,
@@ -928,10 +930,13 @@ pub const OPS: &[OpDef] = &[
         "FillV2",
         Category::TensorMaker,
         "A tensor of `shape` with every element equal to `value` (its dtype is `value`'s).",
-        Schema::own(&[
-            ParamDef::attr("shape", AttrType::Ints, None, "The shape of the result: an int or a tuple of non-negative ints (MindSpore takes it as an input)."),
-            ParamDef::input("value", "The fill value, a single-element tensor or scalar."),
-        ]),
+        Schema::ms(
+            &[Override::attr("shape", AttrType::Ints, None, why::TO_ATTR)],
+            &[
+                ("shape", "The shape of the result: an int or a tuple of non-negative ints (MindSpore takes it as an input)."),
+                ("value", "The fill value, a single-element tensor or scalar."),
+            ],
+        ),
         infer_fill_v2,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -945,10 +950,13 @@ pub const OPS: &[OpDef] = &[
         "Fills",
         Category::TensorMaker,
         "A tensor of the shape and dtype of `x` with every element equal to `value` (deprecated in MindSpore, which has no CPU kernel for it; use FillV2).",
-        Schema::own(&[
-            ParamDef::input("x", "The tensor whose shape and dtype the result takes."),
-            ParamDef::input("value", "The fill value, a scalar converted to the dtype of `x`."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("x", "The tensor whose shape and dtype the result takes."),
+                ("value", "The fill value, a scalar converted to the dtype of `x`."),
+            ],
+        ),
         infer_fills,
         None,
         |c| {
@@ -961,7 +969,13 @@ pub const OPS: &[OpDef] = &[
         "ZerosLikeExt",
         Category::TensorMaker,
         "Zeros of the shape of `input`, in `dtype` (or `input`'s dtype). MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[ParamDef::input("input", "The tensor whose shape the result takes."), LIKE_DTYPE]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor whose shape the result takes."),
+                ("dtype", "The dtype of the result; the default none keeps `input`'s."),
+            ],
+        ),
         infer_like_ext,
         None,
         |c| kernel_like_ext(c, 0.0),
@@ -970,7 +984,13 @@ pub const OPS: &[OpDef] = &[
         "OnesLikeExt",
         Category::TensorMaker,
         "Ones of the shape of `input`, in `dtype` (or `input`'s dtype). MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[ParamDef::input("input", "The tensor whose shape the result takes."), LIKE_DTYPE]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The tensor whose shape the result takes."),
+                ("dtype", "The dtype of the result; the default none keeps `input`'s."),
+            ],
+        ),
         infer_like_ext,
         None,
         |c| kernel_like_ext(c, 1.0),

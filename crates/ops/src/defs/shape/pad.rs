@@ -21,7 +21,7 @@
 //! MindSpore's CPU backend has kernels for Pad, PadV3 and MirrorPad only; the
 //! others are checked against PadV3 with the same paddings and mode.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
@@ -606,23 +606,35 @@ const fn pad_op(
     }
 }
 
-const PADDING_1D: Schema = Schema::own(&[
-    ParamDef::input("input", "The input, `(C, W)` or `(N, C, W)`."),
-    ParamDef::attr(
+const PADDING_1D: Schema = Schema::ms(
+    &[Override::attr(
         "padding",
         AttrType::IntTuple,
         None,
-        "`(left, right)`: how many positions to add before and after the last dimension, >= 0.",
-    ),
-]);
-const PADDING_2D: Schema = Schema::own(&[
-    ParamDef::input("input", "The input, `(C, H, W)` or `(N, C, H, W)`."),
-    ParamDef::attr("padding", AttrType::IntTuple, None, "`(left, right, top, bottom)`: the padding of the last dimension, then of the one before, >= 0."),
-]);
-const PADDING_3D: Schema = Schema::own(&[
-    ParamDef::input("input", "The input, `(C, D, H, W)` or `(N, C, D, H, W)`."),
-    ParamDef::attr("padding", AttrType::IntTuple, None, "`(left, right, top, bottom, front, back)`: the padding of the last three dimensions, the last first, >= 0."),
-]);
+        why::TYPE,
+    )],
+    &[
+        ("input", "The input, `(C, W)` or `(N, C, W)`."),
+        (
+            "padding",
+            "`(left, right)`: how many positions to add before and after the last dimension, >= 0.",
+        ),
+    ],
+);
+const PADDING_2D: Schema = Schema::ms(
+    &[Override::attr("padding", AttrType::IntTuple, None, why::TYPE)],
+    &[
+        ("input", "The input, `(C, H, W)` or `(N, C, H, W)`."),
+        ("padding", "`(left, right, top, bottom)`: the padding of the last dimension, then of the one before, >= 0."),
+    ],
+);
+const PADDING_3D: Schema = Schema::ms(
+    &[Override::attr("padding", AttrType::IntTuple, None, why::TYPE)],
+    &[
+        ("input", "The input, `(C, D, H, W)` or `(N, C, D, H, W)`."),
+        ("padding", "`(left, right, top, bottom, front, back)`: the padding of the last three dimensions, the last first, >= 0."),
+    ],
+);
 
 const MODES: &[&str] = &["constant", "reflect", "symmetric", "edge", "circular"];
 
@@ -646,10 +658,16 @@ pub const OPS: &[OpDef] = &[
         "Pad",
         Category::Shape,
         "Pads `input_x` with zeros: `paddings[d] = (before, after)` positions are added before and after dimension `d`.",
-        Schema::own(&[
-            ParamDef::input("input_x", "The tensor to pad (any dtype)."),
-            ParamDef::attr("paddings", AttrType::IntTuples, None, "One `(before, after)` pair of non-negative ints per dimension, e.g. `((1, 1), (0, 2))`."),
-        ]),
+        Schema::ms(
+            &[
+                Override::inputs(&["input_x"], why::INPUT_NAMES),
+                Override::attr("paddings", AttrType::IntTuples, None, why::TYPE),
+            ],
+            &[
+                ("input_x", "The tensor to pad (any dtype)."),
+                ("paddings", "One `(before, after)` pair of non-negative ints per dimension, e.g. `((1, 1), (0, 2))`."),
+            ],
+        ),
         |b, c| grad_pad(b, c, "Pad"),
         |c| kernel_pad(c, "Pad"),
     ),
@@ -657,13 +675,19 @@ pub const OPS: &[OpDef] = &[
         "PadV3",
         Category::Shape,
         "Pads the last dimensions of `x` (`paddings` lists `(before, after)` from the last dimension backwards, like `ops.pad`) with `constant_value` (`constant` mode, where negative paddings crop), the mirror image without the edge (`reflect`), the edge value (`edge`) or the other end (`circular`). The modes other than constant need a rank-3, -4 or -5 input with 2, 4 or 6 paddings (reflect at most 4).",
-        Schema::own(&[
-            ParamDef::input("x", "The tensor to pad."),
-            ParamDef::attr("paddings", AttrType::IntTuple, None, "`(before, after)` of the last dimension, then of the one before, and so on (MindSpore takes it as a constant tensor)."),
-            ParamDef::input("constant_value", "The fill value of `constant` mode: a scalar of the dtype of `x` (MindSpore passes none in the other modes; here any scalar, ignored)."),
-            ParamDef::attr("mode", AttrType::Str(&["constant", "reflect", "edge", "circular"]), Some(AttrDefault::Str("constant")), "`constant` (the default), `reflect`, `edge` or `circular`."),
-            ParamDef::attr("paddings_contiguous", AttrType::Bool, Some(AttrDefault::Bool(true)), "`true` (the default): `paddings` is `(before0, after0, before1, after1, ...)`; `false`: `(before0, before1, ..., after0, after1, ...)`."),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("paddings", AttrType::IntTuple, None, "constant paddings: an attribute in the registry, read from MindSpore's constant tensor"),
+                Override::attr("mode", AttrType::Str(&["constant", "reflect", "edge", "circular"]), Some(AttrDefault::Str("constant")), why::STRINGS),
+            ],
+            &[
+                ("x", "The tensor to pad."),
+                ("paddings", "`(before, after)` of the last dimension, then of the one before, and so on (MindSpore takes it as a constant tensor)."),
+                ("constant_value", "The fill value of `constant` mode: a scalar of the dtype of `x` (MindSpore passes none in the other modes; here any scalar, ignored)."),
+                ("mode", "`constant` (the default), `reflect`, `edge` or `circular`."),
+                ("paddings_contiguous", "`true` (the default): `paddings` is `(before0, after0, before1, after1, ...)`; `false`: `(before0, before1, ..., after0, after1, ...)`."),
+            ],
+        ),
         |b, c| grad_pad(b, c, "PadV3"),
         |c| kernel_pad(c, "PadV3"),
     )
@@ -672,11 +696,14 @@ pub const OPS: &[OpDef] = &[
         "ConstantPadND",
         Category::Shape,
         "Pads the last dimensions of `input` with `value`: `padding` lists `(before, after)` from the last dimension backwards; negative entries crop. MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[
-            ParamDef::input("input", "The tensor to pad."),
-            ParamDef::attr("padding", AttrType::IntTuple, None, "`(before, after)` of the last dimension, then of the one before, and so on."),
-            ParamDef::attr("value", AttrType::Number, Some(AttrDefault::Float(0.0)), "The fill value, converted to the dtype of `input`. Default 0."),
-        ]),
+        Schema::ms(
+            &[Override::attr("padding", AttrType::IntTuple, None, why::TYPE)],
+            &[
+                ("input", "The tensor to pad."),
+                ("padding", "`(before, after)` of the last dimension, then of the one before, and so on."),
+                ("value", "The fill value, converted to the dtype of `input`. Default 0."),
+            ],
+        ),
         |b, c| grad_pad(b, c, "ConstantPadND"),
         |c| kernel_pad(c, "ConstantPadND"),
     ),
@@ -684,11 +711,18 @@ pub const OPS: &[OpDef] = &[
         "MirrorPad",
         Category::Shape,
         "Pads `input_x` with its mirror image: `REFLECT` leaves out the edge (`[1 2 3]` padded by 2 is `[3 2 1 2 3 2 1]`), `SYMMETRIC` repeats it (`[2 1 1 2 3 3 2]`). Paddings must be smaller than the dimension (REFLECT) or at most its size (SYMMETRIC).",
-        Schema::own(&[
-            ParamDef::input("input_x", "The tensor to pad."),
-            ParamDef::attr("paddings", AttrType::IntTuples, None, "One `(before, after)` pair per dimension (MindSpore takes it as a constant `(N, 2)` tensor)."),
-            ParamDef::attr("mode", AttrType::Str(&["REFLECT", "SYMMETRIC"]), Some(AttrDefault::Str("REFLECT")), "`REFLECT` (the default) or `SYMMETRIC`."),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("paddings", AttrType::IntTuples, None, "constant paddings: an attribute in the registry, read from MindSpore's constant tensor"),
+                Override::inputs(&["input_x"], why::INPUT_NAMES),
+                Override::attr("mode", AttrType::Str(&["REFLECT", "SYMMETRIC"]), Some(AttrDefault::Str("REFLECT")), why::STRINGS),
+            ],
+            &[
+                ("input_x", "The tensor to pad."),
+                ("paddings", "One `(before, after)` pair per dimension (MindSpore takes it as a constant `(N, 2)` tensor)."),
+                ("mode", "`REFLECT` (the default) or `SYMMETRIC`."),
+            ],
+        ),
         |b, c| grad_pad(b, c, "MirrorPad"),
         |c| kernel_pad(c, "MirrorPad"),
     ),

@@ -8,7 +8,7 @@
 //! maximum's and minimum's share it among the elements that attained the
 //! extreme, and MaskedFill's splits it between `input_x` and `value`.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::{Buffer, Tensor};
 
@@ -379,18 +379,19 @@ fn kernel_segment_gather(c: &KernelCall) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const SEGMENT: Schema = Schema::own(&[
-    ParamDef::input("input_x", "The values, numeric."),
-    ParamDef::input("segment_ids", "The segment of each leading position, i32 or i64, of a shape that starts `input_x`'s; negative ids are dropped, ids must be below `num_segments`."),
-    ParamDef::attr("num_segments", AttrType::Int, None, "The number of segments, positive (MindSpore takes it as an input)."),
-]);
-
 pub const OPS: &[OpDef] = &[
     op(
         "UnsortedSegmentSum",
         Category::Reduction,
         "Sums the slices of `input_x` by segment: `out[s] = Σ input_x[k]` over the leading positions `k` with `segment_ids[k] == s`; the result has shape `(num_segments,) + input_x.shape[rank(segment_ids):]`, zeros for empty segments.",
-        SEGMENT,
+        Schema::ms(
+            &[Override::attr("num_segments", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("input_x", "The values, numeric."),
+                ("segment_ids", "The segment of each leading position, i32 or i64, of a shape that starts `input_x`'s; negative ids are dropped, ids must be below `num_segments`."),
+                ("num_segments", "The number of segments, positive (MindSpore takes it as an input)."),
+            ],
+        ),
         infer_segment,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -404,7 +405,17 @@ pub const OPS: &[OpDef] = &[
         "UnsortedSegmentMax",
         Category::Reduction,
         "The maximum of the slices of `input_x` by segment (like UnsortedSegmentSum); an empty segment holds the lowest value of the dtype, as in MindSpore.",
-        SEGMENT,
+        Schema::ms(
+            &[
+                Override::attr("num_segments", AttrType::Int, None, why::TO_ATTR),
+                Override::inputs(&["input_x", "segment_ids"], why::INPUT_NAMES),
+            ],
+            &[
+                ("input_x", "The values, numeric."),
+                ("segment_ids", "The segment of each leading position, i32 or i64, of a shape that starts `input_x`'s; negative ids are dropped, ids must be below `num_segments`."),
+                ("num_segments", "The number of segments, positive (MindSpore takes it as an input)."),
+            ],
+        ),
         infer_segment,
         Some(grad_segment_min_max),
         |c| kernel_segment(c, "UnsortedSegmentMax"),
@@ -413,7 +424,17 @@ pub const OPS: &[OpDef] = &[
         "UnsortedSegmentMin",
         Category::Reduction,
         "The minimum of the slices of `input_x` by segment (like UnsortedSegmentSum); an empty segment holds the highest value of the dtype, as in MindSpore.",
-        SEGMENT,
+        Schema::ms(
+            &[
+                Override::attr("num_segments", AttrType::Int, None, why::TO_ATTR),
+                Override::inputs(&["input_x", "segment_ids"], why::INPUT_NAMES),
+            ],
+            &[
+                ("input_x", "The values, numeric."),
+                ("segment_ids", "The segment of each leading position, i32 or i64, of a shape that starts `input_x`'s; negative ids are dropped, ids must be below `num_segments`."),
+                ("num_segments", "The number of segments, positive (MindSpore takes it as an input)."),
+            ],
+        ),
         infer_segment,
         Some(grad_segment_min_max),
         |c| kernel_segment(c, "UnsortedSegmentMin"),
@@ -422,11 +443,14 @@ pub const OPS: &[OpDef] = &[
         "MaskedFill",
         Category::Elementwise,
         "`input_x` with `value` where `mask` is true (`mask` broadcasts with `input_x`; the result has the broadcast shape and `input_x`'s dtype). A float `value` cannot fill an integer tensor.",
-        Schema::own(&[
-            ParamDef::input("input_x", "The tensor to fill."),
-            ParamDef::input("mask", "A bool tensor, broadcastable with `input_x`."),
-            ParamDef::input("value", "The fill value: a scalar (or rank-0 tensor), converted to `input_x`'s dtype."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "The tensor to fill."),
+                ("mask", "A bool tensor, broadcastable with `input_x`."),
+                ("value", "The fill value: a scalar (or rank-0 tensor), converted to `input_x`'s dtype."),
+            ],
+        ),
         infer_masked_fill,
         Some(|b, c| {
             let zeros = b.prim("ZerosLike", &[c.dout], vec![]);

@@ -3,12 +3,12 @@
 //! with (`_SliceGrad`, `_NarrowGrad`, `_SliceExtGrad`, whose own gradients
 //! slice again).
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::elementwise::{infer_same, is_float_input};
 use crate::defs::shape::split_stack::{
-    attrs_of, int_tuple, like, op, out, scatter_along, take_along, Grads, GRAD_LIKE, INPUT,
+    attrs_of, int_tuple, like, op, out, scatter_along, take_along, Grads, GRAD_LIKE,
 };
 use crate::defs::shape::{
     cartesian_offsets, dims_of, fmt_dims, fmt_ints, op_axis, row_strides, scatter_add, take,
@@ -444,11 +444,17 @@ pub const OPS: &[OpDef] = &[
         "Slice",
         Category::Shape,
         "The box of `input` starting at `begin` with `size` elements per dimension (a size of -1 takes the rest of that dimension); the box must lie inside `input`.",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("begin", AttrType::IntTuple, None, "The start of the box, one non-negative index per dimension."),
-            ParamDef::attr("size", AttrType::IntTuple, None, "The size of the box per dimension; -1 takes everything from `begin` on."),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("begin", AttrType::IntTuple, None, why::TYPE),
+                Override::attr("size", AttrType::IntTuple, None, why::TYPE),
+            ],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("begin", "The start of the box, one non-negative index per dimension."),
+                ("size", "The size of the box per dimension; -1 takes everything from `begin` on."),
+            ],
+        ),
         infer_slice,
         Some(|b, c| scatter_back(b, c, "_SliceGrad")),
         |c| {
@@ -461,12 +467,15 @@ pub const OPS: &[OpDef] = &[
         "Narrow",
         Category::Shape,
         "The `length` elements of `input` along `dim` from `start` on (a negative `start` counts from the end); `start + length` must not pass the end.",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("dim", AttrType::Int, None, "The dimension to narrow; negative values count from the end."),
-            ParamDef::attr("start", AttrType::Int, None, "The first position taken; negative values count from the end."),
-            ParamDef::attr("length", AttrType::Int, None, "How many positions to take, >= 0."),
-        ]),
+        Schema::ms(
+            &[Override::attr("start", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("dim", "The dimension to narrow; negative values count from the end."),
+                ("start", "The first position taken; negative values count from the end."),
+                ("length", "How many positions to take, >= 0."),
+            ],
+        ),
         infer_narrow,
         Some(|b, c| scatter_back(b, c, "_NarrowGrad")),
         |c| {
@@ -480,13 +489,16 @@ pub const OPS: &[OpDef] = &[
         "SliceExt",
         Category::Shape,
         "`input[..., start:end:step, ...]` along `dim`, with Python's rules: negative `start`/`end` count from the end and both are clamped to the dimension; `step` must be positive.",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("dim", AttrType::Int, None, "The dimension to slice; negative values count from the end."),
-            ParamDef::attr("start", AttrType::Int, None, "The first position (negative values count from the end)."),
-            ParamDef::attr("end", AttrType::Int, None, "The end position, exclusive (negative values count from the end)."),
-            ParamDef::attr("step", AttrType::Int, None, "The step, positive."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("dim", "The dimension to slice; negative values count from the end."),
+                ("start", "The first position (negative values count from the end)."),
+                ("end", "The end position, exclusive (negative values count from the end)."),
+                ("step", "The step, positive."),
+            ],
+        ),
         infer_slice_ext,
         Some(|b, c| scatter_back(b, c, "_SliceExtGrad")),
         |c| {
@@ -499,10 +511,13 @@ pub const OPS: &[OpDef] = &[
         "ReverseV2",
         Category::Shape,
         "Reverses the order of the elements of `input` along each dimension in `axis` (`ops.flip`).",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("axis", AttrType::IntTuple, None, "The dimensions to reverse, distinct; negative values count from the end."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("axis", "The dimensions to reverse, distinct; negative values count from the end."),
+            ],
+        ),
         infer_reverse,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -516,11 +531,17 @@ pub const OPS: &[OpDef] = &[
         "Roll",
         Category::Shape,
         "Rolls `input` by `shifts[i]` positions along `dims[i]` (elements pushed off one end come back at the other); without `dims`, rolls the flattened tensor by the one shift and restores the shape. MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("shifts", AttrType::Ints, None, "The shift per rolled dimension (positive rolls towards higher indices): an int or a tuple."),
-            ParamDef::attr("dims", AttrType::Ints, Some(AttrDefault::None), "The dimensions to roll, one per shift; the default none rolls the flattened tensor."),
-        ]),
+        Schema::ms(
+            &[
+                Override::attr("shifts", AttrType::Ints, None, why::TYPE),
+                Override::attr("dims", AttrType::Ints, Some(AttrDefault::None), why::TYPE),
+            ],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("shifts", "The shift per rolled dimension (positive rolls towards higher indices): an int or a tuple."),
+                ("dims", "The dimensions to roll, one per shift; the default none rolls the flattened tensor."),
+            ],
+        ),
         infer_roll,
         Some(|b, c| {
             if !is_float_input(c, 0) {

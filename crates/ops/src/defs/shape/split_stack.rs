@@ -17,7 +17,7 @@
 //! Gradients are MindSpore's bprops: the splits concatenate their
 //! sensitivities, `Stack` and `Unstack` undo each other.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
@@ -30,8 +30,7 @@ use crate::defs::shape::{
 use crate::infer::InferCall;
 use crate::kernel::{KArg, KValue, KernelCall};
 use crate::{
-    AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
+    AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef,
 };
 
 // ---------------------------------------------------------------------------
@@ -747,9 +746,6 @@ fn kernel_invert_permutation(c: &KernelCall) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const X: ParamDef = ParamDef::input("input_x", "The input tensor (any dtype).");
-pub(crate) const INPUT: ParamDef = ParamDef::input("input", "The input tensor (any dtype).");
-
 pub(crate) const GRAD_LIKE: [ParamDef; 2] = [
     ParamDef::input("grad", "The gradient of the forward result."),
     ParamDef::input("like", "The forward input, for its shape."),
@@ -783,11 +779,14 @@ pub const OPS: &[OpDef] = &[
         "Split",
         Category::Shape,
         "Splits `input_x` along `axis` into `output_num` equal pieces, returned as a tuple; the size of that dimension must be divisible by `output_num`.",
-        Schema::own(&[
-            X,
-            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to split; negative values count from the end. Default 0."),
-            ParamDef::attr("output_num", AttrType::Int, Some(AttrDefault::Int(1)), "The number of pieces, positive; it must divide the size of the dimension. Default 1."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "The input tensor (any dtype)."),
+                ("axis", "The dimension to split; negative values count from the end. Default 0."),
+                ("output_num", "The number of pieces, positive; it must divide the size of the dimension. Default 1."),
+            ],
+        ),
         infer_split,
         Some(grad_split),
         |c| kernel_split(c, "Split"),
@@ -796,12 +795,15 @@ pub const OPS: &[OpDef] = &[
         "SplitV",
         Category::Shape,
         "Splits `input_x` along `split_dim` into `num_split` pieces of the sizes in `size_splits` (one of them may be -1, inferred), returned as a tuple. MindSpore's CPU backend has no kernel for it.",
-        Schema::own(&[
-            X,
-            ParamDef::attr("size_splits", AttrType::IntTuple, None, "The size of each piece, positive; at most one -1, inferred so the sizes add up to the dimension."),
-            ParamDef::attr("split_dim", AttrType::Int, None, "The dimension to split; negative values count from the end."),
-            ParamDef::attr("num_split", AttrType::Int, None, "The number of pieces: the length of `size_splits`."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_x", "The input tensor (any dtype)."),
+                ("size_splits", "The size of each piece, positive; at most one -1, inferred so the sizes add up to the dimension."),
+                ("split_dim", "The dimension to split; negative values count from the end."),
+                ("num_split", "The number of pieces: the length of `size_splits`."),
+            ],
+        ),
         infer_split,
         Some(grad_split),
         |c| kernel_split(c, "SplitV"),
@@ -810,11 +812,14 @@ pub const OPS: &[OpDef] = &[
         "SplitWithSize",
         Category::Shape,
         "Splits `input` along `dim` into pieces of the sizes in `split_size` (which must add up to the size of the dimension), returned as a tuple; `ops.split` with a list of sizes.",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("split_size", AttrType::IntTuple, None, "The size of each piece (>= 0), adding up to the size of the dimension."),
-            ParamDef::attr("dim", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to split; negative values count from the end. Default 0."),
-        ]),
+        Schema::ms(
+            &[Override::attr("split_size", AttrType::IntTuple, None, why::TYPE)],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("split_size", "The size of each piece (>= 0), adding up to the size of the dimension."),
+                ("dim", "The dimension to split; negative values count from the end. Default 0."),
+            ],
+        ),
         infer_split,
         Some(grad_split),
         |c| kernel_split(c, "SplitWithSize"),
@@ -823,11 +828,14 @@ pub const OPS: &[OpDef] = &[
         "SplitTensor",
         Category::Shape,
         "Splits `input` along `dim` into pieces of `split_size` elements (the last one smaller when the size does not divide), returned as a tuple; `ops.split` with an int.",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("split_size", AttrType::Int, None, "The size of each piece, positive."),
-            ParamDef::attr("dim", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to split; negative values count from the end. Default 0."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("split_size", "The size of each piece, positive."),
+                ("dim", "The dimension to split; negative values count from the end. Default 0."),
+            ],
+        ),
         infer_split,
         Some(grad_split),
         |c| kernel_split(c, "SplitTensor"),
@@ -836,11 +844,14 @@ pub const OPS: &[OpDef] = &[
         "Chunk",
         Category::Shape,
         "Splits `input` along `dim` into at most `chunks` pieces of `ceil(size / chunks)` elements (the last one smaller), returned as a tuple; fewer pieces when the size runs out.",
-        Schema::own(&[
-            INPUT,
-            ParamDef::attr("chunks", AttrType::Int, None, "The number of pieces wanted, positive."),
-            ParamDef::attr("dim", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to split; negative values count from the end. Default 0."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input", "The input tensor (any dtype)."),
+                ("chunks", "The number of pieces wanted, positive."),
+                ("dim", "The dimension to split; negative values count from the end. Default 0."),
+            ],
+        ),
         infer_split,
         Some(grad_split),
         |c| kernel_split(c, "Chunk"),
@@ -849,10 +860,13 @@ pub const OPS: &[OpDef] = &[
         "Stack",
         Category::Shape,
         "Stacks a tuple of tensors of one dtype and shape along a new dimension `axis` (MindSpore's Stack, formerly Pack).",
-        Schema::own(&[
-            ParamDef::input("input_x", "A tuple of tensors, `(a, b, ...)`, of one dtype and shape."),
-            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "Where the new dimension goes, in `[-(R+1), R]` for inputs of rank R. Default 0."),
-        ]),
+        Schema::ms(
+            &[Override::inputs(&["input_x"], why::INPUT_NAMES)],
+            &[
+                ("input_x", "A tuple of tensors, `(a, b, ...)`, of one dtype and shape."),
+                ("axis", "Where the new dimension goes, in `[-(R+1), R]` for inputs of rank R. Default 0."),
+            ],
+        ),
         infer_stack,
         Some(|b, c| {
             if !tuple_has_float(c, 0) {
@@ -867,11 +881,14 @@ pub const OPS: &[OpDef] = &[
         "Unstack",
         Category::Shape,
         "Splits `input_x` along `axis` into its slices, removing that dimension: a tuple of `input_x.shape[axis]` tensors (the inverse of Stack).",
-        Schema::own(&[
-            X,
-            ParamDef::attr("axis", AttrType::Int, Some(AttrDefault::Int(0)), "The dimension to unstack, in `[-R, R)`. Default 0."),
-            ParamDef::attr("num", AttrType::Int, Some(AttrDefault::None), "The number of slices; MindSpore takes it from the shape, and so does this (it only stands in for an unknown size). Default none."),
-        ]),
+        Schema::ms(
+            &[Override::inputs(&["input_x"], why::INPUT_NAMES)],
+            &[
+                ("input_x", "The input tensor (any dtype)."),
+                ("axis", "The dimension to unstack, in `[-R, R)`. Default 0."),
+                ("num", "The number of slices; MindSpore takes it from the shape, and so does this (it only stands in for an unknown size). Default none."),
+            ],
+        ),
         infer_unstack,
         Some(|b, c| {
             if !is_float_input(c, 0) {
@@ -886,7 +903,7 @@ pub const OPS: &[OpDef] = &[
         "Identity",
         Category::Shape,
         "Returns a copy of `input_x` (`ops.deepcopy`).",
-        Schema::own(&[X]),
+        Schema::ms(&[], &[("input_x", "The input tensor (any dtype).")]),
         infer_same,
         Some(|_, c| vec![Some(c.dout)]),
         |c| out(c.tensor(0)?.clone()),
@@ -895,7 +912,7 @@ pub const OPS: &[OpDef] = &[
         "Size",
         Category::Shape,
         "The number of elements of `input_x`, an i64 scalar (a constant when the shape is known).",
-        Schema::own(&[X]),
+        Schema::ms(&[], &[("input_x", "The input tensor (any dtype).")]),
         infer_size,
         None,
         |c| out(Tensor::scalar(DType::I64, c.tensor(0)?.numel() as f64)),
@@ -904,7 +921,7 @@ pub const OPS: &[OpDef] = &[
         "Rank",
         Category::Shape,
         "The rank (number of dimensions) of `x`, an i64 scalar (a constant when the rank is known).",
-        Schema::own(&[ParamDef::input("x", "The input tensor.")]),
+        Schema::ms(&[], &[("x", "The input tensor.")]),
         infer_size,
         None,
         |c| out(Tensor::scalar(DType::I64, c.tensor(0)?.rank() as f64)),
@@ -913,7 +930,7 @@ pub const OPS: &[OpDef] = &[
         "TensorShape",
         Category::Shape,
         "The shape of `input_x` as a 1-D i64 tensor (where `Shape` gives a tuple of scalars).",
-        Schema::own(&[X]),
+        Schema::ms(&[], &[("input_x", "The input tensor (any dtype).")]),
         infer_tensor_shape,
         None,
         |c| {
@@ -926,7 +943,7 @@ pub const OPS: &[OpDef] = &[
         "InvertPermutation",
         Category::Shape,
         "The inverse of the permutation `input_x` (a tuple of the ints `0..n` in some order): `y[x[i]] = i`, as a tuple of ints.",
-        Schema::own(&[ParamDef::input("input_x", "A constant tuple of ints, a permutation of `0..n`.")]),
+        Schema::ms(&[], &[("input_x", "A constant tuple of ints, a permutation of `0..n`.")]),
         infer_invert_permutation,
         None,
         kernel_invert_permutation,
