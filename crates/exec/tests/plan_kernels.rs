@@ -144,3 +144,58 @@ fn every_sample_runs_the_same_in_plans_and_in_the_registry_kernel() {
     }
     assert!(checked > 600, "only {checked} sample calls ran");
 }
+
+/// Ops with a formula (`ops::formula`) run in the plans' fused loops, the
+/// formula's generated `f32` kernel, on their samples' `f32` values, and give
+/// the registry kernel's values bit for bit. (A test, giving a bool, fuses
+/// only into a group that consumes it, `Select`'s condition: a bool leaves a
+/// group as a registry result; alone it runs the registry.)
+#[test]
+fn formula_ops_run_fused_with_the_registry_kernels_bits() {
+    let mut fused = std::collections::BTreeSet::new();
+    let mut failures = Vec::new();
+    for s in ops::defs::samples() {
+        let Some(f) = ops::lookup(s.op).and_then(|op| op.traits.formula) else {
+            continue;
+        };
+        let floats = s
+            .inputs
+            .iter()
+            .all(|v| matches!(v, KValue::Tensor(t) if t.dtype().is_float()));
+        if f.float.is_none() || !floats {
+            continue;
+        }
+        let program = one_op(&s);
+        let args: Vec<Value> = s.inputs.iter().map(|v| value(v, DType::F32)).collect();
+        let mut plans = Executor::new(&program, ExecOptions::default());
+        plans.set_compile(true);
+        let mut kernel = Executor::new(&program, ExecOptions::default());
+        kernel.set_compile(false);
+        let (a, b) = (plans.call("main", args.clone()), kernel.call("main", args));
+        let (Ok(Value::Tensor(a)), Ok(Value::Tensor(b))) = (a, b) else {
+            failures.push(format!("{}: no tensor result", s.op));
+            continue;
+        };
+        if plans.plan_kernels().iter().any(|k| k.starts_with("fused")) {
+            fused.insert(s.op);
+        } else if !f.test {
+            failures.push(format!("{}: not fused ({:?})", s.op, plans.plan_kernels()));
+            continue;
+        }
+        let (ta, tb) = (a.tensor(), b.tensor());
+        let bits = |t: &tensor::Tensor| match t.buffer() {
+            Buffer::F32(v) => v.iter().map(|x| x.to_bits() as u64).collect::<Vec<_>>(),
+            _ => t.to_f64_vec().iter().map(|x| x.to_bits()).collect(),
+        };
+        if ta.dtype() != tb.dtype() || bits(ta) != bits(tb) {
+            failures.push(format!(
+                "{}: plan {:?}, kernel {:?}",
+                s.op,
+                ta.to_f64_vec(),
+                tb.to_f64_vec()
+            ));
+        }
+    }
+    println!("{} ops ran fused by their formulas: {fused:?}", fused.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
