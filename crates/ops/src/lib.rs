@@ -222,6 +222,9 @@ pub struct Traits {
     /// compiled plans' fused loops and the GPU's CUDA are generated from it
     /// ([`formula`]).
     pub formula: Option<&'static formula::Formula>,
+    /// How `vmap` runs it on a batch at once, where neither its formula nor
+    /// its category says ([`batch::rule`]).
+    pub batch: Option<batch::BatchRule>,
 }
 
 impl Traits {
@@ -230,6 +233,7 @@ impl Traits {
         family: Family::Other,
         gradgen: Gradgen::Any,
         formula: None,
+        batch: None,
     };
 
     /// A member of `family`.
@@ -238,12 +242,19 @@ impl Traits {
             family,
             gradgen: Gradgen::Any,
             formula: None,
+            batch: None,
         }
     }
 
     /// These traits, drawn by `gradgen` as `gradgen` says.
     pub const fn gradgen(mut self, gradgen: Gradgen) -> Traits {
         self.gradgen = gradgen;
+        self
+    }
+
+    /// These traits, batched by `vmap` as `rule` says.
+    pub const fn batched(mut self, rule: batch::BatchRule) -> Traits {
+        self.batch = Some(rule);
         self
     }
 }
@@ -336,6 +347,13 @@ impl OpDef {
     /// shared constructor).
     pub const fn drawn(mut self, gradgen: Gradgen) -> OpDef {
         self.traits.gradgen = gradgen;
+        self
+    }
+
+    /// The record batched by `vmap` as `rule` says (for records made by a
+    /// shared constructor).
+    pub const fn batched(mut self, rule: batch::BatchRule) -> OpDef {
+        self.traits.batch = Some(rule);
         self
     }
 

@@ -2,11 +2,11 @@
 //! (`vmap`, spec §7), given as the batch dimension at axis 0 of each
 //! batched input.
 //!
-//! A rule is derived from the op's record where its category says enough
-//! (an elementwise op broadcasts; a reduction's `axis` shifts by one), and
-//! [`OVERRIDES`] gives the rest by name (MatMul becomes BatchMatMul, the
-//! pointwise activations filed under neural networks, Softmax's axis). A
-//! primitive with no rule runs once per example (correct, and slower).
+//! A rule is the op record's (`Traits::batch`: MatMul becomes BatchMatMul,
+//! Softmax's axis shifts), or follows from it: an op with an elementwise
+//! formula or of the elementwise category broadcasts; a reduction's `axis`
+//! shifts by one. A primitive with no rule runs once per example (correct,
+//! and slower).
 
 use crate::{Category, OpDef};
 
@@ -43,93 +43,6 @@ pub enum BatchRule {
     Like { axes: Option<&'static str> },
 }
 
-/// Rules by name, for what the category does not tell.
-pub const OVERRIDES: &[(&str, BatchRule)] = &[
-    ("MatMul", BatchRule::MatMul),
-    ("BatchMatMul", BatchRule::Broadcast),
-    (
-        "Softmax",
-        BatchRule::Axes {
-            attr: "axis",
-            empty_is_all: false,
-        },
-    ),
-    (
-        "LogSoftmax",
-        BatchRule::Axes {
-            attr: "axis",
-            empty_is_all: false,
-        },
-    ),
-    (
-        "L2Normalize",
-        BatchRule::Axes {
-            attr: "axis",
-            empty_is_all: false,
-        },
-    ),
-    (
-        "ExpandDims",
-        BatchRule::Axes {
-            attr: "axis",
-            empty_is_all: false,
-        },
-    ),
-    // `axis=()` (every axis of size 1) runs per example.
-    (
-        "Squeeze",
-        BatchRule::Axes {
-            attr: "axis",
-            empty_is_all: false,
-        },
-    ),
-    (
-        "Reshape",
-        BatchRule::Shape {
-            attr: "shape",
-            broadcast: false,
-        },
-    ),
-    (
-        "BroadcastTo",
-        BatchRule::Shape {
-            attr: "shape",
-            broadcast: true,
-        },
-    ),
-    ("Transpose", BatchRule::Permutation { attr: "perm" }),
-    // The gradient of a reduction, as `grad` writes it.
-    (
-        "_BroadcastToShapeOf",
-        BatchRule::Like { axes: Some("axis") },
-    ),
-    ("_ReshapeLike", BatchRule::Like { axes: None }),
-    // MindSpore's elementwise backward primitives.
-    ("TanhGrad", BatchRule::Broadcast),
-    ("SigmoidGrad", BatchRule::Broadcast),
-    ("ReluGrad", BatchRule::Broadcast),
-    ("ReLU6Grad", BatchRule::Broadcast),
-    ("SiLUGrad", BatchRule::Broadcast),
-    ("GeLUGrad", BatchRule::Broadcast),
-    // Pointwise activations filed under neural networks.
-    ("CeLU", BatchRule::Broadcast),
-    ("Elu", BatchRule::Broadcast),
-    ("FastGeLU", BatchRule::Broadcast),
-    ("HShrink", BatchRule::Broadcast),
-    ("HSigmoid", BatchRule::Broadcast),
-    ("HSwish", BatchRule::Broadcast),
-    ("Hardtanh", BatchRule::Broadcast),
-    ("LeakyReLUExt", BatchRule::Broadcast),
-    ("LogSigmoid", BatchRule::Broadcast),
-    ("Mish", BatchRule::Broadcast),
-    ("ReLU6", BatchRule::Broadcast),
-    ("SeLU", BatchRule::Broadcast),
-    ("SiLU", BatchRule::Broadcast),
-    ("SoftShrink", BatchRule::Broadcast),
-    ("Softplus", BatchRule::Broadcast),
-    ("Softsign", BatchRule::Broadcast),
-];
-
 /// The reductions whose `axis` attribute (int or tuple, `()` for all)
 /// is the only thing tying them to dimensions.
 const AXIS_REDUCTIONS: &[&str] = &[
@@ -153,16 +66,19 @@ const AXIS_REDUCTIONS: &[&str] = &[
 
 /// The batching rule of `op`, if it has one.
 pub fn rule(op: &OpDef) -> Option<BatchRule> {
-    if let Some((_, r)) = OVERRIDES.iter().find(|(n, _)| *n == op.name) {
-        return Some(*r);
+    if let Some(r) = op.traits.batch {
+        return Some(r);
     }
+    // An op with an elementwise formula (the activations and their backward
+    // primitives among them) or of the elementwise category broadcasts.
+    let pointwise = op.traits.formula.is_some() || op.category == Category::Elementwise;
     match op.category {
-        // Scalar arithmetic (`ScalarAdd`, `TensorToScalar`...) works on
-        // Python numbers, not on tensors a batch could live in.
-        Category::Elementwise
-            if !op.variadic
-                && !op.name.contains("Scalar")
-                && op.name.starts_with(|c: char| c.is_ascii_uppercase()) =>
+        // Scalar arithmetic (`ScalarAdd`, `TensorToScalar`, `bool_not`...)
+        // works on Python numbers, not on tensors a batch could live in.
+        _ if pointwise
+            && !op.variadic
+            && !op.name.contains("Scalar")
+            && op.name.starts_with(|c: char| c.is_ascii_uppercase()) =>
         {
             Some(BatchRule::Broadcast)
         }
@@ -182,9 +98,6 @@ mod tests {
 
     #[test]
     fn every_override_names_an_op_of_the_registry() {
-        for (name, _) in OVERRIDES {
-            assert!(crate::lookup(name).is_some(), "{name} is not an op");
-        }
         for name in AXIS_REDUCTIONS {
             let op = crate::lookup(name).unwrap_or_else(|| panic!("{name} is not an op"));
             assert!(op.param("axis").is_some(), "{name} has no axis");

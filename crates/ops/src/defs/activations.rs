@@ -23,6 +23,7 @@
 //! kinks (`ReLU6`: 1 on `(0, 6]`; `HSwish`: the middle piece on `[-3, 3]`;
 //! `HSigmoid`: 1/6 on `(-3, 3)`; the shrinks: 0 on `[-lambd, lambd]`).
 
+use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::Traits;
@@ -882,7 +883,8 @@ pub const OPS: &[OpDef] = &[
         },
         grad_celu,
         k_celu,
-    ),
+    )
+    .batched(BatchRule::Broadcast),
     act(
         "SeLU",
         "Scaled ELU: `scale · x` for `x > 0`, `scale · alpha · (exp(x) - 1)` elsewhere, with scale ≈ 1.0507 and alpha ≈ 1.6733. Integer inputs give `max(x, 0)`, as MindSpore's CPU kernel.",
@@ -903,7 +905,8 @@ pub const OPS: &[OpDef] = &[
                 |x| x.max(0),
             )
         },
-    ),
+    )
+    .batched(BatchRule::Broadcast),
     act(
         "FastGeLU",
         "Fast GeLU, MindSpore's kernel: `x / (1 + exp(-1.702 |x|)) · exp(0.851 (x - |x|))`, i.e. `x · sigmoid(1.702 x)`. Needs a float input.",
@@ -923,7 +926,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_log_sigmoid,
         grad: Some(grad_log_sigmoid),
         kernel: Some(k_log_sigmoid),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Broadcast),
     },
     act(
         "HShrink",
@@ -938,7 +941,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_shrink,
         |c| k_shrink(c, false),
-    ),
+    )
+    .batched(BatchRule::Broadcast),
     act(
         "SoftShrink",
         "Soft shrink: `x - lambd` above `lambd`, `x + lambd` below `-lambd`, 0 between (and for NaN). Needs a float input and `lambd >= 0`.",
@@ -955,7 +959,8 @@ pub const OPS: &[OpDef] = &[
         },
         grad_shrink,
         |c| k_shrink(c, true),
-    ),
+    )
+    .batched(BatchRule::Broadcast),
     act(
         "Hardtanh",
         "Clamps every element to `[min_val, max_val]` (NaN gives `min_val`, as MindSpore). Needs a float input; the gradient flows strictly inside the interval.",
@@ -970,7 +975,8 @@ pub const OPS: &[OpDef] = &[
         infer_float,
         grad_hardtanh,
         k_hardtanh,
-    ),
+    )
+    .batched(BatchRule::Broadcast),
     act(
         "PReLU",
         "Parametric ReLU: `x` where `x > 0`, `weight[c] · x` elsewhere, `c` being the element's channel (dimension 1). `weight` is 1-D with one slope per channel, or a single slope.",

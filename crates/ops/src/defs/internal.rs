@@ -1,5 +1,6 @@
 //! Helpers for gradient rules. Their names start with `_`; users do not call them.
 
+use crate::batch::BatchRule;
 use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
@@ -340,7 +341,9 @@ pub const OPS: &[OpDef] = &[
         infer_broadcast_like,
         grad_broadcast_like,
         k_broadcast_like,
-    ),
+    )
+    // The gradient of a reduction, as `grad` writes it.
+    .batched(BatchRule::Like { axes: Some("axis") }),
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {

@@ -3,6 +3,7 @@
 //! `*_like` are used for their shape only. (MindSpore's own backward
 //! primitives, `LayerNormGrad` and the like, are public: `defs/backward/`.)
 
+use crate::batch::BatchRule;
 use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, Shape};
@@ -134,7 +135,7 @@ pub const OPS: &[OpDef] = &[
             let (g, l) = (c.tensor(0)?, c.tensor(1)?);
             ok(reshape_to(g, l.shape().to_vec())?)
         }),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Like { axes: None }),
     },
     OpDef {
         name: "_ConcatGrad",

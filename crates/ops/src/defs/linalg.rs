@@ -9,6 +9,7 @@ pub mod einsum;
 pub mod matrix;
 pub mod products;
 
+use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
@@ -525,7 +526,7 @@ pub const OPS: &[OpDef] = &[
             )?;
             Ok(KValue::Tensor(r))
         }),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::MatMul),
     },
     OpDef {
         name: "BatchMatMul",
@@ -553,7 +554,7 @@ pub const OPS: &[OpDef] = &[
             )?;
             Ok(KValue::Tensor(r))
         }),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Broadcast),
     },
     OpDef {
         name: "BiasAdd",

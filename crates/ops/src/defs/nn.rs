@@ -8,6 +8,7 @@
 pub mod common;
 pub mod layers;
 
+use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
@@ -559,7 +560,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_softmax,
         grad: Some(grad_softmax),
         kernel: Some(|c| kernel_softmax(c, false, "Softmax")),
-        traits: Traits::of(Family::Softmax { log: false, grad: false }),
+        traits: Traits::of(Family::Softmax { log: false, grad: false }).batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "LogSoftmax",
@@ -584,7 +585,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(|c| kernel_softmax(c, true, "LogSoftmax")),
-        traits: Traits::of(Family::Softmax { log: true, grad: false }),
+        traits: Traits::of(Family::Softmax { log: true, grad: false }).batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "SoftmaxCrossEntropyWithLogits",

@@ -13,6 +13,7 @@ pub mod segment;
 pub mod slice;
 pub mod split_stack;
 
+use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
@@ -600,7 +601,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reshape,
         grad: Some(reshape_back),
         kernel: Some(kernel_reshape),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Shape { attr: "shape", broadcast: false }),
     },
     OpDef {
         name: "Transpose",
@@ -631,7 +632,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Transpose", &[c.dout], vec![("perm", inverse)]))]
         }),
         kernel: Some(kernel_transpose),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Permutation { attr: "perm" }),
     },
     OpDef {
         name: "ExpandDims",
@@ -649,7 +650,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_expand_dims,
         grad: Some(reshape_back),
         kernel: Some(kernel_expand_dims),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "Squeeze",
@@ -670,7 +671,8 @@ pub const OPS: &[OpDef] = &[
         infer: infer_squeeze,
         grad: Some(reshape_back),
         kernel: Some(kernel_squeeze),
-        traits: Traits::NONE,
+            // `axis=()` (every axis of size 1) runs per example.
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "Concat",
@@ -756,7 +758,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_broadcast_to),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Shape { attr: "shape", broadcast: true }),
     },
     OpDef {
         name: "Gather",

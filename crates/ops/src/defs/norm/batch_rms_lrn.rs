@@ -4,6 +4,7 @@
 //! too; L2Normalize's is built from primitives, so it has second derivatives).
 //! Kernels compute in f64 and round to the dtype.
 
+use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
 use crate::Gradgen;
 use crate::{Family, RowNorm, Traits};
@@ -632,7 +633,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_l2_normalize,
         grad: Some(grad_l2_normalize),
         kernel: Some(kernel_l2_normalize),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "LRN",
