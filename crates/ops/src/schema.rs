@@ -232,10 +232,11 @@ pub fn derive(ms: &str, ours: &str) -> Option<Vec<ParamDef>> {
         if is_input(prim.kind, a) {
             out.push(ParamDef::input(name, ""));
         } else {
-            let default = match a.default {
-                None => None,
-                Some(v) => Some(attr_default(v).unwrap_or(AttrDefault::None)),
-            };
+            // An expression MindSpore computes (no registry form) reads as
+            // `None`; a record whose default differs overrides it.
+            let default = a
+                .default
+                .map(|v| attr_default(v).unwrap_or(AttrDefault::None));
             out.push(ParamDef::attr(name, attr_type(a.ty), default, ""));
         }
     }
@@ -335,7 +336,7 @@ pub fn derived(op: &OpDef) -> &'static [ParamDef] {
     }
     let params = build(op).unwrap_or_else(|e| panic!("the schema of `{}`: {e}", op.name));
     let params: &'static [ParamDef] = leak(params);
-    *map.write()
+    map.write()
         .unwrap_or_else(|e| e.into_inner())
         .entry(op.name)
         .or_insert(params)

@@ -21,10 +21,7 @@ use tensor::Buffer;
 use crate::defs::elementwise::{is_float_input, make_tensor};
 use crate::infer::{normalize_axis, result, InferCall};
 use crate::kernel::{KValue, KernelCall};
-use crate::{
-    AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
-};
+use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef};
 
 /// Which dimensions of a rank-`rank` tensor `axes` reduces (`()`: all of them).
 /// Errors name `op` and the attribute `axis`.
@@ -132,21 +129,23 @@ enum Kind {
     Min,
 }
 
-const REDUCE_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("x", "The tensor to reduce."),
-    ParamDef::attr(
+const REDUCE_DOCS: &[(&str, &str)] = &[
+    ("x", "The tensor to reduce."),
+    (
         "axis",
-        AttrType::Ints,
-        Some(AttrDefault::Ints(&[])),
         "The dimensions to reduce: an int or a tuple of ints, negative ones counting from the end. The default `()` reduces all of them.",
     ),
-    ParamDef::attr(
+    (
         "keep_dims",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
         "Keep each reduced dimension with size 1; the default `false` removes them.",
     ),
-]);
+];
+
+const REDUCE_PARAMS: Schema = Schema::ms(&[], REDUCE_DOCS);
+
+/// `ReduceSum` has MindSpore's `skip_mode` too.
+const REDUCE_SUM_PARAMS: Schema =
+    Schema::ms(&[Override::drop("skip_mode", why::DROPPED)], REDUCE_DOCS);
 
 fn refuse_bool(call: &InferCall, dtype: DType) -> Result<(), OpError> {
     if dtype.is_bool() {
@@ -472,6 +471,7 @@ fn k_argmax(c: &KernelCall) -> Result<KValue, OpError> {
 const fn reduction(
     name: &'static str,
     doc: &'static str,
+    schema: Schema,
     grad: crate::GradFn,
     kernel: crate::KernelFn,
 ) -> OpDef {
@@ -479,7 +479,7 @@ const fn reduction(
         name,
         category: Category::Reduction,
         doc,
-        schema: REDUCE_PARAMS,
+        schema,
         variadic: false,
         output: OutputDef::Single,
         infer: infer_reduce,
@@ -493,24 +493,28 @@ pub const OPS: &[OpDef] = &[
     reduction(
         "ReduceSum",
         "Sums `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`.",
+        REDUCE_SUM_PARAMS,
         grad_sum,
         |c| reduce_kernel(c, Kind::Sum, "ReduceSum"),
     ),
     reduction(
         "ReduceMean",
         "The mean of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`.",
+        REDUCE_PARAMS,
         grad_mean,
         |c| reduce_kernel(c, Kind::Mean, "ReduceMean"),
     ),
     reduction(
         "ReduceMax",
         "The maximum of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`. Its gradient is shared among tied maxima.",
+        REDUCE_PARAMS,
         grad_min_max,
         |c| reduce_kernel(c, Kind::Max, "ReduceMax"),
     ),
     reduction(
         "ReduceMin",
         "The minimum of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`. Its gradient is shared among tied minima.",
+        REDUCE_PARAMS,
         grad_min_max,
         |c| reduce_kernel(c, Kind::Min, "ReduceMin"),
     ),

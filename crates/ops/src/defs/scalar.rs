@@ -640,12 +640,21 @@ fn k_tensor_to_scalar(c: &KernelCall) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const XY: Schema = Schema::own(&[
-    ParamDef::input("x", "The first operand: a number."),
-    ParamDef::input("y", "The second operand: a number."),
-]);
+const XY: Schema = Schema::ms(
+    &[
+        Override::input("x", why::TO_INPUT),
+        Override::input("y", why::TO_INPUT),
+    ],
+    &[
+        ("x", "The first operand: a number."),
+        ("y", "The second operand: a number."),
+    ],
+);
 
-const X: Schema = Schema::own(&[ParamDef::input("x", "A number.")]);
+const X: Schema = Schema::ms(
+    &[Override::input("x", why::TO_INPUT)],
+    &[("x", "A number.")],
+);
 
 macro_rules! bin_op {
     ($name:literal, $doc:literal, grad) => {

@@ -616,27 +616,21 @@ fn grad_square_sum_all(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNod
 // ---------------------------------------------------------------------------
 // The table.
 
-const EXT_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "The tensor to reduce."),
-    ParamDef::attr(
-        "dim",
-        AttrType::Ints,
-        Some(AttrDefault::None),
-        "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them.",
-    ),
-    ParamDef::attr(
-        "keepdim",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Keep each reduced dimension with size 1 (default `false`).",
-    ),
-    ParamDef::attr(
-        "dtype",
-        AttrType::DType,
-        Some(AttrDefault::None),
-        "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps a float input's dtype.",
-    ),
-]);
+const EXT_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "The tensor to reduce."),
+        (
+            "dim",
+            "The dimensions to reduce: an int, a tuple of ints, or `None` (the default), which reduces all of them.",
+        ),
+        ("keepdim", "Keep each reduced dimension with size 1 (default `false`)."),
+        (
+            "dtype",
+            "The dtype to compute and return in (the input is cast to it first); `None` (the default) keeps a float input's dtype.",
+        ),
+    ],
+);
 
 pub const OPS: &[OpDef] = &[
     OpDef {

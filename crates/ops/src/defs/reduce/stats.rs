@@ -26,7 +26,6 @@ use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
     AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
 };
 
 /// Applies `f` to every reduction group of `x` (over `mask`), giving one value
@@ -461,22 +460,15 @@ const DIM_NONE: &str = "The dimensions to reduce: an int, a tuple of ints, or `N
 const KEEPDIM: &str = "Keep each reduced dimension with size 1 (default `false`).";
 const CORRECTION: &str = "Subtracted from the number of elements before dividing: 1 (the default) gives the unbiased estimate, 0 the population one.";
 
-const STAT_PARAMS: Schema = Schema::own(&[
-    ParamDef::input("input", "A float tensor."),
-    ParamDef::attr("dim", AttrType::Ints, Some(AttrDefault::None), DIM_NONE),
-    ParamDef::attr(
-        "correction",
-        AttrType::Int,
-        Some(AttrDefault::Int(1)),
-        CORRECTION,
-    ),
-    ParamDef::attr(
-        "keepdim",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        KEEPDIM,
-    ),
-]);
+const STAT_PARAMS: Schema = Schema::ms(
+    &[],
+    &[
+        ("input", "A float tensor."),
+        ("dim", DIM_NONE),
+        ("correction", CORRECTION),
+        ("keepdim", KEEPDIM),
+    ],
+);
 
 macro_rules! stat_op {
     ($name:literal, $doc:literal, $output:expr) => {
