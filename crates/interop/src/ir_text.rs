@@ -32,6 +32,7 @@ use tensor::{Buffer, Tensor};
 use crate::model::{self, Callee, Const, Graph, Module, Node, Param, Ref, Weight};
 use crate::{ImportError, Imported, WeightOptions};
 
+mod actors;
 mod parse;
 mod rewrite;
 use parse::*;
@@ -39,6 +40,9 @@ use rewrite::*;
 
 /// An `.ir` dump as DSL text (entry graph `main`).
 pub fn import(text: &str, opts: &WeightOptions) -> Result<Imported, ImportError> {
+    if irdump::actors::is_actor_set(text) {
+        return actors::import(text);
+    }
     let (module, types, lines, notes) = parse(text)?;
     let mut header = String::from("# Imported from a MindSpore IR dump.\n");
     for n in &notes {

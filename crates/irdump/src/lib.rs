@@ -35,6 +35,9 @@ pub struct Dump {
     pub graphs: Vec<Graph>,
     /// Every use of a name, in text order (definitions excluded).
     pub uses: Vec<Use>,
+    /// The runtime's actor set, when the file is one (`*actor_set*.ir`):
+    /// then there are no graphs.
+    pub actors: Option<actors::ActorSet>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -278,6 +281,12 @@ fn frame(comment: &str) -> Option<Frame> {
 
 /// Reads a dump. Never fails: what it does not know it skips.
 pub fn parse(text: &str) -> Dump {
+    if actors::is_actor_set(text) {
+        return Dump {
+            actors: Some(actors::parse(text)),
+            ..Dump::default()
+        };
+    }
     let mut dump = Dump::default();
     let mut in_params = false;
     let mut current: Option<usize> = None;
@@ -561,6 +570,7 @@ impl Dump {
     }
 }
 
+pub mod actors;
 pub mod diff;
 pub mod stages;
 

@@ -440,3 +440,54 @@ fn a_loop_lift_dump_imports_and_runs() {
         "{got}, MindSpore's {want}"
     );
 }
+
+/// MindSpore's runtime actor sets (testdata/irdumps/actors: gen_dumps.py's
+/// `tiny_step`, MindSpore 2.10 on CPU), in both forms, import as the data
+/// flow between the actors: the data source's nodes and the weights are the
+/// graph's inputs, each kernel an `Opaque` node of its primitive fed by the
+/// actors the set names (the final form with its printed types), the output
+/// actor's input the result, control-only actors comments. Both check.
+#[test]
+fn actor_sets_import_as_the_data_flow_between_actors() {
+    let dir = dumps().join("actors");
+    let cases = [
+        (
+            "0_actor_set_pipeline_kernel_graph_0.ir",
+            "%9 = Opaque(%6, inputs1, name=\"SoftmaxCrossEntropyWithLogits\")  # actor \
+             7_Default/network-WithLossCell/_loss_fn-SoftmaxCrossEntropyWithLogits/\
+             SoftmaxCrossEntropyWithLogits-op0 (kernel)",
+            "%18 = Opaque(%17, inputs0, \"Tensor(shape=[4], dtype=Int64, value=[2 1 3 3])\", \
+             name=\"Conv2DBackpropFilter\")",
+        ),
+        (
+            "final_actor_set_kernel_graph_0.ir",
+            "%7: (f32[2], f32[2, 3]) = Opaque(%6, inputs1, name=\"SoftmaxCrossEntropyWithLogits\")",
+            "%22: f32[2, 1, 3, 3] = Opaque(conv_weight, moments_conv_weight, learning_rate, %18[2], \
+             momentum, name=\"ApplyMomentum\")",
+        ),
+    ];
+    for (file, a, b) in cases {
+        let out_file = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{file}.mir"));
+        let o = mirdsl()
+            .arg("import")
+            .arg(dir.join(file))
+            .arg("-o")
+            .arg(&out_file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{file}: {:?}", text(&o));
+        let out = std::fs::read_to_string(&out_file).unwrap();
+        assert!(out.contains(a), "{file}: {out}");
+        assert!(out.contains(b), "{file}: {out}");
+        assert!(
+            out.contains("# actor kernel_graph_0_LoopCountActor (loop count): control only"),
+            "{out}"
+        );
+        assert!(
+            out.contains("  # actor kernel_graph_0_OutputActor (output)\n  return %"),
+            "{out}"
+        );
+        let o = mirdsl().arg("check").arg(&out_file).output().unwrap();
+        assert!(o.status.success(), "{file}: {:?}", text(&o));
+    }
+}
