@@ -4,7 +4,9 @@
 //! signature order, attribute types, defaults and allowed values, output
 //! structure), its shape rule, its gradient rule and its CPU kernel, all in the
 //! file of its family under `defs/`. Docs, hover, completion, checking, autodiff
-//! and execution all read this one table.
+//! and execution all read this one table. The schema of a primitive MindSpore
+//! has is derived from MindSpore's own definition plus the record's overrides
+//! ([`schema`]); [`OpDef::params`] gives it.
 
 pub mod batch;
 pub mod bind;
