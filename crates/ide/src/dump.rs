@@ -12,6 +12,7 @@ use crate::{Fold, FoldKind, HoverResult, Symbol, SymbolKind};
 
 pub use irdump::{parse as parse_dump, stages, Dump};
 
+mod actors;
 mod passes;
 mod tokens;
 
@@ -37,6 +38,9 @@ pub fn is_dump(path: &str) -> bool {
 /// The outline: the dump's parameters (weights and inputs), then each
 /// subgraph with its node count.
 pub fn dump_symbols(d: &Dump) -> Vec<Symbol> {
+    if let Some(set) = &d.actors {
+        return actors::actor_symbols(set);
+    }
     let mut out: Vec<Symbol> = d
         .params
         .iter()
@@ -75,6 +79,9 @@ pub fn dump_symbols(d: &Dump) -> Vec<Symbol> {
 /// One fold per subgraph, and one per node that spans several lines (its
 /// type line and Python frames).
 pub fn dump_folds(text: &str, d: &Dump) -> Vec<Fold> {
+    if let Some(set) = &d.actors {
+        return actors::actor_folds(text, set);
+    }
     let mut marks: Vec<(usize, usize, FoldKind)> = Vec::new();
     for g in &d.graphs {
         marks.push((
@@ -114,12 +121,18 @@ pub fn dump_folds(text: &str, d: &Dump) -> Vec<Fold> {
 
 /// Where the name under `offset` is defined.
 pub fn dump_definition(d: &Dump, offset: TextSize) -> Option<TextRange> {
+    if let Some(set) = &d.actors {
+        return actors::actor_definition(set, offset);
+    }
     let (_, _, target) = d.name_at(usize::from(offset))?;
     Some(range(&d.definition(target?)))
 }
 
 /// The uses of the name under `offset` (and its definition, if asked).
 pub fn dump_references(d: &Dump, offset: TextSize, include_declaration: bool) -> Vec<TextRange> {
+    if let Some(set) = &d.actors {
+        return actors::actor_references(set, offset, include_declaration);
+    }
     let Some((_, _, Some(target))) = d.name_at(usize::from(offset)) else {
         return Vec::new();
     };
@@ -213,6 +226,9 @@ pub fn dump_hover(
     dir: Option<&Path>,
     exists: &dyn Fn(&Path) -> bool,
 ) -> Option<HoverResult> {
+    if let Some(set) = &d.actors {
+        return actors::actor_hover(set, offset);
+    }
     let (name, at, target) = match d.name_at(usize::from(offset)) {
         Some(x) => x,
         None => {

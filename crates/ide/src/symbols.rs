@@ -10,6 +10,10 @@ pub enum SymbolKind {
     Graph,
     NestedGraph,
     Weight,
+    /// A section of a runtime actor set (`[Kernel actors:102]`, a block).
+    Section,
+    /// An actor of a runtime actor set.
+    Actor,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -184,6 +184,8 @@ pub fn symbol_kind(k: ide::SymbolKind) -> lsp::SymbolKind {
     match k {
         ide::SymbolKind::Graph | ide::SymbolKind::NestedGraph => lsp::SymbolKind::FUNCTION,
         ide::SymbolKind::Weight => lsp::SymbolKind::FIELD,
+        ide::SymbolKind::Section => lsp::SymbolKind::NAMESPACE,
+        ide::SymbolKind::Actor => lsp::SymbolKind::OBJECT,
     }
 }
 

@@ -106,3 +106,88 @@ fn the_users_frame_of_a_moved_folder_is_found_next_to_it() {
         Some((PathBuf::from("/gone/machine/my model.py"), 7))
     );
 }
+
+/// A runtime actor set (testdata/irdumps/actors, MindSpore 2.10's, of
+/// gen_dumps.py's `tiny_step`) in both its forms: the outline lists its
+/// sections (or blocks) and their actors, a mention of an actor goes to its
+/// definition, and hover says what the actor is, its kernel's primitive and
+/// MindSpore's schema of it, and where each input comes from.
+#[test]
+fn actor_sets_have_an_outline_definitions_references_and_hover() {
+    use crate::dump::{dump_definition, dump_folds, dump_references, dump_symbols};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/irdumps/actors");
+    // The detailed form.
+    let text = std::fs::read_to_string(dir.join("0_actor_set_pipeline_kernel_graph_0.ir")).unwrap();
+    let d = parse_dump(&text);
+    let syms = dump_symbols(&d);
+    let kernels = syms.iter().find(|s| s.name == "Kernel actors").unwrap();
+    assert_eq!(kernels.children.len(), 20, "{kernels:?}");
+    assert_eq!(
+        kernels.children[0].name,
+        "0_Default/network-WithLossCell/_backbone-Tiny/conv-Conv2d/Conv2D-op0"
+    );
+    assert_eq!(kernels.children[0].detail.as_deref(), Some("kernel Conv2D"));
+    let conv = "0_Default/network-WithLossCell/_backbone-Tiny/conv-Conv2d/Conv2D-op0";
+    let mention = text.find(&format!("to_actor_name:{conv}")).unwrap() + "to_actor_name:".len() + 3;
+    let def = dump_definition(&d, TextSize::from(mention as u32)).unwrap();
+    assert_eq!(&text[def], conv);
+    assert!(text[..usize::from(def.start())].ends_with("\tactor_name:"));
+    let refs = dump_references(&d, def.start(), false);
+    assert!(refs.len() >= 3, "{refs:?}");
+    assert!(refs.iter().all(|r| &text[*r] == conv));
+    let h = dump_hover(&d, TextSize::from(mention as u32), None, &|_| false).unwrap();
+    assert!(
+        h.markdown
+            .contains(&format!("**{conv}**: kernel actor in `Kernel actors`")),
+        "{}",
+        h.markdown
+    );
+    assert!(
+        h.markdown.contains("(primitive `Conv2D`)"),
+        "{}",
+        h.markdown
+    );
+    assert!(
+        h.markdown
+            .contains("- 0: output 0 of `kernel_graph_0_HostDSActor`"),
+        "{}",
+        h.markdown
+    );
+    assert!(
+        h.markdown.contains("- 1: weight `conv.weight`"),
+        "{}",
+        h.markdown
+    );
+    assert!(h.markdown.contains("MindSpore"), "{}", h.markdown);
+    assert!(!dump_folds(&text, &d).is_empty());
+    // The final form: ids, types.
+    let text = std::fs::read_to_string(dir.join("final_actor_set_kernel_graph_0.ir")).unwrap();
+    let d = parse_dump(&text);
+    let use_at = text.find("ReLU-op0(%2[0])").unwrap() + "ReLU-op0(".len() + 1;
+    let def = dump_definition(&d, TextSize::from(use_at as u32)).unwrap();
+    assert_eq!(&text[def], "%2");
+    assert!(text[usize::from(def.end())..].starts_with(" = kernel_graph0:Conv2D-op0("));
+    let h = dump_hover(&d, TextSize::from(use_at as u32), None, &|_| false).unwrap();
+    assert!(
+        h.markdown
+            .contains("kernel: `kernel_graph0:Conv2D-op0` (primitive `Conv2D`)"),
+        "{}",
+        h.markdown
+    );
+    assert!(
+        h.markdown
+            .contains("type: `<Tensor[Float32]> <Ref[Tensor[Float32]]> -> <Tensor[Float32]>`"),
+        "{}",
+        h.markdown
+    );
+    assert!(
+        h.markdown.contains("- 1: weight `conv.weight`"),
+        "{}",
+        h.markdown
+    );
+    let syms = dump_symbols(&d);
+    assert_eq!(syms.len(), 1);
+    assert!(syms[0].children.iter().any(
+        |s| s.name == "%2 0_Default/network-WithLossCell/_backbone-Tiny/conv-Conv2d/Conv2D-op0"
+    ));
+}
