@@ -284,48 +284,43 @@ crate::formula! {pub LOGICAL_NOT = [test] |a| eq(a, 0.0)}
 // Kernels.
 
 fn k_add(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), ADD | a, b | a.wrapping_add(b))
+    numeric!(c, c.promoted(), ADD, |a, b| a.wrapping_add(b))
 }
 
 fn k_sub(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), SUB | a, b | a.wrapping_sub(b))
+    numeric!(c, c.promoted(), SUB, |a, b| a.wrapping_sub(b))
 }
 
 fn k_mul(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), MUL | a, b | a.wrapping_mul(b))
+    numeric!(c, c.promoted(), MUL, |a, b| a.wrapping_mul(b))
 }
 
 fn k_real_div(c: &KernelCall) -> Result<KValue, OpError> {
     let d = c.promoted();
-    numeric!(
-        c,
-        d,
-        REAL_DIV | a,
-        b | {
-            if b == 0 {
-                crate::defs::elementwise::binary::int_div_by_zero(a, d)
-            } else {
-                a.wrapping_div(b)
-            }
+    numeric!(c, d, REAL_DIV, |a, b| {
+        if b == 0 {
+            crate::defs::elementwise::binary::int_div_by_zero(a, d)
+        } else {
+            a.wrapping_div(b)
         }
-    )
+    })
 }
 
 fn k_pow(c: &KernelCall) -> Result<KValue, OpError> {
     let d = c.promoted();
-    numeric!(c, d, POW | a, b | ipow(a, b, d))
+    numeric!(c, d, POW, |a, b| ipow(a, b, d))
 }
 
 fn k_maximum(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), MAXIMUM | a, b | a.max(b))
+    numeric!(c, c.promoted(), MAXIMUM, |a, b| a.max(b))
 }
 
 fn k_minimum(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric!(c, c.promoted(), MINIMUM | a, b | a.min(b))
+    numeric!(c, c.promoted(), MINIMUM, |a, b| a.min(b))
 }
 
 fn k_neg(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric_unary!(c, NEG | x | x.wrapping_neg())
+    numeric_unary!(c, NEG, |x| x.wrapping_neg())
 }
 
 /// A bool input, returned unchanged (`Abs` and `ReLU` of a bool are the
@@ -339,18 +334,18 @@ fn k_abs(c: &KernelCall) -> Result<KValue, OpError> {
     if let Some(v) = bool_identity(c)? {
         return Ok(v);
     }
-    numeric_unary!(c, ABS | x | x.wrapping_abs())
+    numeric_unary!(c, ABS, |x| x.wrapping_abs())
 }
 
 fn k_square(c: &KernelCall) -> Result<KValue, OpError> {
-    numeric_unary!(c, SQUARE | x | x.wrapping_mul(x))
+    numeric_unary!(c, SQUARE, |x| x.wrapping_mul(x))
 }
 
 fn k_relu(c: &KernelCall) -> Result<KValue, OpError> {
     if let Some(v) = bool_identity(c)? {
         return Ok(v);
     }
-    numeric_unary!(c, RELU | x | x.max(0))
+    numeric_unary!(c, RELU, |x| x.max(0))
 }
 
 fn k_exp(c: &KernelCall) -> Result<KValue, OpError> {

@@ -182,7 +182,7 @@ pub(super) fn numeric_binary(
 /// `numeric!(call, dtype, |a, b| float expression, int expression)`: one
 /// expression for f32 and f64 (the same source, typed twice), one for i64.
 macro_rules! numeric {
-    ($c:expr, $dtype:expr, $formula:ident |$a:ident, $b:ident| $int:expr) => {
+    ($c:expr, $dtype:expr, $formula:ident, |$a:ident, $b:ident| $int:expr) => {
         numeric_binary(
             $c,
             $dtype,
@@ -260,7 +260,7 @@ pub(super) fn numeric_unary(
 }
 
 macro_rules! numeric_unary {
-    ($c:expr, $formula:ident |$x:ident| $int:expr) => {
+    ($c:expr, $formula:ident, |$x:ident| $int:expr) => {
         numeric_unary(
             $c,
             |$x: f32| $formula.un32($x, &[]),
