@@ -80,7 +80,7 @@ pub const OPS: &[OpDef] = &[OpDef {
     schema: Schema::ms(
         &[
             Override::attr("op", AttrType::Str(&["sum", "max", "min", "prod"]), Some(AttrDefault::Str("sum")), why::STRINGS),
-            Override::attr("group", AttrType::Str(&[]), Some(AttrDefault::Str("mccl_world_group")), why::DEFAULT),
+            Override::attr("group", AttrType::Str(&[]), Some(AttrDefault::Str("mccl_world_group")), "MindSpore's default is `GlobalComm.WORLD_COMM_GROUP`, an expression: the world group of the backend, the CPU's here"),
         ],
         &[
             ("input_x", "The tensor to reduce."),

@@ -783,11 +783,14 @@ pub const OPS: &[OpDef] = &[
         doc: "A rank-0 tensor holding the number `input_x`, of `dtype` (the number's own dtype when `None`, as in graph mode); converting as `Cast`.",
         schema: Schema::ms(
             &[
-                Override::drop("x", why::DROPPED),
+                Override::input("x", why::TO_INPUT),
+                Override::inputs(&["input_x"], why::INPUT_NAMES),
                 Override::attr("dtype", AttrType::DType, Some(AttrDefault::None), "exported graphs always pass the dtype; without one the registry keeps the number's dtype, as MindSpore's graph-mode kernel does (checked by the oracle)"),
-                Override::insert("", ParamDef::input("input_x", "The number."), why::EXTRA),
             ],
-            &[("dtype", "The tensor's dtype; `None` (the default) keeps the number's.")],
+            &[
+                ("input_x", "The number."),
+                ("dtype", "The tensor's dtype; `None` (the default) keeps the number's."),
+            ],
         ),
         variadic: false,
         output: OutputDef::Single,
