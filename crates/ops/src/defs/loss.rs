@@ -108,17 +108,14 @@ fn clog(v: f64) -> f64 {
     v.max(1e-12).ln()
 }
 
+/// `log(1 + eˣ)` without overflow (the formulas' helper).
 fn softplus(x: f64) -> f64 {
-    x.max(0.0) + (-x.abs()).exp().ln_1p()
+    crate::formula::fns::softplus_(x)
 }
 
+/// The logistic function (the formulas' helper).
 fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
+    crate::formula::fns::sigm(x)
 }
 
 /// One element's loss and its partial derivatives with respect to the

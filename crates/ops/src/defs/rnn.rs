@@ -118,13 +118,9 @@ impl Cfg {
     }
 }
 
+/// The logistic function (the formulas' helper).
 fn sigmoid(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
-    } else {
-        let e = x.exp();
-        e / (1.0 + e)
-    }
+    crate::formula::fns::sigm(x)
 }
 
 /// One direction of one layer over a sequence: the activations it keeps for
