@@ -235,38 +235,9 @@ fn build(
     mut graphs: Vec<PGraph>,
 ) -> Result<(Module, NodeTypes, Lines, Vec<String>), ImportError> {
     let notes = leave_out_graphs_being_built(&entry, &mut header_params, &mut graphs)?;
-    // Tensor constants printed in part: a node of their own before their
-    // user, of unknown value and the printed type (an `Opaque` node).
-    for g in &mut graphs {
-        let mut fresh = usize::MAX;
-        let mut nodes = Vec::with_capacity(g.nodes.len());
-        for mut n in std::mem::take(&mut g.nodes) {
-            for a in n.args.iter_mut() {
-                if let PRef::PartialTensor(ty) = a {
-                    let ty = ty.clone();
-                    nodes.push(PNode {
-                        index: fresh,
-                        label: format!("{}_constant", n.label),
-                        callee: PCallee::Prim(
-                            "TensorConstant".into(),
-                            vec![(
-                                "value".into(),
-                                Const::Str("printed in part by the dump".into()),
-                            )],
-                        ),
-                        args: Vec::new(),
-                        ty: Some(ty),
-                        scope: n.scope.clone(),
-                        line: n.line,
-                    });
-                    *a = PRef::Node(fresh);
-                    fresh -= 1;
-                }
-            }
-            nodes.push(n);
-        }
-        g.nodes = nodes;
-    }
+    let mut notes = notes;
+    unprinted_constants_as_weights(&mut header_params, &mut graphs, &mut notes);
+    strided_slice_grads_from_shapes(&mut graphs);
     let mut types = NodeTypes::new();
     for (gi, g) in graphs.iter().enumerate() {
         for (ni, n) in g.nodes.iter().enumerate() {
@@ -509,6 +480,143 @@ fn build(
         lines.insert((g.name.clone(), HEADER.into()), vec![pg.header_line]);
     }
     Ok((module, types, lines, notes))
+}
+
+/// What the import's note on a tensor constant the dump printed in part
+/// starts with (`mirdsl run` reads it back, to refuse to run without it).
+pub const UNPRINTED_CONSTANT: &str = "unprinted constant `";
+
+/// The weights the import's notes name as constants the dump printed in
+/// part, with the dump's line of each (from the imported text's header).
+pub fn unprinted_constants(imported: &str) -> Vec<(String, usize)> {
+    imported
+        .lines()
+        .take_while(|l| l.starts_with('#') || l.is_empty())
+        .filter_map(|l| {
+            let rest = l.strip_prefix("# ")?.strip_prefix(UNPRINTED_CONSTANT)?;
+            let (name, rest) = rest.split_once('`')?;
+            let line = rest
+                .split_once("dump line ")?
+                .1
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), line))
+        })
+        .collect()
+}
+
+/// A tensor constant the dump prints only in part (`value=[...]`: MindSpore
+/// prints a constant of 30 elements or more so, and nowhere in full): its
+/// type is known, its value is not. It becomes a weight of that type, named
+/// after the node that uses it (`network.network.add.constant1`, its input
+/// 1), with a note naming it and its line: `--load-weights` gives its value,
+/// and `mirdsl run` refuses to run without it.
+fn unprinted_constants_as_weights(
+    header_params: &mut Vec<(usize, String, Option<Ty>, bool)>,
+    graphs: &mut [PGraph],
+    notes: &mut Vec<String>,
+) {
+    let mut fresh = usize::MAX;
+    let mut taken: std::collections::HashSet<String> =
+        header_params.iter().map(|p| p.1.clone()).collect();
+    for g in graphs.iter_mut() {
+        for n in g.nodes.iter_mut() {
+            for (k, a) in n.args.iter_mut().enumerate() {
+                let PRef::PartialTensor(ty) = a else {
+                    continue;
+                };
+                let user = match &n.callee {
+                    PCallee::Prim(name, _) => Callee::Prim {
+                        name: name.clone(),
+                        attrs: Vec::new(),
+                    },
+                    PCallee::Value(_) => Callee::Prim {
+                        name: "call".into(),
+                        attrs: Vec::new(),
+                    },
+                };
+                let base = match &n.scope {
+                    Some(scope) => scoped_label(scope, &n.label, &user),
+                    None => n.label.clone(),
+                };
+                let mut name = format!("{base}.constant{k}");
+                let mut i = 2;
+                while taken.contains(&name) {
+                    name = format!("{base}.constant{k}_{i}");
+                    i += 1;
+                }
+                taken.insert(name.clone());
+                notes.push(format!(
+                    "{UNPRINTED_CONSTANT}{name}`: {} (dump line {}, input {k}), printed in part \
+                     (`value=[...]`); the dump does not hold its value: give it with --load-weights",
+                    ty,
+                    n.line + 1
+                ));
+                header_params.push((fresh, name, Some(ty.clone()), true));
+                *a = PRef::Para(fresh);
+                fresh -= 1;
+            }
+        }
+    }
+}
+
+/// MindSpore's `StridedSliceGrad(dy, shapex, begin, end, strides)` (masks
+/// as attributes) takes the sliced input's shape; the registry's
+/// `_StridedSliceGrad(grad, like)` a tensor of that shape, with the slice as
+/// attributes. Each becomes a `Zeros(shapex)` node and `_StridedSliceGrad`
+/// on it, when the shape and the slice are constants (as a kernel graph
+/// prints them); otherwise it stays an opaque node.
+fn strided_slice_grads_from_shapes(graphs: &mut [PGraph]) {
+    let mut fresh = usize::MAX / 2;
+    for g in graphs.iter_mut() {
+        let mut nodes = Vec::with_capacity(g.nodes.len());
+        for mut n in std::mem::take(&mut g.nodes) {
+            let is_grad = matches!(&n.callee, PCallee::Prim(p, _)
+                if p.strip_prefix("PrimFunc_").unwrap_or(p) == "StridedSliceGrad");
+            let consts = |k: usize| match n.args.get(k) {
+                Some(PRef::Const(c @ Const::Tuple(_))) => Some(c.clone()),
+                _ => None,
+            };
+            if let (true, 5, Some(shape), Some(begin), Some(end), Some(strides)) = (
+                is_grad,
+                n.args.len(),
+                consts(1),
+                consts(2),
+                consts(3),
+                consts(4),
+            ) {
+                let PCallee::Prim(_, attrs) = &n.callee else {
+                    unreachable!()
+                };
+                let mut attrs: Vec<(String, Const)> = attrs
+                    .iter()
+                    .filter(|(k, _)| k.ends_with("_mask"))
+                    .cloned()
+                    .collect();
+                attrs.extend([
+                    ("begin".to_string(), begin),
+                    ("end".to_string(), end),
+                    ("strides".to_string(), strides),
+                ]);
+                nodes.push(PNode {
+                    index: fresh,
+                    label: format!("{}_shape", n.label),
+                    callee: PCallee::Prim("Zeros".into(), Vec::new()),
+                    args: vec![PRef::Const(shape)],
+                    ty: n.ty.clone(),
+                    scope: n.scope.clone(),
+                    line: n.line,
+                });
+                n.callee = PCallee::Prim("_StridedSliceGrad".into(), attrs);
+                n.args = vec![n.args[0].clone(), PRef::Node(fresh)];
+                fresh -= 1;
+            }
+            nodes.push(n);
+        }
+        g.nodes = nodes;
+    }
 }
 
 /// A graph MindSpore printed while it was building it: no nodes and no

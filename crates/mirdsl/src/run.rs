@@ -58,9 +58,11 @@ pub struct RunArgs {
     pub steps: usize,
     /// Before running, set weights from this `.safetensors` file, MindSpore
     /// `.ckpt` checkpoint, or folder of NAME.npy files (by MindSpore's parameter
-    /// names; dtypes and shapes must match).
+    /// names; dtypes and shapes must match). May be given more than once: the
+    /// files are read in order (a dump's checkpoint, then the constants the
+    /// dump printed in part).
     #[arg(long, value_name = "FILE")]
-    pub load_weights: Option<PathBuf>,
+    pub load_weights: Vec<PathBuf>,
     /// After running, write every weight's value to this file: a MindSpore
     /// `.ckpt` checkpoint for a `.ckpt` path, a folder of NAME.npy files for a
     /// directory or a path ending in `/`, a `.safetensors` file otherwise.
@@ -243,6 +245,9 @@ fn run_inner(a: &RunArgs) -> u8 {
         Ok(t) => t,
         Err(code) => return code,
     };
+    if let Err(code) = unprinted_constants_given(a, &text) {
+        return code;
+    }
     let selected = match gpu::select(a.device.choice()) {
         Ok(s) => s,
         Err(m) => {
@@ -341,9 +346,9 @@ fn run_inner(a: &RunArgs) -> u8 {
     // Weights the file names as MindSpore does (`layer2.down.0.weight`) and
     // the program as the importer wrote them (`layer2.down._0.weight`).
     let mut file_names: HashMap<String, String> = HashMap::new();
-    if let Some(path) = &a.load_weights {
+    for path in &a.load_weights {
         match load_weights(&mut ex, path) {
-            Ok(names) => file_names = names,
+            Ok(names) => file_names.extend(names),
             Err(m) => {
                 eprintln!("error: {m}");
                 return EXIT_USAGE;
@@ -424,6 +429,43 @@ fn run_inner(a: &RunArgs) -> u8 {
         RunFormat::Text => print!("{}", exec::output::to_text(&value)),
     }
     EXIT_OK
+}
+
+/// A dump's tensor constants printed in part (the import names each in a
+/// note: `interop::ir_text::unprinted_constants`) are weights whose value the
+/// dump does not hold: running without a `--load-weights` file that gives
+/// each is refused, naming the constant and its line in the dump.
+fn unprinted_constants_given(a: &RunArgs, text: &str) -> Result<(), u8> {
+    let unprinted = interop::ir_text::unprinted_constants(text);
+    if unprinted.is_empty() {
+        return Ok(());
+    }
+    let mut given: Vec<String> = Vec::new();
+    for path in &a.load_weights {
+        if let Ok(f) = tensor::named::NamedTensors::open(path) {
+            for n in f.names() {
+                given.push(interop::model::weight_name(&n));
+                given.push(n);
+            }
+        }
+    }
+    let missing: Vec<&(String, usize)> = unprinted
+        .iter()
+        .filter(|(n, _)| !given.contains(n))
+        .collect();
+    for (name, line) in &missing {
+        eprintln!(
+            "error: {}:{line}: a tensor constant MindSpore printed in part (`value=[...]`), imported \
+             as the weight `{name}`: the dump does not hold its value; give it with --load-weights \
+             (a .ckpt, .safetensors or folder of NAME.npy holding `{name}`)",
+            a.file.display()
+        );
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(EXIT_FAILURE)
+    }
 }
 
 /// Sets the weights named in a `.safetensors` file, a MindSpore `.ckpt`

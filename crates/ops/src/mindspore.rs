@@ -126,6 +126,9 @@ pub const ALIASES: &[Alias] = &[
     same("scalar_ge", "ScalarGe"),
     same("scalar_eq", "ScalarEq"),
     same("Relu", "ReLU"),
+    // GatherD's backward primitive (x, dim, index, dout), which MindSpore's
+    // dumps of a training step hold: the registry's gradient helper.
+    same("GatherDGradV2", "_GatherDGrad"),
     same("Gelu", "GeLU"),
     same("make_tuple", "MakeTuple"),
     // A list is a tuple in the DSL (nothing mutates it in an exported graph).
