@@ -43,27 +43,6 @@ pub enum BatchRule {
     Like { axes: Option<&'static str> },
 }
 
-/// The reductions whose `axis` attribute (int or tuple, `()` for all)
-/// is the only thing tying them to dimensions.
-const AXIS_REDUCTIONS: &[&str] = &[
-    "ReduceSum",
-    "ReduceMean",
-    "ReduceMax",
-    "ReduceMin",
-    "ReduceProd",
-    "ReduceAll",
-    "ReduceAny",
-    "ReduceStd",
-    "ArgMax",
-    "Argmin",
-    "ArgMaxWithValue",
-    "ArgMinWithValue",
-    "CumSum",
-    "CumProd",
-    "Cummax",
-    "Cummin",
-];
-
 /// The batching rule of `op`, if it has one.
 pub fn rule(op: &OpDef) -> Option<BatchRule> {
     if let Some(r) = op.traits.batch {
@@ -72,24 +51,12 @@ pub fn rule(op: &OpDef) -> Option<BatchRule> {
     // An op with an elementwise formula (the activations and their backward
     // primitives among them) or of the elementwise category broadcasts.
     let pointwise = op.traits.formula.is_some() || op.category == Category::Elementwise;
-    match op.category {
-        // Scalar arithmetic (`ScalarAdd`, `TensorToScalar`, `bool_not`...)
-        // works on Python numbers, not on tensors a batch could live in.
-        _ if pointwise
-            && !op.variadic
-            && !op.name.contains("Scalar")
-            && op.name.starts_with(|c: char| c.is_ascii_uppercase()) =>
-        {
-            Some(BatchRule::Broadcast)
-        }
-        Category::Reduction if AXIS_REDUCTIONS.contains(&op.name) && op.input_count() == 1 => {
-            Some(BatchRule::Axes {
-                attr: "axis",
-                empty_is_all: op.name.starts_with("Reduce"),
-            })
-        }
-        _ => None,
-    }
+    // Scalar arithmetic (`ScalarAdd`, `TensorToScalar`, `bool_not`...) works
+    // on Python numbers, not on tensors a batch could live in.
+    let on_tensors = !op.variadic
+        && !op.name.contains("Scalar")
+        && op.name.starts_with(|c: char| c.is_ascii_uppercase());
+    (pointwise && on_tensors).then_some(BatchRule::Broadcast)
 }
 
 #[cfg(test)]
@@ -97,10 +64,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_override_names_an_op_of_the_registry() {
-        for name in AXIS_REDUCTIONS {
-            let op = crate::lookup(name).unwrap_or_else(|| panic!("{name} is not an op"));
-            assert!(op.param("axis").is_some(), "{name} has no axis");
+    fn every_axes_rule_names_an_attribute_of_its_op() {
+        for op in crate::registry().values() {
+            if let Some(BatchRule::Axes { attr, .. }) = op.traits.batch {
+                assert!(op.param(attr).is_some(), "{}: no {attr}", op.name);
+            }
         }
     }
 

@@ -13,6 +13,7 @@ pub mod index;
 pub mod sort;
 pub mod stats;
 
+use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
@@ -496,28 +497,32 @@ pub const OPS: &[OpDef] = &[
         REDUCE_SUM_PARAMS,
         grad_sum,
         |c| reduce_kernel(c, Kind::Sum, "ReduceSum"),
-    ),
+    )
+    .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     reduction(
         "ReduceMean",
         "The mean of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`.",
         REDUCE_PARAMS,
         grad_mean,
         |c| reduce_kernel(c, Kind::Mean, "ReduceMean"),
-    ),
+    )
+    .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     reduction(
         "ReduceMax",
         "The maximum of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`. Its gradient is shared among tied maxima.",
         REDUCE_PARAMS,
         grad_min_max,
         |c| reduce_kernel(c, Kind::Max, "ReduceMax"),
-    ),
+    )
+    .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     reduction(
         "ReduceMin",
         "The minimum of `x` over the dimensions in `axis` (all of them by default), removing them unless `keep_dims`. Its gradient is shared among tied minima.",
         REDUCE_PARAMS,
         grad_min_max,
         |c| reduce_kernel(c, Kind::Min, "ReduceMin"),
-    ),
+    )
+    .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     OpDef {
         name: "ArgMax",
         category: Category::Reduction,
@@ -535,7 +540,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_argmax,
         grad: None,
         kernel: Some(k_argmax),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
 ];
 

@@ -18,6 +18,7 @@
 //! `_ReduceProdGrad`, so zeros are handled); `Max`/`Min` share the gradient
 //! among tied extrema (MindSpore's `MinOrMaxGrad`).
 
+use crate::batch::BatchRule;
 use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
@@ -650,7 +651,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_prod,
         grad: Some(grad_reduce_prod),
         kernel: Some(k_reduce_prod),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     },
     OpDef {
         name: "ReduceAll",
@@ -669,7 +670,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, true, "ReduceAll")),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     },
     OpDef {
         name: "ReduceAny",
@@ -688,7 +689,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, false, "ReduceAny")),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     },
     OpDef {
         name: "Max",

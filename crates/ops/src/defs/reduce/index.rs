@@ -23,6 +23,7 @@
 //! along the axis, MindSpore's one-hot/scatter bprops); `CumSum` is the
 //! reversed `CumSum`, `CumProd` MindSpore's `cumsum(out·dout, reversed) / x`.
 
+use crate::batch::BatchRule;
 use crate::schema::Schema;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
@@ -729,7 +730,8 @@ pub const OPS: &[OpDef] = &[
         OutputDef::Tuple(&["index", "values"]),
         Some(|b, c| picked_grad(b, c, 1, 0, c.attrs.int("axis"), c.attrs.bool("keep_dims"))),
         |c| k_arg(c, "ArgMaxWithValue"),
-    ),
+    )
+    .batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     arg_op(
         "ArgMinWithValue",
         "The index and value of the minimum of `input` along `axis`: `(index, values)`, the index `i64`. Ties give the first index; a NaN counts only when it comes first (MindSpore's kernel).",
@@ -737,7 +739,8 @@ pub const OPS: &[OpDef] = &[
         OutputDef::Tuple(&["index", "values"]),
         Some(|b, c| picked_grad(b, c, 1, 0, c.attrs.int("axis"), c.attrs.bool("keep_dims"))),
         |c| k_arg(c, "ArgMinWithValue"),
-    ),
+    )
+    .batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     arg_op(
         "Argmin",
         "The index of the minimum of `x` along `axis` (the first one if tied; a NaN counts only when it comes first), removing that dimension.",
@@ -752,7 +755,8 @@ pub const OPS: &[OpDef] = &[
         OutputDef::Single,
         None,
         |c| k_arg(c, "Argmin"),
-    ),
+    )
+    .batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     arg_op(
         "ArgMaxExt",
         "The `i64` index of the maximum of `input` along `dim`, or of the flattened input when `dim` is `None` (`mint.argmax`; `keepdim` is then ignored). Ties give the first index.",
@@ -795,7 +799,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(grad_cumsum),
         kernel: Some(|c| k_cum(c, false)),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "CumProd",
@@ -815,7 +819,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(grad_cumprod),
         kernel: Some(|c| k_cum(c, true)),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "Cummax",
@@ -827,7 +831,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(|b, c| picked_grad(b, c, 0, 1, c.attrs.int("axis"), true)),
         kernel: Some(|c| k_cum_extreme(c, true)),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "Cummin",
@@ -839,7 +843,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_same_along_axis,
         grad: Some(|b, c| picked_grad(b, c, 0, 1, c.attrs.int("axis"), true)),
         kernel: Some(|c| k_cum_extreme(c, false)),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "_IndexScatterAdd",

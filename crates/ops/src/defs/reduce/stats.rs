@@ -12,6 +12,7 @@
 //! Gradients are the analytic ones MindSpore's bprops compute, built from
 //! registry primitives so that they differentiate again.
 
+use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType};
@@ -527,7 +528,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_stat,
         grad: Some(|b, c| grad_stat(b, c, "ReduceStd")),
         kernel: Some(|c| k_stat(c, "ReduceStd")),
-        traits: Traits::NONE,
+        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     },
     stat_op!(
         "Var",
