@@ -311,7 +311,10 @@ pub fn copy_snapshot(
                 return Err(AdError("internal: a copied node is missing".into()));
             };
             let new = match &node.kind {
-                NodeKind::Const(Value::Graph(k)) if gmap.contains_key(k) => {
+                // The copied graph itself (a recursive graph unrolled): its
+                // root's nodes are written into `root_to`, the graph stays.
+                NodeKind::Const(Value::Graph(k)) if *k == snap.root && same_body => m,
+                NodeKind::Const(Value::Graph(k)) if *k != snap.root && gmap.contains_key(k) => {
                     dst.add_const(Value::Graph(gmap[k]), None)
                 }
                 NodeKind::Const(Value::Graph(_)) if !same_body => {

@@ -96,6 +96,12 @@ pub struct Options {
     /// passed through, not differentiated (the captured values of a
     /// closure whose derivative is differentiated again). `None`: all.
     pub visible_params: Option<usize>,
+    /// Unroll each recursion whose depth the arguments decide (a loop over
+    /// a sequence of known length), so that no backpropagator passes
+    /// through a recursive call: what export needs, since MindSpore 2.10
+    /// cannot run the gradient of a loop loaded from MindIR (see
+    /// [`passes::unroll`]). Default `false`: the recursion stays.
+    pub unroll: bool,
 }
 
 impl Default for Options {
@@ -105,6 +111,7 @@ impl Default for Options {
             optimize: true,
             composites: None,
             visible_params: None,
+            unroll: false,
         }
     }
 }
@@ -151,6 +158,7 @@ pub fn differentiate_with(
         (target.graph != GraphId(0)).then(|| (item.to_string(), (*world.bodies[&item]).clone()));
     let mut cx = meta::Cx::new(world, taken, originals);
     cx.instances = options.composites;
+    cx.unroll = options.unroll;
     // A lifted target: generated code may call it as it is (`jvp`'s value).
     cx.generated.extend(lifted);
     let d = cx.differentiate(
@@ -173,6 +181,20 @@ pub fn differentiate_with(
         entry: d.entry,
         notes: std::mem::take(&mut cx.vmap_notes),
     })
+}
+
+/// Where a gradient still recurses after [`Options::unroll`]: the source
+/// place of a call by which one of its graphs calls itself (`None` inside
+/// when the call has none), or `None` when nothing recurses.
+pub fn remaining_recursion(result: &GradResult) -> Option<Option<ir::TextRange>> {
+    let graphs: Vec<(String, Body)> = result
+        .graphs
+        .iter()
+        .map(|(n, b)| (n.clone(), (**b).clone()))
+        .collect();
+    let (name, n) = passes::unroll::remaining_recursion(&graphs)?;
+    let body = &graphs.iter().find(|(g, _)| *g == name)?.1;
+    Some(body.node(n).span)
 }
 
 /// The values a closure of nested graph `graph` captures, in the order a

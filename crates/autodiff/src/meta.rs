@@ -61,6 +61,8 @@ pub struct Cx {
     depth: usize,
     /// Where the definitions inlined before differentiating come from.
     pub instances: Option<crate::composites::InstanceFn>,
+    /// Unroll recursions of known depth in the gradients (`Options::unroll`).
+    pub unroll: bool,
     /// How each `vmap` was made (batched, or per example and why).
     pub vmap_notes: Vec<String>,
     /// Generated graphs with a backward rule of their own, and the rule
@@ -81,6 +83,7 @@ impl Cx {
             lifts: HashMap::new(),
             depth: 0,
             instances: None,
+            unroll: false,
             vmap_notes: Vec::new(),
             own_rules: HashMap::new(),
             vmapping: Vec::new(),
@@ -199,13 +202,11 @@ impl Cx {
         let mut graphs = out;
         graphs.insert(0, (entry.clone(), entry_body));
         if optimize {
-            passes::optimize(
-                &mut graphs,
-                &self.world,
-                &entry,
-                &params,
-                *meta == MetaFn::Vjp,
-            );
+            let vjp = *meta == MetaFn::Vjp;
+            if self.unroll {
+                passes::unroll::run(&mut graphs, &self.world, &entry, &params, vjp);
+            }
+            passes::optimize(&mut graphs, &self.world, &entry, &params, vjp);
         }
         Ok(Derived { entry, graphs })
     }

@@ -440,3 +440,70 @@ graph f(x: f32[2, 3], y: f32[3]) -> f32[2, 3] {
     let g = gradient_text(&prog, "f", &grad_wrt(&[Param(0), Param(1)]));
     check_standalone(&g);
 }
+
+/// `Options::unroll` (what export asks for): a recursion whose depth the
+/// arguments decide (`go(x, 3)`, and `lstm`'s steps over a sequence of known
+/// length) unrolls into straight-line code — no graph of the gradient calls
+/// itself, no backpropagator passes through a recursive call — and computes
+/// the gradient the recursive form computes. A depth given as an argument
+/// stays a recursion, and [`autodiff::remaining_recursion`] finds it.
+#[test]
+fn unrolling_a_recursion_of_known_depth() {
+    let text = r#"
+graph f(x: f32[3], a: f32[3]) {
+  graph k(z) { return z * a }
+  graph go(z, n) {
+    r = if n < 1 { z } else { go(Tanh(k(z)) + x, n - 1) }
+    return r
+  }
+  return ReduceSum(go(x, 3) * go(a, 2))
+}
+graph g(x: f32[3], n: i64) {
+  graph go(z, m) {
+    r = if m < 1 { z } else { go(Sin(z) * x, m - 1) }
+    return r
+  }
+  return ReduceSum(go(x, n))
+}
+"#;
+    let prog = program(text);
+    let meta = grad_wrt(&[Param(0), Param(1)]);
+    let plain = differentiate(&prog, &target("f"), &meta).unwrap();
+    assert!(autodiff::remaining_recursion(&plain).is_some());
+    let options = autodiff::Options {
+        unroll: true,
+        ..Default::default()
+    };
+    let unrolled = autodiff::differentiate_with(&prog, &target("f"), &meta, &options).unwrap();
+    assert_eq!(autodiff::remaining_recursion(&unrolled), None);
+    let text_unrolled = autodiff::print_result(&unrolled);
+    assert!(!text_unrolled.contains("Switch"), "{text_unrolled}");
+    let args = [v3(41), v3(42)];
+    let want = leaves(&run(
+        &with_result(&prog, &plain),
+        here(),
+        &plain.entry,
+        &args,
+    ));
+    let got = leaves(&run(
+        &with_result(&prog, &unrolled),
+        here(),
+        &unrolled.entry,
+        &args,
+    ));
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        let (g, w) = (
+            g.as_ref().unwrap().to_f64_vec(),
+            w.as_ref().unwrap().to_f64_vec(),
+        );
+        assert!(
+            g.iter().zip(&w).all(|(a, b)| (a - b).abs() < 1e-6),
+            "{g:?} vs {w:?}"
+        );
+    }
+    // The depth an argument: nothing to unroll by.
+    let meta = grad_wrt(&[Param(0)]);
+    let r = autodiff::differentiate_with(&prog, &target("g"), &meta, &options).unwrap();
+    assert!(autodiff::remaining_recursion(&r).is_some());
+}

@@ -95,6 +95,8 @@ pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, Expo
         let options = autodiff::Options {
             param_values: values.clone(),
             composites: Some(analysis::composite::instance_body),
+            // MindSpore cannot run a loaded loop's gradient: unroll it.
+            unroll: true,
             ..Default::default()
         };
         let result = autodiff::differentiate_with(&program, &app.target, &app.meta, &options)
@@ -105,6 +107,21 @@ pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, Expo
                     app.target.item
                 ))
             })?;
+        if let Some(span) = autodiff::remaining_recursion(&result) {
+            let message = format!(
+                "the gradient of `{}` recurses to a depth export cannot know (a loop over a \
+                 symbolic length): MindSpore 2.10 cannot run the gradient of a loop loaded from \
+                 MindIR (its own export of a `while` loop's gradient does not run either), so \
+                 export unrolls loops whose length is known; fix the length with `--dim NAME=N`",
+                app.target.item
+            );
+            let span =
+                span.or_else(|| program.graph(&app.item).and_then(|b| b.node(app.node).span));
+            return Err(match span {
+                Some(span) => ExportError::UnsupportedAt(message, span),
+                None => ExportError::Unsupported(message),
+            });
+        }
         for (name, mut body) in result.graphs {
             if name == result.entry {
                 if let Some(values) = &values {

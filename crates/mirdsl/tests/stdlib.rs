@@ -743,16 +743,7 @@ print("RESULT", float(out.asnumpy()))
 /// Layers whose gradient program does not export or run in MindSpore yet,
 /// and why (issue 27). Each must still fail: one that passes is to leave the
 /// list.
-const GRADIENT_NOT_EXPORTED: &[(&str, &str)] = &[
-    (
-        "lstm",
-        "MindSpore 2.10 loads the export of some gradients of the recursive time steps \
-         but fails compiling them (`GetFuncGraphsFromCallNode`: abstract is null): this \
-         case's, and `ReduceSum(h * h)` alone, while `ReduceSum(h * h) + 0.0 * ReduceSum(h)` \
-         and testdata/training/lstm_adam.mir train to MindSpore's losses",
-    ),
-    ("gru", "as lstm"),
-];
+const GRADIENT_NOT_EXPORTED: &[(&str, &str)] = &[];
 
 /// The failures of a MindSpore test against its list of known gaps: the
 /// listed cases (failures start `name:`) must fail, every other must pass.

@@ -1,6 +1,6 @@
 //! Constant folding: `TupleGetItem` of a `MakeTuple` or of a constant tuple,
-//! `Switch` on a constant condition, `Depend` on a constant, `Neg(Neg(x))`, and
-//! arithmetic on literal scalars.
+//! `Switch` on a constant condition, `Depend` on a constant, `Neg(Neg(x))`,
+//! arithmetic on literal scalars and comparisons of scalar constants.
 
 use std::collections::HashMap;
 
@@ -47,6 +47,26 @@ pub fn run(body: &mut Body) -> bool {
                 ("Switch", [c, a, b]) => match &body.node(*c).kind {
                     NodeKind::Const(Value::Scalar { value, .. }) => {
                         Some(if value.as_f64() != 0.0 { *a } else { *b })
+                    }
+                    _ => None,
+                },
+                // Comparisons of scalar constants (a loop's `t < t_end` once
+                // unrolled: see `unroll`).
+                (
+                    "Less" | "LessEqual" | "Greater" | "GreaterEqual" | "Equal" | "NotEqual"
+                    | "ScalarLt" | "ScalarLe" | "ScalarGt" | "ScalarGe" | "ScalarEq",
+                    [x, y],
+                ) => match (scalar(body, *x), scalar(body, *y)) {
+                    (Some(a), Some(b)) => {
+                        let v = match p.as_str() {
+                            "Less" | "ScalarLt" => a < b,
+                            "LessEqual" | "ScalarLe" => a <= b,
+                            "Greater" | "ScalarGt" => a > b,
+                            "GreaterEqual" | "ScalarGe" => a >= b,
+                            "Equal" | "ScalarEq" => a == b,
+                            _ => a != b,
+                        };
+                        Some(body.add_const(Value::bool(v), None))
                     }
                     _ => None,
                 },
@@ -109,6 +129,14 @@ fn index(len: usize, k: i64) -> Option<usize> {
 fn const_int(body: &Body, n: NodeId) -> Option<i64> {
     match &body.node(n).kind {
         NodeKind::Const(Value::Scalar { value, .. }) => value.as_i64(),
+        _ => None,
+    }
+}
+
+/// A scalar constant's value.
+fn scalar(body: &Body, n: NodeId) -> Option<f64> {
+    match &body.node(n).kind {
+        NodeKind::Const(Value::Scalar { value, .. }) => Some(value.as_f64()),
         _ => None,
     }
 }

@@ -19,6 +19,14 @@ const MAX_BODY_NODES: usize = 200_000;
 /// `bodies` (by `Global` name) are inlined when that body is not recursive;
 /// calls of graphs outside `bodies` are left alone.
 pub fn run(bodies: &mut [(String, Body)]) -> bool {
+    run_with(bodies, false)
+}
+
+/// [`run`], and with `unroll` also a call of a recursive graph that every
+/// run of its body makes (a call in a body's root graph, not in a branch),
+/// one level each time: with [`super::unroll`] folding the conditions its
+/// arguments decide, a recursion whose depth is known unrolls.
+pub fn run_with(bodies: &mut [(String, Body)], unroll: bool) -> bool {
     let recursive_globals = recursive_globals(bodies);
     let mut changed = false;
     let mut done: HashSet<usize> = HashSet::new();
@@ -27,7 +35,7 @@ pub fn run(bodies: &mut [(String, Body)]) -> bool {
         if bi >= bodies.len() || !done.insert(bi) {
             continue;
         }
-        changed |= inline_body(bodies, bi, &recursive_globals);
+        changed |= inline_body(bodies, bi, &recursive_globals, unroll);
         // The bodies this one still calls.
         let body = &bodies[bi].1;
         for g in &body.graphs {
@@ -52,7 +60,7 @@ enum Callee {
 }
 
 /// Generated bodies that can reach themselves through `Global` references.
-fn recursive_globals(bodies: &[(String, Body)]) -> HashSet<usize> {
+pub(crate) fn recursive_globals(bodies: &[(String, Body)]) -> HashSet<usize> {
     let index: HashMap<&str, usize> = bodies
         .iter()
         .enumerate()
@@ -92,7 +100,7 @@ fn recursive_globals(bodies: &[(String, Body)]) -> HashSet<usize> {
 }
 
 /// Nested graphs that can reach themselves through graph constants.
-fn recursive_nested(body: &Body) -> Vec<bool> {
+pub(crate) fn recursive_nested(body: &Body) -> Vec<bool> {
     let n = body.graphs.len();
     // Graphs referred to from each graph's subtree.
     let mut refs: Vec<Vec<GraphId>> = vec![Vec::new(); n];
@@ -141,9 +149,13 @@ fn site(
     recursive: &[bool],
     recursive_globals: &HashSet<usize>,
     repl: &HashMap<NodeId, NodeId>,
+    unroll: bool,
 ) -> Option<Callee> {
     let body = &bodies[bi].1;
     let g = body.node(n).graph?;
+    // A call every run of the body makes: unrolling may copy a recursive
+    // callee here.
+    let unrolled = unroll && g == body.root();
     let inputs = body.inputs(n);
     let mut callee = *inputs.first()?;
     // A callee that is an earlier inlined call's value (not yet substituted).
@@ -156,7 +168,7 @@ fn site(
             let h = *h;
             // What `h` captures belongs to graphs enclosing it, which enclose
             // any graph that can name `h` (the call's) as well.
-            let ok = !recursive.get(h.0 as usize).copied().unwrap_or(true)
+            let ok = (unrolled || !recursive.get(h.0 as usize).copied().unwrap_or(true))
                 && !body.is_within(g, h)
                 && body.graph(h).params.len() == nargs
                 && body.graph(h).output.is_some();
@@ -166,7 +178,7 @@ fn site(
             let j = bodies.iter().position(|(m, _)| m == name)?;
             let root = bodies[j].1.graph(GraphId(0));
             let ok = j != bi
-                && !recursive_globals.contains(&j)
+                && (unrolled || !recursive_globals.contains(&j))
                 && root.params.len() == nargs
                 && root.output.is_some();
             ok.then_some(Callee::Global(j))
@@ -180,6 +192,7 @@ fn inline_body(
     bodies: &mut [(String, Body)],
     bi: usize,
     recursive_globals: &HashSet<usize>,
+    unroll: bool,
 ) -> bool {
     let mut recursive = recursive_nested(&bodies[bi].1);
     let mut other_recursive: HashMap<usize, Vec<bool>> = HashMap::new();
@@ -196,7 +209,7 @@ fn inline_body(
         if bodies[bi].1.nodes.len() > MAX_BODY_NODES {
             break;
         }
-        let Some(callee) = site(bodies, bi, n, &recursive, recursive_globals, &repl) else {
+        let Some(callee) = site(bodies, bi, n, &recursive, recursive_globals, &repl, unroll) else {
             continue;
         };
         let (snap, same_body, source_recursive) = match callee {

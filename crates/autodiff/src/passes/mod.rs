@@ -11,6 +11,7 @@ pub mod cse;
 pub mod dce;
 pub mod inline;
 pub mod schedule;
+pub mod unroll;
 pub mod zeros;
 
 use std::collections::HashSet;
