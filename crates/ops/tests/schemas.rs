@@ -11,14 +11,10 @@
 use ops::schema::{apply, build, derive, ms_name_of, why, Change, Override};
 use ops::{AttrDefault, AttrType, Category, OpDef, ParamDef, ParamKind, Schema};
 
-/// Not a MindSpore primitive of its own: the registry's private helpers,
-/// composites and structural primitives.
+/// Not a MindSpore primitive of its own: the registry's private helpers and
+/// composites.
 fn private(op: &OpDef) -> bool {
-    op.name.starts_with('_')
-        || matches!(
-            op.category,
-            Category::Composite | Category::Internal | Category::Structure
-        )
+    op.name.starts_with('_') || matches!(op.category, Category::Composite | Category::Internal)
 }
 
 #[test]

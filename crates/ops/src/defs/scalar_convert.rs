@@ -3,7 +3,7 @@
 //! tuple) and the tensor-with-number comparisons (LessScalar, EqScalar,
 //! GreaterEqualScalar). See `scalar_seq` for how tuples are represented.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
@@ -12,10 +12,7 @@ use crate::defs::scalar::Num;
 use crate::defs::scalar_seq::{abs_num, has_float, knum, seq_op, tuple_arg, tuple_nums};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
-use crate::{
-    AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
-};
+use crate::{AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // Tuples and tensors.
@@ -178,13 +175,6 @@ fn k_scalar_compare(c: &KernelCall, prim: &str) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const TO_TENSOR_DTYPE: ParamDef = ParamDef::attr(
-    "dtype",
-    AttrType::DType,
-    Some(AttrDefault::None),
-    "The tensor's dtype; `None` (the default) gives `f32` if any element is a float, else `i64` (bool for all bools).",
-);
-
 pub const OPS: &[OpDef] = &[
     OpDef {
         name: "SequenceConcat",
@@ -207,7 +197,13 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TupleToTensor",
         "A 1-D tensor of the numbers of a tuple, of `dtype`.",
-        Schema::own(&[ParamDef::input("input_tuple", "A tuple of numbers."), TO_TENSOR_DTYPE]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_tuple", "A tuple of numbers."),
+                ("dtype", "The tensor's dtype; `None` (the default) gives `f32` if any element is a float, else `i64` (bool for all bools)."),
+            ],
+        ),
         infer_to_tensor,
         Some(grad_to_tensor),
         |c| k_to_tensor(c, "TupleToTensor"),
@@ -215,10 +211,10 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "ListToTensor",
         "A 1-D tensor of the numbers of a list (a tuple here), of `dtype`.",
-        Schema::own(&[
-            ParamDef::input("input_list", "A list of numbers."),
-            ParamDef::attr("dtype", AttrType::DType, None, "The tensor's dtype."),
-        ]),
+        Schema::ms(
+            &[Override::attr("dtype", AttrType::DType, None, why::TO_ATTR)],
+            &[("input_list", "A list of numbers."), ("dtype", "The tensor's dtype.")],
+        ),
         infer_to_tensor,
         Some(grad_to_tensor),
         |c| k_to_tensor(c, "ListToTensor"),
@@ -226,7 +222,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TupleToArray",
         "A 1-D tensor of the numbers of a non-empty tuple: `i32` for integers, `f32` if any is a float.",
-        Schema::own(&[ParamDef::input("input_x", "A non-empty tuple of numbers.")]),
+        Schema::ms(&[], &[("input_x", "A non-empty tuple of numbers.")]),
         infer_to_tensor,
         Some(grad_to_tensor),
         |c| k_to_tensor(c, "TupleToArray"),
@@ -234,7 +230,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TensorToTuple",
         "The elements of a 1-D tensor as a tuple of numbers of its dtype (its length must be known for the result to be).",
-        Schema::own(&[ParamDef::input("input_tensor", "A 1-D tensor.")]),
+        Schema::ms(&[], &[("input_tensor", "A 1-D tensor.")]),
         infer_to_tuple,
         Some(grad_to_tuple),
         |c| k_to_tuple(c, "TensorToTuple"),
@@ -242,7 +238,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "TensorToList",
         "The elements of a 1-D tensor as a list (a tuple here) of numbers of its dtype.",
-        Schema::own(&[ParamDef::input("input_tensor", "A 1-D tensor.")]),
+        Schema::ms(&[], &[("input_tensor", "A 1-D tensor.")]),
         infer_to_tuple,
         Some(grad_to_tuple),
         |c| k_to_tuple(c, "TensorToList"),

@@ -13,7 +13,7 @@
 //! when the inputs' values are known. Semantics are Python's on tuples of
 //! numbers, as MindSpore's graph-mode kernels implement them.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
@@ -21,7 +21,7 @@ use tensor::Tensor;
 use crate::defs::scalar::{num_out, scalar_out, scalar_promote, Num};
 use crate::infer::InferCall;
 use crate::kernel::{KArg, KValue, KernelCall};
-use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef, ParamDef};
+use crate::{Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef};
 
 // ---------------------------------------------------------------------------
 // Helpers.
@@ -637,12 +637,14 @@ fn k_tuple_cmp(c: &KernelCall, op: &str) -> Result<KValue, OpError> {
 // ---------------------------------------------------------------------------
 // The table.
 
-const SEQ: Schema = Schema::own(&[ParamDef::input("sequence", "A tuple.")]);
-const NUMS: Schema = Schema::own(&[ParamDef::input("sequence", "A non-empty tuple of numbers.")]);
-const TWO_TUPLES: Schema = Schema::own(&[
-    ParamDef::input("x", "A tuple of numbers."),
-    ParamDef::input("y", "A tuple of numbers."),
-]);
+const SEQ: Schema = Schema::ms(&[], &[("sequence", "A tuple.")]);
+const NUMS: Schema = Schema::ms(&[], &[("sequence", "A non-empty tuple of numbers.")]);
+/// (MindSpore calls the operands of `tuple_lt` and the like `input_0`,
+/// `input_1`; of `tuple_equal` and `list_equal` `x`, `y`.)
+const TWO_TUPLES: Schema = Schema::ms(
+    &[Override::inputs(&["x", "y"], why::INPUT_NAMES)],
+    &[("x", "A tuple of numbers."), ("y", "A tuple of numbers.")],
+);
 
 pub(crate) const fn seq_op(
     name: &'static str,
@@ -682,11 +684,14 @@ pub const OPS: &[OpDef] = &[
         name: "make_range",
         category: Category::Structure,
         doc: "`tuple(range(start, limit, delta))` from 1 to 3 integers (`make_range(limit)`, `make_range(start, limit)`, `make_range(start, limit, delta)`). Its length is known only when the numbers are constants.",
-        schema: Schema::own(&[
-            ParamDef::input("start", "The first number (or, alone, the limit)."),
-            ParamDef::input("limit", "The end, excluded."),
-            ParamDef::input("delta", "The step, not 0 (default 1)."),
-        ]),
+        schema: Schema::ms(
+            &[],
+            &[
+                ("start", "The first number (or, alone, the limit)."),
+                ("limit", "The end, excluded."),
+                ("delta", "The step, not 0 (default 1)."),
+            ],
+        ),
         variadic: true,
         output: OutputDef::Single,
         infer: infer_make_range,
@@ -697,7 +702,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceAdd",
         "The concatenation `input_1 + input_2` of two tuples.",
-        Schema::own(&[ParamDef::input("input_1", "A tuple."), ParamDef::input("input_2", "A tuple.")]),
+        Schema::ms(&[], &[("input_1", "A tuple."), ("input_2", "A tuple.")]),
         infer_seq_add,
         Some(grad_seq_add),
         k_seq_add,
@@ -705,12 +710,15 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceSlice",
         "`seq[start:stop:step]` with Python's rules (negative positions count from the end, out-of-range ones are clamped). Its length is known only when the numbers are constants.",
-        Schema::own(&[
-            ParamDef::input("seq", "A tuple."),
-            ParamDef::input("start", "An integer position."),
-            ParamDef::input("stop", "An integer position, excluded."),
-            ParamDef::input("step", "A non-zero integer."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("seq", "A tuple."),
+                ("start", "An integer position."),
+                ("stop", "An integer position, excluded."),
+                ("step", "A non-zero integer."),
+            ],
+        ),
         infer_seq_slice,
         None,
         k_seq_slice,
@@ -718,7 +726,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceMul",
         "The tuple repeated `scalar` times, `sequence * scalar` (empty for 0 or less).",
-        Schema::own(&[ParamDef::input("sequence", "A tuple."), ParamDef::input("scalar", "An integer.")]),
+        Schema::ms(&[], &[("sequence", "A tuple."), ("scalar", "An integer.")]),
         infer_seq_mul,
         None,
         k_seq_mul,
@@ -726,7 +734,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceCount",
         "How many elements of a tuple of numbers equal `target`, `sequence.count(target)`: an `i64`.",
-        Schema::own(&[ParamDef::input("sequence", "A tuple of numbers."), ParamDef::input("target", "A number.")]),
+        Schema::ms(&[], &[("sequence", "A tuple of numbers."), ("target", "A number.")]),
         infer_count,
         None,
         |c| k_count(c, true),
@@ -734,7 +742,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "InSequence",
         "Whether `element` equals an element of the tuple, `element in input_data`: a bool.",
-        Schema::own(&[ParamDef::input("element", "A number."), ParamDef::input("input_data", "A tuple of numbers.")]),
+        Schema::ms(&[], &[("element", "A number."), ("input_data", "A tuple of numbers.")]),
         infer_count,
         None,
         |c| k_count(c, false),
@@ -748,12 +756,15 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "SequenceAddN",
         "The sum of the elements of a non-empty tuple: numbers (in their highest dtype) or tensors (added with broadcasting).",
-        Schema::own(&[ParamDef::input("inputs", "A non-empty tuple of numbers or tensors.")]),
+        Schema::ms(&[], &[("inputs", "A non-empty tuple of numbers or tensors.")]),
         infer_fold,
         Some(grad_add_n),
         |c| k_fold(c, "SequenceAddN"),
     ),
-    seq_op("shape_mul", "The product of a tuple of integers (a shape's element count): an `i64`; 1 for `()`.", Schema::own(&[ParamDef::input("input_data", "A tuple of integers.")]), infer_fold, None, |c| {
+    seq_op("shape_mul", "The product of a tuple of integers (a shape's element count): an `i64`; 1 for `()`.", Schema::ms(
+        &[],
+        &[("input_data", "A tuple of integers.")],
+    ), infer_fold, None, |c| {
         k_fold(c, "shape_mul")
     }),
     seq_op("SequenceZerosLike", "A tuple of zeros with the length and element dtypes of `sequence` (a tuple of numbers).", SEQ, infer_zeros_like, None, k_zeros_like),
@@ -770,7 +781,7 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "ListAppend",
         "The list with `target` appended, `input_data + [target]` (lists are tuples here).",
-        Schema::own(&[ParamDef::input("input_data", "A list."), ParamDef::input("target", "The element to append.")]),
+        Schema::ms(&[], &[("input_data", "A list."), ("target", "The element to append.")]),
         infer_list_append,
         None,
         k_list_append,
@@ -778,11 +789,14 @@ pub const OPS: &[OpDef] = &[
     seq_op(
         "ListInsert",
         "The list with `target` inserted before position `index`, as `list.insert` (lists are tuples here).",
-        Schema::own(&[
-            ParamDef::input("input_data", "A list."),
-            ParamDef::input("index", "An integer position (negative counts from the end; clamped)."),
-            ParamDef::input("target", "The element to insert."),
-        ]),
+        Schema::ms(
+            &[],
+            &[
+                ("input_data", "A list."),
+                ("index", "An integer position (negative counts from the end; clamped)."),
+                ("target", "The element to insert."),
+            ],
+        ),
         infer_list_insert,
         None,
         k_list_insert,

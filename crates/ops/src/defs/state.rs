@@ -462,7 +462,7 @@ pub const OPS: &[OpDef] = &[
         name: "UpdateState",
         category: Category::Structure,
         doc: "Advances the effect order's token (MindIR's `U` monad) past `x`. Made by lowering and import; not written in source.",
-        schema: Schema::own(&[]),
+        schema: Schema::own_because(&[], "variadic: the token and any number of values"),
         variadic: true,
         output: OutputDef::Single,
         infer: infer_update_state,

@@ -2,7 +2,7 @@
 //! meaning (they move values and functions around rather than compute); the
 //! schemas here serve docs, completion and argument checking.
 
-use crate::schema::Schema;
+use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::AbsVal;
 
@@ -54,19 +54,19 @@ pub const OPS: &[OpDef] = &[
     structural(
         "Partial",
         "Binds the first arguments of a function: `Partial(f, a)(b)` is `f(a, b)`.",
-        Schema::own(&[]),
+        Schema::own_because(&[], "variadic: a function and any number of arguments"),
         true,
     ),
     structural(
         "Depend",
         "Returns `value`, after `expr` has been evaluated (orders side effects).",
-        Schema::own(&[ParamDef::input("value", "The result."), ParamDef::input("expr", "Evaluated first.")]),
+        Schema::ms(&[], &[("value", "The result."), ("expr", "Evaluated first.")]),
         false,
     ),
     structural(
         "StopGradient",
         "Returns `x` unchanged; no gradient flows through it.",
-        Schema::own(&[ParamDef::input("x", "The value.")]),
+        Schema::ms(&[Override::inputs(&["x"], why::INPUT_NAMES)], &[("x", "The value.")]),
         false,
     ),
     structural("Return", "Returns `x` from the graph (every graph ends with one).", Schema::own(&[ParamDef::input("x", "The value.")]), false),
