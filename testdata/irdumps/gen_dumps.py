@@ -198,6 +198,40 @@ def gpt_adamw():
     return step, [ids, targets]
 
 
+@net("cnn_dropout_adam", "a small CNN with Dropout (Conv2d-ReLU-MaxPool twice, Dropout, Dense), "
+     "SoftmaxCrossEntropyWithLogits with sparse labels, TrainOneStepCell + Adam, f32[4, 1, 16, 16]; "
+     "a held-out compile: not used to develop the importer")
+def cnn_dropout_adam():
+    import mindspore as ms
+    from mindspore import nn
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, pad_mode="same", has_bias=True)
+            self.conv2 = nn.Conv2d(4, 8, 3, pad_mode="same", has_bias=True)
+            self.relu = nn.ReLU()
+            self.pool = nn.MaxPool2d(2, 2)
+            self.drop = nn.Dropout(p=0.25)
+            self.flat = nn.Flatten()
+            self.fc = nn.Dense(8 * 4 * 4, 5)
+
+        def construct(self, x):
+            x = self.pool(self.relu(self.conv1(x)))
+            x = self.pool(self.relu(self.conv2(x)))
+            return self.fc(self.drop(self.flat(x)))
+
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((4, 1, 16, 16)).astype(np.float32)
+    labels = rng.integers(0, 5, 4).astype(np.int32)
+    network = Net()
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    opt = nn.Adam(network.trainable_params(), learning_rate=1e-3)
+    step = nn.TrainOneStepCell(nn.WithLossCell(network, loss), opt)
+    step.set_train()
+    return step, [x, labels]
+
+
 @net("control_flow", "a network with a tensor-conditioned while loop and if/else inside it, "
      "and its gradient (ops.grad)")
 def control_flow():

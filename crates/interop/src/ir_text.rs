@@ -507,8 +507,9 @@ pub fn unprinted_constants(imported: &str) -> Vec<(String, usize)> {
         .collect()
 }
 
-/// A tensor constant the dump prints only in part (`value=[...]`: MindSpore
-/// prints a constant of 30 elements or more so, and nowhere in full): its
+/// A tensor constant the dump prints only in part (MindSpore 2.10 prints a
+/// larger one as `value=[...]`, or with NumPy's `...` between its first and
+/// last rows, and in full nowhere in the folder): its
 /// type is known, its value is not. It becomes a weight of that type, named
 /// after the node that uses it (`network.network.add.constant1`, its input
 /// 1), with a note naming it and its line: `--load-weights` gives its value,

@@ -15,6 +15,46 @@ pub struct DiffArgs {
     pub a: PathBuf,
     /// The second graph.
     pub b: PathBuf,
+    /// `text` (a report as diff(1) prints one) or `json` (`{"a", "b",
+    /// "equal", "changes": [{"kind", "graph", ...}]}`, printed whether or not
+    /// the graphs differ).
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    pub format: DiffFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    Text,
+    Json,
+}
+
+/// The changes as JSON: one object per change, its `kind`
+/// (`graph_removed`, `graph_added`, `node_removed`, `node_added`,
+/// `node_changed`), its graph, and the nodes as `describe` prints them.
+fn json_report(a: &Path, b: &Path, changes: &[irdump::diff::Change]) -> serde_json::Value {
+    use irdump::diff::Change;
+    let items: Vec<serde_json::Value> = changes
+        .iter()
+        .map(|c| match c {
+            Change::GraphRemoved(g) => serde_json::json!({"kind": "graph_removed", "graph": g}),
+            Change::GraphAdded(g) => serde_json::json!({"kind": "graph_added", "graph": g}),
+            Change::NodeRemoved { graph, node } => {
+                serde_json::json!({"kind": "node_removed", "graph": graph, "node": node})
+            }
+            Change::NodeAdded { graph, node } => {
+                serde_json::json!({"kind": "node_added", "graph": graph, "node": node})
+            }
+            Change::NodeChanged { graph, a, b, what } => serde_json::json!({
+                "kind": "node_changed", "graph": graph, "a": a, "b": b, "what": what
+            }),
+        })
+        .collect();
+    serde_json::json!({
+        "a": a.display().to_string(),
+        "b": b.display().to_string(),
+        "equal": changes.is_empty(),
+        "changes": items,
+    })
 }
 
 /// The file as dump text.
@@ -73,6 +113,14 @@ pub fn diff_command(args: &DiffArgs) -> u8 {
         }
     }
     let changes = irdump::diff::diff(&da, &db);
+    if args.format == DiffFormat::Json {
+        println!("{}", json_report(&args.a, &args.b, &changes));
+        return if changes.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_FAILURE
+        };
+    }
     if changes.is_empty() {
         return EXIT_OK;
     }

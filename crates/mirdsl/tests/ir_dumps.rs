@@ -573,3 +573,40 @@ fn actor_sets_import_as_the_data_flow_between_actors() {
         assert!(o.status.success(), "{file}: {:?}", text(&o));
     }
 }
+
+/// `mirdsl diff --format json`: the same differences as one object, with
+/// the same exit codes (0 equal, 1 different).
+#[test]
+fn diff_as_json() {
+    let stages = dumps().join("stages");
+    let less = stages.join("hwopt_common_eliminate_illegal_data_type_after_graph_2_0218.ir");
+    let add = stages.join("hwopt_common_eliminate_illegal_data_type_after_graph_12_0689.ir");
+    let o = mirdsl()
+        .args(["diff", "--format", "json"])
+        .arg(&less)
+        .arg(&less)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["equal"], true);
+    assert_eq!(v["changes"].as_array().unwrap().len(), 0);
+    let o = mirdsl()
+        .args(["diff", "--format", "json"])
+        .arg(&less)
+        .arg(&add)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["equal"], false);
+    let changes = v["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 3, "{v}");
+    let changed = changes
+        .iter()
+        .find(|c| {
+            c["kind"] == "node_changed" && c["what"].to_string().contains("callee Less → Add")
+        })
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(changed["graph"].as_str().is_some(), "{v}");
+}
