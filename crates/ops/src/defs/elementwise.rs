@@ -413,11 +413,11 @@ fn k_greater_equal(c: &KernelCall) -> Result<KValue, OpError> {
 }
 
 fn k_logical_and(c: &KernelCall) -> Result<KValue, OpError> {
-    logical_kernel(c, |a, b| a & b)
+    logical_kernel(c, crate::formula::fns::both)
 }
 
 fn k_logical_or(c: &KernelCall) -> Result<KValue, OpError> {
-    logical_kernel(c, |a, b| a | b)
+    logical_kernel(c, crate::formula::fns::either)
 }
 
 fn k_logical_not(c: &KernelCall) -> Result<KValue, OpError> {

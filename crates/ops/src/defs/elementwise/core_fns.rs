@@ -291,13 +291,15 @@ pub(super) fn compare<T: Copy + PartialOrd>(
     out: &[usize],
     cmp: Cmp,
 ) -> Vec<bool> {
+    // The formulas' tests (`EQUAL` is `eq(a, b)`, ...), on every storage type.
+    use crate::formula::fns::{eq, ge, gt, le, lt, ne};
     match cmp {
-        Cmp::Eq => map2(a, sa, b, sb, out, |x, y| x == y),
-        Cmp::Ne => map2(a, sa, b, sb, out, |x, y| x != y),
-        Cmp::Lt => map2(a, sa, b, sb, out, |x, y| x < y),
-        Cmp::Le => map2(a, sa, b, sb, out, |x, y| x <= y),
-        Cmp::Gt => map2(a, sa, b, sb, out, |x, y| x > y),
-        Cmp::Ge => map2(a, sa, b, sb, out, |x, y| x >= y),
+        Cmp::Eq => map2(a, sa, b, sb, out, eq),
+        Cmp::Ne => map2(a, sa, b, sb, out, ne),
+        Cmp::Lt => map2(a, sa, b, sb, out, lt),
+        Cmp::Le => map2(a, sa, b, sb, out, le),
+        Cmp::Gt => map2(a, sa, b, sb, out, gt),
+        Cmp::Ge => map2(a, sa, b, sb, out, ge),
     }
 }
 
