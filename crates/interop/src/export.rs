@@ -658,6 +658,20 @@ impl<'a> Exporter<'a> {
                 return Ok(());
             }
         }
+        // Arithmetic on known numbers (`Sqrt(8.0)`) is a number too, written
+        // where it is used: beside a tensor as a rank-0 tensor of its dtype,
+        // which MindSpore's tensor primitives want.
+        if let Some(def) = body.called_prim(n).and_then(|p| ops::lookup(&p.name)) {
+            if def.category == ops::Category::Elementwise
+                && def.attrs().next().is_none()
+                && inputs.len() > 1
+            {
+                if let Some(v) = self.fold_scalar(g, def, &inputs[1..]) {
+                    g.consts.insert(Val::Node(item, n), v);
+                    return Ok(());
+                }
+            }
+        }
         let (&callee, args) = inputs
             .split_first()
             .ok_or_else(|| ExportError::Unsupported("a CNode without inputs".into()))?;
@@ -763,7 +777,7 @@ impl<'a> Exporter<'a> {
         // Attribute-free arithmetic on numbers: MindSpore's scalar primitives.
         if elementwise && all_scalar && !args.is_empty() && def.attrs().next().is_none() {
             // Arithmetic on literals (`-1.0 / 0.0`, how import writes -inf) is a constant.
-            if let Some(v) = self.fold_scalar(item, def, args) {
+            if let Some(v) = self.fold_scalar(g, def, args) {
                 return g.constant(self, &v, None);
             }
             return self.scalar_call(g, def.name, args, label, ty);

@@ -1,6 +1,8 @@
 //! Training steps written as a user writes them (`testdata/training`: a CNN
 //! with Momentum, a transformer encoder with SGD, a residual block with
-//! Adam): each checks, trains for three steps, exports to a `.mindir`, and
+//! Adam, an LSTM with Adam; and held-out ones: a CNN with batch norm, dropout,
+//! average pooling and Adam, a GRU classifier with SGD, a hand-written
+//! transformer block with AdamW): each checks, trains for three steps, exports to a `.mindir`, and
 //! the exported step imports back and trains to the same losses.
 //!
 //! With `MIRDSL_MINDSPORE_PYTHON` naming a python with MindSpore 2.10, the
@@ -252,6 +254,120 @@ fn residual_block_with_adam_exports_and_trains_the_same() {
             scalar("beta2_power", 0.999),
         ],
     );
+}
+
+/// Held-out steps written as a new user would (issue 27's review): a CNN with
+/// batch norm in training mode (its running statistics written back),
+/// dropout, average pooling and Adam on every weight.
+#[test]
+fn cnn_with_batch_norm_and_adam_exports_and_trains_the_same() {
+    train_and_export(
+        "cnn_bn_adam.mir",
+        &[floats("x", &[2, 3, 8, 8], 21), classes("labels", 2, 5, 22)],
+    );
+}
+
+/// A GRU classifier whose loss reads only the last hidden state, SGD on
+/// every weight: its gradient is the recursion over the time steps, unrolled
+/// by export (MindSpore 2.10 does not compile a loaded loop's gradient).
+#[test]
+fn gru_classifier_with_sgd_exports_and_trains_the_same() {
+    train_and_export(
+        "gru_sgd.mir",
+        &[
+            floats("xs", &[5, 2, 3], 23),
+            floats("h0", &[2, 4], 24),
+            classes("labels", 2, 3, 25),
+        ],
+    );
+}
+
+/// Hand-written attention (`scores / Sqrt(8.0)`: a number folded and written
+/// as a rank-0 tensor beside the scores), layer norm, GeLU and AdamW.
+#[test]
+fn transformer_block_with_adamw_exports_and_trains_the_same() {
+    train_and_export(
+        "transformer_adamw.mir",
+        &[floats("x", &[2, 4, 8], 26), classes("labels", 2, 3, 27)],
+    );
+}
+
+/// The GRU step over a symbolic sequence length: its gradient cannot be
+/// unrolled, so export refuses it where the gradient is taken, naming the
+/// graph and `--dim`; `--dim T=5` exports it (and MindSpore trains it as
+/// with the length written out).
+#[test]
+fn gru_over_a_symbolic_length_needs_dim_to_export() {
+    let scratch = std::env::temp_dir().join(format!("mirdsl-gru-symbolic-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let text = std::fs::read_to_string(dir().join("gru_sgd.mir"))
+        .unwrap()
+        .replace("f32[5, B, 3]", "f32[T, B, 3]");
+    let source = scratch.join("gru_t.mir");
+    std::fs::write(&source, &text).unwrap();
+    let source = source.to_str().unwrap();
+    ok("check", mirdsl(&["check", source]));
+    let model = scratch.join("step.mindir");
+    let model_s = model.to_str().unwrap();
+    let refused = mirdsl(&["export", source, "--entry", "train_step", "-o", model_s]);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("the gradient of `loss` recurses")
+            && err.contains("--dim")
+            && err.contains("gru_t.mir:22:"),
+        "{err}"
+    );
+    assert!(!model.exists());
+    ok(
+        "export --dim",
+        mirdsl(&[
+            "export",
+            source,
+            "--entry",
+            "train_step",
+            "--dim",
+            "T=5",
+            "-o",
+            model_s,
+        ]),
+    );
+    if let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) {
+        let inputs = [
+            floats("xs", &[5, 2, 3], 23),
+            floats("h0", &[2, 4], 24),
+            classes("labels", 2, 3, 25),
+        ];
+        let mut npys = Vec::new();
+        let mut run = vec![
+            "run".to_string(),
+            dir().join("gru_sgd.mir").display().to_string(),
+        ];
+        run.extend(["--entry", "train_step", "--steps", "3", "--format", "json"].map(String::from));
+        for input in &inputs {
+            let path = scratch.join(format!("{}.npy", input.name));
+            std::fs::write(&path, tensor::npy::write(&input.value)).unwrap();
+            run.push("--arg".into());
+            run.push(format!("{}={}", input.name, path.display()));
+            npys.push(path.display().to_string());
+        }
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let here = losses(&ok("run", mirdsl(&run)));
+        let out = Command::new(python)
+            .arg(dir().join("run_mindspore.py"))
+            .arg(&model)
+            .arg("3")
+            .args(&npys)
+            .output()
+            .expect("python runs");
+        let ms = losses(ok("MindSpore", out).lines().last().unwrap_or("[]"));
+        assert!(close(&here, &ms), "mirdsl {here:?}, MindSpore {ms:?}");
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// The MLP step of `testdata/data_parallel` without its `AllReduce`s (they

@@ -4,20 +4,20 @@
 use super::*;
 
 impl Exporter<'_> {
-    /// An elementwise primitive on scalar constants, evaluated.
+    /// An elementwise primitive on scalar constants (literals, or numbers
+    /// `g` knows: folded before, or given to an inlined graph), evaluated.
     pub(super) fn fold_scalar(
         &self,
-        item: usize,
+        g: &GraphBuilder,
         def: &ops::OpDef,
         args: &[NodeId],
     ) -> Option<Value> {
-        let body = self.body(item);
         let mut inputs = Vec::new();
         for &a in args {
-            let NodeKind::Const(Value::Scalar { value, dtype, .. }) = &body.node(a).kind else {
+            let Some(Value::Scalar { value, dtype, .. }) = self.const_number(g, a) else {
                 return None;
             };
-            inputs.push(ops::KValue::Tensor(Tensor::scalar(*dtype, value.as_f64())));
+            inputs.push(ops::KValue::Tensor(Tensor::scalar(dtype, value.as_f64())));
         }
         let ops::KValue::Tensor(t) = ops::eager::call(def.name, &inputs, Vec::new()).ok()? else {
             return None;
