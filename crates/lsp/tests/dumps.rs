@@ -528,3 +528,76 @@ fn a_dump_among_its_stages() {
         );
     });
 }
+
+/// A runtime actor set (testdata/irdumps/actors, the final form of
+/// `tiny_step`'s, MindSpore 2.10) opened in the server: no diagnostics, an
+/// outline of its actors, hover and definition of an actor from a mention of
+/// it, and the other requests on it answer without failing.
+#[test]
+fn an_actor_set_is_a_document() {
+    runtime().block_on(async {
+        let mut c = Client::start();
+        c.initialize(None).await;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/irdumps/actors/final_actor_set_kernel_graph_0.ir")
+            .canonicalize()
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let uri = format!("file://{}", path.display());
+        c.open(&uri, &text).await;
+        let d = c.diagnostics(&uri, 1).await;
+        assert_eq!(d["diagnostics"], json!([]), "{d}");
+        let doc = json!({"uri": uri});
+        let s = c
+            .request("textDocument/documentSymbol", json!({"textDocument": doc}))
+            .await;
+        let sections = s["result"].as_array().unwrap();
+        assert_eq!(sections.len(), 1, "{s}");
+        assert_eq!(sections[0]["kind"], 3, "a namespace: {s}");
+        let actors = sections[0]["children"].as_array().unwrap();
+        let conv = actors
+            .iter()
+            .find(|a| {
+                a["name"]
+                    == "%2 0_Default/network-WithLossCell/_backbone-Tiny/conv-Conv2d/Conv2D-op0"
+            })
+            .unwrap_or_else(|| panic!("{s}"));
+        assert_eq!(conv["kind"], 19, "an object: {conv}");
+        assert_eq!(conv["detail"], "kernel Conv2D");
+        // `%2` used by the ReLU actor: hover and definition.
+        let at = position_of(&text, "ReLU-op0(%2[0])", 10);
+        let h = c
+            .request(
+                "textDocument/hover",
+                json!({"textDocument": doc, "position": at}),
+            )
+            .await;
+        let md = h["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(md.contains("(primitive `Conv2D`)"), "{h}");
+        assert!(md.contains("- 1: weight `conv.weight`"), "{h}");
+        let def = c
+            .request(
+                "textDocument/definition",
+                json!({"textDocument": doc, "position": at}),
+            )
+            .await;
+        let want = position_of(&text, "%2 = kernel_graph0:Conv2D-op0", 0);
+        let got = &def["result"];
+        let start = if got.is_array() {
+            &got[0]["range"]["start"]
+        } else {
+            &got["range"]["start"]
+        };
+        assert_eq!(start, &want, "{def}");
+        for method in [
+            "textDocument/foldingRange",
+            "textDocument/codeLens",
+            "textDocument/semanticTokens/full",
+        ] {
+            let r = c.request(method, json!({"textDocument": doc})).await;
+            assert!(r.get("error").is_none(), "{method}: {r}");
+        }
+    });
+}
