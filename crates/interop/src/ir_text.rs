@@ -576,8 +576,19 @@ fn strided_slice_grads_from_shapes(graphs: &mut [PGraph]) {
         for mut n in std::mem::take(&mut g.nodes) {
             let is_grad = matches!(&n.callee, PCallee::Prim(p, _)
                 if p.strip_prefix("PrimFunc_").unwrap_or(p) == "StridedSliceGrad");
+            // A tuple, or (in a kernel graph) a 1-D integer tensor.
             let consts = |k: usize| match n.args.get(k) {
                 Some(PRef::Const(c @ Const::Tuple(_))) => Some(c.clone()),
+                Some(PRef::Const(Const::Tensor(t)))
+                    if t.shape().len() == 1 && !t.dtype().is_float() =>
+                {
+                    Some(Const::Tuple(
+                        t.to_f64_vec()
+                            .into_iter()
+                            .map(|v| Const::Int(v as i64, DType::I64))
+                            .collect(),
+                    ))
+                }
                 _ => None,
             };
             if let (true, 5, Some(shape), Some(begin), Some(end), Some(strides)) = (
