@@ -58,6 +58,31 @@ pub fn passes_command(args: &PassesArgs) -> u8 {
                 continue;
             }
         };
+        if irdump::actors::is_actor_set(&text) {
+            // The runtime's schedule of the kernel graph: its actors, by kind.
+            let set = irdump::actors::parse(&text);
+            let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut seen = std::collections::HashSet::new();
+            for a in &set.actors {
+                // An actor listed again in a section of its own (`[No input
+                // kernel actors:1]`) counts once; ids repeat per block.
+                let key = match &a.id {
+                    Some(id) => (a.section, id.as_str()),
+                    None => (0, a.name.as_str()),
+                };
+                if seen.insert(key) {
+                    *kinds.entry(a.kind.as_str()).or_default() += 1;
+                }
+            }
+            let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            println!(
+                "{i:>4}  {:>7}  {:>6}  {name} (MindSpore's runtime actor set: {})",
+                "-",
+                "-",
+                kinds.join(", ")
+            );
+            continue;
+        }
         if s.entry.is_none() {
             println!(
                 "{i:>4}  {:>7}  {:>6}  {name} (not a graph: MindSpore's runtime actor set)",
