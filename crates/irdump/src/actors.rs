@@ -504,7 +504,7 @@ fn parse_final(text: &str) -> ActorSet {
             .or_else(|| line.strip_prefix("Actor for func graph:"));
         if let Some(name) = block {
             let name = name.trim();
-            let title_at = at + (line.len() - line[line.len() - name.len()..].len());
+            let title_at = at + line.rfind(name).unwrap_or(0);
             if let Some(s) = set.sections.last_mut() {
                 s.range.end = at;
             }
@@ -634,7 +634,10 @@ fn parse_final(text: &str) -> ActorSet {
         if let Some(ctl) = rhs[close..].find("op control(").map(|p| close + p + 11) {
             let inner_end = rhs[ctl..].find(')').map_or(rhs.len(), |e| ctl + e);
             for (off, c) in split_args(&rhs[ctl..inner_end]) {
-                let c = if c[1..].starts_with(|d: char| d.is_ascii_digit()) {
+                let c = if c
+                    .get(1..)
+                    .is_some_and(|r| r.starts_with(|d: char| d.is_ascii_digit()))
+                {
                     c
                 } else {
                     c.trim_start_matches('%')

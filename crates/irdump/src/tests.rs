@@ -236,3 +236,28 @@ fn follow_a_node_across_stages() {
     assert!(r.contains("  - %5 = PrimFunc_Muls(%4, F32(2))"), "{r}");
     assert!(r.ends_with("3 differences\n"), "{r}");
 }
+
+/// Actor sets cut anywhere (an editor's half-written or truncated file)
+/// still parse, in both forms.
+#[test]
+fn actor_sets_cut_anywhere_parse() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/irdumps/actors");
+    for file in [
+        "0_actor_set_pipeline_kernel_graph_0.ir",
+        "final_actor_set_kernel_graph_0.ir",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let whole = crate::parse(&text);
+        let set = whole.actors.as_ref().expect("an actor set");
+        assert!(set.actors.len() >= 25, "{file}: {}", set.actors.len());
+        let mut cut = 0;
+        while cut < text.len() {
+            if text.is_char_boundary(cut) {
+                let _ = crate::parse(&text[..cut]);
+                let _ = crate::actors::parse(&text[cut..]);
+            }
+            cut += 37;
+        }
+    }
+}
