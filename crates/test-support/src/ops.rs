@@ -1,6 +1,6 @@
 //! Calling the registry's primitives eagerly on tensors with attributes,
 //! their shape rules on abstract values, and comparing what they give (the
-//! helpers `crates/ops/tests/kernels_*.rs` share).
+//! helpers the kernel tests, `crates/ops/tests/kernels/`, share).
 //!
 //! A call's inputs are anything [`Args`] takes: `&[&x, &y]` (tensors),
 //! `vec![kv(&x), tup(..)]` (values), or a single `&x`.

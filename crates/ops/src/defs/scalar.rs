@@ -879,7 +879,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         out.push(Sample::new(op, vec![i(7), i(-2)]));
     }
     // ScalarDiv and ScalarLog give f32, too coarse for finite differences in
-    // f64: their gradients are checked in tests/kernels_misc.rs.
+    // f64: their gradients are checked in tests/kernels/scalars.rs.
     out.push(Sample::new("ScalarDiv", vec![i(7), i(-2)]));
     out.push(Sample::new("ScalarLog", vec![i(3)]));
     out.push(Sample::new("ScalarUadd", vec![f(1.5)]));

@@ -810,7 +810,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     let tup = |v: &[i64]| KValue::Tuple(v.iter().map(|&x| i(x)).collect());
     // make_range, SequenceSlice, SequenceMul and ListInsert know their
     // result's length only from constant operands, which samples lack: they
-    // are checked in tests/kernels_misc.rs.
+    // are checked in tests/kernels/sequences.rs.
     vec![
         Sample::new("sequence_len", vec![tup(&[4, 5, 6])]),
         Sample::new("SequenceAdd", vec![tup(&[1, 2]), tup(&[3])]),

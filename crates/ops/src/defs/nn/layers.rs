@@ -751,7 +751,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             vec![ints(DType::I64, &[4], &[0, 3, 3, 1]), x(&[5, 3], 909)],
         ),
         // (padding_idx and scale_grad_by_freq change the gradient on purpose:
-        // tested in kernels_nn_ext.rs.)
+        // tested in tests/kernels/nn/edges.rs.)
         Sample::new(
             "Embedding",
             vec![ints(DType::I32, &[2, 2], &[0, 3, 3, 1]), x(&[5, 3], 910)],

@@ -887,7 +887,7 @@ fn conv_gradients_in_f32_agree_with_f64() {
 }
 
 /// LeNet-5's convolution and pooling layers, forward and backward, batch 32
-/// (`cargo test --release -p ops --test kernels_nn -- --ignored --nocapture`).
+/// (`cargo test --release -p ops --test kernels nn:: -- --ignored --nocapture`).
 #[test]
 #[ignore]
 fn lenet5_conv_layers_timing() {

@@ -1,0 +1,2 @@
+mod reference;
+mod semantics;

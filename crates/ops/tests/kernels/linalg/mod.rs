@@ -1,0 +1,3 @@
+mod einsum;
+mod identities;
+mod reference;

@@ -1,0 +1,2 @@
+mod edges;
+mod reference;
