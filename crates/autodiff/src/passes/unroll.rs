@@ -25,7 +25,7 @@ use crate::absint::{self, AV};
 use crate::builder::replace_uses;
 use crate::world::{Item, World};
 
-/// Rounds at most (each unrolls at least one level).
+/// Rounds of inlining at most (each unrolls at least one level).
 const MAX_ROUNDS: usize = 4096;
 /// Stop unrolling past this many nodes in all.
 const MAX_NODES: usize = 400_000;
@@ -40,24 +40,36 @@ pub fn run(
     vjp: bool,
 ) -> bool {
     let mut changed = false;
-    for _ in 0..MAX_ROUNDS {
-        let mut round = inline::run_with(graphs, true);
-        for (_, body) in graphs.iter_mut() {
-            round |= constfold::run(body);
-            round |= dce::run(body);
+    let mut rounds = 0;
+    loop {
+        // Untyped rounds while they make progress (a counter `t + 1` and
+        // `t < 3` fold without the analysis)...
+        loop {
+            let mut round = inline::run_with(graphs, true);
+            for (_, body) in graphs.iter_mut() {
+                round |= constfold::run(body);
+                round |= dce::run(body);
+            }
+            changed |= round;
+            rounds += 1;
+            if !round || rounds >= MAX_ROUNDS || too_big(graphs) {
+                break;
+            }
         }
-        round |= fold_known_scalars(graphs, world, entry, params, vjp);
-        for (_, body) in graphs.iter_mut() {
-            round |= constfold::run(body);
-            round |= dce::run(body);
-        }
-        changed |= round;
-        let size: usize = graphs.iter().map(|(_, b)| b.nodes.len()).sum();
-        if !round || size > MAX_NODES {
+        // ... then what the analysis knows (`Shape(xs)[0]`), if anything new.
+        if rounds >= MAX_ROUNDS
+            || too_big(graphs)
+            || !fold_known_scalars(graphs, world, entry, params, vjp)
+        {
             break;
         }
+        changed = true;
     }
     changed
+}
+
+fn too_big(graphs: &[(String, Body)]) -> bool {
+    graphs.iter().map(|(_, b)| b.nodes.len()).sum::<usize>() > MAX_NODES
 }
 
 /// Replaces each primitive application whose value the analysis knows to be
