@@ -16,6 +16,24 @@ mod actors;
 mod passes;
 mod tokens;
 
+pub use actors::actor_kernel_node;
+
+/// A link to the kernel of the actor under `offset` in its kernel graph's
+/// dump (`[graph_build_0_0126.ir:99](file:///...#L99)`), when the document
+/// is an actor set and one of `files` holds the kernel.
+pub fn dump_actor_kernel_link(
+    d: &Dump,
+    offset: TextSize,
+    files: &[PathBuf],
+    read: &dyn Fn(&Path) -> Option<String>,
+) -> Option<String> {
+    let (file, line) = actor_kernel_node(d.actors.as_ref()?, offset, files, read)?;
+    Some(format!(
+        "[{}:{line}]({}#L{line})",
+        file.file_name().unwrap_or_default().to_string_lossy(),
+        file_uri(&file)
+    ))
+}
 pub use passes::{compare, follow, node_at, Followed};
 pub use tokens::dump_tokens;
 

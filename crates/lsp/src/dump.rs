@@ -27,7 +27,18 @@ pub fn hover(s: &Snap, d: &ide::dump::Dump, p: lsp::HoverParams) -> Option<lsp::
     ide::dump::dump_hover(d, offset, dir, &|p| p.is_file()).map(|h| lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
             kind: lsp::MarkupKind::Markdown,
-            value: h.markdown,
+            value: match dir.filter(|_| d.actors.is_some()) {
+                // An actor's kernel in its kernel graph's dump, as a link.
+                Some(dir) => {
+                    let files = ide::dump::stages::stages(dir).unwrap_or_default();
+                    let read = |p: &std::path::Path| std::fs::read_to_string(p).ok();
+                    match ide::dump::dump_actor_kernel_link(d, offset, &files, &read) {
+                        Some(link) => format!("{}\nin its kernel graph: {link}\n", h.markdown),
+                        None => h.markdown,
+                    }
+                }
+                None => h.markdown,
+            },
         }),
         range: Some(s.range(h.range)),
     })

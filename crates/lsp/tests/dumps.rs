@@ -577,6 +577,11 @@ fn an_actor_set_is_a_document() {
             .unwrap_or_default();
         assert!(md.contains("(primitive `Conv2D`)"), "{h}");
         assert!(md.contains("- 1: weight `conv.weight`"), "{h}");
+        // Its kernel, in the kernel graph's dump beside the set.
+        assert!(
+            md.contains("in its kernel graph: [graph_build_0_0126.ir:33](file://"),
+            "{h}"
+        );
         let def = c
             .request(
                 "textDocument/definition",

@@ -196,3 +196,69 @@ pub fn actor_hover(set: &ActorSet, offset: TextSize) -> Option<HoverResult> {
         markdown: md,
     })
 }
+
+/// The scope of the kernel an actor launches (`Default/.../Conv2D-op0`): the
+/// detailed form's `kernel_name`, the final form's actor name without its
+/// number (`0_Default/...`), and kernel graph N when the actor names it
+/// (`kernel_graph0:Conv2D-op0`).
+fn kernel_scope(a: &irdump::actors::Actor) -> Option<(String, Option<String>)> {
+    let kernel = a.kernel.as_deref()?;
+    match kernel.split_once(':') {
+        Some((graph, _)) => {
+            let n = graph.trim_start_matches("kernel_graph");
+            let scope = a
+                .name
+                .split_once('_')
+                .filter(|(d, _)| d.chars().all(|c| c.is_ascii_digit()))
+                .map_or(a.name.as_str(), |(_, s)| s);
+            Some((scope.to_string(), Some(n.to_string())))
+        }
+        None => Some((kernel.to_string(), None)),
+    }
+}
+
+/// Where the kernel of the actor under `offset` is in its kernel graph's
+/// dump: among `files` (the folder's dumps), the `graph_build_N_*` dumps
+/// (kernel graph N's first, when the actor names it), at the statement of
+/// the node whose scope is the kernel's. `(path, 1-based line)`; `read`
+/// reads a file.
+pub fn actor_kernel_node(
+    set: &ActorSet,
+    offset: TextSize,
+    files: &[std::path::PathBuf],
+    read: &dyn Fn(&std::path::Path) -> Option<String>,
+) -> Option<(std::path::PathBuf, u32)> {
+    let (k, _) = set.actor_at(usize::from(offset))?;
+    let (scope, graph) = kernel_scope(&set.actors[k])?;
+    let mut builds: Vec<&std::path::PathBuf> = files
+        .iter()
+        .filter(|f| {
+            f.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("graph_build_"))
+        })
+        .collect();
+    if let Some(n) = &graph {
+        let own = format!("graph_build_{n}_");
+        builds.sort_by_key(|f| {
+            !f.file_name()
+                .is_some_and(|x| x.to_string_lossy().starts_with(&own))
+        });
+    }
+    let needle = format!("# Fullname with scope: ({scope})");
+    for f in builds {
+        let Some(text) = read(f) else {
+            continue;
+        };
+        let Some(at) = text.find(&needle) else {
+            continue;
+        };
+        // The node's statement: the last `  %N` line above its scope.
+        let lines: Vec<&str> = text[..at].lines().collect();
+        let stmt = lines
+            .iter()
+            .rposition(|l| l.starts_with("  %"))
+            .unwrap_or(lines.len().saturating_sub(1));
+        return Some((f.clone(), stmt as u32 + 1));
+    }
+    None
+}

@@ -191,3 +191,38 @@ fn actor_sets_have_an_outline_definitions_references_and_hover() {
         |s| s.name == "%2 0_Default/network-WithLossCell/_backbone-Tiny/conv-Conv2d/Conv2D-op0"
     ));
 }
+
+/// An actor's kernel is found in its kernel graph's dump beside the set
+/// (`graph_build_0_*`, the node of the kernel's scope), in both forms.
+#[test]
+fn an_actor_links_to_its_kernel_in_the_kernel_graph() {
+    use crate::dump::{dump_actor_kernel_link, stages};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/irdumps/actors");
+    let files = stages::stages(&dir).unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).ok();
+    let build = std::fs::read_to_string(dir.join("graph_build_0_0126.ir")).unwrap();
+    let scope = "# Fullname with scope: (Default/network-WithLossCell/_backbone-Tiny/conv-Conv2d/Conv2D-op0)";
+    let above = &build[..build.find(scope).unwrap()];
+    let lines: Vec<&str> = above.lines().collect();
+    let stmt = lines.iter().rposition(|l| l.starts_with("  %")).unwrap() + 1;
+    assert!(build.lines().nth(stmt - 1).unwrap().contains("Conv2D("));
+    let want = format!("[graph_build_0_0126.ir:{stmt}](file://");
+    for (file, needle) in [
+        (
+            "0_actor_set_pipeline_kernel_graph_0.ir",
+            "actor_name:0_Default",
+        ),
+        (
+            "final_actor_set_kernel_graph_0.ir",
+            "%2 = kernel_graph0:Conv2D",
+        ),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let d = parse_dump(&text);
+        let at = text.find(needle).unwrap() + needle.find(['0', '%']).unwrap();
+        let link = dump_actor_kernel_link(&d, TextSize::from(at as u32), &files, &read)
+            .unwrap_or_else(|| panic!("{file}: no link"));
+        assert!(link.starts_with(&want), "{file}: {link}");
+        assert!(link.ends_with(&format!("#L{stmt})")), "{file}: {link}");
+    }
+}
