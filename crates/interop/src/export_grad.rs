@@ -110,9 +110,10 @@ pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, Expo
         if let Some(span) = autodiff::remaining_recursion(&result) {
             let message = format!(
                 "the gradient of `{}` recurses to a depth export cannot know (a loop over a \
-                 symbolic length): MindSpore 2.10 cannot run the gradient of a loop loaded from \
-                 MindIR (its own export of a `while` loop's gradient does not run either), so \
-                 export unrolls loops whose length is known; fix the length with `--dim NAME=N`",
+                 symbolic length, or one run in a branch of an `if` on a value): MindSpore \
+                 2.10 cannot run the gradient of a loop loaded from MindIR (its own export of \
+                 a `while` loop's gradient does not run either), so export unrolls loops \
+                 whose length is known; fix the length with `--dim NAME=N`",
                 app.target.item
             );
             let span =
