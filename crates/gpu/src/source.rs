@@ -10,7 +10,7 @@
 
 use tensor::DType;
 
-use crate::table::{Compute, Elementwise, ELEMENTWISE};
+use crate::table::{Compute, Elementwise};
 
 /// A storage type on the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -629,7 +629,10 @@ fn optim_unit() -> Unit {
 
 /// Every unit: one per elementwise primitive, then the structured families.
 pub fn all_units() -> Vec<Unit> {
-    let mut units: Vec<Unit> = ELEMENTWISE.iter().map(elementwise_unit).collect();
+    let mut units: Vec<Unit> = crate::table::elementwise_ops()
+        .iter()
+        .map(elementwise_unit)
+        .collect();
     units.push(cast_unit());
     units.push(reduce_unit());
     units.extend(row_units());

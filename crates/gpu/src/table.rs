@@ -2,8 +2,10 @@
 //!
 //! Elementwise primitives are one CUDA expression each (over `a`, `b` of the
 //! compute type `T`, and the attribute values `p0`, `p1`), generated from the
-//! formula in the op's record; this table says only what is GPU-specific (the
-//! compute dtype, the storages, guards). [`crate::source`] turns every entry
+//! formula in the op's record, as are its storages and compute dtype (the
+//! formula's `ints`, `bools`, `logic` and `test`): every op with a formula
+//! has GPU kernels, and this file names none of them ([`EXTRA`] holds the
+//! one alias, `Round`). [`crate::source`] turns every entry
 //! into kernels, one per storage type it supports. The other
 //! families (reductions, softmax, normalisation, shape ops, GEMMs) have
 //! hand-written kernel templates, chosen in `kernels::kernel_for`. Every other
@@ -83,49 +85,19 @@ impl Elementwise {
     }
 }
 
-const fn e(
-    op: &'static str,
-    compute: Compute,
-    float: bool,
-    int: bool,
-    boolean: bool,
-) -> Elementwise {
-    Elementwise {
-        op,
-        unread: 0,
-        compute,
-        float,
-        int,
-        boolean,
-        like: None,
-        guard: None,
-    }
-}
-
-const fn unread(mut x: Elementwise, n: usize) -> Elementwise {
-    x.unread = n;
-    x
-}
-
 /// Float-valued, on floats (integer inputs of the float-valued functions
 /// are cast to `f32` by the shape rule).
 const fn float(op: &'static str) -> Elementwise {
-    e(op, Compute::Out, true, false, false)
-}
-
-/// On floats and integers.
-const fn num(op: &'static str) -> Elementwise {
-    e(op, Compute::Out, true, true, false)
-}
-
-/// A comparison, in the promoted dtype, to `bool`.
-const fn cmp(op: &'static str) -> Elementwise {
-    e(op, Compute::Promoted, true, true, true)
-}
-
-/// A logical op: inputs read as bools, to `bool`.
-const fn logic(op: &'static str) -> Elementwise {
-    e(op, Compute::Bool, false, false, true)
+    Elementwise {
+        op,
+        unread: 0,
+        compute: Compute::Out,
+        float: true,
+        int: false,
+        boolean: false,
+        like: None,
+        guard: None,
+    }
 }
 
 use Compute::*;
@@ -134,116 +106,61 @@ fn decimals_zero(a: &Attrs) -> bool {
     a.get("decimals").and_then(|v| v.as_int()).unwrap_or(0) == 0
 }
 
-/// The elementwise primitives with GPU kernels (their expressions are their
-/// records' formulas).
-pub const ELEMENTWISE: &[Elementwise] = &[
-    // Unary, float-valued.
-    float("Exp"),
-    float("Exp2"),
-    float("Expm1"),
-    float("Log"),
-    float("Log2"),
-    float("Log10"),
-    float("Log1p"),
-    float("Sqrt"),
-    float("Rsqrt"),
-    float("Reciprocal"),
-    float("Sin"),
-    float("Cos"),
-    float("Tan"),
-    float("Sinh"),
-    float("Cosh"),
-    float("Tanh"),
-    float("Asin"),
-    float("ACos"),
-    float("Atan"),
-    float("Asinh"),
-    float("Acosh"),
-    float("Atanh"),
-    float("Erf"),
-    float("Erfc"),
-    float("Erfinv"),
-    float("Sigmoid"),
-    float("GeLU"),
-    float("FastGeLU"),
-    float("SiLU"),
-    float("Softplus"),
-    float("Mish"),
-    float("Softsign"),
-    float("ReLU6"),
-    float("HSwish"),
-    float("HSigmoid"),
-    float("Elu"),
-    float("LeakyReLUExt"),
-    float("Floor"),
-    float("Ceil"),
-    float("Trunc"),
-    float("Rint"),
-    Elementwise {
-        like: Some("Rint"),
-        guard: Some(decimals_zero),
-        ..float("Round")
-    },
-    // Unary on every numeric dtype.
-    num("Neg"),
-    num("Abs"),
-    num("Square"),
-    num("Sign"),
-    e("ReLU", Out, true, true, true),
-    e("IsNan", Input, true, false, false),
-    e("IsInf", Input, true, false, false),
-    e("IsFinite", Input, true, false, false),
-    logic("LogicalNot"),
-    logic("BoolNot"),
-    logic("bool_not"),
-    e("BitwiseNot", Out, false, true, true),
-    e("ZerosLike", Out, true, true, true),
-    e("OnesLike", Out, true, true, true),
-    // Binary arithmetic, broadcasting.
-    num("Add"),
-    num("Sub"),
-    num("Mul"),
-    // A tensor and a number (a 0-d tensor here): the same kernels, the
-    // number broadcast.
-    num("Muls"),
-    float("RealDiv"),
-    float("Div"),
-    float("Divs"),
-    num("Maximum"),
-    num("Minimum"),
-    num("SquaredDifference"),
-    float("Pow"),
-    float("FloorDiv"),
-    float("Atan2"),
-    float("Hypot"),
-    float("DivNoNan"),
-    float("MulNoNan"),
-    // Backward: `y_backprop` where ReLU's output `x` is positive.
-    num("ReluGrad"),
-    // The activations' backward primitives (MindSpore's argument order).
-    float("SigmoidGrad"),
-    float("TanhGrad"),
-    float("ReLU6Grad"),
-    float("SiLUGrad"),
-    unread(float("GeLUGrad"), 1),
-    // Comparisons (in the promoted dtype) and logic.
-    cmp("Equal"),
-    cmp("NotEqual"),
-    cmp("Greater"),
-    cmp("GreaterEqual"),
-    cmp("Less"),
-    cmp("LessEqual"),
-    logic("LogicalAnd"),
-    logic("LogicalOr"),
-    logic("LogicalXor"),
-    e("BitwiseAnd", Out, false, true, true),
-    e("BitwiseOr", Out, false, true, true),
-    e("BitwiseXor", Out, false, true, true),
-];
+/// The elementwise entry of an op with a formula in its record: its storages
+/// and compute dtype follow from the formula (`ints`, `bools`, `logic`,
+/// `test`); inputs the formula does not read are `unread`.
+fn from_record(op: &'static ops::OpDef) -> Option<Elementwise> {
+    let f = op.traits.formula?;
+    let compute = if f.logic {
+        Bool
+    } else if f.test && f.arity == 1 {
+        Input
+    } else if f.test {
+        Promoted
+    } else {
+        Out
+    };
+    Some(Elementwise {
+        op: op.name,
+        unread: op.input_count().saturating_sub(f.arity),
+        compute,
+        float: f.float.is_some() && !f.logic,
+        int: f.ints && !f.logic,
+        boolean: f.bools,
+        like: None,
+        guard: None,
+    })
+}
+
+/// Entries no record's formula gives: `Round` computes `Rint`'s formula
+/// when `decimals` is 0.
+const EXTRA: &[Elementwise] = &[Elementwise {
+    like: Some("Rint"),
+    guard: Some(decimals_zero),
+    ..float("Round")
+}];
+
+/// The elementwise primitives with GPU kernels: every op whose record has a
+/// formula, and [`EXTRA`]; sorted by name.
+pub fn elementwise_ops() -> &'static [Elementwise] {
+    static ALL: std::sync::OnceLock<Vec<Elementwise>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<Elementwise> = ops::registry()
+            .values()
+            .filter_map(|op| from_record(op))
+            .chain(EXTRA.iter().copied())
+            .collect();
+        all.sort_by_key(|e| e.op);
+        all
+    })
+}
 
 /// The elementwise entry of `op`, if it has one.
 pub fn elementwise(op: &str) -> Option<&'static Elementwise> {
-    ELEMENTWISE.iter().find(|e| e.op == op)
+    let all = elementwise_ops();
+    all.binary_search_by_key(&op, |e| e.op)
+        .ok()
+        .map(|i| &all[i])
 }
 
 /// Whether `op` has a GPU kernel (some calls of it may still run on the CPU:

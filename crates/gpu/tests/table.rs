@@ -3,7 +3,7 @@
 
 #[test]
 fn every_table_entry_is_a_primitive_with_a_cpu_kernel() {
-    for e in gpu::table::ELEMENTWISE {
+    for e in gpu::table::elementwise_ops() {
         let op = ops::lookup(e.op).unwrap_or_else(|| panic!("{} is not a primitive", e.op));
         assert!(
             op.kernel.is_some(),
@@ -37,7 +37,7 @@ fn every_table_entry_is_a_primitive_with_a_cpu_kernel() {
 #[test]
 fn every_expression_is_generated_from_a_record() {
     use gpu::source::Storage;
-    for e in gpu::table::ELEMENTWISE {
+    for e in gpu::table::elementwise_ops() {
         let f = e.formula();
         for s in gpu::source::elementwise_storages(e) {
             let want = match s {

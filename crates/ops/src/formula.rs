@@ -42,6 +42,14 @@ pub struct Formula {
     pub wide: bool,
     /// The attributes read as `p0`, `p1`, in order.
     pub params: &'static [&'static str],
+    /// It holds on integers as written (wrapping), so an integer call
+    /// computes in its own dtype rather than in a float one.
+    pub ints: bool,
+    /// It holds on bools (0 and 1).
+    pub bools: bool,
+    /// It reads its inputs as truth values (logical ops): it computes on
+    /// bools only.
+    pub logic: bool,
     /// The expression as written (Rust and CUDA syntax).
     pub source: &'static str,
     /// The expression for integer inputs where it differs from `source` in
@@ -652,11 +660,14 @@ pub fn cuda_prelude() -> String {
 /// (a bool result), `params("alpha")` (the attributes read as `p0`, `p1`),
 /// `int(expr)` (the form the GPU's integer and bool kernels compute, where
 /// `expr` differs there), `named("erfinv")` (it calls a function written in
-/// Rust and in CUDA, not as a formula). `[int_only]`: a formula of integers
-/// (bitwise operations), with an `i64` function and no float kernels.
+/// Rust and in CUDA, not as a formula), `ints` (it holds on integers:
+/// integer calls compute in their own dtype), `bools` (it holds on bools),
+/// `logic` (its inputs are truth values: it computes on bools only).
+/// `[int_only]`: a formula of integers (bitwise operations), with an `i64`
+/// function and no float kernels.
 #[macro_export]
 macro_rules! formula {
-    ($(#[$m:meta])* $vis:vis $name:ident = [int_only] |$a:ident $(, $b:ident)?| $e:expr) => {
+    ($(#[$m:meta])* $vis:vis $name:ident = [int_only $($flag:tt)*] |$a:ident $(, $b:ident)?| $e:expr) => {
         $(#[$m])*
         $vis const $name: $crate::formula::Formula = {
             #[allow(unused_variables, unused_imports, clippy::all)]
@@ -671,6 +682,9 @@ macro_rules! formula {
                 test: false,
                 wide: false,
                 params: &[],
+                ints: true,
+                bools: $crate::formula!(@has bools [$($flag)*]),
+                logic: false,
                 source: stringify!($e),
                 int_source: None,
                 named: None,
@@ -727,6 +741,9 @@ macro_rules! formula {
                 test: $crate::formula!(@has test [$($flag)*]),
                 wide: $crate::formula!(@has wide [$($flag)*]),
                 params: $crate::formula!(@params [$($flag)*]),
+                ints: $crate::formula!(@has ints [$($flag)*]),
+                bools: $crate::formula!(@has bools [$($flag)*]),
+                logic: $crate::formula!(@has logic [$($flag)*]),
                 source: stringify!($e),
                 int_source: $crate::formula!(@int [$($flag)*]),
                 named: $crate::formula!(@named [$($flag)*]),
@@ -771,6 +788,9 @@ macro_rules! formula {
     (@has $w:ident []) => { false };
     (@has test [test $($rest:tt)*]) => { true };
     (@has wide [wide $($rest:tt)*]) => { true };
+    (@has ints [ints $($rest:tt)*]) => { true };
+    (@has bools [bools $($rest:tt)*]) => { true };
+    (@has logic [logic $($rest:tt)*]) => { true };
     (@has $w:ident [$f:tt $($rest:tt)*]) => { $crate::formula!(@has $w [$($rest)*]) };
     (@params []) => { &[] };
     (@params [params($($p:literal),*) $($rest:tt)*]) => { &[$($p),*] };

@@ -243,16 +243,16 @@ pub(crate) use grads::*;
 // Formulas (`crate::formula`): each op's math, written once; the kernels
 // below, the compiled plans' fused loops and the GPU's CUDA come from them.
 
-crate::formula! {pub ADD = [] |a, b| a + b}
-crate::formula! {pub SUB = [] |a, b| a - b}
-crate::formula! {pub MUL = [] |a, b| a * b}
+crate::formula! {pub ADD = [ints] |a, b| a + b}
+crate::formula! {pub SUB = [ints] |a, b| a - b}
+crate::formula! {pub MUL = [ints] |a, b| a * b}
 crate::formula! {pub REAL_DIV = [] |a, b| a / b}
-crate::formula! {pub MAXIMUM = [] |a, b| select(gt(a, b), a, b)}
-crate::formula! {pub MINIMUM = [] |a, b| select(lt(a, b), a, b)}
-crate::formula! {pub NEG = [] |a| -a}
-crate::formula! {pub ABS = [int(select(lt(a, 0), -a, a))] |a| fabs(a)}
-crate::formula! {pub SQUARE = [] |a| a * a}
-crate::formula! {pub RELU = [] |a| select(gt(a, 0.0), a, 0.0)}
+crate::formula! {pub MAXIMUM = [ints] |a, b| select(gt(a, b), a, b)}
+crate::formula! {pub MINIMUM = [ints] |a, b| select(lt(a, b), a, b)}
+crate::formula! {pub NEG = [ints] |a| -a}
+crate::formula! {pub ABS = [ints int(select(lt(a, 0), -a, a))] |a| fabs(a)}
+crate::formula! {pub SQUARE = [ints] |a| a * a}
+crate::formula! {pub RELU = [ints bools] |a| select(gt(a, 0.0), a, 0.0)}
 crate::formula! {pub EXP = [] |a| exp(a)}
 crate::formula! {pub LOG = [] |a| log(a)}
 crate::formula! {pub SQRT = [] |a| sqrt(a)}
@@ -268,17 +268,17 @@ crate::formula! {
     pub GELU = [] |a| 0.5 * a * (1.0 + tanh(0.7978845608 * (a + 0.044715 * a * a * a)))
 }
 crate::formula! {pub POW = [] |a, b| pow(a, b)}
-crate::formula! {pub ZEROS_LIKE = [] |a| 0.0}
-crate::formula! {pub ONES_LIKE = [] |a| 1.0}
-crate::formula! {pub EQUAL = [test] |a, b| eq(a, b)}
-crate::formula! {pub NOT_EQUAL = [test] |a, b| ne(a, b)}
-crate::formula! {pub LESS = [test] |a, b| lt(a, b)}
-crate::formula! {pub LESS_EQUAL = [test] |a, b| le(a, b)}
-crate::formula! {pub GREATER = [test] |a, b| gt(a, b)}
-crate::formula! {pub GREATER_EQUAL = [test] |a, b| ge(a, b)}
-crate::formula! {pub LOGICAL_AND = [test] |a, b| both(ne(a, 0.0), ne(b, 0.0))}
-crate::formula! {pub LOGICAL_OR = [test] |a, b| either(ne(a, 0.0), ne(b, 0.0))}
-crate::formula! {pub LOGICAL_NOT = [test] |a| eq(a, 0.0)}
+crate::formula! {pub ZEROS_LIKE = [ints bools] |a| 0.0}
+crate::formula! {pub ONES_LIKE = [ints bools] |a| 1.0}
+crate::formula! {pub EQUAL = [test ints bools] |a, b| eq(a, b)}
+crate::formula! {pub NOT_EQUAL = [test ints bools] |a, b| ne(a, b)}
+crate::formula! {pub LESS = [test ints bools] |a, b| lt(a, b)}
+crate::formula! {pub LESS_EQUAL = [test ints bools] |a, b| le(a, b)}
+crate::formula! {pub GREATER = [test ints bools] |a, b| gt(a, b)}
+crate::formula! {pub GREATER_EQUAL = [test ints bools] |a, b| ge(a, b)}
+crate::formula! {pub LOGICAL_AND = [test logic bools] |a, b| both(ne(a, 0.0), ne(b, 0.0))}
+crate::formula! {pub LOGICAL_OR = [test logic bools] |a, b| either(ne(a, 0.0), ne(b, 0.0))}
+crate::formula! {pub LOGICAL_NOT = [test logic bools] |a| eq(a, 0.0)}
 
 // ---------------------------------------------------------------------------
 // Kernels.

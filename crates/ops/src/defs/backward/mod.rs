@@ -96,7 +96,7 @@ fn infer_relu_grad(call: &InferCall) -> Result<AbsVal, OpError> {
 
 crate::formula! {
     /// `ReluGrad(dy, x)`: `dy` where `x` is positive.
-    pub RELU_GRAD = [] |a, b| select(gt(b, 0.0), a, 0.0)
+    pub RELU_GRAD = [ints] |a, b| select(gt(b, 0.0), a, 0.0)
 }
 
 fn k_relu_grad(c: &KernelCall) -> Result<KValue, OpError> {

@@ -646,16 +646,16 @@ crate::formula! {
     /// 0 where `b` is 0 (the integer kernels multiply).
     pub MUL_NO_NAN = [wide] |a, b| select(eq(b, 0.0), 0.0, a * b)
 }
-crate::formula! {pub SQUARED_DIFFERENCE = [wide] |a, b| (a - b) * (a - b)}
+crate::formula! {pub SQUARED_DIFFERENCE = [wide ints] |a, b| (a - b) * (a - b)}
 crate::formula! {pub ATAN2 = [wide] |a, b| atan2(a, b)}
 crate::formula! {pub HYPOT = [wide] |a, b| hypot(a, b)}
-crate::formula! {pub LOGICAL_XOR = [test] |a, b| ne(ne(a, 0.0), ne(b, 0.0))}
-crate::formula! {pub BITWISE_AND = [int_only] |a, b| a & b}
-crate::formula! {pub BITWISE_OR = [int_only] |a, b| a | b}
-crate::formula! {pub BITWISE_XOR = [int_only] |a, b| a ^ b}
+crate::formula! {pub LOGICAL_XOR = [test logic bools] |a, b| ne(ne(a, 0.0), ne(b, 0.0))}
+crate::formula! {pub BITWISE_AND = [int_only bools] |a, b| a & b}
+crate::formula! {pub BITWISE_OR = [int_only bools] |a, b| a | b}
+crate::formula! {pub BITWISE_XOR = [int_only bools] |a, b| a ^ b}
 crate::formula! {
     /// `~a` (of a bool, `!a`).
-    pub BITWISE_NOT = [int_only] |a| bnot(a)
+    pub BITWISE_NOT = [int_only bools] |a| bnot(a)
 }
 
 fn k_div(c: &KernelCall) -> Result<KValue, OpError> {

@@ -337,7 +337,7 @@ crate::formula! {pub RINT = [wide] |a| rint(a)}
 crate::formula! {pub TRUNC = [wide] |a| trunc(a)}
 crate::formula! {
     /// -1, 0 or 1 (0 for ±0 and NaN).
-    pub SIGN = [wide] |a| select(gt(a, 0.0), 1.0, select(lt(a, 0.0), -1.0, 0.0))
+    pub SIGN = [wide ints] |a| select(gt(a, 0.0), 1.0, select(lt(a, 0.0), -1.0, 0.0))
 }
 crate::formula! {pub IS_NAN = [test] |a| isnan(a)}
 crate::formula! {pub IS_FINITE = [test] |a| isfinite(a)}
