@@ -153,6 +153,46 @@ fn train_and_export(file: &str, inputs: &[Input]) {
     assert!(here.iter().all(|l| l.is_finite()), "{here:?}");
     assert!(here[2] < here[0], "{file} trains: {here:?}");
 
+    // The gradient program of the loss with respect to every weight checks
+    // and runs on its own (`mirdsl grad` carries the weights and graphs it
+    // needs), on the step's inputs.
+    let grad = scratch.join("grad.mir");
+    std::fs::write(
+        &grad,
+        ok(
+            "grad",
+            mirdsl(&["grad", source, "--entry", "loss", "--wrt", "weights"]),
+        ),
+    )
+    .unwrap();
+    let grad_s = grad.to_str().unwrap();
+    ok("check of the gradient program", mirdsl(&["check", grad_s]));
+    let grad_text = std::fs::read_to_string(&grad).unwrap();
+    let signature = grad_text
+        .lines()
+        .find(|l| l.starts_with("graph grad_loss("))
+        .expect("the gradient's entry");
+    let mut grad_run = vec!["run", grad_s, "--entry", "grad_loss", "--format", "json"];
+    // The loss's inputs (a step may take more: Adam's powers, `world_size`).
+    for (input, a) in inputs.iter().zip(&arg_flags) {
+        if [format!("({}: ", input.name), format!(", {}: ", input.name)]
+            .iter()
+            .any(|p| signature.contains(p.as_str()))
+        {
+            grad_run.push("--arg");
+            grad_run.push(a);
+        }
+    }
+    let mut grads = Vec::new();
+    numbers(
+        &serde_json::from_str(&ok("run of the gradient program", mirdsl(&grad_run))).unwrap(),
+        &mut grads,
+    );
+    assert!(
+        !grads.is_empty() && grads.iter().all(|g| g.is_finite()),
+        "{file}: gradients {grads:?}"
+    );
+
     let model = scratch.join("step.mindir");
     let model_s = model.to_str().unwrap();
     ok(
