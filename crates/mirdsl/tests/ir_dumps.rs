@@ -28,24 +28,40 @@ fn text(o: &Output) -> (String, String) {
 }
 
 /// A kernel graph of the hardware-optimisation passes: `Load` then
-/// `TensorMove`, which mirdsl does not implement.
+/// `TensorMove` (a copy into memory of its own: `Identity`).
 const KERNEL_GRAPH: &str = "kernel_graph_tensor_move.ir";
+
+/// Real dumps (gen_dumps.py's `control_flow`, MindSpore 2.10): the bootstrap
+/// stage's `resolve` (a Python name resolved later) and a `ReduceSum` whose
+/// `keep_dims` an expanded `SumExt` computes at run time.
+const BOOTSTRAP: &str = "bootstrap_resolve.ir";
+const RUN_TIME_ATTR: &str = "expand_sum_run_time_attr.ir";
 
 #[test]
 fn an_unknown_primitive_imports_as_an_opaque_node_with_its_dumped_type() {
-    let o = mirdsl()
-        .arg("import")
-        .arg(dumps().join(KERNEL_GRAPH))
-        .output()
-        .unwrap();
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{err}");
+    let import = |file: &str| {
+        let o = mirdsl()
+            .arg("import")
+            .arg(dumps().join(file))
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{file}: {err}");
+        out
+    };
+    let out = import(BOOTSTRAP);
     assert!(
-        out.contains(
-            "%0: f32[4, 4] = Opaque(inner.dense.weight, name=\"TensorMove\")  # dump_line: 24, IsFeatureMapOutput: true, IsFeatureMapInputList: (0,)"
-        ),
+        out.contains("%0 = Opaque(\"`NameSpace[Entry: '__main__.control_flow.<locals>.Step.construct']`\", \"the Python symbol `__main__.control_flow.<locals>.Step.construct`\", name=\"resolve\")  # dump_line: 17"),
         "{out}"
     );
+    let out = import(RUN_TIME_ATTR);
+    assert!(
+        out.contains("expand._SumExt.reducesum: f32[] = Opaque(arg0, (), arg2, false, name=\"ReduceSum\")  # opaque_because: \"`keep_dims` is computed at run time\""),
+        "{out}"
+    );
+    // `TensorMove` is a copy: the registry's `Identity`.
+    let out = import(KERNEL_GRAPH);
+    assert!(out.contains("= Identity(inner.dense.weight)"), "{out}");
 }
 
 #[test]
@@ -54,6 +70,10 @@ fn check_ir_and_dot_take_a_dump() {
     let o = mirdsl().arg("check").arg(&dump).output().unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
     let o = mirdsl().arg("ir").arg(&dump).output().unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("Identity"), "{out}");
+    let o = mirdsl().arg("ir").arg(dumps().join(BOOTSTRAP)).output().unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("Opaque"), "{out}");
@@ -109,15 +129,15 @@ fn run_stops_at_the_first_node_without_a_kernel_and_names_it() {
     // Run from the dump: the node's line in the dump is beside it.
     let o = mirdsl()
         .arg("run")
-        .arg(dumps().join(KERNEL_GRAPH))
-        .args(["--arg", "0=ones"])
+        .arg(dumps().join(BOOTSTRAP))
+        .args(["--arg", "x=1.0", "--arg", "n=1.0"])
         .output()
         .unwrap();
     let (_, err) = text(&o);
     assert!(!o.status.success());
     assert!(
-        err.contains("no kernel for MindSpore primitive `TensorMove` (imported as Opaque)")
-            && err.contains("# dump_line: 24,"),
+        err.contains("no kernel for MindSpore primitive `resolve` (imported as Opaque)")
+            && err.contains("# dump_line: 17"),
         "{err}"
     );
     // Without its type an opaque node's value is unknown, and so is what uses it;

@@ -129,6 +129,9 @@ pub const ALIASES: &[Alias] = &[
     // GatherD's backward primitive (x, dim, index, dout), which MindSpore's
     // dumps of a training step hold: the registry's gradient helper.
     same("GatherDGradV2", "_GatherDGrad"),
+    // A copy into memory of its own (MindSpore's backend inserts it before
+    // an in-place update): a value, as `Identity`'s.
+    same("TensorMove", "Identity"),
     same("Gelu", "GeLU"),
     same("make_tuple", "MakeTuple"),
     // A list is a tuple in the DSL (nothing mutates it in an exported graph).
