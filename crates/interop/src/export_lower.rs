@@ -5,7 +5,8 @@
 //! (`_SumToShapeOf`, `_BroadcastToShapeOf`, ...) are written using the shapes
 //! inference knows, as MindSpore's own bprops do when they compute reduction
 //! axes from static shapes; Gather's and GatherD's gradients (`_GatherGrad`,
-//! `_GatherDGrad`) become a TensorScatterAdd. A helper left over is named by
+//! `_GatherDGrad`), and Slice's, StridedSlice's and Tile's, become a
+//! TensorScatterAdd; Concat's a StridedSlice. A helper left over is named by
 //! export.
 
 use std::collections::HashMap;
@@ -188,6 +189,87 @@ fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
     let updates = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[grad]);
     let sum = e.prim("TensorScatterAdd", Vec::new(), &[flat, at, updates]);
     Some(e.prim("_ReshapeLike", Vec::new(), &[sum, x]))
+}
+
+/// The gradients of the slicing and tiling primitives, `_SliceGrad`,
+/// `_StridedSliceGrad` and `_TileGrad` (`grad`, `like` and the forward's
+/// attributes): `grad` added into zeros shaped like `like` where the forward
+/// took each element from, found as `gather_grad` finds them: the forward
+/// (`Slice`, `StridedSlice`, `Tile`) applied to `like`'s flat positions gives
+/// every element of `grad` its position, and one TensorScatterAdd adds them
+/// up (a tile's copies of one element accumulate).
+fn scatter_by_forward(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
+    let [grad, like] = *args else {
+        return None;
+    };
+    let forward = match p.name.as_str() {
+        "_SliceGrad" => "Slice",
+        "_StridedSliceGrad" => "StridedSlice",
+        "_TileGrad" => "Tile",
+        _ => return None,
+    };
+    let zeros = e.prim("ZerosLike", Vec::new(), &[like]);
+    let flat = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[zeros]);
+    let ones = e.prim("OnesLike", Vec::new(), &[flat]);
+    let ones = e.prim(
+        "Cast",
+        vec![("dtype", AttrValue::DType(ir::DType::I32))],
+        &[ones],
+    );
+    let positions = e.prim(
+        "CumSum",
+        vec![
+            ("axis", AttrValue::Int(0)),
+            ("exclusive", AttrValue::Bool(true)),
+            ("reverse", AttrValue::Bool(false)),
+        ],
+        &[ones],
+    );
+    let positions = e.prim("_ReshapeLike", Vec::new(), &[positions, like]);
+    let attrs: Vec<(&str, AttrValue)> = p
+        .attrs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    let at = e.prim(forward, attrs, &[positions]);
+    let at = e.prim("Reshape", vec![("shape", ints(&[-1, 1]))], &[at]);
+    let updates = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[grad]);
+    let sum = e.prim("TensorScatterAdd", Vec::new(), &[flat, at, updates]);
+    Some(e.prim("_ReshapeLike", Vec::new(), &[sum, like]))
+}
+
+/// `_ConcatGrad(grad, tensors, axis, index)`: element `index`'s part of
+/// `grad`, a `StridedSlice` along `axis` (every other axis whole, by the
+/// masks, so other sizes may be symbolic) at the offset the sizes of the
+/// elements before it give; those sizes along `axis` must be known.
+fn concat_grad(e: &mut Emit, grad: NodeId, parts: &[Vec<Dim>], p: &PrimRef) -> Option<NodeId> {
+    let index = usize::try_from(p.attr("index")?.as_int()?).ok()?;
+    let rank = parts.first()?.len() as i64;
+    let axis = p.attr("axis").and_then(AttrValue::as_int).unwrap_or(0);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    if !(0..rank).contains(&axis) || index >= parts.len() {
+        return None;
+    }
+    let size = |k: usize| parts[k].get(axis as usize).and_then(Dim::known);
+    let mut offset = 0;
+    for k in 0..index {
+        offset += size(k)?;
+    }
+    let end = offset + size(index)?;
+    let at_axis =
+        |v: i64| -> Vec<i64> { (0..rank).map(|i| if i == axis { v } else { 0 }).collect() };
+    let whole = ((1i64 << rank) - 1) & !(1i64 << axis);
+    Some(e.prim(
+        "StridedSlice",
+        vec![
+            ("begin", ints(&at_axis(offset))),
+            ("end", ints(&at_axis(end))),
+            ("strides", ints(&vec![1; rank as usize])),
+            ("begin_mask", AttrValue::Int(whole)),
+            ("end_mask", AttrValue::Int(whole)),
+        ],
+        &[grad],
+    ))
 }
 
 /// `analysis` with the internal helpers of the graphs it holds written with
@@ -380,6 +462,20 @@ fn lower_by_shape(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, Expor
                             Some(e.prim("Reshape", vec![("shape", ints(&sizes))], &[args[0]]))
                         }
                         "_GatherGrad" | "_GatherDGrad" => gather_grad(&mut e, &args, &p),
+                        "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" => {
+                            scatter_by_forward(&mut e, &args, &p)
+                        }
+                        "_ConcatGrad" => {
+                            let parts: Vec<Vec<Dim>> =
+                                match analysis.values_of(item, args[1]).as_slice() {
+                                    [AbsVal::Tuple(items)] => items
+                                        .iter()
+                                        .map(|v| ranked(std::slice::from_ref(v)))
+                                        .collect::<Option<_>>()?,
+                                    _ => return None,
+                                };
+                            concat_grad(&mut e, args[0], &parts, &p)
+                        }
                         _ => None,
                     }
                 });

@@ -332,6 +332,16 @@ fn transformer_block_with_adamw_exports_and_trains_the_same() {
     );
 }
 
+/// Slicing (`StridedSlice` with masks, `Slice`), `Tile` and `Concat` in a
+/// step: their gradients (registry helpers) export as MindSpore primitives.
+#[test]
+fn slice_tile_concat_step_exports_and_trains_the_same() {
+    train_and_export(
+        "slice_concat_sgd.mir",
+        &[floats("x", &[3, 6], 28), classes("labels", 3, 3, 29)],
+    );
+}
+
 /// The GRU step over a symbolic sequence length: its gradient cannot be
 /// unrolled, so export refuses it where the gradient is taken, naming the
 /// graph and `--dim`; `--dim T=5` exports it (and MindSpore trains it as
