@@ -296,6 +296,98 @@ pub enum Family {
     RowNorm(RowNorm),
     /// Batch normalisation per channel; `grad`: `BatchNormGrad`.
     BatchNorm { grad: bool },
+    /// A reduction of one input over axes.
+    Reduce { kind: ReduceKind, axes: ReduceAxes },
+    /// The data unchanged under a new shape (`Reshape`, `Squeeze`, `Load`...).
+    View,
+    /// A strided copy of one input, its strides from the attributes.
+    Strided(Strided),
+    /// Concatenation along `axis`; `stack`: along a new one.
+    Concat { stack: bool },
+    /// `Split` into equal parts along `axis`.
+    Split,
+    /// `Gather(x, indices, axis)`.
+    Gather,
+    /// `Select(cond, x, y)`.
+    Select,
+    /// A dtype conversion (`dtype`).
+    Cast,
+    /// Reads only its input's shape (`Shape`).
+    ShapeOf,
+    /// A matrix product; `batched`: over leading batch dimensions.
+    MatMul { form: MatMulForm, batched: bool },
+    /// A bias added along the channel axis (`data_format`).
+    BiasAdd,
+    /// A gradient summed back to a shape: `BiasAddGrad` (`bias_grad`: over
+    /// every axis but the channel's) or `_SumToShapeOf(grad, like)`.
+    SumTo { bias_grad: bool },
+    /// `_BroadcastToShapeOf(grad, like)`: a reduction's adjoint.
+    BroadcastLike,
+    /// Softmax cross-entropy against class indices, per row.
+    SparseCrossEntropy,
+    /// An optimizer's update of a weight and its state.
+    Optimizer(Optimizer),
+}
+
+/// How a [`Family::Reduce`] combines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceKind {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+    All,
+    Any,
+}
+
+/// Where a [`Family::Reduce`] finds its axes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceAxes {
+    /// The attribute `axis` (`()`: every axis).
+    Axis,
+    /// The attribute `dim` (`None`: every axis).
+    Dim,
+    /// Every axis.
+    All,
+}
+
+/// Which strided copy a [`Family::Strided`] op makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strided {
+    /// `perm`.
+    Transpose,
+    /// `shape`, broadcast from the end.
+    BroadcastTo,
+    /// `multiples`.
+    Tile,
+    /// `begin`, `size`.
+    Slice,
+    /// `dim`, `start`, `length`.
+    Narrow,
+    /// `dim`, `start`, `end`, `step`.
+    SliceExt,
+    /// `begin`, `end`, `strides` and the masks.
+    StridedSlice,
+}
+
+/// How a [`Family::MatMul`] op reads its operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatMulForm {
+    /// `transpose_a`, `transpose_b` attributes.
+    Transposes,
+    /// As given, no transposes.
+    Plain,
+    /// `Dense(x, w, b)`: `x · wᵀ + b`.
+    Dense,
+}
+
+/// Which optimizer a [`Family::Optimizer`] op applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Optimizer {
+    Momentum,
+    Sgd,
+    Adam,
 }
 
 /// How a pooling window reduces.

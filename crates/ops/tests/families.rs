@@ -3,7 +3,7 @@
 //! the wrong family, or a family member without the inputs and attributes its
 //! kernels read, shows here.
 
-use ops::{ConvRole, Family, OpDef, RowNorm};
+use ops::{ConvRole, Family, MatMulForm, OpDef, ReduceAxes, RowNorm, Strided};
 
 fn members() -> Vec<(&'static str, Family)> {
     let mut v: Vec<_> = ops::registry()
@@ -22,24 +22,71 @@ fn family_members() {
         .map(|(name, f)| format!("{name}: {f:?}\n"))
         .collect();
     expect_test::expect![[r#"
+        Adam: Optimizer(Adam)
+        ApplyMomentum: Optimizer(Momentum)
         AvgPool: Pool2D { reduce: Avg, grad: false }
         AvgPoolGrad: Pool2D { reduce: Avg, grad: true }
+        BatchMatMul: MatMul { form: Transposes, batched: true }
+        BatchMatMulExt: MatMul { form: Plain, batched: true }
         BatchNorm: BatchNorm { grad: false }
         BatchNormGrad: BatchNorm { grad: true }
+        BiasAdd: BiasAdd
+        BiasAddGrad: SumTo { bias_grad: true }
+        BroadcastTo: Strided(BroadcastTo)
+        Cast: Cast
+        Concat: Concat { stack: false }
         Conv2D: Conv2D(Forward)
         Conv2DBackpropFilter: Conv2D(FilterGrad)
         Conv2DBackpropInput: Conv2D(InputGrad)
         Conv2DTranspose: Conv2D(InputGrad)
+        Dense: MatMul { form: Dense, batched: false }
+        ExpandDims: View
+        Flatten: View
+        Gather: Gather
+        Identity: View
         LayerNorm: RowNorm(Layer)
         LayerNormExt: RowNorm(LayerExt)
         LayerNormGrad: RowNorm(LayerGrad)
+        Load: View
         LogSoftmax: Softmax { log: true, grad: false }
         LogSoftmaxGrad: Softmax { log: true, grad: true }
+        MatMul: MatMul { form: Transposes, batched: false }
+        MatMulExt: MatMul { form: Plain, batched: true }
+        Max: Reduce { kind: Max, axes: All }
         MaxPool: Pool2D { reduce: Max, grad: false }
         MaxPoolGrad: Pool2D { reduce: Max, grad: true }
+        MeanExt: Reduce { kind: Mean, axes: Dim }
+        Min: Reduce { kind: Min, axes: All }
+        Mm: MatMul { form: Plain, batched: false }
+        Narrow: Strided(Narrow)
+        ProdExt: Reduce { kind: Prod, axes: Dim }
+        ReduceAll: Reduce { kind: All, axes: Axis }
+        ReduceAny: Reduce { kind: Any, axes: Axis }
+        ReduceMax: Reduce { kind: Max, axes: Axis }
+        ReduceMean: Reduce { kind: Mean, axes: Axis }
+        ReduceMin: Reduce { kind: Min, axes: Axis }
+        ReduceProd: Reduce { kind: Prod, axes: Axis }
+        ReduceSum: Reduce { kind: Sum, axes: Axis }
+        Reshape: View
         RmsNorm: RowNorm(Rms)
+        SGD: Optimizer(Sgd)
+        Select: Select
+        Shape: ShapeOf
+        Slice: Strided(Slice)
+        SliceExt: Strided(SliceExt)
         Softmax: Softmax { log: false, grad: false }
         SoftmaxBackward: Softmax { log: false, grad: true }
+        SparseSoftmaxCrossEntropyWithLogits: SparseCrossEntropy
+        Split: Split
+        Squeeze: View
+        Stack: Concat { stack: true }
+        StridedSlice: Strided(StridedSlice)
+        SumExt: Reduce { kind: Sum, axes: Dim }
+        Tile: Strided(Tile)
+        Transpose: Strided(Transpose)
+        _BroadcastToShapeOf: BroadcastLike
+        _ReshapeLike: View
+        _SumToShapeOf: SumTo { bias_grad: false }
     "#]]
     .assert_eq(&listing);
 }
@@ -91,6 +138,48 @@ fn members_have_what_their_family_kernels_read() {
                 assert!(has_attr(op, eps), "{name}: {eps}");
             }
             Family::BatchNorm { grad } => assert_eq!(inputs, if grad { 6 } else { 5 }, "{name}"),
+            Family::Reduce { axes, .. } => {
+                assert_eq!(inputs, 1, "{name}");
+                match axes {
+                    ReduceAxes::Axis => assert!(has_attr(op, "axis"), "{name}: axis"),
+                    ReduceAxes::Dim => assert!(has_attr(op, "dim"), "{name}: dim"),
+                    ReduceAxes::All => {}
+                }
+            }
+            Family::Strided(which) => {
+                let attrs: &[&str] = match which {
+                    Strided::Transpose => &["perm"],
+                    Strided::BroadcastTo => &["shape"],
+                    Strided::Tile => &["multiples"],
+                    Strided::Slice => &["begin", "size"],
+                    Strided::Narrow => &["dim", "start", "length"],
+                    Strided::SliceExt => &["dim", "start", "end", "step"],
+                    Strided::StridedSlice => &["begin", "end", "strides"],
+                };
+                for a in attrs {
+                    assert!(has_attr(op, a), "{name}: {a}");
+                }
+            }
+            Family::Concat { .. } | Family::Split => assert!(has_attr(op, "axis"), "{name}: axis"),
+            Family::Gather => assert!(inputs >= 2, "{name}"),
+            Family::Cast => assert!(has_attr(op, "dtype"), "{name}: dtype"),
+            Family::MatMul { form, .. } => {
+                assert!(inputs >= 2, "{name}");
+                if form == MatMulForm::Transposes {
+                    for a in ["transpose_a", "transpose_b"] {
+                        assert!(has_attr(op, a), "{name}: {a}");
+                    }
+                }
+                if form == MatMulForm::Dense {
+                    assert_eq!(inputs, 3, "{name}: (x, w, b)");
+                }
+            }
+            Family::SumTo { bias_grad } => assert_eq!(inputs, if bias_grad { 1 } else { 2 }),
+            Family::BroadcastLike => assert_eq!(inputs, 2, "{name}: (grad, like)"),
+            Family::Select => assert_eq!(inputs, 3, "{name}: (cond, x, y)"),
+            Family::BiasAdd => assert_eq!(inputs, 2, "{name}: (x, bias)"),
+            Family::SparseCrossEntropy => assert_eq!(inputs, 2, "{name}: (logits, labels)"),
+            Family::View | Family::ShapeOf | Family::Optimizer(_) => assert!(inputs >= 1, "{name}"),
             Family::Other => unreachable!(),
         }
     }

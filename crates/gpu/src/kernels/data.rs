@@ -2,7 +2,7 @@
 //! concatenation, split, gather and select.
 
 use ops::kernel::{broadcast_shape, broadcast_strides};
-use ops::{KArg, KValue, KernelCall, OpDef};
+use ops::{Family, KArg, KValue, KernelCall, OpDef, Strided};
 use tensor::{DType, Tensor};
 
 use super::{as_dtype, input, norm_axis, out_type, strided_copy, strides};
@@ -27,7 +27,7 @@ struct Layout {
     offset: i64,
 }
 
-fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<Layout> {
+fn layout(which: Strided, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<Layout> {
     let shape = x.shape();
     let st = strides(shape);
     let rank = shape.len();
@@ -36,8 +36,8 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
         modulo: None,
         offset,
     };
-    match op {
-        "Transpose" => {
+    match which {
+        Strided::Transpose => {
             let perm = call.attrs.ints("perm")?;
             if perm.len() != rank {
                 return None;
@@ -52,7 +52,7 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
                 offset: 0,
             })
         }
-        "BroadcastTo" => {
+        Strided::BroadcastTo => {
             broadcast_shape(shape, oshape).filter(|b| b == oshape)?;
             Some(Layout {
                 strides: broadcast_strides(shape, oshape)
@@ -63,7 +63,7 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
                 offset: 0,
             })
         }
-        "Tile" => {
+        Strided::Tile => {
             let lead = oshape.len().checked_sub(rank)?;
             let mut padded = vec![1usize; lead];
             padded.extend_from_slice(shape);
@@ -73,14 +73,14 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
                 offset: 0,
             })
         }
-        "Slice" => {
+        Strided::Slice => {
             let begin = call.attrs.ints("begin")?;
             if begin.len() != rank || begin.iter().any(|&b| b < 0) {
                 return None;
             }
             Some(plain(begin.iter().zip(&st).map(|(b, s)| b * s).sum()))
         }
-        "Narrow" => {
+        Strided::Narrow => {
             let dim = norm_axis(call.attrs.int("dim"), rank)?;
             let mut start = call.attrs.int("start");
             if start < 0 {
@@ -88,7 +88,7 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
             }
             (start >= 0).then(|| plain(start * st[dim]))
         }
-        "SliceExt" => {
+        Strided::SliceExt => {
             let dim = norm_axis(call.attrs.int("dim"), rank)?;
             let size = shape[dim] as i64;
             let step = call.attrs.int("step");
@@ -106,7 +106,7 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
             l.strides[dim] *= step;
             Some(l)
         }
-        "StridedSlice" => {
+        Strided::StridedSlice => {
             // Masks and negative strides resolved by the CPU kernel's own plan.
             let (shape_o, strides, offset) =
                 ops::defs::shape::strided_slice_layout(call.attrs, shape).ok()?;
@@ -116,7 +116,6 @@ fn layout(op: &str, call: &KernelCall, x: &Tensor, oshape: &[usize]) -> Option<L
                 offset,
             })
         }
-        _ => None,
     }
 }
 
@@ -131,7 +130,10 @@ pub(super) fn strided(
     if od != x.dtype() || oshape.len() > MAX_RANK {
         return Ok(None);
     }
-    let Some(l) = layout(op.name, call, x, &oshape) else {
+    let Family::Strided(which) = op.traits.family else {
+        return Ok(None);
+    };
+    let Some(l) = layout(which, call, x, &oshape) else {
         return Ok(None);
     };
     if l.strides.len() != oshape.len() {
@@ -181,7 +183,7 @@ pub(super) fn concat(
         return Ok(None);
     };
     let dt = first.dtype();
-    let stack = op.name == "Stack";
+    let stack = op.traits.family == (Family::Concat { stack: true });
     // Every input as it sits in the output (Stack: with a size-1 axis).
     let rank = first.rank() + usize::from(stack);
     let Some(axis) = norm_axis(call.attrs.int("axis"), rank) else {

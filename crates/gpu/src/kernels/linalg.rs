@@ -1,7 +1,7 @@
 //! Matrix products on cuBLAS, bias addition, and convolution as im2col + GEMM.
 
 use crate::libs::op;
-use ops::{ConvRole, Family, KValue, KernelCall, OpDef, PoolReduce};
+use ops::{ConvRole, Family, KValue, KernelCall, MatMulForm, OpDef, PoolReduce};
 use tensor::DType;
 
 use super::{as_dtype, cast_buf, input, out_type, Held};
@@ -175,15 +175,18 @@ pub(super) fn matmul(
             .and_then(|v| v.as_bool())
             .unwrap_or(false)
     };
-    let (ta, tb) = match op.name {
-        "MatMul" | "BatchMatMul" => (flag("transpose_a"), flag("transpose_b")),
+    let Family::MatMul { form, .. } = op.traits.family else {
+        return Ok(None);
+    };
+    let (ta, tb) = match form {
+        MatMulForm::Transposes => (flag("transpose_a"), flag("transpose_b")),
         // MatMulExt's 1-D operands (vectors) fall back below: rank 2 or more here.
-        "Dense" => (false, true),
-        _ => (false, false),
+        MatMulForm::Dense => (false, true),
+        MatMulForm::Plain => (false, false),
     };
     let (xs, ys) = (x.shape(), y.shape());
-    let g = match op.name {
-        "Dense" => {
+    let g = match form {
+        MatMulForm::Dense => {
             let (Some(&k), [n, k2]) = (xs.last(), ys) else {
                 return Ok(None);
             };
@@ -242,7 +245,7 @@ pub(super) fn matmul(
     }
     let out = dev.alloc(s, n_out)?;
     gemm(dev, s, &g, a.ptr(), b.ptr(), out.ptr)?;
-    if op.name == "Dense" {
+    if form == MatMulForm::Dense {
         if let Some(bias) = input(call, 2) {
             if bias.numel() != g.n {
                 return Ok(None);

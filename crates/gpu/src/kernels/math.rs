@@ -1,7 +1,7 @@
 //! Elementwise primitives, `Cast`, reductions, softmax and normalisation.
 
 use ops::kernel::{broadcast_shape, broadcast_strides};
-use ops::{Family, KValue, KernelCall, OpDef, RowNorm};
+use ops::{Family, KValue, KernelCall, OpDef, ReduceAxes, ReduceKind, RowNorm};
 use tensor::DType;
 
 use super::{as_dtype, cast_buf, infer, input, known, norm_axis, out_type, permute, Held};
@@ -114,11 +114,11 @@ pub(super) fn cast_op(
 }
 
 /// The reduced axes of a reduction call (sorted, distinct); `None`: all.
-fn reduced_axes(op: &str, call: &KernelCall, rank: usize) -> Option<Vec<usize>> {
-    let given = match op {
-        "Max" | "Min" => None,
-        "SumExt" | "MeanExt" | "ProdExt" => call.attrs.ints("dim"),
-        _ => call.attrs.ints("axis"),
+fn reduced_axes(from: ReduceAxes, call: &KernelCall, rank: usize) -> Option<Vec<usize>> {
+    let given = match from {
+        ReduceAxes::All => None,
+        ReduceAxes::Dim => call.attrs.ints("dim"),
+        ReduceAxes::Axis => call.attrs.ints("axis"),
     };
     let mut axes = match given {
         None => (0..rank).collect(),
@@ -144,14 +144,17 @@ pub(super) fn reduce(
     let Some((od, oshape)) = out_type(op, call) else {
         return Ok(None);
     };
-    let (kind, mean) = match op.name {
-        "ReduceSum" | "SumExt" => (Reduce::Sum, false),
-        "ReduceMean" | "MeanExt" => (Reduce::Sum, true),
-        "ReduceMax" | "Max" => (Reduce::Max, false),
-        "ReduceMin" | "Min" => (Reduce::Min, false),
-        "ReduceProd" | "ProdExt" => (Reduce::Prod, false),
-        "ReduceAll" => (Reduce::All, false),
-        _ => (Reduce::Any, false),
+    let Family::Reduce { kind, axes } = op.traits.family else {
+        return Ok(None);
+    };
+    let (kind, mean) = match kind {
+        ReduceKind::Sum => (Reduce::Sum, false),
+        ReduceKind::Mean => (Reduce::Sum, true),
+        ReduceKind::Max => (Reduce::Max, false),
+        ReduceKind::Min => (Reduce::Min, false),
+        ReduceKind::Prod => (Reduce::Prod, false),
+        ReduceKind::All => (Reduce::All, false),
+        ReduceKind::Any => (Reduce::Any, false),
     };
     let cd = if matches!(kind, Reduce::All | Reduce::Any) {
         DType::Bool
@@ -167,7 +170,7 @@ pub(super) fn reduce(
     {
         return Ok(None);
     }
-    let Some(axes) = reduced_axes(op.name, call, shape.len()) else {
+    let Some(axes) = reduced_axes(axes, call, shape.len()) else {
         return Ok(None);
     };
     let rows = x.numel() / axes.iter().map(|&d| shape[d]).product::<usize>().max(1);
@@ -234,7 +237,7 @@ pub(super) fn sum_to(
     };
     let shape = g.shape();
     let rank = shape.len();
-    let axes: Vec<usize> = if op.name == "BiasAddGrad" {
+    let axes: Vec<usize> = if op.traits.family == (Family::SumTo { bias_grad: true }) {
         let nhwc = call
             .attrs
             .get("data_format")

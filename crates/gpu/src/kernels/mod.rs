@@ -25,9 +25,9 @@ pub fn run(dev: &Device, op: &'static OpDef, call: &KernelCall) -> DevResult<Opt
     }
 }
 
-/// The device kernel of `op`, if it has one: elementwise ops by the table's
-/// expression, the families by the op's record, the rest by name (families
-/// not in the record yet). The one list of what runs on the GPU.
+/// The device kernel of `op`, if it has one: elementwise ops by their
+/// record's formula, the rest by the record's family, never by name. The one
+/// list of what runs on the GPU.
 pub fn kernel_for(op: &OpDef) -> Option<Kernel> {
     if crate::table::elementwise(op.name).is_some() {
         return Some(elementwise);
@@ -40,32 +40,26 @@ pub fn kernel_for(op: &OpDef) -> Option<Kernel> {
         Family::Pool2D { grad: false, .. } => linalg::pool,
         Family::Pool2D { grad: true, .. } => linalg::pool_grad,
         Family::Conv2D(_) => linalg::conv2d,
-        Family::Other => match op.name {
-            "Cast" => math::cast_op,
-            "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceAll"
-            | "ReduceAny" | "SumExt" | "MeanExt" | "ProdExt" | "Max" | "Min" => math::reduce,
-            "BiasAddGrad" | "_SumToShapeOf" => math::sum_to,
-            "SparseSoftmaxCrossEntropyWithLogits" => math::sparse_ce,
-            // Reads the shape only: no data moves (the sizes
-            // `Conv2DBackpropInput` and the pooling gradients take).
-            "Shape" => shape_only,
-            // `Load`: a weight's value at this point of the effect order.
-            "Reshape" | "ExpandDims" | "Squeeze" | "Flatten" | "Identity" | "_ReshapeLike"
-            | "Load" => view,
-            "Transpose" | "BroadcastTo" | "Tile" | "Slice" | "SliceExt" | "Narrow"
-            | "StridedSlice" => data::strided,
-            "Concat" | "Stack" => data::concat,
-            "Split" => data::split,
-            "Gather" => data::gather,
-            "_BroadcastToShapeOf" => data::broadcast_like,
-            "Select" => data::select,
-            "MatMul" | "BatchMatMul" | "Mm" | "BatchMatMulExt" | "MatMulExt" | "Dense" => {
-                linalg::matmul
-            }
-            "BiasAdd" => linalg::bias_add,
-            "ApplyMomentum" | "SGD" | "Adam" => optim::optimizer,
-            _ => return None,
-        },
+        Family::Cast => math::cast_op,
+        Family::Reduce { .. } => math::reduce,
+        Family::SumTo { .. } => math::sum_to,
+        Family::SparseCrossEntropy => math::sparse_ce,
+        // Reads the shape only: no data moves (the sizes
+        // `Conv2DBackpropInput` and the pooling gradients take).
+        Family::ShapeOf => shape_only,
+        // `Load` among them: a weight's value at this point of the effect
+        // order.
+        Family::View => view,
+        Family::Strided(_) => data::strided,
+        Family::Concat { .. } => data::concat,
+        Family::Split => data::split,
+        Family::Gather => data::gather,
+        Family::BroadcastLike => data::broadcast_like,
+        Family::Select => data::select,
+        Family::MatMul { .. } => linalg::matmul,
+        Family::BiasAdd => linalg::bias_add,
+        Family::Optimizer(_) => optim::optimizer,
+        Family::Other => return None,
     })
 }
 
@@ -237,4 +231,89 @@ fn permute(dev: &Device, s: Storage, x: u64, shape: &[usize], perm: &[usize]) ->
     let src_strides: Vec<i64> = perm.iter().map(|&p| st[p]).collect();
     strided_copy(dev, s, x, out.ptr, &out_shape, &src_strides, None, 0, None)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each family reaches the kernel it had when the GPU matched names.
+    #[test]
+    fn families_reach_their_kernels() {
+        let cases: &[(&[&str], Kernel)] = &[
+            (&["Cast"], math::cast_op),
+            (
+                &[
+                    "ReduceSum",
+                    "ReduceMean",
+                    "ReduceMax",
+                    "ReduceMin",
+                    "ReduceProd",
+                    "ReduceAll",
+                    "ReduceAny",
+                    "SumExt",
+                    "MeanExt",
+                    "ProdExt",
+                    "Max",
+                    "Min",
+                ],
+                math::reduce,
+            ),
+            (&["BiasAddGrad", "_SumToShapeOf"], math::sum_to),
+            (&["SparseSoftmaxCrossEntropyWithLogits"], math::sparse_ce),
+            (&["Shape"], shape_only),
+            (
+                &[
+                    "Reshape",
+                    "ExpandDims",
+                    "Squeeze",
+                    "Flatten",
+                    "Identity",
+                    "_ReshapeLike",
+                    "Load",
+                ],
+                view,
+            ),
+            (
+                &[
+                    "Transpose",
+                    "BroadcastTo",
+                    "Tile",
+                    "Slice",
+                    "SliceExt",
+                    "Narrow",
+                    "StridedSlice",
+                ],
+                data::strided,
+            ),
+            (&["Concat", "Stack"], data::concat),
+            (&["Split"], data::split),
+            (&["Gather"], data::gather),
+            (&["_BroadcastToShapeOf"], data::broadcast_like),
+            (&["Select"], data::select),
+            (
+                &[
+                    "MatMul",
+                    "BatchMatMul",
+                    "Mm",
+                    "BatchMatMulExt",
+                    "MatMulExt",
+                    "Dense",
+                ],
+                linalg::matmul,
+            ),
+            (&["BiasAdd"], linalg::bias_add),
+            (&["ApplyMomentum", "SGD", "Adam"], optim::optimizer),
+        ];
+        for (names, kernel) in cases {
+            for name in *names {
+                let op = ops::lookup(name).unwrap_or_else(|| panic!("{name}"));
+                assert_eq!(
+                    kernel_for(op).map(|k| k as usize),
+                    Some(*kernel as usize),
+                    "{name}"
+                );
+            }
+        }
+    }
 }

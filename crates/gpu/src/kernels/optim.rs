@@ -3,7 +3,7 @@
 //! Each computes in double, as the CPU kernels, and returns what they return:
 //! the new values of the inputs it writes, after the first of them.
 
-use ops::{KValue, KernelCall, OpDef};
+use ops::{Family, KValue, KernelCall, OpDef, Optimizer};
 use tensor::Tensor;
 
 use super::input;
@@ -35,8 +35,11 @@ pub(super) fn optimizer(
     let ptr = |t: &Tensor| dev.on_device(t).map(|b| b.ptr);
     let outs = |k: usize| -> DevResult<Vec<DevBuf>> { (0..k).map(|_| dev.alloc(s, n)).collect() };
     let code = source::dtype_code(dt);
-    let (name, outputs, args): (&str, Vec<DevBuf>, Vec<Arg>) = match op.name {
-        "ApplyMomentum" => {
+    let Family::Optimizer(optimizer) = op.traits.family else {
+        return Ok(None);
+    };
+    let (name, outputs, args): (&str, Vec<DevBuf>, Vec<Arg>) = match optimizer {
+        Optimizer::Momentum => {
             let (Some(a), Some(g), Some(lr), Some(mom)) =
                 (written(1), read(3), scalar(2), scalar(4))
             else {
@@ -59,7 +62,7 @@ pub(super) fn optimizer(
             ];
             ("momentum", o, args)
         }
-        "SGD" => {
+        Optimizer::Sgd => {
             let (Some(g), Some(a), Some(st), Some(lr), Some(mom)) =
                 (read(1), written(3), written(5), scalar(2), scalar(4))
             else {
@@ -85,7 +88,7 @@ pub(super) fn optimizer(
             ];
             ("sgd", o, args)
         }
-        "Adam" => {
+        Optimizer::Adam => {
             let (Some(m), Some(v), Some(g)) = (written(1), written(2), read(9)) else {
                 return Ok(None);
             };
@@ -114,7 +117,6 @@ pub(super) fn optimizer(
             ];
             ("adam", o, args)
         }
-        _ => return Ok(None),
     };
     let f = dev.function("optim", &source::optim_kernel(name, s))?;
     dev.launch(&f, Device::grid(n), &args)?;
@@ -124,7 +126,7 @@ pub(super) fn optimizer(
         .map(|b| KValue::Tensor(tensor(dt, shape.clone(), b)))
         .collect();
     // `(first written, written...)`; Adam's first item is the tuple of all three.
-    let first = if op.name == "Adam" {
+    let first = if optimizer == Optimizer::Adam {
         KValue::Tuple(written.clone())
     } else {
         written[0].clone()

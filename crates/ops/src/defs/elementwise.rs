@@ -38,6 +38,7 @@ pub mod clamp;
 pub mod math;
 
 use crate::schema::{why, Override, Schema};
+use crate::Family;
 use crate::Gradgen;
 use crate::Traits;
 use std::borrow::Cow;
@@ -743,7 +744,8 @@ pub const OPS: &[OpDef] = &[
         infer_select,
         Some(grad_select),
         k_select,
-    ),
+    )
+    .in_family(Family::Select),
     ew(
         "Cast",
         "Converts `x` to `dtype` (float to integer truncates toward zero, and NaN, infinities and out-of-range values give the minimum of `i32`/`i64`, or 0 for narrower types, as MindSpore's CPU kernel; non-zero becomes `true`).",
@@ -751,7 +753,8 @@ pub const OPS: &[OpDef] = &[
         infer_cast,
         Some(grad_cast),
         k_cast,
-    ),
+    )
+    .in_family(Family::Cast),
     ew(
         "Equal",
         "Whether `x == y`, elementwise with broadcasting: a `bool` tensor.",

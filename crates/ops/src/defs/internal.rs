@@ -2,6 +2,7 @@
 
 use crate::batch::BatchRule;
 use crate::schema::Schema;
+use crate::Family;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::{Buffer, Tensor};
@@ -312,7 +313,8 @@ pub const OPS: &[OpDef] = &[
         infer_sum_to_shape,
         grad_sum_to_shape,
         k_sum_to_shape,
-    ),
+    )
+    .in_family(Family::SumTo { bias_grad: false }),
     internal(
         "_BroadcastToShapeOf",
         "Undoes a reduction of `like` over `axis`: puts back the reduced dimensions of `grad` (unless `keep_dims` kept them) and broadcasts it to `like`'s shape; with `mean`, divides by the number of reduced elements.",
@@ -342,6 +344,7 @@ pub const OPS: &[OpDef] = &[
         grad_broadcast_like,
         k_broadcast_like,
     )
+    .in_family(Family::BroadcastLike)
     // The gradient of a reduction, as `grad` writes it.
     .batched(BatchRule::Like { axes: Some("axis") }),
 ];

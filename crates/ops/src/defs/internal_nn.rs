@@ -5,6 +5,7 @@
 
 use crate::batch::BatchRule;
 use crate::schema::Schema;
+use crate::Family;
 use crate::Traits;
 use ir::{AbsVal, Shape};
 
@@ -135,7 +136,7 @@ pub const OPS: &[OpDef] = &[
             let (g, l) = (c.tensor(0)?, c.tensor(1)?);
             ok(reshape_to(g, l.shape().to_vec())?)
         }),
-        traits: Traits::NONE.batched(BatchRule::Like { axes: None }),
+        traits: Traits::of(Family::View).batched(BatchRule::Like { axes: None }),
     },
     OpDef {
         name: "_ConcatGrad",

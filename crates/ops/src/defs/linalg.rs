@@ -11,6 +11,8 @@ pub mod products;
 
 use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
+use crate::Family;
+use crate::MatMulForm;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::{Buffer, DType, Tensor};
@@ -526,7 +528,7 @@ pub const OPS: &[OpDef] = &[
             )?;
             Ok(KValue::Tensor(r))
         }),
-        traits: Traits::NONE.batched(BatchRule::MatMul),
+        traits: Traits::of(Family::MatMul { form: MatMulForm::Transposes, batched: false }).batched(BatchRule::MatMul),
     },
     OpDef {
         name: "BatchMatMul",
@@ -554,7 +556,7 @@ pub const OPS: &[OpDef] = &[
             )?;
             Ok(KValue::Tensor(r))
         }),
-        traits: Traits::NONE.batched(BatchRule::Broadcast),
+        traits: Traits::of(Family::MatMul { form: MatMulForm::Transposes, batched: true }).batched(BatchRule::Broadcast),
     },
     OpDef {
         name: "BiasAdd",
@@ -566,7 +568,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_bias_add,
         grad: Some(grad_bias_add),
         kernel: Some(k_bias_add),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::BiasAdd),
     },
 ];
 

@@ -643,7 +643,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Mul", &[g, c.dout], vec![])), None]
         }),
         kernel: Some(kernel_sparse_softmax_ce),
-        traits: Traits::NONE.gradgen(Gradgen::Avoid),
+        traits: Traits::of(Family::SparseCrossEntropy).gradgen(Gradgen::Avoid),
     },
     OpDef {
         name: "LayerNorm",

@@ -15,6 +15,9 @@ pub mod stats;
 
 use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
+use crate::Family;
+use crate::ReduceAxes;
+use crate::ReduceKind;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Buffer;
@@ -498,6 +501,7 @@ pub const OPS: &[OpDef] = &[
         grad_sum,
         |c| reduce_kernel(c, Kind::Sum, "ReduceSum"),
     )
+    .in_family(Family::Reduce { kind: ReduceKind::Sum, axes: ReduceAxes::Axis })
     .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     reduction(
         "ReduceMean",
@@ -506,6 +510,7 @@ pub const OPS: &[OpDef] = &[
         grad_mean,
         |c| reduce_kernel(c, Kind::Mean, "ReduceMean"),
     )
+    .in_family(Family::Reduce { kind: ReduceKind::Mean, axes: ReduceAxes::Axis })
     .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     reduction(
         "ReduceMax",
@@ -514,6 +519,7 @@ pub const OPS: &[OpDef] = &[
         grad_min_max,
         |c| reduce_kernel(c, Kind::Max, "ReduceMax"),
     )
+    .in_family(Family::Reduce { kind: ReduceKind::Max, axes: ReduceAxes::Axis })
     .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     reduction(
         "ReduceMin",
@@ -522,6 +528,7 @@ pub const OPS: &[OpDef] = &[
         grad_min_max,
         |c| reduce_kernel(c, Kind::Min, "ReduceMin"),
     )
+    .in_family(Family::Reduce { kind: ReduceKind::Min, axes: ReduceAxes::Axis })
     .batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     OpDef {
         name: "ArgMax",

@@ -32,7 +32,7 @@ use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
     AttrDefault, AttrType, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    };
+};
 
 // ---------------------------------------------------------------------------
 // Numbers.

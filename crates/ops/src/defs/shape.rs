@@ -15,6 +15,8 @@ pub mod split_stack;
 
 use crate::batch::BatchRule;
 use crate::schema::{why, Override, Schema};
+use crate::Family;
+use crate::Strided;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
@@ -601,7 +603,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reshape,
         grad: Some(reshape_back),
         kernel: Some(kernel_reshape),
-        traits: Traits::NONE.batched(BatchRule::Shape { attr: "shape", broadcast: false }),
+        traits: Traits::of(Family::View).batched(BatchRule::Shape { attr: "shape", broadcast: false }),
     },
     OpDef {
         name: "Transpose",
@@ -632,7 +634,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Transpose", &[c.dout], vec![("perm", inverse)]))]
         }),
         kernel: Some(kernel_transpose),
-        traits: Traits::NONE.batched(BatchRule::Permutation { attr: "perm" }),
+        traits: Traits::of(Family::Strided(Strided::Transpose)).batched(BatchRule::Permutation { attr: "perm" }),
     },
     OpDef {
         name: "ExpandDims",
@@ -650,7 +652,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_expand_dims,
         grad: Some(reshape_back),
         kernel: Some(kernel_expand_dims),
-        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
+        traits: Traits::of(Family::View).batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "Squeeze",
@@ -672,7 +674,7 @@ pub const OPS: &[OpDef] = &[
         grad: Some(reshape_back),
         kernel: Some(kernel_squeeze),
             // `axis=()` (every axis of size 1) runs per example.
-        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
+        traits: Traits::of(Family::View).batched(BatchRule::Axes { attr: "axis", empty_is_all: false }),
     },
     OpDef {
         name: "Concat",
@@ -710,7 +712,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.make_tuple(&slices))]
         }),
         kernel: Some(kernel_concat),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Concat { stack: false }),
     },
     OpDef {
         name: "Tile",
@@ -734,7 +736,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_tile),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Strided(Strided::Tile)),
     },
     OpDef {
         name: "BroadcastTo",
@@ -758,7 +760,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_broadcast_to),
-        traits: Traits::NONE.batched(BatchRule::Shape { attr: "shape", broadcast: true }),
+        traits: Traits::of(Family::Strided(Strided::BroadcastTo)).batched(BatchRule::Shape { attr: "shape", broadcast: true }),
     },
     OpDef {
         name: "Gather",
@@ -785,7 +787,7 @@ pub const OPS: &[OpDef] = &[
             vec![Some(dx), None]
         }),
         kernel: Some(kernel_gather),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Gather),
     },
     OpDef {
         name: "Shape",
@@ -797,7 +799,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_shape,
         grad: None,
         kernel: Some(kernel_shape),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::ShapeOf),
     },
     OpDef {
         name: "Flatten",
@@ -812,7 +814,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_flatten,
         grad: Some(reshape_back),
         kernel: Some(kernel_flatten),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::View),
     },
     OpDef {
         name: "StridedSlice",
@@ -848,7 +850,7 @@ pub const OPS: &[OpDef] = &[
             ))]
         }),
         kernel: Some(kernel_strided_slice),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Strided(Strided::StridedSlice)),
     },
 ];
 

@@ -18,6 +18,8 @@
 //! the variable's dtype.
 
 use crate::schema::{why, Override, Schema};
+use crate::Family;
+use crate::Optimizer;
 use crate::Traits;
 use ir::{AbsVal, DType};
 use tensor::Tensor;
@@ -457,7 +459,8 @@ pub const OPS: &[OpDef] = &[
         Schema::ms(&[], &[("variable", "The weight to read.")]),
         infer_load,
         k_load,
-    ),
+    )
+    .in_family(Family::View),
     OpDef {
         name: "UpdateState",
         category: Category::Structure,
@@ -527,7 +530,8 @@ pub const OPS: &[OpDef] = &[
         ),
         infer_apply_momentum,
         k_apply_momentum,
-    ),
+    )
+    .in_family(Family::Optimizer(Optimizer::Momentum)),
     state_op(
         "SGD",
         "Stochastic gradient descent with optional momentum, dampening, weight decay and Nesterov, as `mindspore.nn.SGD` uses it. `stat` > 0 marks the first step (the buffer starts at the gradient) and is cleared. Updates `parameters`, `accum` and `stat`; returns the new `parameters`.",
@@ -547,7 +551,8 @@ pub const OPS: &[OpDef] = &[
         ),
         infer_sgd,
         k_sgd,
-    ),
+    )
+    .in_family(Family::Optimizer(Optimizer::Sgd)),
     state_op(
         "Adam",
         "Adam update: `m += (g - m)(1 - beta1)`, `v += (g² - v)(1 - beta2)`, `var -= lr·√(1 - beta2_power)/(1 - beta1_power) · m/(√v + epsilon)`. Updates `var`, `m` and `v`; returns the three.",
@@ -570,7 +575,8 @@ pub const OPS: &[OpDef] = &[
         ),
         infer_adam,
         k_adam,
-    ),
+    )
+    .in_family(Family::Optimizer(Optimizer::Adam)),
     state_op(
         "AdamWeightDecay",
         "AdamW: `m = beta1·m + (1 - beta1)·g`, `v = beta2·v + (1 - beta2)·g²`, `var -= lr·(m/(√v + epsilon) + decay·var)`. Updates `var`, `m` and `v`; returns the three.",

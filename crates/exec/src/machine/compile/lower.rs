@@ -21,7 +21,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ops::AttrValue;
+use ops::defs::elementwise::binary::DIV;
+use ops::defs::elementwise::{MUL, REAL_DIV};
+use ops::{AttrValue, Family, MatMulForm};
 use tensor::DType;
 
 use super::super::Executor;
@@ -223,14 +225,23 @@ fn subst_out(subst: &[u32], n: &Node) -> bool {
     matches!(out_reg(n), Some(r) if subst[r as usize] != r)
 }
 
+/// A view the plans may alias: not a weight's `Load`, whose value the
+/// effect order fixes.
+fn is_view(op: &ops::OpDef) -> bool {
+    op.category != ops::Category::State
+}
+
 /// `(output, input)` when a node computes its input unchanged.
 fn identity(regs: &[RegInfo], n: &Node) -> Option<(u32, u32)> {
     let p = n.prim()?;
     let out = out_reg(n)?;
     let ins = n.inputs();
     let same = |r: u32| regs[r as usize] == regs[out as usize];
-    match p.prim.name.as_str() {
-        "Mul" if ins.len() == 2 => {
+    let op = p.op?;
+    let formula = op.traits.formula;
+    match op.traits.family {
+        // `x * 1` (`Mul`, `Muls`: one formula).
+        _ if formula == Some(&MUL) && ins.len() == 2 => {
             for (a, b) in [(0, 1), (1, 0)] {
                 if let (Some(r), Some(c)) = (reg_of(&ins[a]), scalar_const(&ins[b])) {
                     if c == 1.0 && same(r) && regs[r as usize].dtype == DType::F32 {
@@ -240,14 +251,13 @@ fn identity(regs: &[RegInfo], n: &Node) -> Option<(u32, u32)> {
             }
             None
         }
-        "RealDiv" | "Div" if ins.len() == 2 => {
+        // `x / 1`.
+        _ if (formula == Some(&REAL_DIV) || formula == Some(&DIV)) && ins.len() == 2 => {
             let r = reg_of(&ins[0])?;
             (scalar_const(&ins[1]) == Some(1.0) && same(r) && regs[r as usize].dtype == DType::F32)
                 .then_some((out, r))
         }
-        "Cast" | "Reshape" | "Flatten" | "ExpandDims" | "Squeeze" | "_ReshapeLike"
-            if !ins.is_empty() =>
-        {
+        Family::Cast | Family::View if is_view(op) && !ins.is_empty() => {
             let r = reg_of(&ins[0])?;
             same(r).then_some((out, r))
         }
@@ -291,8 +301,8 @@ impl Lowering<'_> {
         if let Some(e) = self.elementwise(n, p, name) {
             return Low::Elem(e);
         }
-        match name {
-            "Reshape" | "Flatten" | "ExpandDims" | "Squeeze" | "_ReshapeLike" => {
+        match p.op.map(|op| op.traits.family) {
+            Some(Family::View) if p.op.is_some_and(is_view) => {
                 if let (Some(src), Some(out)) = (ins.first().and_then(reg_of), out_reg(n)) {
                     if self.info(src).dtype == DType::F32
                         && self.info(src).numel() == self.info(out).numel()
@@ -302,7 +312,10 @@ impl Lowering<'_> {
                 }
                 Low::Registry
             }
-            "MatMul" | "BatchMatMul" => self.gemm(n, p, name == "BatchMatMul"),
+            Some(Family::MatMul {
+                form: MatMulForm::Transposes,
+                batched,
+            }) => self.gemm(n, p, batched),
             _ => match ok::select(self.nodes, i, n, p, &self.regs) {
                 Some(c) => {
                     for a in c.absorbs {

@@ -1,7 +1,7 @@
 //! Kernels for the non-elementwise primitives the plans run themselves, and
 //! the patterns that choose them.
 
-use ops::AttrValue;
+use ops::{AttrValue, Family, ReduceAxes, ReduceKind, Strided};
 use tensor::DType;
 
 use super::kernels::{par_ranges, FastKernel, Src, C, P};
@@ -65,8 +65,8 @@ pub(crate) fn select(
 ) -> Option<Chosen> {
     let ins = n.inputs();
     let f32_reg = |v: &SVal| reg(v).filter(|&r| regs[r as usize].dtype == DType::F32);
-    match p.prim.name.as_str() {
-        "SparseSoftmaxCrossEntropyWithLogits" => {
+    match p.op?.traits.family {
+        Family::SparseCrossEntropy => {
             let (x, labels, out) = (f32_reg(&ins[0])?, reg(&ins[1])?, out1(n)?);
             let (xs, ls) = (&regs[x as usize].shape, &regs[labels as usize]);
             if xs.len() != 2 || !ls.dtype.is_int() || ls.shape != [xs[0]] {
@@ -110,7 +110,10 @@ pub(crate) fn select(
                 absorbs,
             })
         }
-        "ReduceSum" | "ReduceMean" => {
+        Family::Reduce {
+            kind: kind @ (ReduceKind::Sum | ReduceKind::Mean),
+            axes: ReduceAxes::Axis,
+        } => {
             let (x, out) = (f32_reg(&ins[0])?, out1(n)?);
             if regs[out as usize].dtype != DType::F32 {
                 return None;
@@ -134,7 +137,7 @@ pub(crate) fn select(
                 .filter(|(_, &m)| m)
                 .map(|(&d, _)| d)
                 .product();
-            let mean = p.prim.name == "ReduceMean";
+            let mean = kind == ReduceKind::Mean;
             Some(Chosen {
                 kernel: Box::new(Reduce::new(shape, &mask, mean.then_some(count as f64))),
                 ins: vec![In::Reg(x)],
@@ -142,7 +145,7 @@ pub(crate) fn select(
                 absorbs: vec![],
             })
         }
-        "Transpose" => {
+        Family::Strided(Strided::Transpose) => {
             let (x, out) = (f32_reg(&ins[0])?, out1(n)?);
             let shape = regs[x as usize].shape.clone();
             let rank = shape.len() as i64;

@@ -11,6 +11,7 @@ pub mod pool;
 pub mod sizes;
 
 use crate::schema::{why, Override, Schema};
+use crate::Family;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim, Shape};
 use tensor::Buffer;
@@ -165,7 +166,8 @@ pub const OPS: &[OpDef] = &[
         infer_bias_add_grad,
         grad_bias_add_grad,
         k_bias_add_grad,
-    ),
+    )
+    .in_family(Family::SumTo { bias_grad: true }),
     backward(
         "ReluGrad",
         "The gradient of `ReLU`: `y_backprop` where `x` (ReLU's output) is positive, 0 elsewhere.",

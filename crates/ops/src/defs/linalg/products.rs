@@ -17,6 +17,8 @@
 //! (`CholeskyGrad`, computed by `_CholeskyGrad`), `Trace`'s is `_TraceGrad`.
 
 use crate::schema::Schema;
+use crate::Family;
+use crate::MatMulForm;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::Tensor;
@@ -703,7 +705,8 @@ pub const OPS: &[OpDef] = &[
         infer_mm,
         Some(|b, c| grad_mm(b, c, "MatMul")),
         |c| ok(matmul(c.tensor(0)?, c.tensor(1)?, false, false)?),
-    ),
+    )
+    .in_family(Family::MatMul { form: MatMulForm::Plain, batched: false }),
     la(
         "Addmm",
         "`beta * input + alpha * (mat1 @ mat2)`, `input` broadcast to `[n, p]` (ignored when `beta` is 0).",
@@ -785,7 +788,8 @@ pub const OPS: &[OpDef] = &[
         infer_bmm_ext,
         Some(|b, c| grad_mm(b, c, "BatchMatMul")),
         |c| ok(bmm_exact("BatchMatMulExt", c.tensor(0)?, c.tensor(1)?)?),
-    ),
+    )
+    .in_family(Family::MatMul { form: MatMulForm::Plain, batched: true }),
     la(
         "MatMulExt",
         "`torch.matmul`: a 1-D operand is a row (left) or column (right) vector whose dimension is removed from the result; two vectors give their dot product; batch dimensions broadcast.",
@@ -799,7 +803,8 @@ pub const OPS: &[OpDef] = &[
         infer_matmul_ext,
         Some(grad_matmul_ext),
         k_matmul_ext,
-    ),
+    )
+    .in_family(Family::MatMul { form: MatMulForm::Plain, batched: true }),
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {

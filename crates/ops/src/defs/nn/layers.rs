@@ -5,7 +5,9 @@
 //! nothing in inference: identity).
 
 use crate::schema::{why, Override, Schema};
+use crate::Family;
 use crate::Gradgen;
+use crate::MatMulForm;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 
@@ -573,7 +575,7 @@ pub const OPS: &[OpDef] = &[
             ]
         }),
         kernel: Some(kernel_dense),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::MatMul { form: MatMulForm::Dense, batched: false }),
     },
     OpDef {
         name: "EmbeddingLookup",

@@ -20,6 +20,9 @@
 
 use crate::batch::BatchRule;
 use crate::schema::Schema;
+use crate::Family;
+use crate::ReduceAxes;
+use crate::ReduceKind;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, Shape};
 use tensor::{Buffer, Tensor};
@@ -651,7 +654,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_prod,
         grad: Some(grad_reduce_prod),
         kernel: Some(k_reduce_prod),
-        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::Prod, axes: ReduceAxes::Axis }).batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     },
     OpDef {
         name: "ReduceAll",
@@ -670,7 +673,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, true, "ReduceAll")),
-        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::All, axes: ReduceAxes::Axis }).batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     },
     OpDef {
         name: "ReduceAny",
@@ -689,7 +692,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_reduce_bool,
         grad: None,
         kernel: Some(|c| k_reduce_bool(c, false, "ReduceAny")),
-        traits: Traits::NONE.batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::Any, axes: ReduceAxes::Axis }).batched(BatchRule::Axes { attr: "axis", empty_is_all: true }),
     },
     OpDef {
         name: "Max",
@@ -701,7 +704,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_max_min,
         grad: Some(grad_max_min),
         kernel: Some(|c| k_max_min(c, true)),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::Max, axes: ReduceAxes::All }),
     },
     OpDef {
         name: "Min",
@@ -713,7 +716,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_max_min,
         grad: Some(grad_max_min),
         kernel: Some(|c| k_max_min(c, false)),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::Min, axes: ReduceAxes::All }),
     },
     OpDef {
         name: "SumExt",
@@ -725,7 +728,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| grad_ext(b, c, false)),
         kernel: Some(|c| k_ext(c, "SumExt")),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::Sum, axes: ReduceAxes::Dim }),
     },
     OpDef {
         name: "MeanExt",
@@ -737,7 +740,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| grad_ext(b, c, true)),
         kernel: Some(|c| k_ext(c, "MeanExt")),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::Mean, axes: ReduceAxes::Dim }),
     },
     OpDef {
         name: "ProdExt",
@@ -757,7 +760,7 @@ pub const OPS: &[OpDef] = &[
         infer: infer_ext,
         grad: Some(|b, c| vec![prod_grad(b, c, prod_ext_axes(c.attrs), c.attrs.bool("keepdim"))]),
         kernel: Some(|c| k_ext(c, "ProdExt")),
-        traits: Traits::NONE,
+        traits: Traits::of(Family::Reduce { kind: ReduceKind::Prod, axes: ReduceAxes::Dim }),
     },
     OpDef {
         name: "CountNonZero",

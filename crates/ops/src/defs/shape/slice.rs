@@ -4,6 +4,8 @@
 //! slice again).
 
 use crate::schema::{why, Override, Schema};
+use crate::Family;
+use crate::Strided;
 use ir::{AbsVal, AttrValue, Dim};
 
 use crate::defs::elementwise::{infer_same, is_float_input};
@@ -462,7 +464,8 @@ pub const OPS: &[OpDef] = &[
             let (shape, offsets) = slice_offsets(c.attrs, x.shape())?;
             out(take(x, shape, &offsets))
         },
-    ),
+    )
+    .in_family(Family::Strided(Strided::Slice)),
     op(
         "Narrow",
         Category::Shape,
@@ -484,7 +487,8 @@ pub const OPS: &[OpDef] = &[
             let idx: Vec<usize> = (start..start + len).collect();
             out(take_along(x, axis, &idx))
         },
-    ),
+    )
+    .in_family(Family::Strided(Strided::Narrow)),
     op(
         "SliceExt",
         Category::Shape,
@@ -506,7 +510,8 @@ pub const OPS: &[OpDef] = &[
             let (axis, idx) = slice_ext_range(c.attrs, x.shape())?;
             out(take_along(x, axis, &idx))
         },
-    ),
+    )
+    .in_family(Family::Strided(Strided::SliceExt)),
     op(
         "ReverseV2",
         Category::Shape,

@@ -18,6 +18,7 @@
 //! sensitivities, `Stack` and `Unstack` undo each other.
 
 use crate::schema::{why, Override, Schema};
+use crate::Family;
 use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim, ScalarConst, Shape};
 use tensor::{Buffer, Tensor};
@@ -790,7 +791,8 @@ pub const OPS: &[OpDef] = &[
         infer_split,
         Some(grad_split),
         |c| kernel_split(c, "Split"),
-    ),
+    )
+    .in_family(Family::Split),
     op(
         "SplitV",
         Category::Shape,
@@ -876,7 +878,8 @@ pub const OPS: &[OpDef] = &[
             vec![Some(b.prim("Unstack", &[c.dout], vec![axis]))]
         }),
         kernel_stack,
-    ),
+    )
+    .in_family(Family::Concat { stack: true }),
     op(
         "Unstack",
         Category::Shape,
@@ -907,7 +910,8 @@ pub const OPS: &[OpDef] = &[
         infer_same,
         Some(|_, c| vec![Some(c.dout)]),
         |c| out(c.tensor(0)?.clone()),
-    ),
+    )
+    .in_family(Family::View),
     op(
         "Size",
         Category::Shape,
