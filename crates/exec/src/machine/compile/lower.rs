@@ -296,9 +296,8 @@ impl Lowering<'_> {
         if !writes.is_empty() {
             return Low::Registry;
         }
-        let name = p.prim.name.as_str();
         let ins = n.inputs();
-        if let Some(e) = self.elementwise(n, p, name) {
+        if let Some(e) = self.elementwise(n, p) {
             return Low::Elem(e);
         }
         match p.op.map(|op| op.traits.family) {
@@ -371,17 +370,20 @@ impl Lowering<'_> {
         }
     }
 
-    fn elementwise(&mut self, n: &Node, p: &crate::value::PrimFn, name: &str) -> Option<Elem> {
+    fn elementwise(&mut self, n: &Node, p: &crate::value::PrimFn) -> Option<Elem> {
         let out = out_reg(n)?;
         let oi = self.info(out).clone();
         let ins = n.inputs();
         if let Some(f) = p.op.and_then(|o| o.traits.formula) {
             return self.formula_elem(n, p, f, out, &oi);
         }
-        let (op, want_out) = match (name, ins.len()) {
-            ("Cast", 1) if oi.dtype == DType::F32 => (Some(ElemOp::Identity), DType::F32),
-            ("Cast", 1) => (Some(ElemOp::Truth), DType::Bool),
-            ("Select", 3) => {
+        let family = p.op.map(|op| op.traits.family);
+        let (op, want_out) = match (family, ins.len()) {
+            (Some(Family::Cast), 1) if oi.dtype == DType::F32 => {
+                (Some(ElemOp::Identity), DType::F32)
+            }
+            (Some(Family::Cast), 1) => (Some(ElemOp::Truth), DType::Bool),
+            (Some(Family::Select), 3) => {
                 let abs = |v: &SVal| match v {
                     SVal::Reg(r) => self.info(*r).abs(),
                     SVal::Const(c) => c.abs(),
@@ -392,7 +394,7 @@ impl Lowering<'_> {
                 }
                 (Some(ElemOp::Select), DType::F32)
             }
-            ("BiasAdd", 2) => {
+            (Some(Family::BiasAdd), 2) => {
                 let (x, b) = (reg_of(&ins[0])?, &ins[1]);
                 let xi = self.info(x);
                 if xi.dtype != DType::F32 || xi.shape != oi.shape || oi.shape.len() < 2 {
