@@ -149,8 +149,12 @@ fn broadcast_like(e: &mut Emit, grad: NodeId, like: NodeId, rank: usize, p: &Pri
 /// (repeated positions accumulate). The helpers keep gradient rules of their
 /// own, so they have no DSL expansion (the autodiff would never use it).
 fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
-    let [x, indices, grad] = *args else {
-        return None;
+    // `_IndexScatterAdd(indices, updates, like, axis)` (Sort's, TopK's and
+    // the other pickers' gradients) is GatherD's along `axis`.
+    let [x, indices, grad] = match (p.name.as_str(), args) {
+        ("_IndexScatterAdd", &[indices, updates, like]) => [like, indices, updates],
+        (_, &[x, indices, grad]) => [x, indices, grad],
+        _ => return None,
     };
     let zeros = e.prim("ZerosLike", Vec::new(), &[x]);
     let flat = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[zeros]);
@@ -177,6 +181,14 @@ fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
             vec![("dim", attr("dim")?)],
             &[positions, indices],
         )
+    } else if p.name == "_IndexScatterAdd" {
+        e.prim(
+            "GatherD",
+            vec![("dim", attr("axis")?)],
+            &[positions, indices],
+        )
+    } else if p.name == "_GatherNdGrad" {
+        e.prim("GatherNd", Vec::new(), &[positions, indices])
     } else {
         let batch = attr("batch_dims").unwrap_or(AttrValue::Int(0));
         e.prim(
@@ -192,8 +204,8 @@ fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
 }
 
 /// The gradients of the slicing and tiling primitives, `_SliceGrad`,
-/// `_StridedSliceGrad` and `_TileGrad` (`grad`, `like` and the forward's
-/// attributes): `grad` added into zeros shaped like `like` where the forward
+/// `_StridedSliceGrad`, `_NarrowGrad`, `_SliceExtGrad` and `_TileGrad`
+/// (`grad`, `like` and the forward's attributes): `grad` added into zeros shaped like `like` where the forward
 /// took each element from, found as `gather_grad` finds them: the forward
 /// (`Slice`, `StridedSlice`, `Tile`) applied to `like`'s flat positions gives
 /// every element of `grad` its position, and one TensorScatterAdd adds them
@@ -206,6 +218,8 @@ fn scatter_by_forward(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<Node
         "_SliceGrad" => "Slice",
         "_StridedSliceGrad" => "StridedSlice",
         "_TileGrad" => "Tile",
+        "_NarrowGrad" => "Narrow",
+        "_SliceExtGrad" => "SliceExt",
         _ => return None,
     };
     let zeros = e.prim("ZerosLike", Vec::new(), &[like]);
@@ -461,10 +475,11 @@ fn lower_by_shape(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, Expor
                                 dims.iter().map(|d| d.known().unwrap_or(-1)).collect();
                             Some(e.prim("Reshape", vec![("shape", ints(&sizes))], &[args[0]]))
                         }
-                        "_GatherGrad" | "_GatherDGrad" => gather_grad(&mut e, &args, &p),
-                        "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" => {
-                            scatter_by_forward(&mut e, &args, &p)
+                        "_GatherGrad" | "_GatherDGrad" | "_GatherNdGrad" | "_IndexScatterAdd" => {
+                            gather_grad(&mut e, &args, &p)
                         }
+                        "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad"
+                        | "_SliceExtGrad" => scatter_by_forward(&mut e, &args, &p),
                         "_ConcatGrad" => {
                             let parts: Vec<Vec<Dim>> =
                                 match analysis.values_of(item, args[1]).as_slice() {
