@@ -707,3 +707,136 @@ impl ActorSet {
         self.actors.iter().position(|a| a.name == name)
     }
 }
+
+impl ActorSet {
+    /// The set as graphs of a dump, for drawing it (the graph view): a
+    /// graph per section (detailed form: one, of every actor) whose nodes are
+    /// the actors (`%k`, selecting the actor's name), each calling its
+    /// kernel's primitive (or its kind), in its kernel's scope, with its
+    /// output types (final form) and its inputs: other actors, weights
+    /// (`%para_conv.weight`) and graph inputs.
+    pub fn as_dump(&self) -> crate::Dump {
+        let mut graphs: Vec<(usize, crate::Graph)> = Vec::new();
+        let groups: Vec<Vec<usize>> = if self.detailed {
+            vec![(0..self.actors.len()).collect()]
+        } else {
+            (0..self.sections.len())
+                .map(|s| {
+                    (0..self.actors.len())
+                        .filter(|&k| self.actors[k].section == s)
+                        .collect()
+                })
+                .collect()
+        };
+        for (s, members) in groups.into_iter().enumerate() {
+            if members.is_empty() {
+                continue;
+            }
+            let mut seen = std::collections::HashMap::new();
+            let mut nodes = Vec::new();
+            let mut range: Option<Range<usize>> = None;
+            for &k in &members {
+                let a = &self.actors[k];
+                let key = a.id.clone().unwrap_or_else(|| a.name.clone());
+                if seen.contains_key(&key) {
+                    continue;
+                }
+                let id = format!("%{}", nodes.len());
+                seen.insert(key, id.clone());
+                range = Some(match range {
+                    Some(r) => r.start.min(a.range.start)..r.end.max(a.range.end),
+                    None => a.range.clone(),
+                });
+                nodes.push((k, id));
+            }
+            let ids: std::collections::HashMap<String, String> = seen;
+            let nodes: Vec<crate::Node> = nodes
+                .into_iter()
+                .map(|(k, id)| {
+                    let a = &self.actors[k];
+                    let prim = a.prim().map(str::to_string).unwrap_or_else(|| {
+                        let mut t: String = a
+                            .kind
+                            .split(' ')
+                            .map(|w| {
+                                let mut c = w.chars();
+                                c.next()
+                                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                                    .unwrap_or_default()
+                            })
+                            .collect();
+                        t.push_str("Actor");
+                        t
+                    });
+                    let inputs: Vec<String> = a
+                        .inputs
+                        .iter()
+                        .filter_map(|(_, i)| match i {
+                            Input::Actor { actor, .. } => ids.get(actor).cloned(),
+                            Input::Weight(w) => Some(format!("%para_{w}")),
+                            Input::Data(d) => Some(format!("%para_{d}")),
+                            Input::Const(_) => None,
+                        })
+                        .collect();
+                    let scope = a
+                        .kernel
+                        .as_ref()
+                        .map(|kernel| match kernel.split_once(':') {
+                            Some(_) => a
+                                .name
+                                .split_once('_')
+                                .filter(|(d, _)| d.chars().all(|c| c.is_ascii_digit()))
+                                .map_or(a.name.clone(), |(_, s)| s.to_string()),
+                            None => kernel.clone(),
+                        });
+                    crate::Node {
+                        id,
+                        id_range: a.name_range.clone(),
+                        label: a.name.clone(),
+                        prim: Some((prim.clone(), a.name_range.clone())),
+                        range: a.range.clone(),
+                        ty: a
+                            .types
+                            .as_deref()
+                            .and_then(|t| t.split_once("->"))
+                            .map(|(_, o)| o.trim().to_string()),
+                        inputs_ty: None,
+                        scope,
+                        frames: Vec::new(),
+                        inputs: inputs.clone(),
+                        call: format!(
+                            "{prim}({})  # {} actor {}",
+                            inputs.join(", "),
+                            a.kind,
+                            a.name
+                        ),
+                    }
+                })
+                .collect();
+            let title = &self.sections[s].title;
+            let name = if self.detailed || title.is_empty() {
+                "@actors".to_string()
+            } else {
+                format!("@{title}")
+            };
+            graphs.push((
+                s,
+                crate::Graph {
+                    name,
+                    name_range: self.sections[s].title_range.clone(),
+                    range: range.unwrap_or(0..0),
+                    params: Vec::new(),
+                    nodes,
+                    parent: None,
+                },
+            ));
+        }
+        crate::Dump {
+            entry: graphs
+                .first()
+                .map(|(_, g)| g.name.trim_start_matches('@').to_string()),
+            graphs: graphs.into_iter().map(|(_, g)| g).collect(),
+            ..crate::Dump::default()
+        }
+    }
+}

@@ -134,6 +134,15 @@ fn position(params: &Json) -> Result<Option<lsp::Position>> {
 /// else the one under `position`, else the entry, drawn grouped by scope →
 /// `{graph, svg, dot: null, nodes: {id: range}, graphs: [names]}`.
 pub fn graph(s: &Snap, d: &ide::dump::Dump, params: &Json) -> Result<Json> {
+    // An actor set is drawn as its actors and the data between them.
+    let drawn;
+    let d = match &d.actors {
+        Some(set) => {
+            drawn = set.as_dump();
+            &drawn
+        }
+        None => d,
+    };
     let named = params.get("graph").and_then(Json::as_str);
     let g = match named {
         Some(name) => {

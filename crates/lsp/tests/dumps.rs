@@ -596,6 +596,23 @@ fn an_actor_set_is_a_document() {
             &got["range"]["start"]
         };
         assert_eq!(start, &want, "{def}");
+        // The graph view: the actors and the data between them, grouped by
+        // their kernels' scopes; a node selects its actor.
+        let r = c
+            .request("mirdsl/graph", json!({"uri": uri, "position": at}))
+            .await;
+        assert_eq!(r["result"]["graph"], "@actors", "{r}");
+        let svg = r["result"]["svg"].as_str().unwrap_or_default();
+        assert!(svg.contains("Conv2D"), "{svg}");
+        assert!(
+            svg.contains(r#"data-graph="scope:Default/network-WithLossCell/_backbone-Tiny""#),
+            "{svg}"
+        );
+        assert_eq!(
+            r["result"]["nodes"]["n2"]["start"],
+            position_of(&text, "%2 = kernel_graph0:Conv2D-op0", 0),
+            "{r}"
+        );
         for method in [
             "textDocument/foldingRange",
             "textDocument/codeLens",
