@@ -568,3 +568,73 @@ fn bench_transformer_step_exports_and_runs_the_same() {
         &[],
     );
 }
+
+/// The gradients whose registry helpers export as MindSpore primitives by
+/// the shapes (`_SliceGrad`, `_StridedSliceGrad`, `_TileGrad`, `_ConcatGrad`,
+/// `_GatherNdGrad`, `_IndexScatterAdd`): `value_and_grad` of a loss through
+/// each exports, and MindSpore computes the value and gradient mirdsl does.
+#[test]
+fn gradients_of_slicing_and_picking_export_and_run_the_same() {
+    let scratch = std::env::temp_dir().join(format!("mirdsl-helper-grads-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let x = floats("x", &[2, 3], 30);
+    let npy = scratch.join("x.npy");
+    std::fs::write(&npy, tensor::npy::write(&x.value)).unwrap();
+    let python = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    );
+    let cases = [
+        "Slice(x, (0, 1), (2, 2))",
+        "StridedSlice(x, (1, 0), (2, 3), (1, 2))",
+        "Tile(x, (2, 1))",
+        "Concat((Exp(x), x * 2.0, x), axis=0)",
+        "GatherNd(x, [[1], [0], [1]])",
+        "Sort(x)[0]",
+        "TopK(x, 2)[0]",
+        "ArgMaxWithValue(x, axis=1)[1]",
+    ];
+    for (k, op) in cases.iter().enumerate() {
+        let source = scratch.join(format!("case{k}.mir"));
+        std::fs::write(
+            &source,
+            format!(
+                "graph f(x: f32[2, 3]) -> f32[] {{\n  return ReduceSum(Sin({op}) * Cos({op}))\n}}\n\
+                 graph main(x: f32[2, 3]) {{\n  return value_and_grad(f)(x)\n}}\n"
+            ),
+        )
+        .unwrap();
+        let source = source.to_str().unwrap();
+        let arg = format!("x={}", npy.display());
+        let here: serde_json::Value = serde_json::from_str(&ok(
+            "run",
+            mirdsl(&["run", source, "--arg", &arg, "--format", "json"]),
+        ))
+        .unwrap();
+        let mut want = Vec::new();
+        numbers(&here, &mut want);
+        let model = scratch.join(format!("case{k}.mindir"));
+        ok(
+            &format!("export of {op}"),
+            mirdsl(&["export", source, "-o", model.to_str().unwrap()]),
+        );
+        let Some(python) = &python else { continue };
+        let out = Command::new(python)
+            .arg(dir().join("run_mindspore.py"))
+            .arg(&model)
+            .arg("1")
+            .arg(&npy)
+            .output()
+            .expect("python runs");
+        let v: serde_json::Value =
+            serde_json::from_str(ok(op, out).lines().last().unwrap_or("[]")).unwrap();
+        let mut got = Vec::new();
+        numbers(&v, &mut got);
+        assert!(
+            close(&got, &want),
+            "{op}: MindSpore {got:?}, mirdsl {want:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
