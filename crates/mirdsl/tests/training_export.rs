@@ -571,7 +571,8 @@ fn bench_transformer_step_exports_and_runs_the_same() {
 
 /// The gradients whose registry helpers export as MindSpore primitives by
 /// the shapes (`_SliceGrad`, `_StridedSliceGrad`, `_TileGrad`, `_ConcatGrad`,
-/// `_GatherNdGrad`, `_IndexScatterAdd`): `value_and_grad` of a loss through
+/// `_GatherNdGrad`, `_IndexScatterAdd`, `_PadGrad` of a constant padding,
+/// whose forward `Pad` writes its tuple of tuples): `value_and_grad` of a loss through
 /// each exports, and MindSpore computes the value and gradient mirdsl does.
 #[test]
 fn gradients_of_slicing_and_picking_export_and_run_the_same() {
@@ -594,6 +595,7 @@ fn gradients_of_slicing_and_picking_export_and_run_the_same() {
         "Sort(x)[0]",
         "TopK(x, 2)[0]",
         "ArgMaxWithValue(x, axis=1)[1]",
+        "CumSum(Pad(x, paddings=((1, 0), (0, 2))), 1)",
     ];
     for (k, op) in cases.iter().enumerate() {
         let source = scratch.join(format!("case{k}.mir"));

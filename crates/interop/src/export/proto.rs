@@ -355,7 +355,23 @@ pub(super) fn attribute_proto(name: &str, v: &AttrValue) -> Option<AttributeProt
         AttrValue::Bool(b) => bool_attr(name, *b),
         AttrValue::Str(s) => str_attr(name, s),
         AttrValue::DType(d) => int_attr(name, ms_ops::type_id(*d)),
-        AttrValue::Tuple(_) => ints_attr(name, &v.as_ints()?),
+        AttrValue::Tuple(items) => match v.as_ints() {
+            Some(ints) => ints_attr(name, &ints),
+            // A tuple of tuples (`Pad`'s `paddings`): a tuple of each's.
+            None => AttributeProto {
+                name: Some(name.into()),
+                r#type: Some(AttributeType::Tuple as i32),
+                values: items
+                    .iter()
+                    .map(|item| {
+                        let mut a = attribute_proto(name, item)?;
+                        a.name = None;
+                        Some(a)
+                    })
+                    .collect::<Option<_>>()?,
+                ..Default::default()
+            },
+        },
         AttrValue::None => return None,
     })
 }
