@@ -120,6 +120,23 @@ pub enum Input {
 }
 
 impl Actor {
+    /// Its kind as a type name: `gather` -> `GatherActor`, `data source` ->
+    /// `DataSourceActor`.
+    pub fn kind_name(&self) -> String {
+        let mut out: String = self
+            .kind
+            .split(' ')
+            .map(|w| {
+                let mut c = w.chars();
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .collect();
+        out.push_str("Actor");
+        out
+    }
+
     /// The primitive its kernel runs, as MindSpore names it (`Conv2D` from
     /// `Default/.../Conv2D-op0` or `kernel_graph0:Conv2D-op0`).
     pub fn prim(&self) -> Option<&str> {
@@ -754,20 +771,10 @@ impl ActorSet {
                 .into_iter()
                 .map(|(k, id)| {
                     let a = &self.actors[k];
-                    let prim = a.prim().map(str::to_string).unwrap_or_else(|| {
-                        let mut t: String = a
-                            .kind
-                            .split(' ')
-                            .map(|w| {
-                                let mut c = w.chars();
-                                c.next()
-                                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                                    .unwrap_or_default()
-                            })
-                            .collect();
-                        t.push_str("Actor");
-                        t
-                    });
+                    let prim = a
+                        .prim()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| a.kind_name());
                     let inputs: Vec<String> = a
                         .inputs
                         .iter()

@@ -475,18 +475,7 @@ fn graph_text(set: &ActorSet, name: &str, members: &[usize]) -> String {
 /// -> `RunGraph`).
 fn actor_type(a: &Actor) -> String {
     if a.kind != "actor" {
-        let mut out: String = a
-            .kind
-            .split(' ')
-            .map(|w| {
-                let mut c = w.chars();
-                c.next()
-                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                    .unwrap_or_default()
-            })
-            .collect();
-        out.push_str("Actor");
-        return out;
+        return a.kind_name();
     }
     let head = a.name.split('[').next().unwrap_or(&a.name);
     if head.is_empty() {
