@@ -264,6 +264,16 @@ fn transformer_block_trains_data_parallel_in_mindspore() {
     );
 }
 
+/// A GRU classifier (the library's recursive `gru`, its gradient unrolled by
+/// export): SGD on the AllReduce'd gradients of its 6 weights.
+#[test]
+fn gru_classifier_trains_data_parallel_in_mindspore() {
+    trains_data_parallel(
+        "gru_step.mir",
+        &[floats("x", &[8, 5, 3], 5), classes("labels", 8, 3, 6)],
+    );
+}
+
 /// A CNN whose batch norm trains with the global batch's statistics
 /// (synchronized batch norm, AllReduce'd per-channel sums), and its running
 /// statistics; Momentum on the AllReduce'd gradients.
