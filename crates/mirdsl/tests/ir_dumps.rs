@@ -73,7 +73,11 @@ fn check_ir_and_dot_take_a_dump() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("Identity"), "{out}");
-    let o = mirdsl().arg("ir").arg(dumps().join(BOOTSTRAP)).output().unwrap();
+    let o = mirdsl()
+        .arg("ir")
+        .arg(dumps().join(BOOTSTRAP))
+        .output()
+        .unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("Opaque"), "{out}");
