@@ -526,6 +526,25 @@ fn lower_by_shape(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, Expor
                         "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad"
                         | "_SliceExtGrad" => scatter_by_forward(&mut e, &args, &p),
                         "_PadGrad" => pad_grad(&mut e, args[0], shape(1)?.len(), &p),
+                        "_TraceGrad" => {
+                            // `grad` on the diagonal: `Eye(n, m) · grad`.
+                            let like = shape(1)?;
+                            let [n, m] = like.as_slice() else {
+                                return None;
+                            };
+                            let (n, m) = (n.known()?, m.known()?);
+                            let dtype = analysis.values_of(item, args[0]).first()?.dtype()?;
+                            let eye = e.prim(
+                                "Eye",
+                                vec![
+                                    ("n", AttrValue::Int(n)),
+                                    ("m", AttrValue::Int(m)),
+                                    ("dtype", AttrValue::DType(dtype)),
+                                ],
+                                &[],
+                            );
+                            Some(e.prim("Mul", Vec::new(), &[eye, args[0]]))
+                        }
                         "_ConcatGrad" => {
                             let parts: Vec<Vec<Dim>> =
                                 match analysis.values_of(item, args[1]).as_slice() {

@@ -572,6 +572,7 @@ fn bench_transformer_step_exports_and_runs_the_same() {
 /// The gradients whose registry helpers export as MindSpore primitives by
 /// the shapes (`_SliceGrad`, `_StridedSliceGrad`, `_TileGrad`, `_ConcatGrad`,
 /// `_GatherNdGrad`, `_IndexScatterAdd`, `_PadGrad` of a constant padding,
+/// `_TraceGrad`,
 /// whose forward `Pad` writes its tuple of tuples): `value_and_grad` of a loss through
 /// each exports, and MindSpore computes the value and gradient mirdsl does.
 #[test]
@@ -596,6 +597,7 @@ fn gradients_of_slicing_and_picking_export_and_run_the_same() {
         "TopK(x, 2)[0]",
         "ArgMaxWithValue(x, axis=1)[1]",
         "CumSum(Pad(x, paddings=((1, 0), (0, 2))), 1)",
+        "x * Trace(x)",
     ];
     for (k, op) in cases.iter().enumerate() {
         let source = scratch.join(format!("case{k}.mir"));
