@@ -526,6 +526,24 @@ fn lower_by_shape(analysis: &FileAnalysis) -> Result<Option<FileAnalysis>, Expor
                         "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad"
                         | "_SliceExtGrad" => scatter_by_forward(&mut e, &args, &p),
                         "_PadGrad" => pad_grad(&mut e, args[0], shape(1)?.len(), &p),
+                        "_EmbeddingGrad" => {
+                            // `Embedding`'s table gradient is `Gather`'s along
+                            // axis 0 (without a padding row, frequency scaling
+                            // or `EmbeddingLookup`'s offset, which zeroes rows
+                            // out of range).
+                            let plain = p.attr("offset").is_none()
+                                && matches!(p.attr("padding_idx"), None | Some(AttrValue::None))
+                                && !matches!(
+                                    p.attr("scale_grad_by_freq"),
+                                    Some(AttrValue::Bool(true))
+                                );
+                            if !plain {
+                                return None;
+                            }
+                            let mut gather = PrimRef::new("_GatherGrad");
+                            gather.attrs = vec![("axis".to_string(), AttrValue::Int(0))];
+                            gather_grad(&mut e, &[args[2], args[1], args[0]], &gather)
+                        }
                         "_TraceGrad" => {
                             // `grad` on the diagonal: `Eye(n, m) · grad`.
                             let like = shape(1)?;

@@ -572,7 +572,7 @@ fn bench_transformer_step_exports_and_runs_the_same() {
 /// The gradients whose registry helpers export as MindSpore primitives by
 /// the shapes (`_SliceGrad`, `_StridedSliceGrad`, `_TileGrad`, `_ConcatGrad`,
 /// `_GatherNdGrad`, `_IndexScatterAdd`, `_PadGrad` of a constant padding,
-/// `_TraceGrad`,
+/// `_TraceGrad`, `_EmbeddingGrad`,
 /// whose forward `Pad` writes its tuple of tuples): `value_and_grad` of a loss through
 /// each exports, and MindSpore computes the value and gradient mirdsl does.
 #[test]
@@ -598,6 +598,7 @@ fn gradients_of_slicing_and_picking_export_and_run_the_same() {
         "ArgMaxWithValue(x, axis=1)[1]",
         "CumSum(Pad(x, paddings=((1, 0), (0, 2))), 1)",
         "x * Trace(x)",
+        "Embedding([[1, 0], [1, 1]], x)",
     ];
     for (k, op) in cases.iter().enumerate() {
         let source = scratch.join(format!("case{k}.mir"));
