@@ -156,7 +156,37 @@ fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
         (_, &[x, indices, grad]) => [x, indices, grad],
         _ => return None,
     };
-    let zeros = e.prim("ZerosLike", Vec::new(), &[x]);
+    let attr = |k: &str| p.attr(k).cloned();
+    let (dim, axis) = (attr("dim"), attr("axis"));
+    let batch = attr("batch_dims").unwrap_or(AttrValue::Int(0));
+    scatter_at_positions(e, x, grad, |e, positions| {
+        Some(if p.name == "_GatherDGrad" {
+            e.prim("GatherD", vec![("dim", dim?)], &[positions, indices])
+        } else if p.name == "_IndexScatterAdd" {
+            e.prim("GatherD", vec![("dim", axis?)], &[positions, indices])
+        } else if p.name == "_GatherNdGrad" {
+            e.prim("GatherNd", Vec::new(), &[positions, indices])
+        } else {
+            e.prim(
+                "Gather",
+                vec![("axis", axis?), ("batch_dims", batch)],
+                &[positions, indices],
+            )
+        })
+    })
+}
+
+/// `grad` added into zeros shaped like `like`, each element at the flat
+/// position `take` picks for it from `like`'s flat positions (an exclusive
+/// cumulative sum of ones, shaped like `like`): one TensorScatterAdd, so
+/// repeated positions accumulate. `None` when `take` cannot say.
+fn scatter_at_positions(
+    e: &mut Emit,
+    like: NodeId,
+    grad: NodeId,
+    take: impl FnOnce(&mut Emit, NodeId) -> Option<NodeId>,
+) -> Option<NodeId> {
+    let zeros = e.prim("ZerosLike", Vec::new(), &[like]);
     let flat = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[zeros]);
     let ones = e.prim("OnesLike", Vec::new(), &[flat]);
     let ones = e.prim(
@@ -173,34 +203,12 @@ fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
         ],
         &[ones],
     );
-    let positions = e.prim("_ReshapeLike", Vec::new(), &[positions, x]);
-    let attr = |k: &str| p.attr(k).cloned();
-    let at = if p.name == "_GatherDGrad" {
-        e.prim(
-            "GatherD",
-            vec![("dim", attr("dim")?)],
-            &[positions, indices],
-        )
-    } else if p.name == "_IndexScatterAdd" {
-        e.prim(
-            "GatherD",
-            vec![("dim", attr("axis")?)],
-            &[positions, indices],
-        )
-    } else if p.name == "_GatherNdGrad" {
-        e.prim("GatherNd", Vec::new(), &[positions, indices])
-    } else {
-        let batch = attr("batch_dims").unwrap_or(AttrValue::Int(0));
-        e.prim(
-            "Gather",
-            vec![("axis", attr("axis")?), ("batch_dims", batch)],
-            &[positions, indices],
-        )
-    };
+    let positions = e.prim("_ReshapeLike", Vec::new(), &[positions, like]);
+    let at = take(e, positions)?;
     let at = e.prim("Reshape", vec![("shape", ints(&[-1, 1]))], &[at]);
     let updates = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[grad]);
     let sum = e.prim("TensorScatterAdd", Vec::new(), &[flat, at, updates]);
-    Some(e.prim("_ReshapeLike", Vec::new(), &[sum, x]))
+    Some(e.prim("_ReshapeLike", Vec::new(), &[sum, like]))
 }
 
 /// The gradients of the slicing and tiling primitives, `_SliceGrad`,
@@ -222,34 +230,14 @@ fn scatter_by_forward(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<Node
         "_SliceExtGrad" => "SliceExt",
         _ => return None,
     };
-    let zeros = e.prim("ZerosLike", Vec::new(), &[like]);
-    let flat = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[zeros]);
-    let ones = e.prim("OnesLike", Vec::new(), &[flat]);
-    let ones = e.prim(
-        "Cast",
-        vec![("dtype", AttrValue::DType(ir::DType::I32))],
-        &[ones],
-    );
-    let positions = e.prim(
-        "CumSum",
-        vec![
-            ("axis", AttrValue::Int(0)),
-            ("exclusive", AttrValue::Bool(true)),
-            ("reverse", AttrValue::Bool(false)),
-        ],
-        &[ones],
-    );
-    let positions = e.prim("_ReshapeLike", Vec::new(), &[positions, like]);
     let attrs: Vec<(&str, AttrValue)> = p
         .attrs
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    let at = e.prim(forward, attrs, &[positions]);
-    let at = e.prim("Reshape", vec![("shape", ints(&[-1, 1]))], &[at]);
-    let updates = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[grad]);
-    let sum = e.prim("TensorScatterAdd", Vec::new(), &[flat, at, updates]);
-    Some(e.prim("_ReshapeLike", Vec::new(), &[sum, like]))
+    scatter_at_positions(e, like, grad, |e, positions| {
+        Some(e.prim(forward, attrs, &[positions]))
+    })
 }
 
 /// `_PadGrad(grad, like, paddings, mode)` of a constant padding: the
