@@ -30,7 +30,7 @@ use crate::Traits;
 use ir::{AbsVal, AttrValue, DType, Dim};
 use tensor::Tensor;
 
-use crate::defs::elementwise::binary::{
+use crate::defs::elementwise::common::{
     dtype_error, infer_unary, masked, opt_number, p, unary_grad, unary_kernel, Accept, Grads,
 };
 use crate::defs::shape::{dims_may_equal, dims_of, fmt_dims, op_axis, tensor_abs, unranked};

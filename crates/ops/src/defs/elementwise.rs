@@ -35,6 +35,7 @@
 
 pub mod binary;
 pub mod clamp;
+pub mod common;
 pub mod math;
 
 use crate::schema::{why, Override, Schema};
@@ -300,7 +301,7 @@ fn k_real_div(c: &KernelCall) -> Result<KValue, OpError> {
     let d = c.promoted();
     numeric!(c, d, REAL_DIV, |a, b| {
         if b == 0 {
-            crate::defs::elementwise::binary::int_div_by_zero(a, d)
+            crate::defs::elementwise::common::int_div_by_zero(a, d)
         } else {
             a.wrapping_div(b)
         }

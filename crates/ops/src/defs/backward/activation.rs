@@ -15,7 +15,7 @@ use crate::Traits;
 use ir::AbsVal;
 use tensor::Tensor;
 
-use crate::defs::elementwise::binary::{
+use crate::defs::elementwise::common::{
     binary_kernel, infer_binary, input_grad, p, ternary_float, Accept, Grads,
 };
 use crate::infer::InferCall;

@@ -24,10 +24,11 @@ use crate::schema::Schema;
 use ir::{AbsVal, AttrValue, DType, Shape};
 use tensor::Tensor;
 
+use crate::defs::elementwise::binary::ew;
 use crate::defs::elementwise::binary::DIV;
-use crate::defs::elementwise::binary::{
-    as_weak, binary_kernel, dtype_error, ew, infer_binary, infer_unary, input_grad, masked,
-    opt_number, p, ternary_float, unary_grad, unary_kernel, Accept, Grads,
+use crate::defs::elementwise::common::{
+    as_weak, binary_kernel, dtype_error, infer_binary, infer_unary, input_grad, masked, opt_number,
+    p, ternary_float, unary_grad, unary_kernel, Accept, Grads,
 };
 use crate::defs::elementwise::{float_of, MUL};
 use crate::infer::{broadcast_shapes, promote, result, InferCall};

@@ -30,8 +30,9 @@ use std::f64::consts::{FRAC_2_SQRT_PI, LN_10, LN_2, PI};
 use ir::{AbsVal, AttrValue, DType};
 use tensor::Tensor;
 
-use crate::defs::elementwise::binary::{
-    ew, float_kernel, infer_unary, int_nan, p, predicate_kernel, unary_grad, unary_kernel, Accept,
+use crate::defs::elementwise::binary::ew;
+use crate::defs::elementwise::common::{
+    float_kernel, infer_unary, int_nan, p, predicate_kernel, unary_grad, unary_kernel, Accept,
     Grads,
 };
 use crate::defs::elementwise::{erf, float_of};
