@@ -1,0 +1,58 @@
+//! The paddings' gradients: a constant padding's is the unpadded box of the
+//! sensitivity.
+
+use ir::{AttrValue, NodeId, PrimRef};
+
+use super::{ints, Call, Emit};
+
+pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
+    match c.name() {
+        "_PadGrad" => pad_grad(e, c.args[0], c.shape(1)?.len(), c.p),
+        _ => None,
+    }
+}
+
+/// `_PadGrad(grad, like, paddings, mode)` of a constant padding: the
+/// unpadded box of `grad`, a `StridedSlice` (ends counted from the end, so
+/// sizes may be symbolic). Other modes (mirrored positions summed) are left.
+fn pad_grad(e: &mut Emit, grad: NodeId, rank: usize, p: &PrimRef) -> Option<NodeId> {
+    let mode = p
+        .attr("mode")
+        .and_then(AttrValue::as_str)
+        .unwrap_or("constant");
+    let pads = p.attr("paddings")?.as_ints()?;
+    if mode != "constant"
+        || pads.len() % 2 != 0
+        || pads.len() / 2 > rank
+        || pads.iter().any(|&v| v < 0)
+    {
+        return None;
+    }
+    let rank = rank as i64;
+    let (mut begin, mut end) = (vec![0; rank as usize], vec![0; rank as usize]);
+    let (mut begin_mask, mut end_mask) = ((1i64 << rank) - 1, (1i64 << rank) - 1);
+    // `(before, after)` pairs, the last dimension first.
+    for (i, pair) in pads.chunks(2).enumerate() {
+        let d = rank - 1 - i as i64;
+        let (before, after) = (pair[0], pair[1]);
+        if before > 0 {
+            begin[d as usize] = before;
+            begin_mask &= !(1 << d);
+        }
+        if after > 0 {
+            end[d as usize] = -after;
+            end_mask &= !(1 << d);
+        }
+    }
+    Some(e.prim(
+        "StridedSlice",
+        vec![
+            ("begin", ints(&begin)),
+            ("end", ints(&end)),
+            ("strides", ints(&vec![1; rank as usize])),
+            ("begin_mask", AttrValue::Int(begin_mask)),
+            ("end_mask", AttrValue::Int(end_mask)),
+        ],
+        &[grad],
+    ))
+}

@@ -1,0 +1,137 @@
+//! Gradients that add the sensitivity into zeros at the positions the
+//! forward took its elements from: Gather's, GatherD's, GatherNd's and the
+//! pickers' along an axis; Slice's, StridedSlice's, Narrow's, SliceExt's and
+//! Tile's; Embedding's table.
+
+use ir::{AttrValue, NodeId, PrimRef};
+
+use super::{ints, Call, Emit};
+
+pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
+    let args = c.args;
+    match c.name() {
+        "_GatherGrad" | "_GatherDGrad" | "_GatherNdGrad" | "_IndexScatterAdd" => {
+            gather_grad(e, args, c.p)
+        }
+        "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad" | "_SliceExtGrad" => {
+            scatter_by_forward(e, args, c.p)
+        }
+        "_EmbeddingGrad" => {
+            // `Embedding`'s table gradient is `Gather`'s along axis 0
+            // (without a padding row, frequency scaling or
+            // `EmbeddingLookup`'s offset, which zeroes rows out of range).
+            let plain = c.attr("offset").is_none()
+                && matches!(c.attr("padding_idx"), None | Some(AttrValue::None))
+                && !matches!(c.attr("scale_grad_by_freq"), Some(AttrValue::Bool(true)));
+            if !plain {
+                return None;
+            }
+            let mut gather = PrimRef::new("_GatherGrad");
+            gather.attrs = vec![("axis".to_string(), AttrValue::Int(0))];
+            gather_grad(e, &[args[2], args[1], args[0]], &gather)
+        }
+        _ => None,
+    }
+}
+
+/// `_GatherGrad(x, indices, grad, axis, batch_dims)` and
+/// `_GatherDGrad(x, index, grad, dim)`: `grad` added into zeros shaped like
+/// `x` at the gathered positions. MindSpore's bprops scatter with
+/// UnsortedSegmentSum (after moving `axis` to the front) and GatherDGradV2,
+/// which the registry does not have; here `x`'s flat positions (an exclusive
+/// cumulative sum of ones) are gathered as `x` was, which gives every element
+/// of `grad` its flat position in `x`, whatever the axis, `batch_dims` or
+/// rank, and one TensorScatterAdd into the flattened zeros adds them up
+/// (repeated positions accumulate). The helpers keep gradient rules of their
+/// own, so they have no DSL expansion (the autodiff would never use it).
+fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
+    // `_IndexScatterAdd(indices, updates, like, axis)` (Sort's, TopK's and
+    // the other pickers' gradients) is GatherD's along `axis`.
+    let [x, indices, grad] = match (p.name.as_str(), args) {
+        ("_IndexScatterAdd", &[indices, updates, like]) => [like, indices, updates],
+        (_, &[x, indices, grad]) => [x, indices, grad],
+        _ => return None,
+    };
+    let attr = |k: &str| p.attr(k).cloned();
+    let (dim, axis) = (attr("dim"), attr("axis"));
+    let batch = attr("batch_dims").unwrap_or(AttrValue::Int(0));
+    scatter_at_positions(e, x, grad, |e, positions| {
+        Some(if p.name == "_GatherDGrad" {
+            e.prim("GatherD", vec![("dim", dim?)], &[positions, indices])
+        } else if p.name == "_IndexScatterAdd" {
+            e.prim("GatherD", vec![("dim", axis?)], &[positions, indices])
+        } else if p.name == "_GatherNdGrad" {
+            e.prim("GatherNd", Vec::new(), &[positions, indices])
+        } else {
+            e.prim(
+                "Gather",
+                vec![("axis", axis?), ("batch_dims", batch)],
+                &[positions, indices],
+            )
+        })
+    })
+}
+
+/// `grad` added into zeros shaped like `like`, each element at the flat
+/// position `take` picks for it from `like`'s flat positions (an exclusive
+/// cumulative sum of ones, shaped like `like`): one TensorScatterAdd, so
+/// repeated positions accumulate. `None` when `take` cannot say.
+pub(super) fn scatter_at_positions(
+    e: &mut Emit,
+    like: NodeId,
+    grad: NodeId,
+    take: impl FnOnce(&mut Emit, NodeId) -> Option<NodeId>,
+) -> Option<NodeId> {
+    let zeros = e.prim("ZerosLike", Vec::new(), &[like]);
+    let flat = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[zeros]);
+    let ones = e.prim("OnesLike", Vec::new(), &[flat]);
+    let ones = e.prim(
+        "Cast",
+        vec![("dtype", AttrValue::DType(ir::DType::I32))],
+        &[ones],
+    );
+    let positions = e.prim(
+        "CumSum",
+        vec![
+            ("axis", AttrValue::Int(0)),
+            ("exclusive", AttrValue::Bool(true)),
+            ("reverse", AttrValue::Bool(false)),
+        ],
+        &[ones],
+    );
+    let positions = e.prim("_ReshapeLike", Vec::new(), &[positions, like]);
+    let at = take(e, positions)?;
+    let at = e.prim("Reshape", vec![("shape", ints(&[-1, 1]))], &[at]);
+    let updates = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[grad]);
+    let sum = e.prim("TensorScatterAdd", Vec::new(), &[flat, at, updates]);
+    Some(e.prim("_ReshapeLike", Vec::new(), &[sum, like]))
+}
+
+/// The gradients of the slicing and tiling primitives, `_SliceGrad`,
+/// `_StridedSliceGrad`, `_NarrowGrad`, `_SliceExtGrad` and `_TileGrad`
+/// (`grad`, `like` and the forward's attributes): `grad` added into zeros shaped like `like` where the forward
+/// took each element from, found as `gather_grad` finds them: the forward
+/// (`Slice`, `StridedSlice`, `Tile`) applied to `like`'s flat positions gives
+/// every element of `grad` its position, and one TensorScatterAdd adds them
+/// up (a tile's copies of one element accumulate).
+fn scatter_by_forward(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
+    let [grad, like] = *args else {
+        return None;
+    };
+    let forward = match p.name.as_str() {
+        "_SliceGrad" => "Slice",
+        "_StridedSliceGrad" => "StridedSlice",
+        "_TileGrad" => "Tile",
+        "_NarrowGrad" => "Narrow",
+        "_SliceExtGrad" => "SliceExt",
+        _ => return None,
+    };
+    let attrs: Vec<(&str, AttrValue)> = p
+        .attrs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    scatter_at_positions(e, like, grad, |e, positions| {
+        Some(e.prim(forward, attrs, &[positions]))
+    })
+}

@@ -1,0 +1,30 @@
+//! The gradients whose registry helpers export as a scatter-add into the
+//! positions the forward took (`_SliceGrad`, `_StridedSliceGrad`,
+//! `_TileGrad`, `_GatherNdGrad`, `_IndexScatterAdd`, `_EmbeddingGrad`), a box
+//! of the sensitivity (`_ConcatGrad`, `_PadGrad` of a constant padding, whose
+//! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`).
+
+use super::{export_and_run_the_same, Case};
+use crate::floats;
+
+#[test]
+fn gradients_of_slicing_and_picking_export_and_run_the_same() {
+    let cases = [
+        "Slice(x, (0, 1), (2, 2))",
+        "StridedSlice(x, (1, 0), (2, 3), (1, 2))",
+        "Tile(x, (2, 1))",
+        "Concat((Exp(x), x * 2.0, x), axis=0)",
+        "GatherNd(x, [[1], [0], [1]])",
+        "Sort(x)[0]",
+        "TopK(x, 2)[0]",
+        "ArgMaxWithValue(x, axis=1)[1]",
+        "CumSum(Pad(x, paddings=((1, 0), (0, 2))), 1)",
+        "x * Trace(x)",
+        "Embedding([[1, 0], [1, 1]], x)",
+    ];
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .map(|op| Case::new(op, vec![floats("x", &[2, 3], 30)]))
+        .collect();
+    export_and_run_the_same("slicing", &cases);
+}
