@@ -375,6 +375,12 @@ fn derive_with(
         .iter()
         .filter(|a| a.is_node_input() && !(crate::is_ordered(def.name) && a.name == "u"))
         .collect();
+    // An old-style primitive whose inputs MindSpore's sources never name (its
+    // `__call__` takes `*args`: `LSTMGrad`): the registry's, in order.
+    if node_inputs.is_empty() && prim.kind == MsKind::Primitive {
+        mapping.args = Some((0..def.input_count()).map(|_| ArgMap::Input).collect());
+        return Ok(mapping);
+    }
     for (i, a) in node_inputs.iter().enumerate() {
         let rule = rules.iter().find(|(n, _)| *n == a.name).map(|(_, r)| *r);
         let m = match rule {

@@ -399,7 +399,7 @@ fn has_float(v: &KValue) -> bool {
 /// Helpers a first-order rule emits that have neither a gradient rule of
 /// their own nor an expansion (`crates/ops/composite/gradient-helpers.mir`)
 /// yet, so second order through their primitives is refused.
-const WITHOUT_RULE_YET: &[&str] = &["_LSTMGrad"];
+const WITHOUT_RULE_YET: &[&str] = &["LSTMGrad"];
 
 /// Higher order: every primitive a gradient rule emits on a float value has a
 /// gradient rule itself, or an expansion into primitives that have (the

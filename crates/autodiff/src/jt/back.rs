@@ -532,8 +532,12 @@ impl BodyJ<'_, '_> {
             return Ok(());
         }
         let Some(rule) = op.grad else {
-            if op.category == ops::Category::Internal {
-                // A helper of gradient rules: differentiating a gradient again.
+            if matches!(
+                op.category,
+                ops::Category::Internal | ops::Category::Backward
+            ) {
+                // A helper or backward primitive of gradient rules:
+                // differentiating a gradient again.
                 return Err(AdError(format!(
                     "`{}` has no gradient rule: differentiating a gradient (higher order) \
                      through it is not supported",

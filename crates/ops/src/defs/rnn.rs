@@ -11,9 +11,8 @@
 //! σ(o)·tanh(c')`. A bidirectional layer concatenates the forward and the
 //! (time-reversed) backward outputs; layer `l + 1` reads layer `l`'s output.
 //!
-//! The gradient (MindSpore's `LSTMGrad` on CPU: `dx, dh, dc, dw`) is
-//! backpropagation through time in `_LSTMGrad`, which recomputes the forward
-//! pass; `reserve` and `state` (oneDNN's workspace and random state in
+//! The gradient is MindSpore's own CPU one, `LSTMGrad` (`dx, dh, dc, dw`):
+//! backpropagation through time, which here recomputes the forward pass; `reserve` and `state` (oneDNN's workspace and random state in
 //! MindSpore) are placeholders here.
 
 use crate::schema::Schema;
@@ -444,7 +443,7 @@ fn kernel_lstm(c: &KernelCall) -> Result<KValue, OpError> {
     ]))
 }
 
-/// `_LSTMGrad(x, hx, cx, w, y, hy, cy, dy, dhy, dcy, reserve)`: `(dx, dhx,
+/// `LSTMGrad(x, hx, cx, w, y, hy, cy, dy, dhy, dcy, reserve)`: `(dx, dhx,
 /// dcx, dw)` by backpropagation through time.
 fn kernel_lstm_grad(c: &KernelCall) -> Result<KValue, OpError> {
     let cfg = Cfg::of("LSTM", c.attrs)?;
@@ -456,9 +455,7 @@ fn kernel_lstm_grad(c: &KernelCall) -> Result<KValue, OpError> {
         || dhy.shape() != hx.shape()
         || dcy.shape() != cx.shape()
     {
-        return Err(OpError::call(
-            "`_LSTMGrad`: the output gradients do not fit",
-        ));
+        return Err(OpError::call("`LSTMGrad`: the output gradients do not fit"));
     }
     let (h0, c0, wv) = (hx.to_f64_vec(), cx.to_f64_vec(), w.to_f64_vec());
     let fw = forward(&cfg, &x.to_f64_vec(), t_len, n, &h0, &c0, &wv);
@@ -598,7 +595,7 @@ fn grad_lstm(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
     let attrs: Vec<(&'static str, AttrValue)> =
         c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect();
     let r = b.prim(
-        "_LSTMGrad",
+        "LSTMGrad",
         &[
             c.inputs[0],
             c.inputs[1],
@@ -656,10 +653,10 @@ pub const OPS: &[OpDef] = &[
         traits: Traits::NONE.gradgen(Gradgen::Avoid),
     },
     OpDef {
-        name: "_LSTMGrad",
-        category: Category::Internal,
-        doc: "The gradients of LSTM with respect to `x`, `hx`, `cx` and `w` (MindSpore's LSTMGrad on CPU), by backpropagation through time.",
-        schema: Schema::own(&[
+        name: "LSTMGrad",
+        category: Category::Backward,
+        doc: "The gradients of LSTM with respect to `x`, `hx`, `cx` and `w`, as MindSpore's CPU bprop emits it (`LSTMGrad(x, hx, cx, w, y, hy, cy, dy, dhy, dcy, reserve)`), by backpropagation through time (recomputing the forward pass: `reserve` is not read).",
+        schema: Schema::own_because(&[
             ParamDef::input("x", "LSTM's input."),
             ParamDef::input("hx", "LSTM's initial hidden states."),
             ParamDef::input("cx", "LSTM's initial cell states."),
@@ -678,7 +675,7 @@ pub const OPS: &[OpDef] = &[
             LSTM_ATTRS[4],
             LSTM_ATTRS[5],
             LSTM_ATTRS[6],
-        ]),
+        ], "MindSpore's table names no inputs for it (its `__call__` takes `*args`): they are those of its CPU bprop, in order"),
         variadic: false,
         output: OutputDef::Tuple(&["dx", "dhx", "dcx", "dw"]),
         infer: |call| {

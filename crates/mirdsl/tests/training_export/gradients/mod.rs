@@ -7,6 +7,7 @@ use std::process::Command;
 
 use crate::{close, dir, mirdsl, numbers, ok, Input};
 
+mod rnn;
 mod slicing;
 
 /// One operation to differentiate: an expression in the case's inputs,
