@@ -6,10 +6,12 @@
 //! axes from static shapes, are written by the lowerings in [`LOWERINGS`],
 //! one module per kind: [`shapes`] (`_SumToShapeOf`, `_ReshapeLike`, ...),
 //! [`scatter`] (gradients that add into the positions the forward took:
-//! Gather's, the slices', Tile's, Embedding's), [`slices`] (gradients that are
+//! Gather's, the slices', Tile's, Embedding's), [`gather`] (helpers that read
+//! elements: `_SegmentGather`, `_IndexGather`), [`slices`] (gradients that are
 //! a box of the sensitivity: Concat's), [`padding`] and [`linalg`]
 //! (Trace's). A helper left over is named by export.
 
+mod gather;
 mod linalg;
 mod padding;
 mod scatter;
@@ -69,6 +71,13 @@ pub(super) struct Emit<'b> {
 }
 
 impl Emit<'_> {
+    /// A rank-0 tensor constant (MindSpore's tensor primitives take no
+    /// Python numbers beside a tensor).
+    pub(super) fn number(&mut self, dtype: ir::DType, value: f64) -> NodeId {
+        let t = tensor::Tensor::scalar(dtype, value);
+        self.body.add_const(Value::Tensor(Arc::new(t)), self.span)
+    }
+
     pub(super) fn prim(
         &mut self,
         name: &str,
@@ -127,6 +136,7 @@ type Lowering = fn(&mut Emit, &Call) -> Option<NodeId>;
 /// Every lowering, tried in turn.
 const LOWERINGS: &[Lowering] = &[
     shapes::lower,
+    gather::lower,
     scatter::lower,
     slices::lower,
     padding::lower,

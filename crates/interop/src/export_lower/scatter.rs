@@ -16,20 +16,7 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
         "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad" | "_SliceExtGrad" => {
             scatter_by_forward(e, args, c.p)
         }
-        "_EmbeddingGrad" => {
-            // `Embedding`'s table gradient is `Gather`'s along axis 0
-            // (without a padding row, frequency scaling or
-            // `EmbeddingLookup`'s offset, which zeroes rows out of range).
-            let plain = c.attr("offset").is_none()
-                && matches!(c.attr("padding_idx"), None | Some(AttrValue::None))
-                && !matches!(c.attr("scale_grad_by_freq"), Some(AttrValue::Bool(true)));
-            if !plain {
-                return None;
-            }
-            let mut gather = PrimRef::new("_GatherGrad");
-            gather.attrs = vec![("axis".to_string(), AttrValue::Int(0))];
-            gather_grad(e, &[args[2], args[1], args[0]], &gather)
-        }
+        "_EmbeddingGrad" => embedding_grad(e, c),
         _ => None,
     }
 }
@@ -134,4 +121,69 @@ fn scatter_by_forward(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<Node
     scatter_at_positions(e, like, grad, |e, positions| {
         Some(e.prim(forward, attrs, &[positions]))
     })
+}
+
+/// `_EmbeddingGrad(dout, indices, like)`: the table's gradient. Plain, it is
+/// `Gather`'s along axis 0. With `EmbeddingLookup`'s offset (rows outside the
+/// slice get nothing), a padding row (which gets nothing) or frequency
+/// scaling (a row's sum divided by how often it was looked up), the rows are
+/// summed with UnsortedSegmentSum, as MindSpore's bprops do, an id that gets
+/// nothing made -1 (which UnsortedSegmentSum drops).
+fn embedding_grad(e: &mut Emit, c: &Call) -> Option<NodeId> {
+    let [dout, indices, like] = *c.args else {
+        return None;
+    };
+    let offset = c.attr("offset").and_then(AttrValue::as_int).unwrap_or(0);
+    let padding = c.attr("padding_idx").and_then(AttrValue::as_int);
+    let by_freq = matches!(c.attr("scale_grad_by_freq"), Some(AttrValue::Bool(true)));
+    if offset == 0 && padding.is_none() && !by_freq {
+        let mut gather = PrimRef::new("_GatherGrad");
+        gather.attrs = vec![("axis".to_string(), AttrValue::Int(0))];
+        return gather_grad(e, &[like, indices, dout], &gather);
+    }
+    let table = c.shape(2)?;
+    let rows = table.first()?.known()?;
+    let mut row_shape = vec![-1];
+    for d in &table[1..] {
+        row_shape.push(d.known()?);
+    }
+    let (id_dtype, dtype) = (c.dtype(1)?, c.dtype(0)?);
+    let mut ids = e.prim("Reshape", vec![("shape", ints(&[-1]))], &[indices]);
+    if offset != 0 {
+        let offset = e.number(id_dtype, offset as f64);
+        ids = e.prim("Sub", Vec::new(), &[ids, offset]);
+    }
+    let zero = e.number(id_dtype, 0.0);
+    let count = e.number(id_dtype, rows as f64);
+    let at_least = e.prim("GreaterEqual", Vec::new(), &[ids, zero]);
+    let below = e.prim("Less", Vec::new(), &[ids, count]);
+    let mut kept = e.prim("LogicalAnd", Vec::new(), &[at_least, below]);
+    if let Some(p) = padding {
+        let p = if p < 0 { p + rows } else { p };
+        let p = e.number(id_dtype, p as f64);
+        let other = e.prim("NotEqual", Vec::new(), &[ids, p]);
+        kept = e.prim("LogicalAnd", Vec::new(), &[kept, other]);
+    }
+    let zeros = e.prim("ZerosLike", Vec::new(), &[ids]);
+    let ones = e.prim("OnesLike", Vec::new(), &[ids]);
+    let dropped = e.prim("Sub", Vec::new(), &[zeros, ones]);
+    let ids = e.prim("Select", Vec::new(), &[kept, ids, dropped]);
+    let segments = ("num_segments", AttrValue::Int(rows));
+    let updates = e.prim("Reshape", vec![("shape", ints(&row_shape))], &[dout]);
+    let mut sum = e.prim(
+        "UnsortedSegmentSum",
+        vec![segments.clone()],
+        &[updates, ids],
+    );
+    if by_freq {
+        let kept = e.prim("Cast", vec![("dtype", AttrValue::DType(dtype))], &[kept]);
+        let counts = e.prim("UnsortedSegmentSum", vec![segments], &[kept, ids]);
+        let one = e.number(dtype, 1.0);
+        let counts = e.prim("Maximum", Vec::new(), &[counts, one]);
+        let mut per_row = vec![rows];
+        per_row.extend(std::iter::repeat_n(1, table.len() - 1));
+        let counts = e.prim("Reshape", vec![("shape", ints(&per_row))], &[counts]);
+        sum = e.prim("RealDiv", Vec::new(), &[sum, counts]);
+    }
+    Some(sum)
 }

@@ -8,6 +8,7 @@ use std::process::Command;
 use crate::{close, dir, mirdsl, numbers, ok, Input};
 
 mod rnn;
+mod segment;
 mod slicing;
 
 /// One operation to differentiate: an expression in the case's inputs,
@@ -18,6 +19,8 @@ pub(crate) struct Case {
     /// Why MindSpore's CPU cannot run the forward, where it cannot (the
     /// export is then checked by importing it back only).
     not_on_mindspore_cpu: Option<&'static str>,
+    /// Graphs the expression calls.
+    graphs: &'static str,
 }
 
 impl Case {
@@ -26,7 +29,14 @@ impl Case {
             op,
             inputs,
             not_on_mindspore_cpu: None,
+            graphs: "",
         }
+    }
+
+    /// The case with `graphs` defined beside the loss.
+    pub(crate) fn defining(mut self, graphs: &'static str) -> Case {
+        self.graphs = graphs;
+        self
     }
 
     pub(crate) fn not_on_mindspore_cpu(mut self, why: &'static str) -> Case {
@@ -65,8 +75,9 @@ pub(crate) fn export_and_run_the_same(family: &str, cases: &[Case]) {
         std::fs::write(
             &source,
             format!(
-                "graph f({params}) -> f32[] {{\n  return ReduceSum(Sin({op}) * Cos({op}))\n}}\n\
-                 graph main({params}) {{\n  return value_and_grad(f)({names})\n}}\n"
+                "{}\ngraph f({params}) -> f32[] {{\n  return ReduceSum(Sin({op}) * Cos({op}))\n}}\n\
+                 graph main({params}) {{\n  return value_and_grad(f)({names})\n}}\n",
+                case.graphs
             ),
         )
         .unwrap();
