@@ -73,6 +73,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         backward::activation::OPS,
         backward::pool::OPS,
         backward::conv::OPS,
+        backward::resize::OPS,
         comm::OPS,
         opaque::OPS,
         internal::OPS,
@@ -128,6 +129,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(backward::activation::samples());
     all.extend(backward::pool::samples());
     all.extend(backward::conv::samples());
+    all.extend(backward::resize::samples());
     all.extend(comm::samples());
     all.extend(internal_nn::samples());
     all

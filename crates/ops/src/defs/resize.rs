@@ -8,8 +8,11 @@
 //!
 //! All interpolations are separable: each spatial dimension gets a table of
 //! `(source index, weight)` pairs per output index, and the result is the sum
-//! over the product of the tables. The gradient (`_ResizeGrad`) applies the
-//! transposed tables; its own gradient is the forward resize again.
+//! over the product of the tables. The gradient is MindSpore's backward
+//! primitive of each (`backward::resize`), which applies the transposed
+//! tables; `_ResizeGrad` does the same where that primitive would need a
+//! shape inference does not know statically. Their own gradient is the
+//! forward resize again.
 
 use crate::schema::{why, Override, Schema};
 use crate::Traits;
@@ -25,7 +28,7 @@ use crate::{
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
     ResizeNearestNeighbor,
     ResizeNearestNeighborV2,
     ResizeBilinearV2,
@@ -39,7 +42,7 @@ enum Kind {
     UpsampleTrilinear3D,
 }
 
-const KINDS: &[Kind] = &[
+pub(crate) const KINDS: &[Kind] = &[
     Kind::ResizeNearestNeighbor,
     Kind::ResizeNearestNeighborV2,
     Kind::ResizeBilinearV2,
@@ -54,7 +57,7 @@ const KINDS: &[Kind] = &[
 ];
 
 impl Kind {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::ResizeNearestNeighbor => "ResizeNearestNeighbor",
             Kind::ResizeNearestNeighborV2 => "ResizeNearestNeighborV2",
@@ -75,7 +78,7 @@ impl Kind {
     }
 
     /// How many trailing dimensions are resized.
-    fn spatial(self) -> usize {
+    pub(crate) fn spatial(self) -> usize {
         match self {
             Kind::ResizeLinear1D | Kind::UpsampleNearest1D | Kind::UpsampleLinear1D => 1,
             Kind::UpsampleNearest3D | Kind::UpsampleTrilinear3D => 3,
@@ -184,10 +187,10 @@ fn out_sizes(
 // ---------------------------------------------------------------------------
 // Interpolation tables.
 
-type Table = Vec<Vec<(usize, f64)>>;
+pub(crate) type Table = Vec<Vec<(usize, f64)>>;
 
 /// `(planes, input spatial sizes, tables, output shape)` of a call.
-type Plan = (usize, [usize; 3], [Table; 3], Vec<usize>);
+pub(crate) type Plan = (usize, [usize; 3], [Table; 3], Vec<usize>);
 
 /// The table of one resized dimension from `inn` to `out` cells; `scale` is
 /// Upsample's scale factor for it, if given.
@@ -337,7 +340,7 @@ fn cubic(x: f32, inn: usize, half: bool) -> Vec<(usize, f64)> {
 
 /// The tables of a call on an input of `shape`: three dimensions (leading
 /// ones of size 1 for 1-D and 2-D resizes) and the output shape.
-fn plan(kind: Kind, attrs: &Attrs, shape: &[usize]) -> Result<Plan, OpError> {
+pub(crate) fn plan(kind: Kind, attrs: &Attrs, shape: &[usize]) -> Result<Plan, OpError> {
     let n = kind.spatial();
     if shape.len() != n + 2 {
         return Err(OpError::input(
@@ -375,7 +378,7 @@ fn plan(kind: Kind, attrs: &Attrs, shape: &[usize]) -> Result<Plan, OpError> {
     Ok((lead.iter().product(), sp, tables, out_shape))
 }
 
-fn apply(x: &[f64], planes: usize, sp: [usize; 3], t: &[Table; 3]) -> Vec<f64> {
+pub(crate) fn apply(x: &[f64], planes: usize, sp: [usize; 3], t: &[Table; 3]) -> Vec<f64> {
     let (od, oh, ow) = (t[0].len(), t[1].len(), t[2].len());
     let sv: usize = sp.iter().product();
     let ov = od * oh * ow;
@@ -402,7 +405,12 @@ fn apply(x: &[f64], planes: usize, sp: [usize; 3], t: &[Table; 3]) -> Vec<f64> {
     out
 }
 
-fn apply_transposed(dout: &[f64], planes: usize, sp: [usize; 3], t: &[Table; 3]) -> Vec<f64> {
+pub(crate) fn apply_transposed(
+    dout: &[f64],
+    planes: usize,
+    sp: [usize; 3],
+    t: &[Table; 3],
+) -> Vec<f64> {
     let (od, oh, ow) = (t[0].len(), t[1].len(), t[2].len());
     let sv: usize = sp.iter().product();
     let ov = od * oh * ow;
@@ -513,7 +521,13 @@ fn grad_kind(attrs: &Attrs) -> Result<Kind, OpError> {
         .ok_or_else(|| OpError::attr("op", format!("`_ResizeGrad`: unknown resize `{name}`")))
 }
 
+/// MindSpore's backward primitive of the resize (see `backward::resize`);
+/// `_ResizeGrad` where that needs the input's shape statically and it is not
+/// known (a symbolic batch or spatial size).
 fn grad_resize(b: &mut dyn GradBuilder, c: &GradCall, kind: Kind) -> Vec<Option<GNode>> {
+    if let Some(dx) = crate::defs::backward::resize::resize_backward(b, c, kind) {
+        return vec![Some(dx)];
+    }
     let mut attrs: Vec<(&'static str, AttrValue)> =
         c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect();
     attrs.push(("op", AttrValue::Str(kind.name().to_string())));

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use crate::{close, dir, mirdsl, numbers, ok, Input};
 
+mod resize_layout;
 mod rnn;
 mod segment;
 mod slicing;

@@ -8,6 +8,7 @@ pub mod activation;
 pub mod conv;
 pub mod norm;
 pub mod pool;
+pub mod resize;
 pub mod sizes;
 
 use crate::schema::{why, Override, Schema};
