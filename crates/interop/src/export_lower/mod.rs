@@ -74,7 +74,10 @@ impl Emit<'_> {
     /// A rank-0 tensor constant (MindSpore's tensor primitives take no
     /// Python numbers beside a tensor).
     pub(super) fn number(&mut self, dtype: ir::DType, value: f64) -> NodeId {
-        let t = tensor::Tensor::scalar(dtype, value);
+        self.constant(tensor::Tensor::scalar(dtype, value))
+    }
+
+    pub(super) fn constant(&mut self, t: tensor::Tensor) -> NodeId {
         self.body.add_const(Value::Tensor(Arc::new(t)), self.span)
     }
 

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use crate::{close, dir, mirdsl, numbers, ok, Input};
 
-mod resize_layout;
+mod einsum;
 mod rnn;
 mod segment;
 mod slicing;
