@@ -25,7 +25,6 @@ use crate::infer::InferCall;
 use crate::kernel::{gemm_f32, gemm_f64, KValue, KernelCall};
 use crate::{
     AttrDefault, AttrType, Attrs, Category, GradBuilder, GradCall, OpDef, OpError, OutputDef,
-    ParamDef,
 };
 
 /// The float element types kernels are written for (f16/bf16 live in f32).
@@ -787,13 +786,6 @@ fn kernel_avg_pool(c: &KernelCall) -> Result<KValue, OpError> {
 pub(crate) fn attrs_of(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
     c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
 }
-
-pub(crate) const P_MODE: ParamDef = ParamDef::attr(
-    "mode",
-    AttrType::Int,
-    Some(AttrDefault::Int(1)),
-    "MindSpore's convolution mode; only 1 (the default) exists.",
-);
 
 pub(crate) const CONV_PARAMS: Schema = Schema::ms(
     &[

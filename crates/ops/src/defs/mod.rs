@@ -59,6 +59,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         conv::transpose::OPS,
         conv::conv3d::OPS,
         pool::OPS,
+        pool::grads::OPS,
         resize::OPS,
         norm::group::OPS,
         norm::batch_rms_lrn::OPS,
@@ -74,6 +75,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         backward::pool::OPS,
         backward::conv::OPS,
         backward::resize::OPS,
+        backward::pad::OPS,
         comm::OPS,
         opaque::OPS,
         internal::OPS,
@@ -116,6 +118,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(conv::transpose::samples());
     all.extend(conv::conv3d::samples());
     all.extend(pool::samples());
+    all.extend(pool::grads::samples());
     all.extend(resize::samples());
     all.extend(norm::group::samples());
     all.extend(norm::batch_rms_lrn::samples());
@@ -130,6 +133,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(backward::pool::samples());
     all.extend(backward::conv::samples());
     all.extend(backward::resize::samples());
+    all.extend(backward::pad::samples());
     all.extend(comm::samples());
     all.extend(internal_nn::samples());
     all

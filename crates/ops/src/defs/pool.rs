@@ -10,6 +10,7 @@
 //! within its `D·H·W` plane (the first one on ties), which the gradient uses:
 //! MindSpore's MaxPool*Grad sends each output's gradient to that cell.
 
+pub(crate) mod grads;
 pub(crate) mod window;
 
 use crate::schema::{why, Override, Schema};
@@ -180,12 +181,6 @@ fn kernel_max_pool3d_argmax(c: &KernelCall) -> Result<KValue, OpError> {
     Ok(kints(DType::I64, shape, arg))
 }
 
-/// `_AvgPool3DGrad(x_like, dout)`.
-fn kernel_avg_grad(c: &KernelCall, kind: Kind) -> Result<KValue, OpError> {
-    let (like, dout) = (c.tensor(0)?, c.tensor(1)?);
-    avg_grad(kind, c.attrs, like.shape(), dout, 1)
-}
-
 /// The gradient of an average pooling of an input of shape `x`: `dout`
 /// (input `i` of the call) spread over the windows.
 fn avg_grad(
@@ -233,71 +228,20 @@ pub(crate) fn adaptive_avg_pool2d_grad(
     avg_grad(Kind::AdaptiveAvgPool2D, &attrs, x, dout, 0)
 }
 
-/// `(planes, plane size of like, plane size of argmax)`: both have the same
-/// rank and leading dimensions; the last `spatial` dimensions are the plane.
-fn planes_of(
-    like: &Tensor,
-    argmax: &Tensor,
-    spatial: i64,
-) -> Result<(usize, usize, usize), OpError> {
-    let (s, a) = (like.shape(), argmax.shape());
-    let sp = usize::try_from(spatial).unwrap_or(usize::MAX);
-    if sp > s.len() || s.len() != a.len() || s[..s.len() - sp] != a[..a.len() - sp] {
-        return Err(OpError::call(format!(
-            "pooling gradient: argmax {a:?} does not fit the input {s:?} with {spatial} spatial dimensions"
-        )));
-    }
-    let lead = s.len() - sp;
-    let planes: usize = s[..lead].iter().product();
-    let sv: usize = s[lead..].iter().product();
-    let av: usize = a[lead..].iter().product();
-    Ok((planes, sv, av))
-}
-
 /// `_PoolArgmaxGrad(x_like, argmax, dout)`: zeros shaped like `x_like` with
 /// each `dout` element added at its window's maximum.
 fn kernel_argmax_grad(c: &KernelCall) -> Result<KValue, OpError> {
     let (like, argmax, dout) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    if dout.shape() != argmax.shape() {
-        return Err(OpError::input(
-            2,
-            format!(
-                "`_PoolArgmaxGrad`: dout {:?} and argmax {:?} differ in shape",
-                dout.shape(),
-                argmax.shape()
-            ),
-        ));
-    }
-    let (planes, sv, av) = planes_of(like, argmax, c.attrs.int("spatial"))?;
-    let (idx, dv) = (argmax.to_f64_vec(), dout.to_f64_vec());
-    let mut dx = vec![0.0; planes * sv];
-    for p in 0..planes {
-        for k in 0..av {
-            let i = idx[p * av + k] as usize;
-            if i < sv {
-                dx[p * sv + i] += dv[p * av + k];
-            }
-        }
-    }
-    Ok(ktensor(dout.dtype(), like.shape().to_vec(), dx))
+    let spatial = usize::try_from(c.attrs.int("spatial")).unwrap_or(usize::MAX);
+    grads::scatter_at_argmax("_PoolArgmaxGrad", like.shape(), argmax, dout, spatial)
 }
 
 /// `_PoolArgmaxGather(x, argmax)`: the elements of `x` at each window's
 /// maximum, shaped like `argmax`.
 fn kernel_argmax_gather(c: &KernelCall) -> Result<KValue, OpError> {
     let (x, argmax) = (c.tensor(0)?, c.tensor(1)?);
-    let (planes, sv, av) = planes_of(x, argmax, c.attrs.int("spatial"))?;
-    let (idx, xv) = (argmax.to_f64_vec(), x.to_f64_vec());
-    let mut out = vec![0.0; planes * av];
-    for p in 0..planes {
-        for k in 0..av {
-            let i = idx[p * av + k] as usize;
-            if i < sv {
-                out[p * av + k] = xv[p * sv + i];
-            }
-        }
-    }
-    Ok(ktensor(x.dtype(), argmax.shape().to_vec(), out))
+    let spatial = usize::try_from(c.attrs.int("spatial")).unwrap_or(usize::MAX);
+    grads::gather_at_argmax("_PoolArgmaxGather", x, argmax, spatial)
 }
 
 // ---------------------------------------------------------------------------
@@ -307,26 +251,77 @@ fn all_attrs(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
     c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
 }
 
-fn spatial(n: i64) -> Vec<(&'static str, AttrValue)> {
-    vec![("spatial", AttrValue::Int(n))]
+/// The call's attributes named in `names`, under the names `rename` gives.
+fn pick(
+    c: &GradCall,
+    names: &[&'static str],
+    rename: &[(&str, &'static str)],
+) -> Vec<(&'static str, AttrValue)> {
+    c.attrs
+        .iter()
+        .filter(|(k, _)| names.contains(k))
+        .map(|(k, v)| {
+            let name = rename
+                .iter()
+                .find(|(from, _)| from == k)
+                .map_or(*k, |(_, to)| *to);
+            (name, v.clone())
+        })
+        .collect()
 }
 
-fn grad_with_argmax(b: &mut dyn GradBuilder, c: &GradCall, n: i64) -> Vec<Option<GNode>> {
+/// MindSpore's bprop of a max pooling with argmax: its backward primitive
+/// `op` of `(x, dy, argmax)` with the forward's attributes in `names`.
+fn grad_with_argmax(
+    b: &mut dyn GradBuilder,
+    c: &GradCall,
+    op: &'static str,
+    names: &[&'static str],
+) -> Vec<Option<GNode>> {
     let dy = b.tuple_get(c.dout, 0);
     let am = b.tuple_get(c.out, 1);
-    vec![Some(b.prim(
-        "_PoolArgmaxGrad",
-        &[c.inputs[0], am, dy],
-        spatial(n),
-    ))]
+    let attrs = pick(c, names, &[]);
+    vec![Some(b.prim(op, &[c.inputs[0], dy, am], attrs))]
 }
 
+/// MindSpore's AvgPool3D bprop: `AvgPool3DGrad(shape of x, dout)` with the
+/// forward's attributes (`pad` as `pads`).
+fn grad_avg_pool3d(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let names = &[
+        "kernel_size",
+        "strides",
+        "pad",
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+        "data_format",
+        "pad_mode",
+    ];
+    let attrs = pick(c, names, &[("pad", "pads")]);
+    let shape = b.prim("Shape", &[c.inputs[0]], vec![]);
+    vec![Some(b.prim("AvgPool3DGrad", &[shape, c.dout], attrs))]
+}
+
+/// MindSpore's MaxPool3D bprop: `MaxPool3DGrad(x, out, dout)` with the
+/// forward's attributes (`ceil_mode` false where it is none).
 fn grad_max_pool3d(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    let am = b.prim("_MaxPool3DArgmax", &[c.inputs[0]], all_attrs(c));
+    let names = &[
+        "kernel_size",
+        "strides",
+        "pad_mode",
+        "pad_list",
+        "data_format",
+    ];
+    let mut attrs = pick(c, names, &[]);
+    let ceil = match c.attrs.get("ceil_mode") {
+        Some(AttrValue::Bool(v)) => *v,
+        _ => false,
+    };
+    attrs.push(("ceil_mode", AttrValue::Bool(ceil)));
     vec![Some(b.prim(
-        "_PoolArgmaxGrad",
-        &[c.inputs[0], am, c.dout],
-        spatial(3),
+        "MaxPool3DGrad",
+        &[c.inputs[0], c.out, c.dout],
+        attrs,
     ))]
 }
 
@@ -357,53 +352,6 @@ const AVG_POOL3D_PARAMS: Schema = Schema::ms(
         ("data_format", "The layout; only \"NCDHW\"."),
     ],
 );
-const AVG_POOL3D_PARAMS_LIST: &[ParamDef] = &[
-    ParamDef::input("input", "The input, `[N, C, D, H, W]`, float."),
-    ParamDef::attr(
-        "kernel_size",
-        AttrType::Ints,
-        Some(AttrDefault::Int(1)),
-        "The window: an int or `(kd, kh, kw)`. Default 1.",
-    ),
-    ParamDef::attr(
-        "strides",
-        AttrType::Ints,
-        Some(AttrDefault::Int(1)),
-        "The step of the window: an int or `(sd, sh, sw)`. Default 1.",
-    ),
-    ParamDef::attr(
-        "pad_mode",
-        AttrType::Str(&["valid", "same", "pad"]),
-        Some(AttrDefault::Str("valid")),
-        "\"valid\" (default): windows inside the input; \"same\": output `ceil(D/s)`, the padding split evenly (extra cell at the end); \"pad\": pad by `pad`.",
-    ),
-    ParamDef::attr(
-        "pad",
-        AttrType::Ints,
-        Some(AttrDefault::Int(0)),
-        "Padding for pad_mode=\"pad\": an int or `(head, tail, top, bottom, left, right)`. Default 0.",
-    ),
-    ParamDef::attr(
-        "ceil_mode",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(false)),
-        "Round the output size up rather than down (a last window starting in the input or the front padding). Default false.",
-    ),
-    ParamDef::attr(
-        "count_include_pad",
-        AttrType::Bool,
-        Some(AttrDefault::Bool(true)),
-        "Count the padded cells (of pad_mode \"pad\" or \"same\") in each window's mean. Default true.",
-    ),
-    ParamDef::attr(
-        "divisor_override",
-        AttrType::Int,
-        Some(AttrDefault::Int(0)),
-        "If positive, divide every window's sum by this instead. Default 0.",
-    ),
-    P_DATA_FORMAT3,
-];
-
 const MAX_POOL3D_PARAMS: Schema = Schema::own(&[
     ParamDef::input("x", "The input, `[N, C, D, H, W]`, float."),
     ParamDef::attr(
@@ -489,9 +437,7 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Single,
         infer: |c| infer_pool(c, Kind::AvgPool3D),
-        grad: Some(|b, c| {
-            vec![Some(b.prim("_AvgPool3DGrad", &[c.inputs[0], c.dout], all_attrs(c)))]
-        }),
+        grad: Some(grad_avg_pool3d),
         kernel: Some(|c| kernel_pool(c, Kind::AvgPool3D)),
         traits: Traits::NONE,
     },
@@ -529,7 +475,10 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Tuple(&["output", "argmax"]),
         infer: |c| infer_pool(c, Kind::MaxPool3DWithArgmax),
-        grad: Some(|b, c| grad_with_argmax(b, c, 3)),
+        grad: Some(|b, c| {
+            let names = &["ksize", "strides", "pads", "dilation", "ceil_mode", "data_format"];
+            grad_with_argmax(b, c, "MaxPool3DGradWithArgmax", names)
+        }),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPool3DWithArgmax)),
         traits: Traits::NONE,
     },
@@ -541,7 +490,10 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Tuple(&["output", "argmax"]),
         infer: |c| infer_pool(c, Kind::MaxPoolWithArgmaxV2),
-        grad: Some(|b, c| grad_with_argmax(b, c, 2)),
+        grad: Some(|b, c| {
+            let names = &["kernel_size", "strides", "pads", "dilation", "ceil_mode", "argmax_type"];
+            grad_with_argmax(b, c, "MaxPoolGradWithArgmaxV2", names)
+        }),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPoolWithArgmaxV2)),
         traits: Traits::NONE,
     },
@@ -585,36 +537,13 @@ pub const OPS: &[OpDef] = &[
         variadic: false,
         output: OutputDef::Tuple(&["output", "argmax"]),
         infer: |c| infer_pool(c, Kind::AdaptiveMaxPool2D),
-        grad: Some(|b, c| grad_with_argmax(b, c, 2)),
-        kernel: Some(|c| kernel_pool(c, Kind::AdaptiveMaxPool2D)),
-        traits: Traits::NONE,
-    },
-    OpDef {
-        name: "_AvgPool3DGrad",
-        category: Category::Internal,
-        doc: "The gradient of AvgPool3D (MindSpore's AvgPool3DGrad): each output's gradient spread over its window, divided as the mean was.",
-        schema: Schema::Own {
-            params: &[
-            ParamDef::input("x_like", "AvgPool3D's input, for its shape."),
-            ParamDef::input("dout", "The gradient of the output."),
-            AVG_POOL3D_PARAMS_LIST[1],
-            AVG_POOL3D_PARAMS_LIST[2],
-            AVG_POOL3D_PARAMS_LIST[3],
-            AVG_POOL3D_PARAMS_LIST[4],
-            AVG_POOL3D_PARAMS_LIST[5],
-            AVG_POOL3D_PARAMS_LIST[6],
-            AVG_POOL3D_PARAMS_LIST[7],
-            AVG_POOL3D_PARAMS_LIST[8],
-        ],
-            why: "",
-        },
-        variadic: false,
-        output: OutputDef::Single,
-        infer: like_1_0,
         grad: Some(|b, c| {
-            vec![None, Some(b.prim("AvgPool3D", &[c.dout], all_attrs(c)))]
+            // MindSpore's bprop: `AdaptiveMaxPool2DGrad(dy, x, argmax)`.
+            let dy = b.tuple_get(c.dout, 0);
+            let am = b.tuple_get(c.out, 1);
+            vec![Some(b.prim("AdaptiveMaxPool2DGrad", &[dy, c.inputs[0], am], vec![]))]
         }),
-        kernel: Some(|c| kernel_avg_grad(c, Kind::AvgPool3D)),
+        kernel: Some(|c| kernel_pool(c, Kind::AdaptiveMaxPool2D)),
         traits: Traits::NONE,
     },
     OpDef {
@@ -709,10 +638,6 @@ fn like(call: &InferCall, d: usize, s: usize) -> Result<AbsVal, OpError> {
     Ok(AbsVal::Tensor { dtype, shape })
 }
 
-fn like_1_0(call: &InferCall) -> Result<AbsVal, OpError> {
-    like(call, 1, 0)
-}
-
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     use crate::eager::{random_f64, Sample};
     let i = AttrValue::Int;
@@ -760,12 +685,6 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             .attr("output_size", t(&[-1, 3])),
         Sample::new("AdaptiveMaxPool2D", vec![x5(&[1, 2, 7, 5], 409)])
             .attr("output_size", t(&[3, 2])),
-        Sample::new(
-            "_AvgPool3DGrad",
-            vec![x5(&[1, 2, 4, 5, 4], 410), x5(&[1, 2, 2, 2, 2], 411)],
-        )
-        .attr("kernel_size", i(2))
-        .attr("strides", i(2)),
         Sample::new(
             "_PoolArgmaxGrad",
             vec![

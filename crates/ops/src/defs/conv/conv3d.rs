@@ -1,34 +1,36 @@
 //! 3-D convolutions (NCDHW): `Conv3D` and `Conv3DTranspose` (what
 //! `nn.Conv3d` and `nn.Conv3dTranspose` export), with a 3-D im2col + GEMM of
-//! their own and the gradient helpers `_Conv3DBackpropInput`,
-//! `_Conv3DBackpropFilter`, `_Conv3DTransposeInput` and
-//! `_Conv3DTransposeFilter` (each with a gradient rule of its own, so second
-//! derivatives work). A transposed convolution is the input gradient of the
-//! convolution from its result to its input.
+//! their own, and MindSpore's backward primitives `Conv3DBackpropInput(filter,
+//! out_backprop, input_size)` and `Conv3DBackpropFilter(x, out_backprop,
+//! filter_size)`, which the gradient rules emit as MindSpore's bprops do
+//! (each with a gradient rule of its own, so second derivatives work). A
+//! transposed convolution is the input gradient of the convolution from its
+//! result to its input: its gradient is that convolution (`Conv3D` with
+//! `pad_mode="pad"` and the transposed one's padding) and its filter gradient.
 
 use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
+use crate::defs::backward::sizes::{sizes_abs, sizes_arg, sizes_dims};
 use crate::defs::conv::conv3d_geometry::Geom3;
 use crate::defs::conv::gemm::{
     conv_backprop_filter, conv_backprop_input, conv_forward, ColumnGeom,
 };
-use crate::defs::conv::{divides, out_size, PadMode, P_MODE};
-use crate::defs::nn::common::{all_attrs, float_input, real_dispatch, tensor_out};
+use crate::defs::conv::{divides, out_size, PadMode};
+use crate::defs::nn::common::{float_input, real_dispatch, tensor_out};
 use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
-    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
-    OutputDef, ParamDef,
+    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
 };
 
-fn check_dout(op: &str, dout: &Tensor, expected: &[usize]) -> Result<(), OpError> {
+fn check_dout(op: &str, i: usize, dout: &Tensor, expected: &[usize]) -> Result<(), OpError> {
     if dout.shape() != expected {
         return Err(OpError::input(
-            0,
+            i,
             format!(
                 "`{op}`: the output gradient has shape {:?}, but the convolution gives {expected:?}",
                 dout.shape()
@@ -336,26 +338,150 @@ fn kernel_conv3d(c: &KernelCall) -> Result<KValue, OpError> {
     tensor_out(x.dtype(), vec![g.n, g.oc, g.o[0], g.o[1], g.o[2]], buffer)
 }
 
-/// `_Conv3DBackpropInput(dout, weight, x_like)`.
-fn kernel_conv3d_backprop_input(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    let op = "_Conv3DBackpropInput";
-    let g = geom3(op, like.shape(), w.shape(), c.attrs)?;
-    g.check_scratch(op, 8)?; // f64 at most
-    check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
-    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv_backprop_input(dv, wv, &g));
-    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
+/// Sizes of 5 dimensions `(N, C, D, H, W)`.
+fn five(op: &str, sizes: Vec<usize>, what: &str) -> Result<Vec<usize>, OpError> {
+    if sizes.len() != 5 {
+        return Err(OpError::call(format!(
+            "`{op}`: `{what}` must be 5 sizes (N, C, D, H, W), got {sizes:?}"
+        )));
+    }
+    Ok(sizes)
 }
 
-/// `_Conv3DBackpropFilter(dout, x, weight_like)`.
-fn kernel_conv3d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    let op = "_Conv3DBackpropFilter";
-    let g = geom3(op, x.shape(), like.shape(), c.attrs)?;
+/// `Conv3DBackpropInput(filter, out_backprop, input_size)`.
+fn kernel_conv3d_backprop_input(c: &KernelCall) -> Result<KValue, OpError> {
+    let op = "Conv3DBackpropInput";
+    let (w, dout) = (c.tensor(0)?, c.tensor(1)?);
+    let sizes = five(op, sizes_arg(c, 2, op)?, "input_size")?;
+    let g = geom3(op, &sizes, w.shape(), c.attrs)?;
     g.check_scratch(op, 8)?; // f64 at most
-    check_dout(op, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
+    check_dout(op, 1, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
+    let buffer = real_dispatch!(op, [dout, w], |dv, wv| conv_backprop_input(dv, wv, &g));
+    tensor_out(dout.dtype(), sizes, buffer)
+}
+
+/// `Conv3DBackpropFilter(x, out_backprop, filter_size)`.
+fn kernel_conv3d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
+    let op = "Conv3DBackpropFilter";
+    let (x, dout) = (c.tensor(0)?, c.tensor(1)?);
+    let sizes = five(op, sizes_arg(c, 2, op)?, "filter_size")?;
+    let g = geom3(op, x.shape(), &sizes, c.attrs)?;
+    g.check_scratch(op, 8)?; // f64 at most
+    check_dout(op, 1, dout, &[g.n, g.oc, g.o[0], g.o[1], g.o[2]])?;
     let buffer = real_dispatch!(op, [dout, x], |dv, xv| conv_backprop_filter(dv, xv, &g));
-    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
+    tensor_out(dout.dtype(), sizes, buffer)
+}
+
+/// Sizes input `i`, of 5 sizes, as dimensions; a size unknown before run
+/// time is `fallback`'s.
+fn five_sizes(call: &InferCall, i: usize, fallback: [Option<Dim>; 5]) -> Result<Vec<Dim>, OpError> {
+    let Some(sizes) = sizes_abs(call, i)? else {
+        return Ok(fallback.map(|d| d.unwrap_or(Dim::Unknown)).to_vec());
+    };
+    if sizes.len() != 5 {
+        return Err(OpError::input(
+            i,
+            format!(
+                "`{}`: `{}` must be 5 sizes (N, C, D, H, W), got {}",
+                call.op.name,
+                call.input_name(i),
+                sizes.len()
+            ),
+        ));
+    }
+    sizes_dims(call, i, &sizes, &fallback)
+}
+
+/// Checks that `dims` (input `i`, the output gradient) fits the convolution's
+/// output `want`.
+fn check_grad_dims(call: &InferCall, i: usize, dims: &[Dim], want: &[Dim]) -> Result<(), OpError> {
+    if !dims_fit(dims, want) {
+        return Err(OpError::input(
+            i,
+            format!(
+                "`{}`: `{}` is {}, but the convolution it is the gradient of gives {}",
+                call.op.name,
+                call.input_name(i),
+                fmt_dims(dims),
+                fmt_dims(want)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `Conv3DBackpropInput(filter, out_backprop, input_size)`: the shape
+/// `input_size` gives (the batch, where it does not know it, `out_backprop`'s).
+fn infer_conv3d_backprop_input(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, dd) = float_input(call, 1)?;
+    let (wdtype, wd) = dims_of(call, 0)?;
+    if wdtype != dtype {
+        return Err(OpError::input(
+            0,
+            format!(
+                "`{op}` needs `filter` and `out_backprop` of one dtype, got {wdtype} and {dtype}"
+            ),
+        ));
+    }
+    let a = conv3_attrs(op, call.attrs)?;
+    let batch = dd.as_ref().and_then(|d| d.first().cloned());
+    let xd = five_sizes(call, 2, [batch, None, None, None, None])?;
+    let want = conv3_out_dims(call, &a, &xd, wd.as_deref(), 0)?;
+    if let Some(dd) = dd {
+        check_grad_dims(call, 1, &dd, &want)?;
+    }
+    Ok(tensor_abs(dtype, xd))
+}
+
+/// `Conv3DBackpropFilter(x, out_backprop, filter_size)`: the shape
+/// `filter_size` gives (what the attributes say of it where it does not).
+fn infer_conv3d_backprop_filter(call: &InferCall) -> Result<AbsVal, OpError> {
+    if call.any_unknown() {
+        return Ok(AbsVal::Any);
+    }
+    let op = call.op.name;
+    let (dtype, xd) = float_input(call, 0)?;
+    let (ddtype, dd) = dims_of(call, 1)?;
+    if ddtype != dtype {
+        return Err(OpError::input(
+            1,
+            format!("`{op}` needs `x` and `out_backprop` of one dtype, got {dtype} and {ddtype}"),
+        ));
+    }
+    let a = conv3_attrs(op, call.attrs)?;
+    let known = |v: usize| Some(Dim::Known(v as i64));
+    let cg = xd
+        .as_ref()
+        .and_then(|x| x.get(1).and_then(Dim::known))
+        .map(|c| Dim::Known(c / a.group as i64));
+    let fallback = [
+        known(a.out_channel),
+        cg,
+        known(a.kernel[0]),
+        known(a.kernel[1]),
+        known(a.kernel[2]),
+    ];
+    let wd = five_sizes(call, 2, fallback)?;
+    if let Some(xd) = xd {
+        if xd.len() != 5 {
+            return Err(OpError::input(
+                0,
+                format!(
+                    "`{op}` needs a 5-D `x` (N, C, D, H, W), got {}",
+                    fmt_dims(&xd)
+                ),
+            ));
+        }
+        let want = conv3_out_dims(call, &a, &xd, Some(&wd), 2)?;
+        if let Some(dd) = dd {
+            check_grad_dims(call, 1, &dd, &want)?;
+        }
+    }
+    Ok(tensor_abs(dtype, wd))
 }
 
 /// Conv3DTranspose's attributes: its convolution's (`out_channel` of that
@@ -566,128 +692,115 @@ fn kernel_conv3d_transpose(c: &KernelCall) -> Result<KValue, OpError> {
     )
 }
 
-/// `_Conv3DTransposeFilter(dout, x, weight_like)`: the weight gradient of a
-/// Conv3DTranspose of `x` whose output gradient is `dout` (the filter gradient
-/// of the convolution from `dout` to `x`).
-fn kernel_conv3d_transpose_filter(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, x, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    let g = geom3_transpose(x.shape(), like.shape(), c.attrs)?;
-    g.check_scratch("_Conv3DTransposeFilter", 8)?; // f64 at most
-    if dout.shape() != [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]] {
-        return Err(OpError::input(
-            0,
-            format!(
-                "`_Conv3DTransposeFilter`: the output gradient has shape {:?}, expected {:?}",
-                dout.shape(),
-                [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]]
-            ),
-        ));
-    }
-    let buffer = real_dispatch!("_Conv3DTransposeFilter", [x, dout], |xv, dv| {
-        conv_backprop_filter(xv, dv, &g)
-    });
-    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
+/// The attributes a `Conv3D` (and its backward primitives) take.
+const CONV3D_ATTRS: &[&str] = &[
+    "out_channel",
+    "kernel_size",
+    "mode",
+    "pad_mode",
+    "pad",
+    "stride",
+    "dilation",
+    "group",
+    "data_format",
+];
+
+/// The call's attributes that a `Conv3D` takes.
+fn conv3d_attrs(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
+    c.attrs
+        .iter()
+        .filter(|(k, _)| CONV3D_ATTRS.contains(k))
+        .map(|(k, v)| (*k, v.clone()))
+        .collect()
 }
 
-/// `_Conv3DTransposeInput(dout, weight, x_like)`: the input gradient of a
-/// Conv3DTranspose (the forward convolution of `dout`).
-fn kernel_conv3d_transpose_input(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, w, like) = (c.tensor(0)?, c.tensor(1)?, c.tensor(2)?);
-    let g = geom3_transpose(like.shape(), w.shape(), c.attrs)?;
-    g.check_scratch("_Conv3DTransposeInput", 8)?; // f64 at most
-    if dout.shape() != [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]] {
-        return Err(OpError::input(
-            0,
-            format!(
-                "`_Conv3DTransposeInput`: the output gradient has shape {:?}, expected {:?}",
-                dout.shape(),
-                [g.n, g.c, g.sp[0], g.sp[1], g.sp[2]]
-            ),
-        ));
-    }
-    let buffer = real_dispatch!("_Conv3DTransposeInput", [dout, w], |dv, wv| {
-        conv_forward(dv, wv, &g)
-    });
-    tensor_out(dout.dtype(), like.shape().to_vec(), buffer)
-}
-
-fn like(call: &InferCall, d: usize, s: usize) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    let dtype = call.inputs[d]
-        .dtype()
-        .ok_or_else(|| OpError::input(d, format!("`{}` needs a tensor", call.op.name)))?;
-    let shape = call.inputs[s].shape().unwrap_or(ir::Shape::Unranked);
-    Ok(AbsVal::Tensor { dtype, shape })
-}
-
+/// MindSpore's Conv3D bprop: `Conv3DBackpropInput(w, dout, shape of x)`,
+/// `Conv3DBackpropFilter(x, dout, shape of w)`, with Conv3D's attributes.
 fn grad_conv3d(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
     let (x, w) = (c.inputs[0], c.inputs[1]);
-    let dx = b.prim("_Conv3DBackpropInput", &[c.dout, w, x], all_attrs(c));
-    let dw = b.prim("_Conv3DBackpropFilter", &[c.dout, x, w], all_attrs(c));
+    let attrs = conv3d_attrs(c);
+    let xs = b.prim("Shape", &[x], vec![]);
+    let ws = b.prim("Shape", &[w], vec![]);
+    let dx = b.prim("Conv3DBackpropInput", &[w, c.dout, xs], attrs.clone());
+    let dw = b.prim("Conv3DBackpropFilter", &[x, c.dout, ws], attrs);
     vec![Some(dx), Some(dw)]
 }
 
-/// MindSpore's Conv3DTranspose bprop: `dx = Conv3D(dout, w)`, `dw =
-/// Conv3DBackpropFilter(dout, x)` (the convolution from the result to `x`).
+/// An input gradient `Conv3DBackpropInput(w, dy, sizes)`: with sensitivity
+/// `u` (shaped like the convolution's input), `d w =
+/// Conv3DBackpropFilter(u, dy, shape of w)` and `d dy = Conv3D(u, w)`.
+fn grad_conv3d_backprop_input(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (w, dy) = (c.inputs[0], c.inputs[1]);
+    let attrs = conv3d_attrs(c);
+    let ddy = b.prim("Conv3D", &[c.dout, w], attrs.clone());
+    let ws = b.prim("Shape", &[w], vec![]);
+    let dw = b.prim("Conv3DBackpropFilter", &[c.dout, dy, ws], attrs);
+    vec![Some(dw), Some(ddy), None]
+}
+
+/// A filter gradient `Conv3DBackpropFilter(x, dy, sizes)`: with sensitivity
+/// `u` (shaped like the filter), `d x = Conv3DBackpropInput(u, dy, shape of
+/// x)` and `d dy = Conv3D(x, u)`.
+fn grad_conv3d_backprop_filter(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
+    let (x, dy) = (c.inputs[0], c.inputs[1]);
+    let attrs = conv3d_attrs(c);
+    let ddy = b.prim("Conv3D", &[x, c.dout], attrs.clone());
+    let xs = b.prim("Shape", &[x], vec![]);
+    let dx = b.prim("Conv3DBackpropInput", &[c.dout, dy, xs], attrs);
+    vec![Some(dx), Some(ddy), None]
+}
+
+/// The padding `(head, tail, top, bottom, left, right)` of a Conv3DTranspose,
+/// as MindSpore's shape inference records it in `pad_list`: "same" pads
+/// `max(0, (k-1)·d + 1 - s)` per dimension, half before (rounded down).
+fn transpose_pad_list(a: &Conv3Attrs) -> [i64; 6] {
+    let mut p = [0; 6];
+    for j in 0..3 {
+        let (before, after) = match a.mode {
+            PadMode::Valid => (0, 0),
+            PadMode::Pad => a.pad[j],
+            PadMode::Same => {
+                let eff = (a.kernel[j] - 1) * a.dilation[j] + 1;
+                let total = eff.saturating_sub(a.stride[j]);
+                (total / 2, total - total / 2)
+            }
+        };
+        p[2 * j] = before as i64;
+        p[2 * j + 1] = after as i64;
+    }
+    p
+}
+
+/// MindSpore's Conv3DTranspose bprop: `dx = Conv3D(dout, w)` and `dw =
+/// Conv3DBackpropFilter(dout, x, shape of w)`, the convolution from the
+/// result to `x` (`out_channel` the transposed one's `in_channel`,
+/// `pad_mode="pad"` with its `pad_list`).
 fn grad_conv3d_transpose(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
     let (x, w) = (c.inputs[0], c.inputs[1]);
-    let dx = b.prim("_Conv3DTransposeInput", &[c.dout, w, x], all_attrs(c));
-    let dw = b.prim("_Conv3DTransposeFilter", &[c.dout, x, w], all_attrs(c));
+    let mut attrs: Vec<(&'static str, AttrValue)> = conv3d_attrs(c)
+        .into_iter()
+        .filter(|(k, _)| !matches!(*k, "out_channel" | "pad_mode" | "pad"))
+        .collect();
+    let pad_list = conv3t_attrs("Conv3DTranspose", c.attrs)
+        .map(|(a, _, _)| transpose_pad_list(&a))
+        .unwrap_or([0; 6]);
+    attrs.push((
+        "out_channel",
+        c.attrs
+            .get("in_channel")
+            .cloned()
+            .unwrap_or(AttrValue::Int(1)),
+    ));
+    attrs.push(("pad_mode", AttrValue::Str("pad".into())));
+    attrs.push((
+        "pad",
+        AttrValue::Tuple(pad_list.iter().map(|&p| AttrValue::Int(p)).collect()),
+    ));
+    let dx = b.prim("Conv3D", &[c.dout, w], attrs.clone());
+    let ws = b.prim("Shape", &[w], vec![]);
+    let dw = b.prim("Conv3DBackpropFilter", &[c.dout, x, ws], attrs);
     vec![Some(dx), Some(dw)]
 }
-
-const CONV3_DOC_PAD: &str = "Zero padding for pad_mode=\"pad\": an int for all sides, or `(head, tail, top, bottom, left, right)`. Default 0; must be 0 in the other modes.";
-
-const P3_OUT_CHANNEL: ParamDef = ParamDef::attr(
-    "out_channel",
-    AttrType::Int,
-    None,
-    "The number of output channels; must equal the first dimension of the weight.",
-);
-const P3_KERNEL: ParamDef = ParamDef::attr(
-    "kernel_size",
-    AttrType::Ints,
-    None,
-    "The kernel's depth, height and width: an int for all three or `(kd, kh, kw)`.",
-);
-const P3_PAD_MODE: ParamDef = ParamDef::attr(
-    "pad_mode",
-    AttrType::Str(&["valid", "same", "pad"]),
-    Some(AttrDefault::Str("valid")),
-    "\"valid\" (default): no padding; \"same\": output `ceil(D/s)` per dimension, the padding split evenly with the extra cell at the end; \"pad\": pad explicitly by `pad`.",
-);
-const P3_PAD: ParamDef = ParamDef::attr(
-    "pad",
-    AttrType::Ints,
-    Some(AttrDefault::Int(0)),
-    CONV3_DOC_PAD,
-);
-const P3_STRIDE: ParamDef = ParamDef::attr(
-    "stride",
-    AttrType::Ints,
-    Some(AttrDefault::Int(1)),
-    "The step of the kernel: an int or `(sd, sh, sw)`. Default 1.",
-);
-const P3_DILATION: ParamDef = ParamDef::attr(
-    "dilation",
-    AttrType::Ints,
-    Some(AttrDefault::Int(1)),
-    "The spacing between kernel cells: an int or `(dd, dh, dw)`. Default 1.",
-);
-const P3_GROUP: ParamDef = ParamDef::attr(
-    "group",
-    AttrType::Int,
-    Some(AttrDefault::Int(1)),
-    "The number of channel groups; must divide the channel counts. Default 1.",
-);
-const P3_FORMAT: ParamDef = ParamDef::attr(
-    "data_format",
-    AttrType::Str(&["NCDHW"]),
-    Some(AttrDefault::Str("NCDHW")),
-    "The layout; only \"NCDHW\".",
-);
 
 const CONV3D_PARAMS: Schema = Schema::ms(
     &[
@@ -710,77 +823,47 @@ const CONV3D_PARAMS: Schema = Schema::ms(
     ],
 );
 
-const CONV3D_GRAD_PARAMS_INPUT: Schema = Schema::own(&[
-    ParamDef::input("dout", "The gradient of the Conv3D result."),
-    ParamDef::input("weight", "Conv3D's weight."),
-    ParamDef::input("x_like", "Conv3D's input, for its shape."),
-    P3_OUT_CHANNEL,
-    P3_KERNEL,
-    P_MODE,
-    P3_PAD_MODE,
-    P3_PAD,
-    P3_STRIDE,
-    P3_DILATION,
-    P3_GROUP,
-    P3_FORMAT,
-]);
-
-const CONV3D_GRAD_PARAMS_FILTER: Schema = Schema::own(&[
-    ParamDef::input("dout", "The gradient of the Conv3D result."),
-    ParamDef::input("x", "Conv3D's input."),
-    ParamDef::input("weight_like", "Conv3D's weight, for its shape."),
-    P3_OUT_CHANNEL,
-    P3_KERNEL,
-    P_MODE,
-    P3_PAD_MODE,
-    P3_PAD,
-    P3_STRIDE,
-    P3_DILATION,
-    P3_GROUP,
-    P3_FORMAT,
-]);
-
-const P3T_IN_CHANNEL: ParamDef = ParamDef::attr(
-    "in_channel",
-    AttrType::Int,
-    None,
-    "The channels of the input `dout` (the first dimension of the weight).",
-);
-const P3T_OUTPUT_PADDING: ParamDef = ParamDef::attr(
-    "output_padding",
-    AttrType::Ints,
-    Some(AttrDefault::Int(0)),
-    "Extra cells added at the end of each output dimension (pad_mode=\"pad\" only): an int or `(d, h, w)`, each below max(stride, dilation). Default 0.",
+const CONV3D_BPI_PARAMS: Schema = Schema::ms(
+    &[
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
+    ],
+    &[
+        ("filter", "The Conv3D filters, `[out_channel, C/group, kd, kh, kw]`, of `out_backprop`'s dtype."),
+        ("out_backprop", "The gradient of a Conv3D result, `[N, out_channel, D_out, H_out, W_out]`, float."),
+        ("input_size", "The shape of the Conv3D input, `(N, C, D, H, W)`, the shape of the result: a tuple of ints (`Shape(x)`) or a 1-D integer tensor."),
+        ("out_channel", "The output channels of the Conv3D; must equal the first dimension of the filter."),
+        ("kernel_size", "The kernel's depth, height and width: an int for all three or `(kd, kh, kw)`."),
+        ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+        ("pad_mode", "\"valid\" (default): no padding; \"same\": output `ceil(D/s)` per dimension, the padding split evenly with the extra cell at the end; \"pad\": pad explicitly by `pad`."),
+        ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(head, tail, top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+        ("stride", "The step of the kernel: an int, `(sd, sh, sw)` or `(1, 1, sd, sh, sw)`. Default 1."),
+        ("dilation", "The spacing between kernel cells: an int, `(dd, dh, dw)` or `(1, 1, dd, dh, dw)`. Default 1."),
+        ("group", "The number of channel groups; must divide the channel counts. Default 1."),
+        ("data_format", "The layout; only \"NCDHW\"."),
+    ],
 );
 
-macro_rules! conv3t_params {
-    ($($first:expr),*) => {
-        &[
-            $($first,)*
-            P3T_IN_CHANNEL,
-            ParamDef::attr(
-                "out_channel",
-                AttrType::Int,
-                None,
-                "The channels of the result; the weight holds `out_channel/group` per group.",
-            ),
-            P3_KERNEL,
-            P_MODE,
-            P3_PAD_MODE,
-            P3_PAD,
-            P3_STRIDE,
-            ParamDef::attr(
-                "dilation",
-                AttrType::Ints,
-                Some(AttrDefault::Int(1)),
-                "The spacing between kernel cells: an int or `(1, dh, dw)` (the depth dilation must be 1, as MindSpore). Default 1.",
-            ),
-            P3_GROUP,
-            P3T_OUTPUT_PADDING,
-            P3_FORMAT,
-        ]
-    };
-}
+const CONV3D_BPF_PARAMS: Schema = Schema::ms(
+    &[
+        Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
+        Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
+    ],
+    &[
+        ("x", "The Conv3D input, `[N, C, D, H, W]`, float."),
+        ("out_backprop", "The gradient of the Conv3D result, `[N, out_channel, D_out, H_out, W_out]`, of `x`'s dtype."),
+        ("filter_size", "The shape of the filter, `(out_channel, C/group, kd, kh, kw)`, the shape of the result: a tuple of ints (`Shape(w)`) or a 1-D integer tensor."),
+        ("out_channel", "The output channels of the Conv3D; must equal the first dimension of the filter."),
+        ("kernel_size", "The kernel's depth, height and width: an int for all three or `(kd, kh, kw)`."),
+        ("mode", "MindSpore's convolution mode; only 1 (the default) exists."),
+        ("pad_mode", "\"valid\" (default): no padding; \"same\": output `ceil(D/s)` per dimension, the padding split evenly with the extra cell at the end; \"pad\": pad explicitly by `pad`."),
+        ("pad", "Zero padding for pad_mode=\"pad\": an int for all sides, or `(head, tail, top, bottom, left, right)`. Default 0; must be 0 in the other modes."),
+        ("stride", "The step of the kernel: an int, `(sd, sh, sw)` or `(1, 1, sd, sh, sw)`. Default 1."),
+        ("dilation", "The spacing between kernel cells: an int, `(dd, dh, dw)` or `(1, 1, dd, dh, dw)`. Default 1."),
+        ("group", "The number of channel groups; must divide the channel counts. Default 1."),
+        ("data_format", "The layout; only \"NCDHW\"."),
+    ],
+);
 
 const CONV3DT_PARAMS: Schema = Schema::ms(
     &[
@@ -831,81 +914,27 @@ pub const OPS: &[OpDef] = &[
         traits: Traits::NONE,
     },
     OpDef {
-        name: "_Conv3DBackpropInput",
-        category: Category::Internal,
-        doc: "The gradient of Conv3D with respect to its input (MindSpore's Conv3DBackpropInput), via GEMM and col2im.",
-        schema: CONV3D_GRAD_PARAMS_INPUT,
+        name: "Conv3DBackpropInput",
+        category: Category::Backward,
+        doc: "The gradient of a Conv3D with respect to its input (what Conv3D's gradient rule emits, as MindSpore's bprop): the input gradient of the `Conv3D(x, filter)` with `x` of shape `input_size` whose output gradient is `out_backprop` (GEMM and col2im). The attributes describe that Conv3D.",
+        schema: CONV3D_BPI_PARAMS,
         variadic: false,
         output: OutputDef::Single,
-        infer: |c| like(c, 0, 2),
-        grad: Some(|b, c| {
-            let (dy, w, x) = (c.inputs[0], c.inputs[1], c.inputs[2]);
-            let ddy = b.prim("Conv3D", &[c.dout, w], all_attrs(c));
-            let dw = b.prim("_Conv3DBackpropFilter", &[dy, c.dout, w], all_attrs(c));
-            let _ = x;
-            vec![Some(ddy), Some(dw), None]
-        }),
+        infer: infer_conv3d_backprop_input,
+        grad: Some(grad_conv3d_backprop_input),
         kernel: Some(kernel_conv3d_backprop_input),
         traits: Traits::NONE,
     },
     OpDef {
-        name: "_Conv3DBackpropFilter",
-        category: Category::Internal,
-        doc: "The gradient of Conv3D with respect to its weight (MindSpore's Conv3DBackpropFilter), via im2col and GEMM.",
-        schema: CONV3D_GRAD_PARAMS_FILTER,
+        name: "Conv3DBackpropFilter",
+        category: Category::Backward,
+        doc: "The gradient of a Conv3D with respect to its filter (what Conv3D's and Conv3DTranspose's gradient rules emit, as MindSpore's bprops): for `Conv3D(x, w)` with `w` of shape `filter_size` and output gradient `out_backprop`, the gradient of `w` (im2col and GEMM).",
+        schema: CONV3D_BPF_PARAMS,
         variadic: false,
         output: OutputDef::Single,
-        infer: |c| like(c, 0, 2),
-        grad: Some(|b, c| {
-            let (dy, x) = (c.inputs[0], c.inputs[1]);
-            let ddy = b.prim("Conv3D", &[x, c.dout], all_attrs(c));
-            let dx = b.prim("_Conv3DBackpropInput", &[dy, c.dout, x], all_attrs(c));
-            vec![Some(ddy), Some(dx), None]
-        }),
+        infer: infer_conv3d_backprop_filter,
+        grad: Some(grad_conv3d_backprop_filter),
         kernel: Some(kernel_conv3d_backprop_filter),
-        traits: Traits::NONE,
-    },
-    OpDef {
-        name: "_Conv3DTransposeInput",
-        category: Category::Internal,
-        doc: "The gradient of Conv3DTranspose with respect to `dout`: the forward convolution of the result's gradient by `weight`.",
-        schema: Schema::own(conv3t_params!(
-            ParamDef::input("dout", "The gradient of the Conv3DTranspose result."),
-            ParamDef::input("weight", "Conv3DTranspose's weight."),
-            ParamDef::input("x_like", "Conv3DTranspose's input, for its shape.")
-        )),
-        variadic: false,
-        output: OutputDef::Single,
-        infer: |c| like(c, 0, 2),
-        grad: Some(|b, c| {
-            let (dy, w, x) = (c.inputs[0], c.inputs[1], c.inputs[2]);
-            let ddy = b.prim("Conv3DTranspose", &[c.dout, w], all_attrs(c));
-            let dw = b.prim("_Conv3DTransposeFilter", &[dy, c.dout, w], all_attrs(c));
-            let _ = x;
-            vec![Some(ddy), Some(dw), None]
-        }),
-        kernel: Some(kernel_conv3d_transpose_input),
-        traits: Traits::NONE,
-    },
-    OpDef {
-        name: "_Conv3DTransposeFilter",
-        category: Category::Internal,
-        doc: "The gradient of Conv3DTranspose with respect to its weight.",
-        schema: Schema::own(conv3t_params!(
-            ParamDef::input("dout", "The gradient of the Conv3DTranspose result."),
-            ParamDef::input("x", "Conv3DTranspose's input."),
-            ParamDef::input("weight_like", "Conv3DTranspose's weight, for its shape.")
-        )),
-        variadic: false,
-        output: OutputDef::Single,
-        infer: |c| like(c, 0, 2),
-        grad: Some(|b, c| {
-            let (dy, x) = (c.inputs[0], c.inputs[1]);
-            let ddy = b.prim("Conv3DTranspose", &[x, c.dout], all_attrs(c));
-            let dx = b.prim("_Conv3DTransposeInput", &[dy, c.dout, x], all_attrs(c));
-            vec![Some(ddy), Some(dx), None]
-        }),
-        kernel: Some(kernel_conv3d_transpose_filter),
         traits: Traits::NONE,
     },
 ];
@@ -965,62 +994,64 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             .attr("stride", i(2))
             .attr("output_padding", t(&[1, 0, 1])),
     ];
-    // The gradient helpers' own gradients (second order).
-    let c3 = |op: &'static str, a: &[usize], b2: &[usize], c: &[usize], seed: u64| {
+    // MindSpore's backward primitives, by the shapes of the Conv3D of `x`
+    // by `w` (their gradient rules give second derivatives).
+    let sizes = |v: &[usize]| {
+        KValue::Tuple(
+            v.iter()
+                .map(|&d| crate::eager::ints(tensor::DType::I64, &[], &[d as i64]))
+                .collect(),
+        )
+    };
+    let bp = |op: &'static str, a: &[usize], dout: &[usize], size: &[usize], seed: u64| {
         Sample::new(
             op,
             vec![
                 random_f64(a, seed, -1.0, 1.0),
-                random_f64(b2, seed + 1, -1.0, 1.0),
-                random_f64(c, seed + 2, -1.0, 1.0),
+                random_f64(dout, seed + 1, -1.0, 1.0),
+                sizes(size),
             ],
         )
         .attr("out_channel", i(3))
         .attr("kernel_size", t(&[2, 2, 2]))
         .attr("stride", i(2))
     };
-    v.push(c3(
-        "_Conv3DBackpropInput",
-        &[1, 3, 2, 1, 2],
+    v.push(bp(
+        "Conv3DBackpropInput",
         &[3, 2, 2, 2, 2],
+        &[1, 3, 2, 1, 2],
         &[1, 2, 4, 3, 4],
         330,
     ));
-    v.push(c3(
-        "_Conv3DBackpropFilter",
-        &[1, 3, 2, 1, 2],
+    v.push(bp(
+        "Conv3DBackpropFilter",
         &[1, 2, 4, 3, 4],
+        &[1, 3, 2, 1, 2],
         &[3, 2, 2, 2, 2],
         333,
     ));
-    let c3t = |op: &'static str, a: &[usize], b2: &[usize], c: &[usize], seed: u64| {
-        Sample::new(
-            op,
-            vec![
-                random_f64(a, seed, -1.0, 1.0),
-                random_f64(b2, seed + 1, -1.0, 1.0),
-                random_f64(c, seed + 2, -1.0, 1.0),
-            ],
+    v.push(
+        bp(
+            "Conv3DBackpropInput",
+            &[3, 1, 2, 2, 2],
+            &[1, 3, 2, 2, 3],
+            &[1, 3, 3, 4, 5],
+            336,
         )
-        .attr("in_channel", i(2))
-        .attr("out_channel", i(3))
-        .attr("kernel_size", t(&[2, 2, 2]))
-        .attr("stride", i(2))
-    };
-    v.push(c3t(
-        "_Conv3DTransposeInput",
-        &[1, 3, 4, 4, 2],
-        &[2, 3, 2, 2, 2],
-        &[1, 2, 2, 2, 1],
-        336,
-    ));
-    v.push(c3t(
-        "_Conv3DTransposeFilter",
-        &[1, 3, 4, 4, 2],
-        &[1, 2, 2, 2, 1],
-        &[2, 3, 2, 2, 2],
-        339,
-    ));
+        .attr("group", i(3))
+        .attr("pad_mode", s("same")),
+    );
+    v.push(
+        bp(
+            "Conv3DBackpropFilter",
+            &[1, 2, 3, 4, 4],
+            &[1, 3, 2, 3, 2],
+            &[3, 2, 2, 2, 2],
+            339,
+        )
+        .attr("pad_mode", s("pad"))
+        .attr("pad", t(&[1, 0, 1, 1, 0, 1])),
+    );
     v
 }
 

@@ -58,11 +58,6 @@ pub(crate) fn floats(attrs: &Attrs, name: &str) -> Option<Vec<f64>> {
     }
 }
 
-/// The attributes of a gradient rule's forward call, to pass on.
-pub(crate) fn all_attrs(c: &GradCall) -> Vec<(&'static str, AttrValue)> {
-    c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect()
-}
-
 /// Input `i` of a shape rule: a float tensor (dtype, dims when ranked).
 pub(crate) fn float_input(
     call: &InferCall,
