@@ -1,7 +1,7 @@
 //! `mirdsl dap` as a process, as editors start it: a session over its stdio
 //! stops at a breakpoint, and ending the session (disconnect, or the client
 //! going away) ends the process and its run, stopped or running.
-//! (`crates/dap/tests/session.rs` covers the protocol itself.)
+//! (`crates/dap/tests/session/` covers the protocol itself.)
 
 use std::io::Write;
 use std::path::PathBuf;
