@@ -867,6 +867,9 @@ impl<'a> Exporter<'a> {
                                 ExportError::Unsupported(format!("`{}` lacks an input", def.name))
                             })?;
                             next_input += 1;
+                            if pad_v3_unused_constant(mapping.ms, k, &attr) {
+                                continue;
+                            }
                             // MindSpore wants a tensor there: a constant number
                             // is written as a rank-0 tensor. (Where a number may
                             // stand, it stays one: `Range` wants its three
@@ -986,4 +989,13 @@ mod tests {
         assert_eq!(f32_to_f16(0.0), 0);
         assert_eq!(f32_to_f16(f32::INFINITY), 0x7c00);
     }
+}
+
+/// Whether MindSpore argument `k` of `ms` is PadV3's `constant_value` outside
+/// its constant mode, which MindSpore's kernels refuse ("DO NOT set it") and
+/// its own graphs leave out: the mode ignores the registry's input.
+fn pad_v3_unused_constant(ms: &str, k: usize, attr: &dyn Fn(&str) -> Option<AttrValue>) -> bool {
+    ms == "PadV3"
+        && k == 2
+        && attr("mode").is_some_and(|m| m.as_str().is_some_and(|m| m != "constant"))
 }

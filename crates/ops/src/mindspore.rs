@@ -179,10 +179,19 @@ pub const ALIASES: &[Alias] = &[
     args("ReduceMin", AXIS_TUPLE),
     args("ReduceProd", AXIS_TUPLE),
     args("ReduceSum", AXIS_TUPLE),
+    // The paddings the registry keeps as attributes are constant int64
+    // tensors in MindIR (`(N, 2)` for MirrorPad's pairs).
+    args("MirrorPad", PADDINGS_TENSOR),
+    args("MirrorPadGrad", PADDINGS_TENSOR),
+    args("PadV3", PADDINGS_TENSOR),
+    args("PadV3Grad", PADDINGS_TENSOR),
     // MindSpore's bprop of LayerNorm sets the forward's `epsilon` on the
     // LayerNormGrad primitive, whose CPU kernel reads it there (1e-7 without).
     prim_attrs("LayerNormGrad", &["epsilon"]),
 ];
+
+/// `paddings` as an int64 tensor.
+const PADDINGS_TENSOR: &[(&str, ArgRule)] = &[("paddings", ArgRule::Conv(Conv::IntTensor))];
 
 /// `axis` as a tuple (an int `a` is `(a,)`).
 const AXIS_TUPLE: &[(&str, ArgRule)] = &[("axis", ArgRule::Conv(Conv::IntTuple))];
@@ -231,6 +240,9 @@ pub enum Conv {
     Nchw4,
     /// A string MindSpore stores upper-cased (`pad_mode` `"valid"` is `"VALID"`).
     Upper,
+    /// Ints (or pairs of ints) MindSpore takes as a constant int64 tensor, of
+    /// rank 1 (or `(N, 2)`): MirrorPad's and PadV3's `paddings`.
+    IntTensor,
 }
 
 /// What one node input of a MindSpore primitive is to the registry.

@@ -439,6 +439,26 @@ pub(super) fn attr_to_value(v: &AttrValue, conv: Conv) -> Result<Value, String> 
             Value::Tuple(quad.into_iter().map(Value::int).collect())
         }
         (Conv::Upper, AttrValue::Str(s)) => Value::Str(s.to_ascii_uppercase()),
+        (Conv::IntTensor, v) => {
+            // Flat ints, or pairs: an `(N, 2)` tensor.
+            let bad = || format!("{v} is not ints or pairs of ints");
+            let (shape, flat) = match v.as_ints() {
+                Some(flat) => (vec![flat.len()], flat),
+                None => {
+                    let AttrValue::Tuple(rows) = v else {
+                        return Err(bad());
+                    };
+                    let rows: Vec<Vec<i64>> = rows
+                        .iter()
+                        .map(|r| r.as_ints().filter(|r| r.len() == 2))
+                        .collect::<Option<_>>()
+                        .ok_or_else(bad)?;
+                    (vec![rows.len(), 2], rows.concat())
+                }
+            };
+            let t = Tensor::from_i64(DType::I64, shape, flat).map_err(|e| e.to_string())?;
+            Value::Tensor(std::sync::Arc::new(t))
+        }
         (_, v) => plain_value(v),
     })
 }

@@ -368,6 +368,12 @@ impl Translator<'_> {
             let given = args.get(i);
             match a {
                 ArgMap::Input => {
+                    // MindSpore's PadV3 outside its constant mode takes no
+                    // `constant_value`, which that mode ignores.
+                    if given.is_none() && mapping.ms == "PadV3" && i == 2 {
+                        inputs.push("0".to_string());
+                        continue;
+                    }
                     let r = given.ok_or_else(|| format!("`{bare}` lacks input {i}"))?;
                     let e = self.operand(g, r)?;
                     inputs.push(self.literal_input(def, e, r));

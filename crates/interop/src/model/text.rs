@@ -448,6 +448,15 @@ pub(super) fn attr_text(
         (_, Const::Tensor(t)) if t.rank() == 0 && t.dtype() == DType::Bool => {
             Ok((t.to_f64_vec()[0] != 0.0).to_string())
         }
+        // Pairs of ints as an `(N, 2)` int tensor (MirrorPad's paddings).
+        (_, Const::Tensor(t)) if t.rank() == 2 && t.shape()[1] == 2 && !t.dtype().is_float() => {
+            let v: Vec<String> = t
+                .to_f64_vec()
+                .chunks(2)
+                .map(|p| tuple_text(&[(p[0] as i64).to_string(), (p[1] as i64).to_string()]))
+                .collect();
+            Ok(tuple_text(&v))
+        }
         (_, Const::Tensor(t)) if t.rank() <= 1 && !t.dtype().is_float() => {
             // Shapes and axes sometimes arrive as int tensors.
             let v: Vec<String> = t

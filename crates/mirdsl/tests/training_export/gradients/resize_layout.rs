@@ -58,3 +58,38 @@ fn gradients_of_resizes_export_and_run_the_same() {
     ];
     export_and_run_the_same("resizes", &cases);
 }
+
+const NO_PAD_ND: &str = "MindSpore 2.10's CPU has no ReflectionPad/ReplicationPad kernels";
+
+#[test]
+fn gradients_of_mirrored_paddings_export_and_run_the_same() {
+    let matrix = || vec![floats("x", &[3, 4], 44)];
+    let line = || vec![floats("x", &[1, 2, 4], 45)];
+    let image = || vec![floats("x", &[1, 2, 3, 4], 46)];
+    let cases = vec![
+        Case::new("MirrorPad(x, paddings=((1, 2), (2, 1)))", matrix()),
+        Case::new(
+            "MirrorPad(x, paddings=((2, 1), (3, 4)), mode=\"SYMMETRIC\")",
+            matrix(),
+        ),
+        Case::new("PadV3(x, paddings=(3, 1), constant_value=0.0, mode=\"reflect\")", line()),
+        Case::new("PadV3(x, paddings=(1, 2, 2, 0), constant_value=0.0, mode=\"edge\")", image()),
+        Case::new(
+            "PadV3(x, paddings=(2, 1, 0, 2), constant_value=0.0, mode=\"reflect\", paddings_contiguous=false)",
+            image(),
+        ),
+        Case::new("PadV3(x, paddings=(2, 3), constant_value=0.0, mode=\"circular\")", line()),
+        Case::new("ReflectionPad1D(x, padding=(3, 1))", line()).not_on_mindspore_cpu(NO_PAD_ND),
+        Case::new("ReflectionPad2D(x, padding=(1, 2, 2, 0))", image())
+            .not_on_mindspore_cpu(NO_PAD_ND),
+        Case::new("ReplicationPad1D(x, padding=(2, 4))", line()).not_on_mindspore_cpu(NO_PAD_ND),
+        Case::new("ReplicationPad2D(x, padding=(0, 2, 1, 3))", image())
+            .not_on_mindspore_cpu(NO_PAD_ND),
+        Case::new(
+            "ReplicationPad3D(x, padding=(1, 0, 0, 1, 2, 1))",
+            vec![floats("x", &[1, 1, 2, 2, 3], 47)],
+        )
+        .not_on_mindspore_cpu(NO_PAD_ND),
+    ];
+    export_and_run_the_same("mirrored-paddings", &cases);
+}

@@ -7,6 +7,7 @@
 pub mod activation;
 pub mod conv;
 pub mod norm;
+pub mod pad;
 pub mod pool;
 pub mod resize;
 pub mod sizes;

@@ -8,10 +8,12 @@
 //! nothing (`constant`), its mirror image without the edge (`reflect`:
 //! `[3 2 | 1 2 3 | 2 1]`), with it (`symmetric`: `[2 1 | 1 2 3 | 3 2]`), the
 //! edge (`edge`) or the position modulo the size (`circular`). A negative
-//! constant padding crops. The gradient of every padding is `_PadGrad`, which
-//! adds the sensitivity back through the same map (so reflected positions
-//! receive the sum of their images); the gradient of `_PadGrad` is the zero
-//! padding `_Pad`, and the other way round.
+//! constant padding crops. The gradient of a padding adds the sensitivity
+//! back through the same map (so reflected positions receive the sum of their
+//! images): MindSpore's backward primitive of each mirrored or edge padding
+//! (`MirrorPadGrad`, `PadV3Grad`, `ReflectionPad*Grad`, `ReplicationPad*Grad`,
+//! in `backward::pad`), `_PadGrad` for the constant ones; the gradient of
+//! `_PadGrad` is the zero padding `_Pad`, and the other way round.
 //!
 //! The paddings of `_Pad`/`_PadGrad`, like PadV3's and ConstantPadND's, are a
 //! flat tuple that starts at the last dimension: `(before, after)` of the last
@@ -554,7 +556,92 @@ fn kernel_pad_grad(c: &KernelCall) -> Result<KValue, OpError> {
     out(scatter_fill(g, l.shape().to_vec(), &offsets))
 }
 
-/// The gradient of every padding primitive: `_PadGrad` with its paddings in
+/// The input shape whose padding by `op` (a primitive with a backward
+/// primitive: MirrorPad, PadV3, ReflectionPadND, ReplicationPadND) with
+/// `attrs` has shape `padded` (unknown sizes stay unknown).
+pub(crate) fn unpadded_dims(op: &str, attrs: &Attrs, padded: &[Dim]) -> Result<Vec<Dim>, OpError> {
+    let plan = plan(op, attrs)?;
+    check_rank(op, &plan, padded.len())?;
+    let pairs = pairs_from_flat(&plan.flat, padded.len());
+    padded
+        .iter()
+        .zip(&pairs)
+        .enumerate()
+        .map(|(d, (dim, &(b, e)))| match dim {
+            Dim::Known(n) if n - b - e < 0 => Err(OpError::input(
+                0,
+                format!("`{op}`: dimension {d} of the gradient, {n}, is smaller than its padding ({b}, {e})"),
+            )),
+            Dim::Known(n) => Ok(Dim::Known(n - b - e)),
+            other if b == 0 && e == 0 => Ok(other.clone()),
+            _ => Ok(Dim::Unknown),
+        })
+        .collect()
+}
+
+/// `g`, the gradient of the padding by `op` (as [`unpadded_dims`]) of an
+/// input of shape `like` (`None`: the shape `g` unpads to), added back through
+/// the padding map: positions of the constant dropped, mirrored positions
+/// summed.
+pub(crate) fn unpad_add(
+    op: &str,
+    attrs: &Attrs,
+    g: &Tensor,
+    like: Option<&[usize]>,
+) -> Result<Tensor, OpError> {
+    let plan = plan(op, attrs)?;
+    let rank = like.map_or(g.rank(), <[usize]>::len);
+    check_rank(op, &plan, rank)?;
+    let pairs = pairs_from_flat(&plan.flat, rank);
+    let like: Vec<usize> = match like {
+        Some(l) => l.to_vec(),
+        None => g
+            .shape()
+            .iter()
+            .zip(&pairs)
+            .map(|(&n, &(b, e))| (n as i64 - b - e).max(0) as usize)
+            .collect(),
+    };
+    let (shape, offsets) = pad_map(op, plan.attr, &like, &pairs, plan.mode)?;
+    if g.shape() != shape.as_slice() {
+        return Err(OpError::input(
+            0,
+            format!(
+                "the gradient has shape {:?}, `{op}` of {like:?} gives {shape:?}",
+                g.shape()
+            ),
+        ));
+    }
+    Ok(scatter_fill(g, like, &offsets))
+}
+
+/// MindSpore's backward primitive of a padding in a mode other than the
+/// constant, as its bprops emit it (`MirrorPadGrad`, `PadV3Grad`,
+/// `ReflectionPad*Grad`, `ReplicationPad*Grad`), with the forward's
+/// attributes.
+fn pad_backward(
+    b: &mut dyn GradBuilder,
+    c: &GradCall,
+    op: &str,
+    mode: Mode,
+) -> Option<crate::GNode> {
+    let attrs = attrs_of(c);
+    Some(match op {
+        "MirrorPad" => b.prim("MirrorPadGrad", &[c.dout], attrs),
+        "PadV3" if mode != Mode::Constant => b.prim("PadV3Grad", &[c.dout], attrs),
+        "ReflectionPad1D" => b.prim("ReflectionPad1DGrad", &[c.dout, c.inputs[0]], attrs),
+        "ReflectionPad2D" => b.prim("ReflectionPad2DGrad", &[c.dout, c.inputs[0]], attrs),
+        "ReflectionPad3D" => b.prim("ReflectionPad3DGrad", &[c.dout, c.inputs[0]], attrs),
+        "ReplicationPad1D" => b.prim("ReplicationPad1DGrad", &[c.dout, c.inputs[0]], attrs),
+        "ReplicationPad2D" => b.prim("ReplicationPad2DGrad", &[c.dout, c.inputs[0]], attrs),
+        "ReplicationPad3D" => b.prim("ReplicationPad3DGrad", &[c.dout, c.inputs[0]], attrs),
+        _ => return None,
+    })
+}
+
+/// The gradient of every padding primitive: MindSpore's backward primitive
+/// where it has one (the modes other than the constant, see
+/// `pad_backward`); otherwise `_PadGrad` with its paddings in
 /// PyTorch's order and its mode. The constant (PadV3's `constant_value`) gets
 /// none, as in MindSpore.
 fn grad_pad(b: &mut dyn GradBuilder, c: &GradCall, op: &str) -> Grads {
@@ -566,6 +653,10 @@ fn grad_pad(b: &mut dyn GradBuilder, c: &GradCall, op: &str) -> Grads {
     let Ok(plan) = plan(op, c.attrs) else {
         return grads;
     };
+    if let Some(dx) = pad_backward(b, c, op, plan.mode) {
+        grads[0] = Some(dx);
+        return grads;
+    }
     grads[0] = Some(b.prim(
         "_PadGrad",
         &[c.dout, c.inputs[0]],
