@@ -12,11 +12,13 @@
 //! (Trace's). A helper left over is named by export.
 
 mod gather;
+mod layout;
 mod linalg;
 mod padding;
 mod scatter;
 mod shapes;
 mod slices;
+mod take;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -143,6 +145,8 @@ const LOWERINGS: &[Lowering] = &[
     scatter::lower,
     slices::lower,
     padding::lower,
+    layout::lower,
+    take::lower,
     linalg::lower,
 ];
 

@@ -1,5 +1,6 @@
-//! The paddings' gradients: a constant padding's is the unpadded box of the
-//! sensitivity.
+//! The constant paddings' gradients: `_PadGrad`, the unpadded box of the
+//! sensitivity, and its own gradient `_Pad`, a zero padding. (The mirrored
+//! and edge paddings' gradients are MindSpore's backward primitives.)
 
 use ir::{AttrValue, NodeId, PrimRef};
 
@@ -8,6 +9,7 @@ use super::{ints, Call, Emit};
 pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
     match c.name() {
         "_PadGrad" => pad_grad(e, c.args[0], c.shape(1)?.len(), c.p),
+        "_Pad" => zero_pad(e, c.args[0], c.shape(0)?.len(), c.p),
         _ => None,
     }
 }
@@ -55,4 +57,28 @@ fn pad_grad(e: &mut Emit, grad: NodeId, rank: usize, p: &PrimRef) -> Option<Node
         ],
         &[grad],
     ))
+}
+
+/// `_Pad(x, paddings, mode)` of a constant padding (the gradient of a
+/// constant `_PadGrad`): MindSpore's `Pad` with zeros, its `(before, after)`
+/// pairs listed from the first dimension. Negative paddings (crops) and
+/// other modes are left.
+fn zero_pad(e: &mut Emit, x: NodeId, rank: usize, p: &PrimRef) -> Option<NodeId> {
+    let mode = p
+        .attr("mode")
+        .and_then(AttrValue::as_str)
+        .unwrap_or("constant");
+    let pads = p.attr("paddings")?.as_ints()?;
+    if mode != "constant"
+        || pads.len() % 2 != 0
+        || pads.len() / 2 > rank
+        || pads.iter().any(|&v| v < 0)
+    {
+        return None;
+    }
+    let mut pairs = vec![AttrValue::Tuple(vec![AttrValue::Int(0), AttrValue::Int(0)]); rank];
+    for (i, pair) in pads.chunks(2).enumerate() {
+        pairs[rank - 1 - i] = ints(pair);
+    }
+    Some(e.prim("Pad", vec![("paddings", AttrValue::Tuple(pairs))], &[x]))
 }

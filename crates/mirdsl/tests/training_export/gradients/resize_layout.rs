@@ -93,3 +93,26 @@ fn gradients_of_mirrored_paddings_export_and_run_the_same() {
     ];
     export_and_run_the_same("mirrored-paddings", &cases);
 }
+
+const NO_PIXEL_SHUFFLE: &str = "MindSpore 2.10's CPU has no PixelShuffle kernel";
+
+#[test]
+fn gradients_of_pixel_shuffle_take_and_zero_padding_export_and_run_the_same() {
+    let cases = vec![
+        Case::new("PixelShuffle(x, 2)", vec![floats("x", &[1, 8, 2, 3], 48)])
+            .not_on_mindspore_cpu(NO_PIXEL_SHUFFLE),
+        Case::new("PixelShuffle(x, 3)", vec![floats("x", &[2, 9, 2, 1], 49)])
+            .not_on_mindspore_cpu(NO_PIXEL_SHUFFLE),
+        Case::new(
+            "Take(x, [[1, -2], [5, 1], [0, -12]])",
+            vec![floats("x", &[3, 4], 50)],
+        )
+        .not_on_mindspore_cpu("MindSpore 2.10's CPU has no Take kernel"),
+        // `_PadGrad`'s own gradient is the zero padding `_Pad`.
+        Case::new(
+            "_PadGrad(x, Slice(x, (0, 1), (2, 3)), paddings=(1, 1, 0, 1))",
+            vec![floats("x", &[3, 5], 51)],
+        ),
+    ];
+    export_and_run_the_same("layout", &cases);
+}
