@@ -973,6 +973,15 @@ impl<'a> Exporter<'a> {
     }
 }
 
+/// Whether MindSpore argument `k` of `ms` is PadV3's `constant_value` outside
+/// its constant mode, which MindSpore's kernels refuse ("DO NOT set it") and
+/// its own graphs leave out: the mode ignores the registry's input.
+fn pad_v3_unused_constant(ms: &str, k: usize, attr: &dyn Fn(&str) -> Option<AttrValue>) -> bool {
+    ms == "PadV3"
+        && k == 2
+        && attr("mode").is_some_and(|m| m.as_str().is_some_and(|m| m != "constant"))
+}
+
 mod proto;
 mod scalars;
 mod specialise;
@@ -989,13 +998,4 @@ mod tests {
         assert_eq!(f32_to_f16(0.0), 0);
         assert_eq!(f32_to_f16(f32::INFINITY), 0x7c00);
     }
-}
-
-/// Whether MindSpore argument `k` of `ms` is PadV3's `constant_value` outside
-/// its constant mode, which MindSpore's kernels refuse ("DO NOT set it") and
-/// its own graphs leave out: the mode ignores the registry's input.
-fn pad_v3_unused_constant(ms: &str, k: usize, attr: &dyn Fn(&str) -> Option<AttrValue>) -> bool {
-    ms == "PadV3"
-        && k == 2
-        && attr("mode").is_some_and(|m| m.as_str().is_some_and(|m| m != "constant"))
 }
