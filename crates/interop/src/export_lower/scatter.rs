@@ -10,8 +10,13 @@ use super::{ints, Call, Emit};
 pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
     let args = c.args;
     match c.name() {
-        "_GatherGrad" | "_GatherDGrad" | "_GatherNdGrad" | "_IndexScatterAdd" => {
-            gather_grad(e, args, c.p)
+        "_GatherGrad" | "_GatherDGrad" | "_GatherNdGrad" => {
+            let dtype = c.dtype(2).filter(|&d| Some(d) != c.dtype(0));
+            gather_grad(e, args, c.p, dtype)
+        }
+        "_IndexScatterAdd" => {
+            let dtype = c.dtype(1).filter(|&d| Some(d) != c.dtype(2));
+            gather_grad(e, args, c.p, dtype)
         }
         "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad" | "_SliceExtGrad" => {
             scatter_by_forward(e, args, c.p)
@@ -31,7 +36,14 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
 /// rank, and one TensorScatterAdd into the flattened zeros adds them up
 /// (repeated positions accumulate). The helpers keep gradient rules of their
 /// own, so they have no DSL expansion (the autodiff would never use it).
-fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
+/// The result has `grad`'s dtype: `dtype` where that is not `x`'s (the
+/// indicator counts of TensorScatterMax's gradient are integers).
+fn gather_grad(
+    e: &mut Emit,
+    args: &[NodeId],
+    p: &PrimRef,
+    dtype: Option<ir::DType>,
+) -> Option<NodeId> {
     // `_IndexScatterAdd(indices, updates, like, axis)` (Sort's, TopK's and
     // the other pickers' gradients) is GatherD's along `axis`.
     let [x, indices, grad] = match (p.name.as_str(), args) {
@@ -42,7 +54,11 @@ fn gather_grad(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
     let attr = |k: &str| p.attr(k).cloned();
     let (dim, axis) = (attr("dim"), attr("axis"));
     let batch = attr("batch_dims").unwrap_or(AttrValue::Int(0));
-    scatter_at_positions(e, x, grad, |e, positions| {
+    let like = match dtype {
+        Some(d) => e.prim("Cast", vec![("dtype", AttrValue::DType(d))], &[x]),
+        None => x,
+    };
+    scatter_at_positions(e, like, grad, |e, positions| {
         Some(if p.name == "_GatherDGrad" {
             e.prim("GatherD", vec![("dim", dim?)], &[positions, indices])
         } else if p.name == "_IndexScatterAdd" {
@@ -139,7 +155,7 @@ fn embedding_grad(e: &mut Emit, c: &Call) -> Option<NodeId> {
     if offset == 0 && padding.is_none() && !by_freq {
         let mut gather = PrimRef::new("_GatherGrad");
         gather.attrs = vec![("axis".to_string(), AttrValue::Int(0))];
-        return gather_grad(e, &[like, indices, dout], &gather);
+        return gather_grad(e, &[like, indices, dout], &gather, None);
     }
     let table = c.shape(2)?;
     let rows = table.first()?.known()?;

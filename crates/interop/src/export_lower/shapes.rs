@@ -15,10 +15,13 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
             // The gradient of a cast whose input's dtype the transformation
             // did not know: inference knows it.
             let d = c.dtype(1)?;
-            if !d.is_float() {
-                return None;
+            let cast = e.prim("Cast", vec![("dtype", AttrValue::DType(d))], &[args[0]]);
+            if d.is_float() {
+                Some(cast)
+            } else {
+                // No gradient reaches an integer: zeros of its dtype.
+                Some(e.prim("ZerosLike", Vec::new(), &[cast]))
             }
-            Some(e.prim("Cast", vec![("dtype", AttrValue::DType(d))], &[args[0]]))
         }
         "_ReshapeLike" => {
             // One size not known statically (a batch `B`) is MindSpore's -1:
