@@ -832,6 +832,22 @@ impl<'a> Exporter<'a> {
                     _ => None,
                 })
         };
+        // The sizes of the first input (a tensor's known shape, or a tuple of
+        // known ints): the 3-D pools' "same" padding depends on them.
+        let dims0: Option<Vec<i64>> = args.first().and_then(|&a| match self.joined(item, a)? {
+            AbsVal::Tensor { shape, .. } => shape.dims()?.iter().map(Dim::known).collect(),
+            AbsVal::Tuple(items) => items
+                .iter()
+                .map(|v| match v {
+                    AbsVal::Scalar {
+                        value: Some(ir::ScalarConst::Int(i)),
+                        ..
+                    } => Some(*i),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        });
         let kind = mapping.schema.map(|s| s.kind);
         match (&mapping.args, kind) {
             (Some(spec), kind) => {
@@ -926,7 +942,7 @@ impl<'a> Exporter<'a> {
                     ins.push(self.operand(g, u, None)?);
                 }
                 let prim = if old_style {
-                    let mut attrs = old_style_attrs(def, mapping, &attr)?;
+                    let mut attrs = old_style_attrs(def, mapping, &attr, dims0.as_deref())?;
                     if ops::effect_of(def.name).is_some() {
                         attrs.push(bool_attr("side_effect_mem", true));
                     }
@@ -956,7 +972,7 @@ impl<'a> Exporter<'a> {
                 for &a in args {
                     ins.push(self.operand(g, a, like)?);
                 }
-                let mut attrs = old_style_attrs(def, mapping, &attr)?;
+                let mut attrs = old_style_attrs(def, mapping, &attr, dims0.as_deref())?;
                 if ops::effect_of(def.name).is_some() {
                     attrs.push(bool_attr("side_effect_mem", true));
                 }
@@ -985,6 +1001,7 @@ fn pad_v3_unused_constant(ms: &str, k: usize, attr: &dyn Fn(&str) -> Option<Attr
 mod proto;
 mod scalars;
 mod specialise;
+mod windows;
 use proto::*;
 
 #[cfg(test)]

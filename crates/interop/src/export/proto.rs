@@ -172,11 +172,13 @@ pub(super) fn pair(v: &AttrValue) -> Option<Vec<i64>> {
     })
 }
 
-/// The attributes of an old-style primitive, as MindSpore 2.10 sets them.
+/// The attributes of an old-style primitive, as MindSpore 2.10 sets them
+/// (`dims0`: the sizes of its first input, where known).
 pub(super) fn old_style_attrs(
     def: &ops::OpDef,
     mapping: &ops::mindspore::Mapping,
     attr: &dyn Fn(&str) -> Option<AttrValue>,
+    dims0: Option<&[i64]>,
 ) -> Result<Vec<AttributeProto>, ExportError> {
     let name = def.name;
     let bad = |what: &str| ExportError::Unsupported(format!("`{name}`'s `{what}` is not valid"));
@@ -187,6 +189,15 @@ pub(super) fn old_style_attrs(
             .map(str::to_string)
             .ok_or_else(|| bad(what))
     };
+    if let Some(stored) = super::windows::stored_attrs(name, attr, dims0) {
+        // The `__init__` arguments, then what MindSpore stores beside or
+        // instead of them.
+        let stored = stored?;
+        let mut attrs = generic_old_style_attrs(def, mapping, attr)?;
+        attrs.retain(|a| !stored.iter().any(|s| s.name == a.name));
+        attrs.extend(stored);
+        return Ok(attrs);
+    }
     Ok(match (def.traits.family, name) {
         (Family::Conv2D(role), _) => {
             // MindSpore's C++ reads these as it stores them: NCHW 4-tuples for

@@ -408,9 +408,26 @@ pub(super) fn attr_text(
             }),
             Const::Int(v, _),
         ) if conv == Conv::Plain => {
+            // MaxPoolWithArgmaxV2's constructor stores its `argmax_type` as 3
+            // (int32) or 4 (int64), not as a TypeId.
+            match (name, v) {
+                ("argmax_type", 3) => return Ok(DType::I32.to_string()),
+                ("argmax_type", 4) => return Ok(DType::I64.to_string()),
+                _ => {}
+            }
             return ms_ops::dtype_of_type_id(*v)
                 .map(|d| d.to_string())
                 .ok_or_else(|| format!("unsupported dtype (TypeId {v})"));
+        }
+        // A flag MindSpore stores as 0 or 1 (MaxPool3D's `ceil_mode`).
+        (
+            Some(ops::ParamKind::Attr {
+                ty: ops::AttrType::Bool,
+                ..
+            }),
+            Const::Int(v @ (0 | 1), _),
+        ) => {
+            return Ok((*v == 1).to_string());
         }
         _ => {}
     }

@@ -368,7 +368,7 @@ const MAX_POOL3D_PARAMS: Schema = Schema::own(&[
     ),
     ParamDef::attr(
         "pad_mode",
-        AttrType::Str(&["VALID", "SAME", "PAD"]),
+        AttrType::Str(&["VALID", "SAME", "PAD", "CALCULATED"]),
         Some(AttrDefault::Str("VALID")),
         "\"VALID\" (default), \"SAME\" or \"PAD\" (pad by `pad_list`), any case.",
     ),
@@ -447,14 +447,14 @@ pub const OPS: &[OpDef] = &[
         doc: "3-D max pooling of an NCDHW input (what `nn.MaxPool3d` exports): the maximum of each `kernel_size` window stepping by `strides`, with optional padding (`pad_list`, never selected) and ceil-mode sizes.",
         schema: Schema::ms(
             &[
-                Override::attr("pad_mode", AttrType::Str(&["VALID", "SAME", "PAD"]), Some(AttrDefault::Str("VALID")), why::STRINGS),
+                Override::attr("pad_mode", AttrType::Str(&["VALID", "SAME", "PAD", "CALCULATED"]), Some(AttrDefault::Str("VALID")), why::STRINGS),
                 Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
             ],
             &[
                 ("x", "The input, `[N, C, D, H, W]`, float."),
                 ("kernel_size", "The window: an int or `(kd, kh, kw)`. Default 1."),
                 ("strides", "The step of the window: an int or `(sd, sh, sw)`. Default 1."),
-                ("pad_mode", "\"VALID\" (default), \"SAME\" or \"PAD\" (pad by `pad_list`), any case."),
+                ("pad_mode", "\"VALID\" (default), \"SAME\" or \"PAD\" (pad by `pad_list`; \"CALCULATED\", as MindSpore stores it, is \"PAD\"), any case."),
                 ("pad_list", "Padding for pad_mode=\"PAD\": an int, `(d, h, w)` for both sides, or `(head, tail, top, bottom, left, right)`. Default 0."),
                 ("ceil_mode", "Round the output size up (pad_mode=\"PAD\" only). Default none (false)."),
                 ("data_format", "The layout; only \"NCDHW\"."),

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use crate::{close, dir, mirdsl, numbers, ok, Input};
 
+mod conv_pool;
 mod einsum;
 mod rnn;
 mod segment;

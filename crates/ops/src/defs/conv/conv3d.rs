@@ -43,13 +43,16 @@ fn check_dout(op: &str, i: usize, dout: &Tensor, expected: &[usize]) -> Result<(
 // ---------------------------------------------------------------------------
 // 3-D convolution: attributes and geometry.
 
-/// A 3-D `int or tuple` attribute: `k`, `(d, h, w)` or `(1, 1, d, h, w)`.
+/// A 3-D `int or tuple` attribute: `k`, `(d, h, w)` or `(1, 1, d, h, w)`
+/// (`(0, 0, d, h, w)` of a non-negative one: how MindSpore stores
+/// `output_padding`).
 fn triple(op: &str, attrs: &Attrs, name: &'static str, min: i64) -> Result<[usize; 3], OpError> {
     let v = attrs.ints(name).unwrap_or_default();
     let t = match v.as_slice() {
         [a] => [*a; 3],
         [a, b, c] => [*a, *b, *c],
         [1, 1, a, b, c] => [*a, *b, *c],
+        [0, 0, a, b, c] if min == 0 => [*a, *b, *c],
         _ => {
             return Err(OpError::attr(
                 name,

@@ -272,7 +272,7 @@ const AVG_POOL3D_GRAD_PARAMS: Schema = Schema::ms(
 
 const MAX_POOL3D_GRAD_PARAMS: Schema = Schema::ms(
     &[
-        Override::attr("pad_mode", AttrType::Str(&["VALID", "SAME", "PAD"]), Some(AttrDefault::Str("VALID")), why::STRINGS),
+        Override::attr("pad_mode", AttrType::Str(&["VALID", "SAME", "PAD", "CALCULATED"]), Some(AttrDefault::Str("VALID")), why::STRINGS),
         Override::insert("pad_list", P_CEIL_MODE, "MindSpore's bprop sets the forward's `ceil_mode` on the primitive, and its kernel reads it there"),
         Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
     ],
@@ -282,7 +282,7 @@ const MAX_POOL3D_GRAD_PARAMS: Schema = Schema::ms(
         ("grad", "The gradient of the MaxPool3D output, of `x_origin`'s dtype."),
         ("kernel_size", "The window: an int or `(kd, kh, kw)`. Default 1."),
         ("strides", "The step of the window: an int or `(sd, sh, sw)`. Default 1."),
-        ("pad_mode", "\"VALID\" (default), \"SAME\" or \"PAD\" (pad by `pad_list`), any case."),
+        ("pad_mode", "\"VALID\" (default), \"SAME\" or \"PAD\" (pad by `pad_list`; \"CALCULATED\", as MindSpore stores it, is \"PAD\"), any case."),
         ("pad_list", "Padding for pad_mode=\"PAD\": an int, `(d, h, w)` for both sides, or `(head, tail, top, bottom, left, right)`. Default 0."),
         ("data_format", "The layout; only \"NCDHW\"."),
     ],

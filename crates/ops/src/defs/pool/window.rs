@@ -379,7 +379,11 @@ pub(super) fn pooling(kind: Kind, attrs: &Attrs, shape: &[usize]) -> Result<Pool
             };
             let k = triple(op, attrs, "kernel_size", 1)?;
             let s = triple(op, attrs, "strides", 1)?;
-            let mode = attrs.str("pad_mode").to_string();
+            // "CALCULATED" is how MindSpore stores MaxPool3D's "PAD".
+            let mode = match attrs.str("pad_mode") {
+                m if m.eq_ignore_ascii_case("calculated") => "PAD".to_string(),
+                m => m.to_string(),
+            };
             let pads = pads6(op, attrs, pn, &mode)?;
             let ceil = match attrs.get("ceil_mode") {
                 Some(AttrValue::Bool(b)) => *b,

@@ -1,0 +1,77 @@
+//! The gradients of the 3-D convolutions and poolings and of the poolings
+//! with argmax, which emit MindSpore's backward primitives as its bprops do
+//! (`Conv3DBackpropInput`, `Conv3DBackpropFilter`, `AvgPool3DGrad`,
+//! `MaxPool3DGrad`, `MaxPool3DGradWithArgmax`, `MaxPoolGradWithArgmaxV2`,
+//! `AdaptiveMaxPool2DGrad`): export writes them, and their forwards, with the
+//! attributes MindSpore stores (5-tuple strides, 6-int `pad_list`s,
+//! `format`, upper-case pooling modes), and MindSpore 2.10 runs them.
+
+use super::{export_and_run_the_same, Case};
+use crate::floats;
+
+#[test]
+fn gradients_of_3d_convolutions_and_pools_export_and_run_the_same() {
+    let x5 = || floats("x", &[1, 2, 5, 5, 5], 51);
+    let cases = vec![
+        // Differentiating the input, then the weight (the first input).
+        Case::new(
+            "Conv3D(x, w, out_channel=3, kernel_size=2, stride=2, pad_mode=\"pad\", pad=1)",
+            vec![x5(), floats("w", &[3, 2, 2, 2, 2], 52)],
+        ),
+        Case::new(
+            "Conv3D(x, w, out_channel=3, kernel_size=(2, 2, 2), stride=(1, 2, 2), pad_mode=\"same\")",
+            vec![floats("w", &[3, 2, 2, 2, 2], 53), x5()],
+        ),
+        Case::new(
+            "Conv3D(x, w, out_channel=4, kernel_size=(2, 1, 2), dilation=(2, 1, 1), group=2)",
+            vec![floats("x", &[1, 2, 5, 4, 4], 54), floats("w", &[4, 1, 2, 1, 2], 55)],
+        ),
+        Case::new(
+            "Conv3DTranspose(x, w, in_channel=2, out_channel=3, kernel_size=2, stride=2, \
+             pad_mode=\"pad\", pad=(1, 0, 0, 1, 1, 1), output_padding=(1, 0, 1))",
+            vec![floats("x", &[1, 2, 3, 3, 3], 56), floats("w", &[2, 3, 2, 2, 2], 57)],
+        ),
+        Case::new(
+            "Conv3DTranspose(x, w, in_channel=2, out_channel=4, kernel_size=(3, 2, 2), stride=2, \
+             pad_mode=\"same\", group=2)",
+            vec![floats("w", &[2, 2, 3, 2, 2], 58), floats("x", &[1, 2, 3, 3, 2], 59)],
+        ),
+        Case::new(
+            "AvgPool3D(x, kernel_size=2, strides=2, pad_mode=\"pad\", pad=1, count_include_pad=false)",
+            vec![x5()],
+        ),
+        Case::new(
+            "AvgPool3D(x, kernel_size=(2, 3, 2), strides=2, pad_mode=\"same\")",
+            vec![x5()],
+        ),
+        Case::new(
+            "AvgPool3D(x, kernel_size=(2, 3, 2), strides=(1, 2, 2), pad_mode=\"pad\", \
+             pad=(1, 0, 1, 1, 0, 1), ceil_mode=true, divisor_override=3)",
+            vec![floats("x", &[1, 2, 4, 5, 5], 60)],
+        ),
+        Case::new("MaxPool3D(x, kernel_size=2, strides=2)", vec![x5()]),
+        Case::new(
+            "MaxPool3D(x, kernel_size=2, strides=2, pad_mode=\"PAD\", pad_list=1, ceil_mode=true)",
+            vec![x5()],
+        ),
+        Case::new(
+            "MaxPool3D(x, kernel_size=(2, 3, 2), strides=2, pad_mode=\"SAME\")",
+            vec![floats("x", &[1, 2, 5, 5, 4], 61)],
+        ),
+        Case::new(
+            "MaxPool3DWithArgmax(x, ksize=(2, 3, 2), strides=(1, 2, 2), pads=(0, 1, 1), \
+             dilation=(1, 1, 2))[0]",
+            vec![floats("x", &[1, 2, 4, 6, 6], 62)],
+        ),
+        Case::new(
+            "MaxPoolWithArgmaxV2(x, kernel_size=(3, 2), strides=(2, 1), pads=(1, 0), \
+             dilation=(1, 2), ceil_mode=true)[0]",
+            vec![floats("x", &[2, 2, 7, 6], 63)],
+        ),
+        Case::new(
+            "AdaptiveMaxPool2D(x, output_size=(3, 2))[0]",
+            vec![floats("x", &[1, 2, 6, 6], 64)],
+        ),
+    ];
+    export_and_run_the_same("conv_pool", &cases);
+}
