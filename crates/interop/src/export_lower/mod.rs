@@ -8,13 +8,15 @@
 //! [`scatter`] (gradients that add into the positions the forward took:
 //! Gather's, the slices', Tile's, Embedding's), [`gather`] (helpers that read
 //! elements: `_SegmentGather`, `_IndexGather`), [`slices`] (gradients that are
-//! a box of the sensitivity: Concat's), [`padding`] and [`linalg`]
-//! (Trace's). A helper left over is named by export.
+//! a box of the sensitivity: Concat's), [`padding`], [`linalg`]
+//! (Trace's) and [`pool`] (the max poolings' second-order helpers). A
+//! helper left over is named by export.
 
 mod gather;
 mod layout;
 mod linalg;
 mod padding;
+mod pool;
 mod scatter;
 mod shapes;
 mod slices;
@@ -146,6 +148,7 @@ const LOWERINGS: &[Lowering] = &[
     slices::lower,
     padding::lower,
     layout::lower,
+    pool::lower,
     take::lower,
     linalg::lower,
 ];

@@ -4,7 +4,8 @@
 //! `MaxPool3DGrad`, `MaxPool3DGradWithArgmax`, `MaxPoolGradWithArgmaxV2`,
 //! `AdaptiveMaxPool2DGrad`): export writes them, and their forwards, with the
 //! attributes MindSpore stores (5-tuple strides, 6-int `pad_list`s,
-//! `format`, upper-case pooling modes), and MindSpore 2.10 runs them.
+//! `format`, upper-case pooling modes), and MindSpore 2.10 runs them; so do
+//! the backward primitives' own gradients.
 
 use super::{export_and_run_the_same, Case};
 use crate::floats;
@@ -71,6 +72,35 @@ fn gradients_of_3d_convolutions_and_pools_export_and_run_the_same() {
         Case::new(
             "AdaptiveMaxPool2D(x, output_size=(3, 2))[0]",
             vec![floats("x", &[1, 2, 6, 6], 64)],
+        ),
+        // The backward primitives' own gradients (second order), each
+        // differentiated in its first input: the max pools' pick the
+        // sensitivity at the maxima (`_PoolArgmaxGather`, `_MaxPool3DArgmax`,
+        // written with GatherD and MaxPool3DWithArgmax).
+        Case::new(
+            "Conv3DBackpropInput(w, d, (1, 2, 5, 5, 5), out_channel=3, kernel_size=2, stride=2, \
+             pad_mode=\"pad\", pad=1)",
+            vec![floats("w", &[3, 2, 2, 2, 2], 65), floats("d", &[1, 3, 3, 3, 3], 66)],
+        ),
+        Case::new(
+            "Conv3DBackpropFilter(x, d, (3, 2, 2, 2, 2), out_channel=3, kernel_size=2, stride=2, \
+             pad_mode=\"pad\", pad=1)",
+            vec![x5(), floats("d", &[1, 3, 3, 3, 3], 67)],
+        ),
+        Case::new(
+            "AvgPool3DGrad((1, 2, 5, 5, 5), d, kernel_size=2, strides=2, pads=1, \
+             count_include_pad=false)",
+            vec![floats("d", &[1, 2, 3, 3, 3], 68)],
+        ),
+        Case::new(
+            "MaxPool3DGrad(x, MaxPool3D(x, kernel_size=2, strides=2, pad_mode=\"PAD\", pad_list=1), \
+             d, kernel_size=2, strides=2, pad_mode=\"PAD\", pad_list=1)",
+            vec![floats("d", &[1, 2, 3, 3, 3], 69), x5()],
+        ),
+        Case::new(
+            "MaxPoolGradWithArgmaxV2(x, d, MaxPoolWithArgmaxV2(x, kernel_size=3, strides=2, \
+             pads=1)[1], kernel_size=3, strides=2, pads=1)",
+            vec![floats("d", &[1, 2, 3, 3], 70), floats("x", &[1, 2, 6, 6], 71)],
         ),
     ];
     export_and_run_the_same("conv_pool", &cases);
