@@ -3,16 +3,14 @@
 //! `ResizeBilinearV2` (`nn.Upsample(mode="bilinear")`), `ResizeBicubic`,
 //! `ResizeLinear1D` (`nn.Upsample(mode="linear")`); PyTorch-style
 //! `UpsampleNearest1D/2D/3D` (`nn.Upsample` on 5-D inputs),
-//! `UpsampleLinear1D`, `UpsampleBilinear2D`, `UpsampleTrilinear3D`; and
-//! `PixelShuffle`.
+//! `UpsampleLinear1D`, `UpsampleBilinear2D`, `UpsampleTrilinear3D`.
+//! (`PixelShuffle` is a block layout: `shape::layout`.)
 //!
 //! All interpolations are separable: each spatial dimension gets a table of
 //! `(source index, weight)` pairs per output index, and the result is the sum
 //! over the product of the tables. The gradient is MindSpore's backward
 //! primitive of each (`backward::resize`), which applies the transposed
-//! tables; `_ResizeGrad` does the same where that primitive would need a
-//! shape inference does not know statically. Their own gradient is the
-//! forward resize again.
+//! tables; its own gradient is the forward resize again.
 
 use crate::schema::{why, Override, Schema};
 use crate::Traits;
@@ -23,8 +21,7 @@ use crate::defs::shape::{dims_of, fmt_dims, fmt_ints, tensor_abs, unranked};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
-    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError,
-    OutputDef, ParamDef,
+    AttrDefault, AttrType, Attrs, Category, GNode, GradBuilder, GradCall, OpDef, OpError, OutputDef,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,20 +39,6 @@ pub(crate) enum Kind {
     UpsampleTrilinear3D,
 }
 
-pub(crate) const KINDS: &[Kind] = &[
-    Kind::ResizeNearestNeighbor,
-    Kind::ResizeNearestNeighborV2,
-    Kind::ResizeBilinearV2,
-    Kind::ResizeBicubic,
-    Kind::ResizeLinear1D,
-    Kind::UpsampleNearest1D,
-    Kind::UpsampleNearest2D,
-    Kind::UpsampleNearest3D,
-    Kind::UpsampleLinear1D,
-    Kind::UpsampleBilinear2D,
-    Kind::UpsampleTrilinear3D,
-];
-
 impl Kind {
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -71,10 +54,6 @@ impl Kind {
             Kind::UpsampleBilinear2D => "UpsampleBilinear2D",
             Kind::UpsampleTrilinear3D => "UpsampleTrilinear3D",
         }
-    }
-
-    fn of(name: &str) -> Option<Kind> {
-        KINDS.iter().copied().find(|k| k.name() == name)
     }
 
     /// How many trailing dimensions are resized.
@@ -496,56 +475,12 @@ fn kernel_resize(c: &KernelCall, kind: Kind) -> Result<KValue, OpError> {
     Ok(ktensor(x.dtype(), shape, y))
 }
 
-/// `_ResizeGrad(dout, x_like)`: the gradient of the resize named by `op`.
-fn kernel_resize_grad(c: &KernelCall) -> Result<KValue, OpError> {
-    let (dout, like) = (c.tensor(0)?, c.tensor(1)?);
-    let kind = grad_kind(c.attrs)?;
-    let (planes, sp, tables, shape) = plan(kind, c.attrs, like.shape())?;
-    if dout.shape() != shape {
-        return Err(OpError::input(
-            0,
-            format!(
-                "`_ResizeGrad`: the output gradient has shape {:?}, `{}` gives {shape:?}",
-                dout.shape(),
-                kind.name()
-            ),
-        ));
-    }
-    let dx = apply_transposed(&dout.to_f64_vec(), planes, sp, &tables);
-    Ok(ktensor(dout.dtype(), like.shape().to_vec(), dx))
-}
-
-fn grad_kind(attrs: &Attrs) -> Result<Kind, OpError> {
-    let name = attrs.str("op");
-    Kind::of(name)
-        .ok_or_else(|| OpError::attr("op", format!("`_ResizeGrad`: unknown resize `{name}`")))
-}
-
-/// MindSpore's backward primitive of the resize (see `backward::resize`);
-/// `_ResizeGrad` where that needs the input's shape statically and it is not
-/// known (a symbolic batch or spatial size).
+/// MindSpore's backward primitive of the resize (see `backward::resize`).
 fn grad_resize(b: &mut dyn GradBuilder, c: &GradCall, kind: Kind) -> Vec<Option<GNode>> {
-    if let Some(dx) = crate::defs::backward::resize::resize_backward(b, c, kind) {
-        return vec![Some(dx)];
-    }
-    let mut attrs: Vec<(&'static str, AttrValue)> =
-        c.attrs.iter().map(|(k, v)| (*k, v.clone())).collect();
-    attrs.push(("op", AttrValue::Str(kind.name().to_string())));
-    vec![Some(b.prim("_ResizeGrad", &[c.dout, c.inputs[0]], attrs))]
+    vec![Some(crate::defs::backward::resize::resize_backward(
+        b, c, kind,
+    ))]
 }
-
-fn infer_resize_grad(call: &InferCall) -> Result<AbsVal, OpError> {
-    if call.any_unknown() {
-        return Ok(AbsVal::Any);
-    }
-    grad_kind(call.attrs)?;
-    let (dtype, _) = dims_of(call, 0)?;
-    let shape = call.inputs[1].shape().unwrap_or(ir::Shape::Unranked);
-    Ok(AbsVal::Tensor { dtype, shape })
-}
-
-// ---------------------------------------------------------------------------
-// PixelShuffle
 
 // ---------------------------------------------------------------------------
 // The table.
@@ -734,45 +669,6 @@ pub const OPS: &[OpDef] = &[
             ],
         )
     ),
-    OpDef {
-        name: "_ResizeGrad",
-        category: Category::Internal,
-        doc: "The gradient of the resize named by `op` (MindSpore's Resize*Grad / Upsample*Grad): the transposed interpolation of `dout` onto `x_like`'s shape.",
-        schema: Schema::own(&[
-            ParamDef::input("dout", "The gradient of the resize's result."),
-            ParamDef::input("x_like", "The resize's input, for its shape."),
-            ParamDef::attr("op", AttrType::Str(&[]), None, "The resize primitive's name."),
-            ParamDef::attr("size", AttrType::IntTuple, Some(AttrDefault::None), "As the resize."),
-            ParamDef::attr("align_corners", AttrType::Bool, Some(AttrDefault::Bool(false)), "As the resize."),
-            ParamDef::attr("half_pixel_centers", AttrType::Bool, Some(AttrDefault::Bool(false)), "As the resize."),
-            ParamDef::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), "As the resize."),
-            ParamDef::attr("scales", AttrType::Floats, Some(AttrDefault::None), "As the resize."),
-            ParamDef::attr(
-                "coordinate_transformation_mode",
-                AttrType::Str(&["align_corners", "half_pixel"]),
-                Some(AttrDefault::Str("align_corners")),
-                "As the resize.",
-            ),
-        ]),
-        variadic: false,
-        output: OutputDef::Single,
-        infer: infer_resize_grad,
-        grad: Some(|b, c| {
-            let Ok(kind) = grad_kind(c.attrs) else {
-                return vec![None, None];
-            };
-            let op = crate::lookup(kind.name()).expect("registered");
-            let attrs: Vec<(&'static str, AttrValue)> = c
-                .attrs
-                .iter()
-                .filter_map(|(k, v)| op.param(k).map(|p| (p.name, v.clone())))
-                .filter(|(_, v)| *v != AttrValue::None)
-                .collect();
-            vec![Some(b.prim(kind.name(), &[c.dout], attrs)), None]
-        }),
-        kernel: Some(kernel_resize_grad),
-        traits: Traits::NONE,
-    },
 ];
 
 pub(crate) fn samples() -> Vec<crate::eager::Sample> {
@@ -816,17 +712,5 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             .attr("align_corners", b(true)),
         Sample::new("UpsampleTrilinear3D", vec![x(&[1, 1, 2, 3, 2], 515)])
             .attr("scales", f(&[2.0, 1.5, 2.0])),
-        Sample::new(
-            "_ResizeGrad",
-            vec![x(&[1, 2, 5, 7], 519), x(&[1, 2, 3, 4], 520)],
-        )
-        .attr("op", s("ResizeBilinearV2"))
-        .attr("size", t(&[5, 7])),
-        Sample::new(
-            "_ResizeGrad",
-            vec![x(&[1, 1, 3, 6, 3], 521), x(&[1, 1, 2, 3, 2], 522)],
-        )
-        .attr("op", s("UpsampleTrilinear3D"))
-        .attr("scales", f(&[1.5, 2.0, 1.5])),
     ]
 }

@@ -4,8 +4,10 @@
 //! inverse as `Reshape`/`Transpose`) and of Take (a scatter-add at the taken
 //! flat positions).
 
+use std::process::Command;
+
 use super::{export_and_run_the_same, Case};
-use crate::floats;
+use crate::{close, dir, floats, mirdsl, numbers, ok};
 
 const NO_UPSAMPLE_LINEAR: &str =
     "MindSpore 2.10's CPU has no UpsampleLinear1D/UpsampleBilinear2D kernels";
@@ -115,4 +117,65 @@ fn gradients_of_pixel_shuffle_take_and_zero_padding_export_and_run_the_same() {
         ),
     ];
     export_and_run_the_same("layout", &cases);
+}
+
+/// The sizes a resize's backward primitive takes are `Shape(x)` under a
+/// symbolic batch, as MindSpore's bprops write them: one export serves every
+/// batch size.
+#[test]
+fn resize_gradients_under_a_symbolic_batch_export_once_for_every_batch() {
+    let scratch =
+        std::env::temp_dir().join(format!("mirdsl-grads-resize-b-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let source = scratch.join("batch.mir");
+    std::fs::write(
+        &source,
+        "graph f(x: f32[B, 2, 3, 4]) -> f32[] {\n\
+         \x20 a = ReduceSum(Sin(UpsampleNearest2D(x, output_size=(5, 7))) * Cos(ResizeNearestNeighbor(x, size=(5, 7))))\n\
+         \x20 return a + ReduceSum(Sin(UpsampleTrilinear3D(ExpandDims(x, 2), output_size=(2, 5, 7))))\n\
+         }\n\
+         graph main(x: f32[B, 2, 3, 4]) {\n  return value_and_grad(f)(x)\n}\n",
+    )
+    .unwrap();
+    let source = source.to_str().unwrap();
+    let model = scratch.join("batch.mindir");
+    let model_s = model.to_str().unwrap();
+    ok("export", mirdsl(&["export", source, "-o", model_s]));
+    let python = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    );
+    for batch in [1, 3] {
+        let x = floats("x", &[batch, 2, 3, 4], 60 + batch as u64);
+        let npy = scratch.join(format!("x{batch}.npy"));
+        std::fs::write(&npy, tensor::npy::write(&x.value)).unwrap();
+        let arg = format!("x={}", npy.display());
+        let run = ok(
+            "run",
+            mirdsl(&[
+                "run", source, "--entry", "main", "--format", "json", "--arg", &arg,
+            ]),
+        );
+        let mut want = Vec::new();
+        numbers(&serde_json::from_str(&run).unwrap(), &mut want);
+        assert_eq!(want.len(), 1 + batch * 24);
+        let Some(python) = &python else { continue };
+        let out = Command::new(python)
+            .arg(dir().join("run_mindspore.py"))
+            .arg(&model)
+            .arg("1")
+            .arg(&npy)
+            .output()
+            .expect("python runs");
+        let v: serde_json::Value =
+            serde_json::from_str(ok("MindSpore", out).lines().last().unwrap_or("[]")).unwrap();
+        let mut got = Vec::new();
+        numbers(&v, &mut got);
+        assert!(
+            close(&got, &want),
+            "batch {batch}: MindSpore {got:?}, mirdsl {want:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -11,9 +11,10 @@ use crate::schema::{why, Override, Schema};
 use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 
+use crate::defs::backward::sizes::{sizes_abs, sizes_arg, sizes_dims};
 use crate::defs::nn::common::ktensor;
 use crate::defs::resize::{apply_transposed, plan, Kind};
-use crate::defs::shape::{dims_of, fmt_dims, tensor_abs};
+use crate::defs::shape::{dims_of, fmt_dims, tensor_abs, unranked};
 use crate::infer::InferCall;
 use crate::kernel::{KValue, KernelCall};
 use crate::{
@@ -67,12 +68,12 @@ fn pass(attrs: &Attrs, keep: &[&'static str]) -> Vec<(&'static str, AttrValue)> 
 }
 
 /// The gradient of the resize `kind` of input `x` (`c` its call) as
-/// MindSpore's bprop writes it; `None` where it needs the input's shape
-/// statically and inference does not know it.
-pub(crate) fn resize_backward(b: &mut dyn GradBuilder, c: &GradCall, kind: Kind) -> Option<GNode> {
+/// MindSpore's bprop writes it. The sizes of `x` a backward primitive takes
+/// (`size`, `input_size`) are a node input: the literal sizes where
+/// inference knows them, else read from `Shape(x)` at run time (a batch `B`).
+pub(crate) fn resize_backward(b: &mut dyn GradBuilder, c: &GradCall, kind: Kind) -> GNode {
     let (name, given) = backward(kind);
-    let x = c.input_values.first()?;
-    let mut attrs = match kind {
+    let attrs = match kind {
         Kind::ResizeLinear1D => pass(c.attrs, &["coordinate_transformation_mode"]),
         Kind::UpsampleNearest1D | Kind::UpsampleNearest2D | Kind::UpsampleNearest3D => {
             pass(c.attrs, &["output_size", "scales"])
@@ -82,17 +83,31 @@ pub(crate) fn resize_backward(b: &mut dyn GradBuilder, c: &GradCall, kind: Kind)
         }
         _ => pass(c.attrs, &["align_corners", "half_pixel_centers"]),
     };
-    Some(match given {
+    let x = c.input_values.first();
+    match given {
         Given::Input => b.prim(name, &[c.dout, c.inputs[0]], attrs),
         Given::Size => {
-            attrs.push(("size", ints(&known_dims(x, 2)?)));
-            b.prim(name, &[c.dout], attrs)
+            // The spatial sizes: `(H, W)` of `x`.
+            let size = match x.and_then(|v| known_dims(v, 2)) {
+                Some(size) => {
+                    let items: Vec<GNode> = size.iter().map(|&d| b.int(d)).collect();
+                    b.make_tuple(&items)
+                }
+                None => {
+                    let shape = b.prim("Shape", &[c.inputs[0]], vec![]);
+                    let items: Vec<GNode> = (2..2 + kind.spatial())
+                        .map(|k| b.tuple_get(shape, k))
+                        .collect();
+                    b.make_tuple(&items)
+                }
+            };
+            b.prim(name, &[c.dout, size], attrs)
         }
         Given::InputSize => {
-            attrs.push(("input_size", ints(&known_dims(x, 0)?)));
-            b.prim(name, &[c.dout], attrs)
+            let shape = b.prim("Shape", &[c.inputs[0]], vec![]);
+            b.prim(name, &[c.dout, shape], attrs)
         }
-    })
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -121,33 +136,37 @@ fn infer_backward(call: &InferCall, kind: Kind) -> Result<AbsVal, OpError> {
     }
     let dims = match backward(kind).1 {
         Given::Input => return Ok(tensor_abs(dtype, dims_of(call, 1)?.1.unwrap_or_default())),
-        Given::Size => {
-            let size = call.attrs.ints("size").unwrap_or_default();
-            if size.len() != kind.spatial() || size.iter().any(|&d| d < 1) {
-                return Err(OpError::attr(
-                    "size",
+        Given::Size | Given::InputSize => {
+            let want = if backward(kind).1 == Given::Size {
+                kind.spatial()
+            } else {
+                rank
+            };
+            let Some(sizes) = sizes_abs(call, 1)? else {
+                return Ok(unranked(dtype));
+            };
+            if sizes.len() != want {
+                return Err(OpError::input(
+                    1,
                     format!(
-                        "`{op}`: `size` must be the input's {} positive spatial sizes",
-                        kind.spatial()
+                        "`{op}`: `{}` must be {want} sizes of the resized input, got {}",
+                        call.input_name(1),
+                        sizes.len()
                     ),
                 ));
             }
-            let mut dims = match gd {
-                Some(gd) => gd[..2].to_vec(),
-                None => vec![Dim::Unknown; 2],
-            };
-            dims.extend(size.iter().map(|&d| Dim::Known(d)));
-            dims
-        }
-        Given::InputSize => {
-            let size = call.attrs.ints("input_size").unwrap_or_default();
-            if size.len() != rank || size.iter().any(|&d| d < 0) {
-                return Err(OpError::attr(
-                    "input_size",
-                    format!("`{op}`: `input_size` must be the input's shape, {rank} sizes"),
-                ));
+            // Sizes known only at run time: the gradient's batch and channels.
+            let lead = |k: usize| gd.as_ref().and_then(|d| d.get(k).cloned());
+            if want == rank {
+                sizes_dims(call, 1, &sizes, &[lead(0), lead(1)])?
+            } else {
+                let mut dims = vec![
+                    lead(0).unwrap_or(Dim::Unknown),
+                    lead(1).unwrap_or(Dim::Unknown),
+                ];
+                dims.extend(sizes_dims(call, 1, &sizes, &[])?);
+                dims
             }
-            size.iter().map(|&d| Dim::Known(d)).collect()
         }
     };
     Ok(tensor_abs(dtype, dims))
@@ -155,6 +174,7 @@ fn infer_backward(call: &InferCall, kind: Kind) -> Result<AbsVal, OpError> {
 
 /// The forward's attributes and input shape of a backward call on `dout`.
 fn forward_of(c: &KernelCall, kind: Kind, dout: &[usize]) -> Result<(Attrs, Vec<usize>), OpError> {
+    let op = backward(kind).0;
     let spatial: Vec<i64> = dout.iter().skip(2).map(|&d| d as i64).collect();
     let copy = |keep: &[&'static str]| pass(c.attrs, keep);
     let (mut attrs, shape) = match backward(kind).1 {
@@ -167,18 +187,15 @@ fn forward_of(c: &KernelCall, kind: Kind, dout: &[usize]) -> Result<(Attrs, Vec<
             c.tensor(1)?.shape().to_vec(),
         ),
         Given::Size => {
-            let size = c.attrs.ints("size").unwrap_or_default();
+            let size = sizes_arg(c, 1, op)?;
             let mut shape: Vec<usize> = dout.iter().take(2).copied().collect();
-            shape.extend(size.iter().map(|&d| d.max(0) as usize));
+            shape.extend(size);
             (copy(&["align_corners", "half_pixel_centers"]), shape)
         }
-        Given::InputSize => {
-            let size = c.attrs.ints("input_size").unwrap_or_default();
-            (
-                copy(&["output_size", "scales", "align_corners"]),
-                size.iter().map(|&d| d.max(0) as usize).collect(),
-            )
-        }
+        Given::InputSize => (
+            copy(&["output_size", "scales", "align_corners"]),
+            sizes_arg(c, 1, op)?,
+        ),
     };
     if !kind.name().starts_with("Upsample") {
         attrs.push(("size", ints(&spatial)));
@@ -232,6 +249,8 @@ fn grad_backward(b: &mut dyn GradBuilder, c: &GradCall, kind: Kind) -> Vec<Optio
         ),
     };
     if backward(kind).1 != Given::InputSize {
+        // The forward's `size`: the gradient's spatial sizes, static (they
+        // are the resize's own `size`) wherever its rank is known.
         let Some(size) = c.input_values.first().and_then(|v| known_dims(v, 2)) else {
             return grads;
         };
@@ -261,6 +280,9 @@ macro_rules! back_op {
     };
 }
 
+/// Why `size` and `input_size` are inputs.
+const SIZES_INPUT: &str = "a tuple of sizes, which MindSpore's bprop gives as `Shape(x)` (or its spatial part) where they are known only at run time";
+
 const GRADS: (&str, &str) = ("grads", "The gradient of the resize's result.");
 const ALIGN: (&str, &str) = ("align_corners", "As the resize.");
 const HALF: (&str, &str) = ("half_pixel_centers", "As the resize.");
@@ -271,11 +293,14 @@ const SIZE_OVERRIDES: &[Override] = &[
         Some(AttrDefault::None),
         why::TYPE,
     ),
-    Override::attr("input_size", AttrType::IntTuple, None, why::TYPE),
+    Override::input("input_size", SIZES_INPUT),
 ];
 const UPSAMPLE_DOCS: [(&str, &str); 4] = [
     ("dy", "The gradient of the upsampling's result."),
-    ("input_size", "The upsampled input's shape."),
+    (
+        "input_size",
+        "The upsampled input's shape: a tuple of ints (`Shape(x)`).",
+    ),
     ("output_size", "As the upsampling."),
     ("scales", "As the upsampling."),
 ];
@@ -295,9 +320,9 @@ pub const OPS: &[OpDef] = &[
         Schema::ms(
             &[
                 Override::input("grads", "a tensor, which MindSpore's table types as a bool"),
-                Override::attr("size", AttrType::IntTuple, None, why::TYPE),
+                Override::input("size", SIZES_INPUT),
             ],
-            &[GRADS, ("size", "The input's `(height, width)`."), ALIGN, HALF],
+            &[GRADS, ("size", "The input's `(height, width)`: a tuple of ints (of `Shape(x)`)."), ALIGN, HALF],
         ),
     ),
     back_op!(
@@ -305,8 +330,8 @@ pub const OPS: &[OpDef] = &[
         Kind::ResizeNearestNeighborV2,
         "The gradient of `ResizeNearestNeighborV2`: each element of `grads` added to the input position it was read from, onto the input's spatial `size`.",
         Schema::ms(
-            &[Override::attr("size", AttrType::IntTuple, None, why::TYPE)],
-            &[GRADS, ("size", "The input's `(height, width)`."), ALIGN, HALF],
+            &[Override::input("size", SIZES_INPUT)],
+            &[GRADS, ("size", "The input's `(height, width)`: a tuple of ints (of `Shape(x)`)."), ALIGN, HALF],
         ),
     ),
     back_op!(
@@ -364,7 +389,7 @@ pub const OPS: &[OpDef] = &[
         Schema::ms(
             &[
                 Override::attr("output_size", AttrType::IntTuple, Some(AttrDefault::None), why::TYPE),
-                Override::attr("input_size", AttrType::IntTuple, None, why::TYPE),
+                Override::input("input_size", SIZES_INPUT),
                 Override::attr("scales", AttrType::Floats, Some(AttrDefault::None), why::TYPE),
             ],
             &UPSAMPLE_LINEAR_DOCS,
@@ -390,15 +415,28 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
     let s = |v: &str| AttrValue::Str(v.to_string());
     let f = |v: &[f64]| AttrValue::Tuple(v.iter().map(|&x| AttrValue::float(x)).collect());
     let g = |shape: &[usize], seed: u64| random_f64(shape, seed, -1.0, 1.0);
+    let sizes = |v: &[i64]| {
+        KValue::Tuple(
+            v.iter()
+                .map(|&d| crate::eager::ints(ir::DType::I64, &[], &[d]))
+                .collect(),
+        )
+    };
     vec![
-        Sample::new("ResizeNearestNeighborGrad", vec![g(&[1, 2, 5, 7], 530)])
-            .attr("size", ints(&[3, 4])),
-        Sample::new("ResizeNearestNeighborGrad", vec![g(&[1, 2, 3, 5], 531)])
-            .attr("size", ints(&[4, 3]))
-            .attr("align_corners", b(true)),
-        Sample::new("ResizeNearestNeighborV2Grad", vec![g(&[1, 2, 5, 7], 532)])
-            .attr("size", ints(&[3, 4]))
-            .attr("half_pixel_centers", b(true)),
+        Sample::new(
+            "ResizeNearestNeighborGrad",
+            vec![g(&[1, 2, 5, 7], 530), sizes(&[3, 4])],
+        ),
+        Sample::new(
+            "ResizeNearestNeighborGrad",
+            vec![g(&[1, 2, 3, 5], 531), sizes(&[4, 3])],
+        )
+        .attr("align_corners", b(true)),
+        Sample::new(
+            "ResizeNearestNeighborV2Grad",
+            vec![g(&[1, 2, 5, 7], 532), sizes(&[3, 4])],
+        )
+        .attr("half_pixel_centers", b(true)),
         Sample::new(
             "ResizeBilinearGrad",
             vec![g(&[1, 2, 5, 7], 533), g(&[1, 2, 3, 4], 534)],
@@ -417,24 +455,36 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             vec![g(&[2, 2, 3], 539), g(&[2, 2, 5], 540)],
         )
         .attr("coordinate_transformation_mode", s("half_pixel")),
-        Sample::new("UpsampleNearest1DGrad", vec![g(&[2, 2, 8], 541)])
-            .attr("input_size", ints(&[2, 2, 5]))
-            .attr("output_size", ints(&[8])),
-        Sample::new("UpsampleNearest2DGrad", vec![g(&[1, 2, 6, 6], 542)])
-            .attr("input_size", ints(&[1, 2, 3, 4]))
-            .attr("scales", f(&[2.0, 1.5])),
-        Sample::new("UpsampleNearest3DGrad", vec![g(&[1, 1, 3, 5, 4], 543)])
-            .attr("input_size", ints(&[1, 1, 2, 3, 2]))
-            .attr("output_size", ints(&[3, 5, 4])),
-        Sample::new("UpsampleLinear1DGrad", vec![g(&[2, 2, 8], 544)])
-            .attr("input_size", ints(&[2, 2, 5]))
-            .attr("output_size", ints(&[8])),
-        Sample::new("UpsampleBilinear2DGrad", vec![g(&[1, 2, 5, 7], 545)])
-            .attr("input_size", ints(&[1, 2, 3, 4]))
-            .attr("output_size", ints(&[5, 7]))
-            .attr("align_corners", b(true)),
-        Sample::new("UpsampleTrilinear3DGrad", vec![g(&[1, 1, 3, 6, 3], 546)])
-            .attr("input_size", ints(&[1, 1, 2, 3, 2]))
-            .attr("scales", f(&[1.5, 2.0, 1.5])),
+        Sample::new(
+            "UpsampleNearest1DGrad",
+            vec![g(&[2, 2, 8], 541), sizes(&[2, 2, 5])],
+        )
+        .attr("output_size", ints(&[8])),
+        Sample::new(
+            "UpsampleNearest2DGrad",
+            vec![g(&[1, 2, 6, 6], 542), sizes(&[1, 2, 3, 4])],
+        )
+        .attr("scales", f(&[2.0, 1.5])),
+        Sample::new(
+            "UpsampleNearest3DGrad",
+            vec![g(&[1, 1, 3, 5, 4], 543), sizes(&[1, 1, 2, 3, 2])],
+        )
+        .attr("output_size", ints(&[3, 5, 4])),
+        Sample::new(
+            "UpsampleLinear1DGrad",
+            vec![g(&[2, 2, 8], 544), sizes(&[2, 2, 5])],
+        )
+        .attr("output_size", ints(&[8])),
+        Sample::new(
+            "UpsampleBilinear2DGrad",
+            vec![g(&[1, 2, 5, 7], 545), sizes(&[1, 2, 3, 4])],
+        )
+        .attr("output_size", ints(&[5, 7]))
+        .attr("align_corners", b(true)),
+        Sample::new(
+            "UpsampleTrilinear3DGrad",
+            vec![g(&[1, 1, 3, 6, 3], 546), sizes(&[1, 1, 2, 3, 2])],
+        )
+        .attr("scales", f(&[1.5, 2.0, 1.5])),
     ]
 }
