@@ -849,6 +849,8 @@ const CONV3D_BPI_PARAMS: Schema = Schema::ms(
 
 const CONV3D_BPF_PARAMS: Schema = Schema::ms(
     &[
+        Override::attr("stride", AttrType::Ints, Some(AttrDefault::Int(1)), why::DEFAULT),
+        Override::attr("dilation", AttrType::Ints, Some(AttrDefault::Int(1)), why::DEFAULT),
         Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("valid")), why::STRINGS),
         Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
     ],
