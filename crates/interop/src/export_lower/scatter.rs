@@ -1,6 +1,6 @@
 //! Gradients that add the sensitivity into zeros at the positions the
 //! forward took its elements from: Gather's, GatherD's, GatherNd's and the
-//! pickers' along an axis; Slice's, StridedSlice's, Narrow's, SliceExt's and
+//! pickers' along an axis; StridedSlice's, Narrow's, SliceExt's and
 //! Tile's; Embedding's table.
 
 use ir::{AttrValue, NodeId, PrimRef};
@@ -18,7 +18,7 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
             let dtype = c.dtype(1).filter(|&d| Some(d) != c.dtype(2));
             gather_grad(e, args, c.p, dtype)
         }
-        "_SliceGrad" | "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad" | "_SliceExtGrad" => {
+        "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad" | "_SliceExtGrad" => {
             scatter_by_forward(e, args, c.p)
         }
         "_EmbeddingGrad" => embedding_grad(e, c),
@@ -110,7 +110,7 @@ pub(super) fn scatter_at_positions(
     Some(e.prim("_ReshapeLike", Vec::new(), &[sum, like]))
 }
 
-/// The gradients of the slicing and tiling primitives, `_SliceGrad`,
+/// The gradients of the slicing and tiling primitives,
 /// `_StridedSliceGrad`, `_NarrowGrad`, `_SliceExtGrad` and `_TileGrad`
 /// (`grad`, `like` and the forward's attributes): `grad` added into zeros shaped like `like` where the forward
 /// took each element from, found as `gather_grad` finds them: the forward
@@ -122,7 +122,6 @@ fn scatter_by_forward(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<Node
         return None;
     };
     let forward = match p.name.as_str() {
-        "_SliceGrad" => "Slice",
         "_StridedSliceGrad" => "StridedSlice",
         "_TileGrad" => "Tile",
         "_NarrowGrad" => "Narrow",

@@ -1,6 +1,6 @@
 //! Slicing primitives of the `shape` family: Slice, Narrow, SliceExt,
 //! ReverseV2 and Roll, and the internal primitives their gradients scatter
-//! with (`_SliceGrad`, `_NarrowGrad`, `_SliceExtGrad`, whose own gradients
+//! with (MindSpore's `SliceGrad`, and `_NarrowGrad`, `_SliceExtGrad`, whose own gradients
 //! slice again).
 
 use crate::schema::{why, Override, Schema};
@@ -402,7 +402,7 @@ fn kernel_slice_grad(c: &KernelCall) -> Result<KValue, OpError> {
         return Err(OpError::input(
             0,
             format!(
-                "`_SliceGrad`: the gradient has shape {:?}, the slice had {shape:?}",
+                "`SliceGrad`: the gradient has shape {:?}, the slice had {shape:?}",
                 g.shape()
             ),
         ));
@@ -458,7 +458,7 @@ pub const OPS: &[OpDef] = &[
             ],
         ),
         infer_slice,
-        Some(|b, c| scatter_back(b, c, "_SliceGrad")),
+        Some(|b, c| scatter_back(b, c, "SliceGrad")),
         |c| {
             let x = c.tensor(0)?;
             let (shape, offsets) = slice_offsets(c.attrs, x.shape())?;
@@ -562,15 +562,21 @@ pub const OPS: &[OpDef] = &[
         kernel_roll,
     ),
     op(
-        "_SliceGrad",
-        Category::Internal,
-        "The gradient of `Slice`: `grad` placed in zeros shaped like `like` at the sliced box.",
-        Schema::own(&[
-            GRAD_LIKE[0],
-            GRAD_LIKE[1],
-            ParamDef::attr("begin", AttrType::IntTuple, None, "Slice's begin."),
-            ParamDef::attr("size", AttrType::IntTuple, None, "Slice's size."),
-        ]),
+        "SliceGrad",
+        Category::Backward,
+        "The gradient of `Slice` (MindSpore's own, which its bprop emits): `dy` placed in zeros shaped like `x` at the sliced box.",
+        Schema::ms(
+            &[
+                Override::attr("begin", AttrType::IntTuple, None, why::TYPE),
+                Override::attr("size", AttrType::IntTuple, None, why::TYPE),
+            ],
+            &[
+                ("dy", "The gradient of the slice."),
+                ("x", "Slice's input, for its shape."),
+                ("begin", "Slice's begin."),
+                ("size", "Slice's size."),
+            ],
+        ),
         like_0_1,
         Some(|b, c| slice_again(b, c, "Slice")),
         kernel_slice_grad,
@@ -632,7 +638,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             .attr("dims", t(&[0, 1])),
         Sample::new("Roll", vec![r(&[3, 4], 217, -1.0, 1.0)]).attr("shifts", i(5)),
         Sample::new(
-            "_SliceGrad",
+            "SliceGrad",
             vec![r(&[2, 1], 222, -1.0, 1.0), r(&[3, 4], 223, -1.0, 1.0)],
         )
         .attr("begin", t(&[1, 2]))
