@@ -8,7 +8,8 @@ use super::{ints, Call, Emit};
 
 pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
     match c.name() {
-        "_PadGrad" => pad_grad(e, c.args[0], c.shape(1)?.len(), c.p),
+        "_PadGrad" => pad_grad(e, c.args[0], c.shape(1)?.len(), c.p)
+            .or_else(|| crop_grad(e, c.args[0], c.dtype(0)?, c.p)),
         "_Pad" => zero_pad(e, c.args[0], c.shape(0)?.len(), c.p),
         _ => None,
     }
@@ -81,4 +82,29 @@ fn zero_pad(e: &mut Emit, x: NodeId, rank: usize, p: &PrimRef) -> Option<NodeId>
         pairs[rank - 1 - i] = ints(pair);
     }
     Some(e.prim("Pad", vec![("paddings", AttrValue::Tuple(pairs))], &[x]))
+}
+
+/// `_PadGrad` of a constant padding that crops somewhere (a negative
+/// padding, which `pad_grad` leaves): MindSpore's bprop of PadV3's constant
+/// mode, a constant `PadV3` of the gradient by the negated paddings (what
+/// was padded is cropped, what was cropped padded with zeros).
+fn crop_grad(e: &mut Emit, grad: NodeId, dtype: ir::DType, p: &PrimRef) -> Option<NodeId> {
+    let mode = p
+        .attr("mode")
+        .and_then(AttrValue::as_str)
+        .unwrap_or("constant");
+    let pads = p.attr("paddings")?.as_ints()?;
+    if mode != "constant" || pads.len() % 2 != 0 || !dtype.is_float() {
+        return None;
+    }
+    let negated: Vec<i64> = pads.iter().map(|v| -v).collect();
+    let zero = e.number(dtype, 0.0);
+    Some(e.prim(
+        "PadV3",
+        vec![
+            ("paddings", ints(&negated)),
+            ("mode", AttrValue::Str("constant".into())),
+        ],
+        &[grad, zero],
+    ))
 }

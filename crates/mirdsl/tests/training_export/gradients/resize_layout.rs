@@ -2,7 +2,8 @@
 //! `Upsample*Grad`), of the mirrored paddings (`MirrorPadGrad`, `PadV3Grad`,
 //! `ReflectionPad*Grad`, `ReplicationPad*Grad`), of PixelShuffle (its
 //! inverse as `Reshape`/`Transpose`) and of Take (a scatter-add at the taken
-//! flat positions).
+//! flat positions), and of the constant paddings that crop (a `PadV3` by the
+//! negated paddings).
 
 use std::process::Command;
 
@@ -110,6 +111,16 @@ fn gradients_of_pixel_shuffle_take_and_zero_padding_export_and_run_the_same() {
             vec![floats("x", &[3, 4], 50)],
         )
         .not_on_mindspore_cpu("MindSpore 2.10's CPU has no Take kernel"),
+        // A constant padding that crops: PadV3 by the negated paddings.
+        Case::new(
+            "PadV3(x, paddings=(1, -1, 0, 2), constant_value=0.5)",
+            vec![floats("x", &[3, 4], 52)],
+        ),
+        Case::new(
+            "ConstantPadND(x, padding=(1, 1, -1, 0), value=2.0)",
+            vec![floats("x", &[3, 4], 53)],
+        )
+        .not_on_mindspore_cpu("MindSpore 2.10's CPU has no ConstantPadND kernel"),
         // `_PadGrad`'s own gradient is the zero padding `_Pad`.
         Case::new(
             "_PadGrad(x, Slice(x, (0, 1), (2, 3)), paddings=(1, 1, 0, 1))",

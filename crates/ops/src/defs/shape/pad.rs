@@ -657,6 +657,23 @@ fn grad_pad(b: &mut dyn GradBuilder, c: &GradCall, op: &str) -> Grads {
         grads[0] = Some(dx);
         return grads;
     }
+    if op == "PadV3" {
+        // MindSpore's bprop of the constant mode: PadV3 of the sensitivity by
+        // the negated paddings (a padding crops, a crop pads with zeros).
+        let negated: Vec<i64> = c
+            .attrs
+            .ints("paddings")
+            .unwrap_or_default()
+            .iter()
+            .map(|p| -p)
+            .collect();
+        let zero = b.scalar(0.0);
+        let mut attrs = attrs_of(c);
+        attrs.retain(|(k, _)| *k != "paddings");
+        attrs.push(("paddings", int_tuple(&negated)));
+        grads[0] = Some(b.prim("PadV3", &[c.dout, zero], attrs));
+        return grads;
+    }
     grads[0] = Some(b.prim(
         "_PadGrad",
         &[c.dout, c.inputs[0]],
