@@ -28,6 +28,7 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/mind_ir.rs"));
 }
 
+pub use export_lower::lower as lower_gradient_helpers;
 pub use model::{Imported, WeightOptions};
 
 /// Why a file could not be imported.
