@@ -1,5 +1,5 @@
 //! The gradients whose registry helpers export as a scatter-add into the
-//! positions the forward took (`_SliceGrad`, `_StridedSliceGrad`,
+//! positions the forward took (`SliceGrad`, `_StridedSliceGrad`,
 //! `_TileGrad`, `_GatherNdGrad`, `_IndexScatterAdd`, `_EmbeddingGrad`), a box
 //! of the sensitivity (`_ConcatGrad`, `_PadGrad` of a constant padding, whose
 //! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`).
