@@ -1,8 +1,8 @@
 //! The gradients whose registry helpers export as a scatter-add into the
-//! positions the forward took (`SliceGrad`, `_StridedSliceGrad`,
+//! positions the forward took (`_StridedSliceGrad`,
 //! `_TileGrad`, `_GatherNdGrad`, `_IndexScatterAdd`, `_EmbeddingGrad`), a box
 //! of the sensitivity (`_ConcatGrad`, `_PadGrad` of a constant padding, whose
-//! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`).
+//! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`); `Slice`'s is MindSpore's `SliceGrad`.
 
 use super::{export_and_run_the_same, Case};
 use crate::floats;
