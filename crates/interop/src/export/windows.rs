@@ -157,7 +157,14 @@ fn write(
             let kernel = ints("kernel_size", |v| five_with(v, 1))?;
             let strides = ints("strides", |v| five_with(v, 1))?;
             let mode = string("pad_mode")?.to_ascii_uppercase();
-            let pad = ints(if name == "AvgPool3D" { "pad" } else { "pads" }, six)?;
+            // AvgPool3DGrad's padding: its `pad_list` where given (as
+            // MindSpore's bprop sets it), else `pads`.
+            let pad = match attr("pad_list")
+                .filter(|v| name == "AvgPool3DGrad" && *v != AttrValue::None)
+            {
+                Some(v) => six(&v).ok_or_else(|| bad("pad_list"))?,
+                None => ints(if name == "AvgPool3D" { "pad" } else { "pads" }, six)?,
+            };
             let list = match mode.as_str() {
                 "PAD" => pad,
                 "SAME" => {

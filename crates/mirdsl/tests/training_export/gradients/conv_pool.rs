@@ -105,3 +105,78 @@ fn gradients_of_3d_convolutions_and_pools_export_and_run_the_same() {
     ];
     export_and_run_the_same("conv_pool", &cases);
 }
+
+/// MindSpore's own gradients of these operations (its bprops' backward
+/// primitives, with the attributes it stores, as
+/// `testdata/training/ms_conv_pool_grads.py` exports them) import and run
+/// here to MindSpore's value and gradients. Needs MindSpore.
+#[test]
+fn mindspore_exported_gradients_import_and_run_the_same() {
+    let Some(python) = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    ) else {
+        return;
+    };
+    let scratch = std::env::temp_dir().join(format!("mirdsl-ms-conv-pool-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let out = std::process::Command::new(python)
+        .arg(crate::dir().join("ms_conv_pool_grads.py"))
+        .arg(&scratch)
+        .output()
+        .expect("python runs");
+    let text = crate::ok("MindSpore's exports", out);
+    let want: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(text.lines().last().unwrap_or("{}")).unwrap();
+    assert!(want.len() >= 9, "{want:?}");
+    for (name, numbers) in &want {
+        let want: Vec<f64> = numbers
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_f64().unwrap())
+            .collect();
+        let model = scratch.join(format!("{name}.mindir"));
+        let imported = scratch.join(format!("{name}.mir"));
+        let (model, imported) = (model.to_str().unwrap(), imported.to_str().unwrap());
+        crate::ok(
+            &format!("import of MindSpore's {name}"),
+            crate::mirdsl(&["import", model, "-o", imported]),
+        );
+        // The entry's parameters, named as MindSpore's cell's (`args0`, ...).
+        let text = std::fs::read_to_string(imported).unwrap();
+        let params = text
+            .lines()
+            .find_map(|l| l.strip_prefix("graph main("))
+            .and_then(|l| l.split_once(')'))
+            .map(|(params, _)| params.to_string())
+            .unwrap();
+        let names: Vec<&str> = params
+            .split(", ")
+            .filter_map(|p| p.split_once(':').map(|(n, _)| n.trim()))
+            .filter(|n| !n.contains(']'))
+            .collect();
+        let args: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| format!("{n}={}", scratch.join(format!("{name}-{k}.npy")).display()))
+            .collect();
+        let mut argv = vec!["run", imported, "--entry", "main", "--format", "json"];
+        for a in &args {
+            argv.extend(["--arg", a.as_str()]);
+        }
+        let v: serde_json::Value = serde_json::from_str(&crate::ok(
+            &format!("run of MindSpore's {name}"),
+            crate::mirdsl(&argv),
+        ))
+        .unwrap();
+        let mut got = Vec::new();
+        crate::numbers(&v, &mut got);
+        assert!(
+            crate::close(&got, &want),
+            "{name}: mirdsl {got:?}, MindSpore {want:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}

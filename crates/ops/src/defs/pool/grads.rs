@@ -108,14 +108,30 @@ fn planes_of(
     Ok((planes, sv, av))
 }
 
-/// AvgPool3DGrad's attributes as AvgPool3D's (`pads` is its `pad`).
+/// AvgPool3DGrad's attributes as AvgPool3D's: `pads` is its `pad`, or, in
+/// "pad" mode, `pad_list` where given (MindSpore's bprop sets the forward's
+/// `pad_list` and no `pads`).
+fn avg_pool3d_attr_list(attrs: &[(&'static str, AttrValue)]) -> Vec<(&'static str, AttrValue)> {
+    let pad_mode = attrs.iter().find(|(k, _)| *k == "pad_mode");
+    let padded =
+        pad_mode.is_none_or(|(_, m)| m.as_str().is_some_and(|m| m.eq_ignore_ascii_case("pad")));
+    let list = attrs
+        .iter()
+        .find(|(k, v)| *k == "pad_list" && !matches!(v, AttrValue::None))
+        .filter(|_| padded)
+        .map(|(_, v)| v.clone());
+    let given = list.is_some();
+    attrs
+        .iter()
+        .filter(|(k, _)| *k != "pad_list" && !(*k == "pads" && given))
+        .map(|(k, v)| (if *k == "pads" { "pad" } else { *k }, v.clone()))
+        .chain(list.map(|v| ("pad", v)))
+        .collect()
+}
+
 fn avg_pool3d_attrs(attrs: &Attrs) -> Attrs {
-    Attrs::new(
-        attrs
-            .iter()
-            .map(|(k, v)| (if *k == "pads" { "pad" } else { *k }, v.clone()))
-            .collect(),
-    )
+    let list: Vec<(&'static str, AttrValue)> = attrs.iter().cloned().collect();
+    Attrs::new(avg_pool3d_attr_list(&list))
 }
 
 fn kernel_avg_pool3d_grad(c: &KernelCall) -> Result<KValue, OpError> {
@@ -208,11 +224,8 @@ fn spatial(n: i64) -> Vec<(&'static str, AttrValue)> {
 
 /// `AvgPool3DGrad`'s adjoint: the AvgPool3D of the sensitivity.
 fn grad_avg_pool3d_grad(b: &mut dyn GradBuilder, c: &GradCall) -> Vec<Option<GNode>> {
-    let attrs = c
-        .attrs
-        .iter()
-        .map(|(k, v)| (if *k == "pads" { "pad" } else { *k }, v.clone()))
-        .collect();
+    let list: Vec<(&'static str, AttrValue)> = c.attrs.iter().cloned().collect();
+    let attrs = avg_pool3d_attr_list(&list);
     vec![None, Some(b.prim("AvgPool3D", &[c.dout], attrs))]
 }
 
@@ -249,12 +262,20 @@ const P_CEIL_MODE: ParamDef = ParamDef::attr(
     "Round the output size up (pad_mode=\"PAD\" only), as the forward MaxPool3D. Default false.",
 );
 
+const P_PAD_LIST: ParamDef = ParamDef::attr(
+    "pad_list",
+    AttrType::IntTuple,
+    Some(AttrDefault::None),
+    "The forward's padding `(head, tail, top, bottom, left, right)` as MindSpore's bprop sets it; in \"pad\" mode it is the padding (`pads` is not read). Default none.",
+);
+
 const AVG_POOL3D_GRAD_PARAMS: Schema = Schema::ms(
     &[
         Override::attr("kernel_size", AttrType::Ints, Some(AttrDefault::Int(1)), why::TYPE),
         Override::attr("strides", AttrType::Ints, Some(AttrDefault::Int(1)), why::TYPE),
         Override::attr("data_format", AttrType::Str(&["NCDHW"]), Some(AttrDefault::Str("NCDHW")), why::STRINGS),
         Override::attr("pad_mode", AttrType::Str(&["valid", "same", "pad"]), Some(AttrDefault::Str("pad")), why::STRINGS),
+        Override::insert("pad_mode", P_PAD_LIST, "MindSpore's bprop sets the forward's `pad_list` on the primitive (and no `pads`), and its kernel reads it there"),
     ],
     &[
         ("origin_input_shape", "The shape of the AvgPool3D input, `(N, C, D, H, W)`, the shape of the result: a tuple of ints (`Shape(x)`) or a 1-D integer tensor."),
