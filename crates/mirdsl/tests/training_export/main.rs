@@ -117,8 +117,6 @@ fn close(a: &[f64], b: &[f64]) -> bool {
             .all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + x.abs().max(y.abs())))
 }
 
-/// Trains `file`'s `train_step` three steps here, exports it, and trains the
-
 /// Every number of a `mirdsl run --format json` value (tuples flattened).
 fn numbers(v: &serde_json::Value, out: &mut Vec<f64>) {
     match v {

@@ -6,6 +6,7 @@ use std::process::Command;
 
 use crate::{classes, close, dir, floats, losses, mirdsl, numbers, ok, scalar, Input};
 
+/// Trains `file`'s `train_step` three steps here, exports it, and trains the
 /// export: imported back, and in MindSpore where there is one.
 fn train_and_export(file: &str, inputs: &[Input]) {
     // One folder per call: tests of one file run at once.
