@@ -834,20 +834,25 @@ impl<'a> Exporter<'a> {
         };
         // The sizes of the first input (a tensor's known shape, or a tuple of
         // known ints): the 3-D pools' "same" padding depends on them.
-        let dims0: Option<Vec<i64>> = args.first().and_then(|&a| match self.joined(item, a)? {
-            AbsVal::Tensor { shape, .. } => shape.dims()?.iter().map(Dim::known).collect(),
-            AbsVal::Tuple(items) => items
-                .iter()
-                .map(|v| match v {
-                    AbsVal::Scalar {
-                        value: Some(ir::ScalarConst::Int(i)),
-                        ..
-                    } => Some(*i),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
-        });
+        let dims0: Option<Vec<Option<i64>>> =
+            args.first().and_then(|&a| match self.joined(item, a)? {
+                AbsVal::Tensor { shape, .. } => {
+                    Some(shape.dims()?.iter().map(Dim::known).collect())
+                }
+                AbsVal::Tuple(items) => Some(
+                    items
+                        .iter()
+                        .map(|v| match v {
+                            AbsVal::Scalar {
+                                value: Some(ir::ScalarConst::Int(i)),
+                                ..
+                            } => Some(*i),
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            });
         let kind = mapping.schema.map(|s| s.kind);
         match (&mapping.args, kind) {
             (Some(spec), kind) => {

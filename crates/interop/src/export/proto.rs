@@ -173,12 +173,12 @@ pub(super) fn pair(v: &AttrValue) -> Option<Vec<i64>> {
 }
 
 /// The attributes of an old-style primitive, as MindSpore 2.10 sets them
-/// (`dims0`: the sizes of its first input, where known).
+/// (`dims0`: the sizes of its first input, each where known).
 pub(super) fn old_style_attrs(
     def: &ops::OpDef,
     mapping: &ops::mindspore::Mapping,
     attr: &dyn Fn(&str) -> Option<AttrValue>,
-    dims0: Option<&[i64]>,
+    dims0: Option<&[Option<i64>]>,
 ) -> Result<Vec<AttributeProto>, ExportError> {
     let name = def.name;
     let bad = |what: &str| ExportError::Unsupported(format!("`{name}`'s `{what}` is not valid"));

@@ -69,12 +69,12 @@ fn same_pads(sizes: &[i64], k: &[i64], s: &[i64]) -> Vec<i64> {
 /// The attributes MindSpore stores for `name` beyond (or instead of) its
 /// `__init__` arguments; `None` for a primitive not of these families.
 /// `dims0` are the sizes of the first input (the pooled input, or the 3-D
-/// pools' gradients' shape of it), where known: "same" padding depends on
-/// them.
+/// pools' gradients' shape of it), each where known: "same" padding depends
+/// on the spatial ones.
 pub(super) fn stored_attrs(
     name: &str,
     attr: &dyn Fn(&str) -> Option<AttrValue>,
-    dims0: Option<&[i64]>,
+    dims0: Option<&[Option<i64>]>,
 ) -> Option<Result<Vec<AttributeProto>, ExportError>> {
     let family = matches!(
         name,
@@ -97,7 +97,7 @@ pub(super) fn stored_attrs(
 fn write(
     name: &str,
     attr: &dyn Fn(&str) -> Option<AttrValue>,
-    dims0: Option<&[i64]>,
+    dims0: Option<&[Option<i64>]>,
 ) -> Result<Vec<AttributeProto>, ExportError> {
     let bad = |what: &str| ExportError::Unsupported(format!("`{name}`'s `{what}` is not valid"));
     let get = |what: &'static str| attr(what).ok_or_else(|| bad(what));
@@ -168,13 +168,16 @@ fn write(
             let list = match mode.as_str() {
                 "PAD" => pad,
                 "SAME" => {
-                    let dims = dims0.filter(|d| d.len() == 5).ok_or_else(|| {
+                    let spatial: Option<Vec<i64>> = dims0
+                        .filter(|d| d.len() == 5)
+                        .and_then(|d| d[2..].iter().copied().collect());
+                    let spatial = spatial.ok_or_else(|| {
                         ExportError::Unsupported(format!(
-                            "`{name}` with pad_mode=\"same\" needs the input's sizes known \
-                             (MindSpore stores the padding they give)"
+                            "`{name}` with pad_mode=\"same\" needs the input's depth, height \
+                             and width known (MindSpore stores the padding they give)"
                         ))
                     })?;
-                    same_pads(&dims[2..], &kernel[2..], &strides[2..])
+                    same_pads(&spatial, &kernel[2..], &strides[2..])
                 }
                 _ => vec![0; 6],
             };

@@ -180,3 +180,84 @@ fn mindspore_exported_gradients_import_and_run_the_same() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// A batch left symbolic (`B`) exports once: the gradients' shapes come from
+/// `Shape(x)` at run time and the "same" paddings from the known spatial
+/// sizes, so the one model runs batches of 2 and 3, imported back and (with
+/// MindSpore) in MindSpore, to mirdsl's numbers.
+#[test]
+fn a_symbolic_batch_exports_once_for_every_batch_size() {
+    let scratch = std::env::temp_dir().join(format!("mirdsl-conv-pool-b-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let python = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    );
+    let source = scratch.join("step.mir");
+    std::fs::write(
+        &source,
+        "graph f(x: f32[B, 2, 5, 5, 5], w: f32[3, 2, 2, 2, 2]) -> f32[] {\n  \
+         %y = Conv3D(x, w, out_channel=3, kernel_size=2, stride=2, pad_mode=\"pad\", pad=1)\n  \
+         %z = AvgPool3D(%y, kernel_size=2, strides=1, pad_mode=\"same\")\n  \
+         %m = MaxPool3D(%z, kernel_size=2, strides=1, pad_mode=\"SAME\")\n  \
+         return ReduceSum(Sin(%m))\n}\n\
+         graph main(x: f32[B, 2, 5, 5, 5], w: f32[3, 2, 2, 2, 2]) {\n  \
+         return value_and_grad(f, wrt=(0, 1))(x, w)\n}\n",
+    )
+    .unwrap();
+    let model = scratch.join("step.mindir");
+    let imported = scratch.join("imported.mir");
+    let (source, model, imported) = (
+        source.to_str().unwrap(),
+        model.to_str().unwrap(),
+        imported.to_str().unwrap(),
+    );
+    crate::ok("export", crate::mirdsl(&["export", source, "-o", model]));
+    crate::ok("import", crate::mirdsl(&["import", model, "-o", imported]));
+    let w = scratch.join("w.npy");
+    std::fs::write(
+        &w,
+        tensor::npy::write(&floats("w", &[3, 2, 2, 2, 2], 81).value),
+    )
+    .unwrap();
+    for batch in [2, 3] {
+        let x = scratch.join(format!("x{batch}.npy"));
+        let value = floats("x", &[batch, 2, 5, 5, 5], 80 + batch as u64).value;
+        std::fs::write(&x, tensor::npy::write(&value)).unwrap();
+        let (xa, wa) = (format!("x={}", x.display()), format!("w={}", w.display()));
+        let run = |file: &str| {
+            let argv = [
+                "run", file, "--entry", "main", "--format", "json", "--arg", &xa, "--arg", &wa,
+            ];
+            let v: serde_json::Value =
+                serde_json::from_str(&crate::ok("run", crate::mirdsl(&argv))).unwrap();
+            let mut out = Vec::new();
+            crate::numbers(&v, &mut out);
+            out
+        };
+        let want = run(source);
+        let back = run(imported);
+        assert!(
+            crate::close(&back, &want),
+            "batch {batch}: imported {back:?}, mirdsl {want:?}"
+        );
+        let Some(python) = &python else { continue };
+        let out = std::process::Command::new(python)
+            .arg(crate::dir().join("run_mindspore.py"))
+            .args([model, "1"])
+            .args([&x, &w])
+            .output()
+            .expect("python runs");
+        let v: serde_json::Value =
+            serde_json::from_str(crate::ok("MindSpore", out).lines().last().unwrap_or("[]"))
+                .unwrap();
+        let mut got = Vec::new();
+        crate::numbers(&v, &mut got);
+        assert!(
+            crate::close(&got, &want),
+            "batch {batch}: MindSpore {got:?}, mirdsl {want:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
