@@ -130,11 +130,11 @@ fn gradients_of_pixel_shuffle_take_and_zero_padding_export_and_run_the_same() {
     export_and_run_the_same("layout", &cases);
 }
 
-/// The sizes a resize's backward primitive takes are `Shape(x)` under a
-/// symbolic batch, as MindSpore's bprops write them: one export serves every
-/// batch size.
+/// The sizes a resize's backward primitive takes are read from `Shape(x)`
+/// where they are symbolic, as MindSpore's bprops do: one export serves every
+/// batch and image size.
 #[test]
-fn resize_gradients_under_a_symbolic_batch_export_once_for_every_batch() {
+fn resize_gradients_under_symbolic_sizes_export_once_for_every_size() {
     let scratch =
         std::env::temp_dir().join(format!("mirdsl-grads-resize-b-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
@@ -142,11 +142,12 @@ fn resize_gradients_under_a_symbolic_batch_export_once_for_every_batch() {
     let source = scratch.join("batch.mir");
     std::fs::write(
         &source,
-        "graph f(x: f32[B, 2, 3, 4]) -> f32[] {\n\
+        "graph f(x: f32[B, 2, H, W]) -> f32[] {\n\
          \x20 a = ReduceSum(Sin(UpsampleNearest2D(x, output_size=(5, 7))) * Cos(ResizeNearestNeighbor(x, size=(5, 7))))\n\
-         \x20 return a + ReduceSum(Sin(UpsampleTrilinear3D(ExpandDims(x, 2), output_size=(2, 5, 7))))\n\
+         \x20 b = ReduceSum(Sin(ResizeNearestNeighborV2(x, size=(6, 4), half_pixel_centers=true)))\n\
+         \x20 return a + b\n\
          }\n\
-         graph main(x: f32[B, 2, 3, 4]) {\n  return value_and_grad(f)(x)\n}\n",
+         graph main(x: f32[B, 2, H, W]) {\n  return value_and_grad(f)(x)\n}\n",
     )
     .unwrap();
     let source = source.to_str().unwrap();
@@ -157,8 +158,8 @@ fn resize_gradients_under_a_symbolic_batch_export_once_for_every_batch() {
         test_support::Tool::MindSpore,
         test_support::mindspore_python(),
     );
-    for batch in [1, 3] {
-        let x = floats("x", &[batch, 2, 3, 4], 60 + batch as u64);
+    for (batch, h, w) in [(1, 3, 4), (3, 4, 3)] {
+        let x = floats("x", &[batch, 2, h, w], 60 + batch as u64);
         let npy = scratch.join(format!("x{batch}.npy"));
         std::fs::write(&npy, tensor::npy::write(&x.value)).unwrap();
         let arg = format!("x={}", npy.display());
@@ -170,7 +171,7 @@ fn resize_gradients_under_a_symbolic_batch_export_once_for_every_batch() {
         );
         let mut want = Vec::new();
         numbers(&serde_json::from_str(&run).unwrap(), &mut want);
-        assert_eq!(want.len(), 1 + batch * 24);
+        assert_eq!(want.len(), 1 + batch * 2 * h * w);
         let Some(python) = &python else { continue };
         let out = Command::new(python)
             .arg(dir().join("run_mindspore.py"))
@@ -185,7 +186,7 @@ fn resize_gradients_under_a_symbolic_batch_export_once_for_every_batch() {
         numbers(&v, &mut got);
         assert!(
             close(&got, &want),
-            "batch {batch}: MindSpore {got:?}, mirdsl {want:?}"
+            "x of [{batch}, 2, {h}, {w}]: MindSpore {got:?}, mirdsl {want:?}"
         );
     }
     let _ = std::fs::remove_dir_all(&scratch);
