@@ -23,16 +23,7 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
                 Some(e.prim("ZerosLike", Vec::new(), &[cast]))
             }
         }
-        "_ReshapeLike" => {
-            // One size not known statically (a batch `B`) is MindSpore's -1:
-            // one program for every size.
-            let dims = c.shape(1)?;
-            if dims.iter().filter(|d| d.known().is_none()).count() > 1 {
-                return None;
-            }
-            let sizes: Vec<i64> = dims.iter().map(|d| d.known().unwrap_or(-1)).collect();
-            Some(e.prim("Reshape", vec![("shape", ints(&sizes))], &[args[0]]))
-        }
+        "_ReshapeLike" => reshape_like(e, args[0], &c.shape(0)?, &c.shape(1)?),
         _ => None,
     }
 }
@@ -104,4 +95,35 @@ fn broadcast_like(e: &mut Emit, grad: NodeId, like: NodeId, rank: usize, p: &Pri
         out = e.prim("RealDiv", Vec::new(), &[out, count]);
     }
     out
+}
+
+/// `_ReshapeLike(x, like)`: `x` in `like`'s shape. One size not known
+/// statically (a batch `B`) is MindSpore's -1: one program for every size.
+/// With more (`[B, 1, H, W]` back to `[B, H, W]`, ExpandDims' gradient), the
+/// shapes must differ by sizes of 1 only: a `Squeeze` of `x`'s and an
+/// `ExpandDims` for each of `like`'s.
+fn reshape_like(e: &mut Emit, x: NodeId, from: &[Dim], like: &[Dim]) -> Option<NodeId> {
+    if like.iter().filter(|d| d.known().is_none()).count() <= 1 {
+        let sizes: Vec<i64> = like.iter().map(|d| d.known().unwrap_or(-1)).collect();
+        return Some(e.prim("Reshape", vec![("shape", ints(&sizes))], &[x]));
+    }
+    let one = |d: &&Dim| **d == Dim::Known(1);
+    let rest = |dims: &[Dim]| -> Vec<Dim> { dims.iter().filter(|d| !one(d)).cloned().collect() };
+    // Two unknown sizes (`?`) may differ: named ones (`B`) are equal.
+    if from.iter().chain(like).any(|d| *d == Dim::Unknown) || rest(from) != rest(like) {
+        return None;
+    }
+    let ones: Vec<i64> = (0..from.len() as i64)
+        .filter(|&a| from[a as usize] == Dim::Known(1))
+        .collect();
+    let mut out = x;
+    if !ones.is_empty() {
+        out = e.prim("Squeeze", vec![("axis", ints(&ones))], &[out]);
+    }
+    for (a, d) in like.iter().enumerate() {
+        if *d == Dim::Known(1) {
+            out = e.prim("ExpandDims", vec![("axis", AttrValue::Int(a as i64))], &[out]);
+        }
+    }
+    Some(out)
 }

@@ -5,10 +5,11 @@
 
 use std::process::Command;
 
-use crate::{close, dir, mirdsl, numbers, ok, Input};
+use crate::{close, dir, floats, mirdsl, numbers, ok, Input};
 
 mod conv_pool;
 mod einsum;
+mod resize_layout;
 mod rnn;
 mod segment;
 mod slicing;
@@ -144,6 +145,72 @@ pub(crate) fn export_and_run_the_same(family: &str, cases: &[Case]) {
         assert!(
             close(&got, &want),
             "{op}: MindSpore {got:?}, mirdsl {want:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// `f(x: ty)`, whose body is `body` (ending in a `return`), under symbolic
+/// sizes: its `value_and_grad` exports once, and that one model runs in
+/// MindSpore, for an `x` of each of `shapes`, to what mirdsl computes.
+pub(crate) fn export_once_runs_the_same_for_every_size(
+    family: &str,
+    ty: &str,
+    body: &str,
+    shapes: &[&[usize]],
+) {
+    let scratch =
+        std::env::temp_dir().join(format!("mirdsl-grads-{family}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let source = scratch.join("symbolic.mir");
+    std::fs::write(
+        &source,
+        format!(
+            "graph f(x: {ty}) -> f32[] {{\n{body}\n}}\n\
+             graph main(x: {ty}) {{\n  return value_and_grad(f)(x)\n}}\n"
+        ),
+    )
+    .unwrap();
+    let source = source.to_str().unwrap();
+    let model = scratch.join("symbolic.mindir");
+    ok(
+        "export",
+        mirdsl(&["export", source, "-o", model.to_str().unwrap()]),
+    );
+    let python = test_support::require(
+        test_support::Tool::MindSpore,
+        test_support::mindspore_python(),
+    );
+    for (k, shape) in shapes.iter().enumerate() {
+        let x = floats("x", shape, 60 + k as u64);
+        let npy = scratch.join(format!("x{k}.npy"));
+        std::fs::write(&npy, tensor::npy::write(&x.value)).unwrap();
+        let arg = format!("x={}", npy.display());
+        let run = ok(
+            "run",
+            mirdsl(&[
+                "run", source, "--entry", "main", "--format", "json", "--arg", &arg,
+            ]),
+        );
+        let mut want = Vec::new();
+        numbers(&serde_json::from_str(&run).unwrap(), &mut want);
+        assert_eq!(want.len(), 1 + shape.iter().product::<usize>());
+        let Some(python) = &python else { continue };
+        let out = Command::new(python)
+            .arg(dir().join("run_mindspore.py"))
+            .arg(&model)
+            .arg("1")
+            .arg(&npy)
+            .output()
+            .expect("python runs");
+        let v: serde_json::Value =
+            serde_json::from_str(ok("MindSpore", out).lines().last().unwrap_or("[]")).unwrap();
+        let mut got = Vec::new();
+        numbers(&v, &mut got);
+        assert!(
+            close(&got, &want),
+            "x of {shape:?}: MindSpore {got:?}, mirdsl {want:?}"
         );
     }
     let _ = std::fs::remove_dir_all(&scratch);

@@ -4,7 +4,7 @@
 //! of the sensitivity (`_ConcatGrad`, `_PadGrad` of a constant padding, whose
 //! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`); `Slice`'s is MindSpore's `SliceGrad`.
 
-use super::{export_and_run_the_same, Case};
+use super::{export_and_run_the_same, export_once_runs_the_same_for_every_size, Case};
 use crate::floats;
 
 #[test]
@@ -27,4 +27,17 @@ fn gradients_of_slicing_and_picking_export_and_run_the_same() {
         .map(|op| Case::new(op, vec![floats("x", &[2, 3], 30)]))
         .collect();
     export_and_run_the_same("slicing", &cases);
+}
+
+/// A reshape back across several symbolic sizes (ExpandDims' and Squeeze's
+/// gradients under `[B, 2, H, W]`) is a `Squeeze` and `ExpandDims`, as one
+/// `Reshape` can leave only one size to MindSpore (-1).
+#[test]
+fn reshapes_back_under_symbolic_sizes_export_once_for_every_size() {
+    export_once_runs_the_same_for_every_size(
+        "reshape-b",
+        "f32[B, 2, H, W]",
+        "  y = ExpandDims(x, 1)\n  return ReduceSum(Sin(y) * Cos(Squeeze(ExpandDims(x, 4), 4)))",
+        &[&[1, 2, 3, 4], &[3, 2, 4, 1]],
+    );
 }
