@@ -55,6 +55,8 @@ cases = {
     "avg_pool3d": (ops.AvgPool3D(2, 2, pad_mode="pad", pad=1, count_include_pad=False), [x5], (0,), False),
     "avg_pool3d_same": (ops.AvgPool3D((2, 3, 2), 2, pad_mode="same"), [x5], (0,), False),
     "max_pool3d_argmax": (N.MaxPool3DWithArgmax(2, 2, 1), [x5], (0,), True),
+    "max_pool_argmax": (ops.MaxPoolWithArgmax(2, 2), [floats((2, 3, 6, 5), 7)], (0,), True),
+    "max_pool_argmax_same": (ops.MaxPoolWithArgmax((3, 2), (2, 1), "same"), [floats((2, 3, 5, 6), 8)], (0,), True),
     "max_pool_argmax_v2": (N.MaxPoolWithArgmaxV2(3, 2, 1), [x4], (0,), True),
     "adaptive_max_pool2d": (ops.AdaptiveMaxPool2D((3, 2)), [x4], (0,), True),
 }

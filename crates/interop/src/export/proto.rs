@@ -189,6 +189,9 @@ pub(super) fn old_style_attrs(
             .map(str::to_string)
             .ok_or_else(|| bad(what))
     };
+    if let Some(all) = super::windows::all_attrs(name, attr) {
+        return all;
+    }
     if let Some(stored) = super::windows::stored_attrs(name, attr, dims0) {
         // The `__init__` arguments, then what MindSpore stores beside or
         // instead of them.

@@ -66,6 +66,58 @@ fn same_pads(sizes: &[i64], k: &[i64], s: &[i64]) -> Vec<i64> {
         .collect()
 }
 
+/// Every attribute of the primitives whose MindSpore schema says too little
+/// to write them from (`MaxPoolWithArgmax`, its Python class deprecated, and
+/// its gradient): as MindSpore stores them, windows and steps as NHWC
+/// 4-tuples `(1, h, w, 1)`, the padding mode upper-cased.
+pub(super) fn all_attrs(
+    name: &str,
+    attr: &dyn Fn(&str) -> Option<AttrValue>,
+) -> Option<Result<Vec<AttributeProto>, ExportError>> {
+    if !matches!(name, "MaxPoolWithArgmax" | "MaxPoolGradWithArgmax") {
+        return None;
+    }
+    let bad = |what: &str| ExportError::Unsupported(format!("`{name}`'s `{what}` is not valid"));
+    let nhwc = |what: &'static str| -> Result<Vec<i64>, ExportError> {
+        let v = attr(what)
+            .and_then(|v| v.as_ints())
+            .ok_or_else(|| bad(what))?;
+        Ok(match v.as_slice() {
+            [a] => vec![1, *a, *a, 1],
+            [a, b] | [1, a, b, 1] => vec![1, *a, *b, 1],
+            _ => return Err(bad(what)),
+        })
+    };
+    Some((|| {
+        let kernel = nhwc("kernel_size")?;
+        let strides = nhwc("strides")?;
+        let mode = attr("pad_mode")
+            .and_then(|v| v.as_str().map(str::to_ascii_uppercase))
+            .ok_or_else(|| bad("pad_mode"))?;
+        let mut out = vec![
+            ints_attr("kernel_size", &kernel),
+            ints_attr("strides", &strides),
+            str_attr("pad_mode", &mode),
+        ];
+        if name == "MaxPoolWithArgmax" {
+            out.extend([
+                strings_attr("input_names", &["x"]),
+                strings_attr("output_names", &["output", "argmax"]),
+                ints_attr("ksize", &kernel),
+                str_attr("padding", &mode),
+                str_attr("data_format", "NCHW"),
+                str_attr("format", "NCHW"),
+            ]);
+        } else {
+            out.extend([
+                strings_attr("input_names", &["x", "grad", "argmax"]),
+                strings_attr("output_names", &["output"]),
+            ]);
+        }
+        Ok(out)
+    })())
+}
+
 /// The attributes MindSpore stores for `name` beyond (or instead of) its
 /// `__init__` arguments; `None` for a primitive not of these families.
 /// `dims0` are the sizes of the first input (the pooled input, or the 3-D

@@ -160,7 +160,16 @@ fn kernel_pool(c: &KernelCall, kind: Kind) -> Result<KValue, OpError> {
     if !kind.is_max() {
         return Ok(ktensor(x.dtype(), shape, p.avg(&xv)));
     }
-    let (y, arg) = p.max(&xv);
+    let (y, mut arg) = p.max(&xv);
+    if kind == Kind::MaxPoolWithArgmax {
+        // MaxPoolWithArgmax's argmax is flat within `C·H·W`, not the plane.
+        let s = x.shape();
+        let channels = s[s.len() - 3];
+        let (svol, ovol) = (p.svol(), p.ovol());
+        for (i, a) in arg.iter_mut().enumerate() {
+            *a += ((i / ovol.max(1)) % channels * svol) as i64;
+        }
+    }
     let y = ktensor(x.dtype(), shape.clone(), y);
     if kind.with_argmax() {
         Ok(KValue::Tuple(vec![
@@ -403,6 +412,45 @@ const MAX_POOL3D_ARGMAX_PARAMS: Schema = Schema::ms(
     ],
 );
 
+/// MaxPoolWithArgmax's `kernel_size`, `strides` and `pad_mode` (also its
+/// gradient's).
+pub(super) const P_ARGMAX_KERNEL: ParamDef = ParamDef::attr(
+    "kernel_size",
+    AttrType::Ints,
+    Some(AttrDefault::Int(1)),
+    "The window: an int, `(kh, kw)` or `(1, kh, kw, 1)` (as MindSpore stores it). Default 1.",
+);
+pub(super) const P_ARGMAX_STRIDES: ParamDef = ParamDef::attr(
+    "strides",
+    AttrType::Ints,
+    Some(AttrDefault::Int(1)),
+    "The step of the window: an int, `(sh, sw)` or `(1, sh, sw, 1)`. Default 1.",
+);
+pub(super) const P_ARGMAX_PAD_MODE: ParamDef = ParamDef::attr(
+    "pad_mode",
+    AttrType::Str(&["valid", "same"]),
+    Some(AttrDefault::Str("valid")),
+    "\"valid\" (default): windows inside the input; \"same\": `ceil(H/s)` outputs, padding `(k - s) / 2` cells before (as MindSpore's CPU kernel); any case.",
+);
+/// Why MaxPoolWithArgmax's parameters are the registry's own.
+pub(super) const WHY_ARGMAX_OWN: &str = "MindSpore 2.10's table has no signature for it (its Python class is deprecated) and names its gradient's inputs as MaxPoolGrad's; these are its constructor's arguments and its kernels' inputs";
+
+const MAX_POOL_ARGMAX_PARAMS: Schema = Schema::Own {
+    params: &[
+        ParamDef::input("x", "The input, `[N, C, H, W]`, float."),
+        P_ARGMAX_KERNEL,
+        P_ARGMAX_STRIDES,
+        P_ARGMAX_PAD_MODE,
+        ParamDef::attr(
+            "data_format",
+            AttrType::Str(&["NCHW"]),
+            Some(AttrDefault::Str("NCHW")),
+            "The layout; only \"NCHW\".",
+        ),
+    ],
+    why: WHY_ARGMAX_OWN,
+};
+
 const MAX_POOL_ARGMAX_V2_PARAMS: Schema = Schema::ms(
     &[],
     &[
@@ -480,6 +528,21 @@ pub const OPS: &[OpDef] = &[
             grad_with_argmax(b, c, "MaxPool3DGradWithArgmax", names)
         }),
         kernel: Some(|c| kernel_pool(c, Kind::MaxPool3DWithArgmax)),
+        traits: Traits::NONE,
+    },
+    OpDef {
+        name: "MaxPoolWithArgmax",
+        category: Category::NeuralNetwork,
+        doc: "2-D max pooling of an NCHW input that also returns where each maximum is: `(output, argmax)`, `argmax` (int32) the flat index `c·H·W + h·W + w` within its batch item, as MindSpore's. \"same\" gives `ceil(H/s)` outputs, padding (never selected) `(k - s) / 2` cells before, as MindSpore's CPU kernel.",
+        schema: MAX_POOL_ARGMAX_PARAMS,
+        variadic: false,
+        output: OutputDef::Tuple(&["output", "argmax"]),
+        infer: |c| infer_pool(c, Kind::MaxPoolWithArgmax),
+        grad: Some(|b, c| {
+            let names = &["kernel_size", "strides", "pad_mode"];
+            grad_with_argmax(b, c, "MaxPoolGradWithArgmax", names)
+        }),
+        kernel: Some(|c| kernel_pool(c, Kind::MaxPoolWithArgmax)),
         traits: Traits::NONE,
     },
     OpDef {
@@ -674,6 +737,13 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             .attr("ksize", t(&[1, 3, 2]))
             .attr("strides", t(&[1, 2, 1]))
             .attr("pads", t(&[0, 1, 1])),
+        Sample::new("MaxPoolWithArgmax", vec![x5(&[2, 3, 5, 6], 417)])
+            .attr("kernel_size", i(2))
+            .attr("strides", t(&[2, 1])),
+        Sample::new("MaxPoolWithArgmax", vec![x5(&[1, 2, 5, 5], 418)])
+            .attr("kernel_size", t(&[1, 3, 2, 1]))
+            .attr("strides", t(&[1, 2, 2, 1]))
+            .attr("pad_mode", s("SAME")),
         Sample::new("MaxPoolWithArgmaxV2", vec![x5(&[2, 2, 6, 7], 406)])
             .attr("kernel_size", i(3))
             .attr("strides", i(2))

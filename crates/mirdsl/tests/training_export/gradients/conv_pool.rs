@@ -1,11 +1,11 @@
 //! The gradients of the 3-D convolutions and poolings and of the poolings
 //! with argmax, which emit MindSpore's backward primitives as its bprops do
 //! (`Conv3DBackpropInput`, `Conv3DBackpropFilter`, `AvgPool3DGrad`,
-//! `MaxPool3DGrad`, `MaxPool3DGradWithArgmax`, `MaxPoolGradWithArgmaxV2`,
-//! `AdaptiveMaxPool2DGrad`): export writes them, and their forwards, with the
-//! attributes MindSpore stores (5-tuple strides, 6-int `pad_list`s,
-//! `format`, upper-case pooling modes), and MindSpore 2.10 runs them; so do
-//! the backward primitives' own gradients.
+//! `MaxPool3DGrad`, `MaxPool3DGradWithArgmax`, `MaxPoolGradWithArgmax`,
+//! `MaxPoolGradWithArgmaxV2`, `AdaptiveMaxPool2DGrad`): export writes them,
+//! and their forwards, with the attributes MindSpore stores (5-tuple
+//! strides, 6-int `pad_list`s, `format`, upper-case pooling modes), and
+//! MindSpore 2.10 runs them; so do the backward primitives' own gradients.
 
 use super::{export_and_run_the_same, Case};
 use crate::floats;
@@ -70,6 +70,14 @@ fn gradients_of_3d_convolutions_and_pools_export_and_run_the_same() {
             vec![floats("x", &[2, 2, 7, 6], 63)],
         ),
         Case::new(
+            "MaxPoolWithArgmax(x, kernel_size=2, strides=2)[0]",
+            vec![floats("x", &[2, 3, 6, 5], 72)],
+        ),
+        Case::new(
+            "MaxPoolWithArgmax(x, kernel_size=(3, 2), strides=(2, 1), pad_mode=\"same\")[0]",
+            vec![floats("x", &[2, 3, 5, 6], 73)],
+        ),
+        Case::new(
             "AdaptiveMaxPool2D(x, output_size=(3, 2))[0]",
             vec![floats("x", &[1, 2, 6, 6], 64)],
         ),
@@ -96,6 +104,11 @@ fn gradients_of_3d_convolutions_and_pools_export_and_run_the_same() {
             "MaxPool3DGrad(x, MaxPool3D(x, kernel_size=2, strides=2, pad_mode=\"PAD\", pad_list=1), \
              d, kernel_size=2, strides=2, pad_mode=\"PAD\", pad_list=1)",
             vec![floats("d", &[1, 2, 3, 3, 3], 69), x5()],
+        ),
+        Case::new(
+            "MaxPoolGradWithArgmax(x, d, MaxPoolWithArgmax(x, kernel_size=2, strides=2)[1], \
+             kernel_size=2, strides=2)",
+            vec![floats("d", &[2, 3, 3, 2], 74), floats("x", &[2, 3, 6, 5], 75)],
         ),
         Case::new(
             "MaxPoolGradWithArgmaxV2(x, d, MaxPoolWithArgmaxV2(x, kernel_size=3, strides=2, \

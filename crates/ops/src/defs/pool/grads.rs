@@ -432,6 +432,28 @@ pub const OPS: &[OpDef] = &[
         traits: Traits::NONE,
     },
     OpDef {
+        name: "MaxPoolGradWithArgmax",
+        category: Category::Backward,
+        doc: "The gradient of MaxPoolWithArgmax (what its gradient rule emits, as MindSpore's bprop): zeros shaped like `x`, each element of `grad` added at the cell its `argmax` names (flat within `C·H·W`).",
+        schema: Schema::Own {
+            params: &[
+                ParamDef::input("x", "The MaxPoolWithArgmax input, `[N, C, H, W]`."),
+                ParamDef::input("grad", "The gradient of its output."),
+                ParamDef::input("argmax", "Its argmax: the flat index of each maximum within `C·H·W`."),
+                super::P_ARGMAX_KERNEL,
+                super::P_ARGMAX_STRIDES,
+                super::P_ARGMAX_PAD_MODE,
+            ],
+            why: super::WHY_ARGMAX_OWN,
+        },
+        variadic: false,
+        output: OutputDef::Single,
+        infer: |c| infer_like(0, 1)(c),
+        grad: Some(|b, c| grad_from_argmax(b, c, 1, 3)),
+        kernel: Some(|c| kernel_argmax_grad(c, "MaxPoolGradWithArgmax", 0, 1, 3)),
+        traits: Traits::NONE,
+    },
+    OpDef {
         name: "MaxPoolGradWithArgmaxV2",
         category: Category::Backward,
         doc: "The gradient of MaxPoolWithArgmaxV2 (what its gradient rule emits, as MindSpore's bprop): zeros shaped like `x`, each element of `grad` added at the cell its `argmax` names.",
@@ -533,6 +555,16 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
         )
         .attr("kernel_size", i(2))
         .attr("strides", t(&[2, 1])),
+        Sample::new(
+            "MaxPoolGradWithArgmax",
+            vec![
+                r(&[1, 2, 3, 3], 434),
+                r(&[1, 2, 1, 1], 435),
+                ints(DType::I32, &[1, 2, 1, 1], &[4, 17]),
+            ],
+        )
+        .attr("kernel_size", i(2))
+        .attr("strides", i(2)),
         Sample::new(
             "AdaptiveMaxPool2DGrad",
             vec![

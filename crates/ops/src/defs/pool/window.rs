@@ -460,6 +460,54 @@ pub(super) fn pooling(kind: Kind, attrs: &Attrs, shape: &[usize]) -> Result<Pool
             }
             wins
         }
+        Kind::MaxPoolWithArgmax => {
+            // Windows and steps: `k`, `(h, w)`, or MindSpore's stored
+            // `(1, h, w, 1)`.
+            let hw = |name: &'static str| -> Result<[usize; 3], OpError> {
+                let v = attrs.ints(name).unwrap_or_default();
+                let t = match v.as_slice() {
+                    [a] => [*a; 2],
+                    [a, b] | [1, a, b, 1] => [*a, *b],
+                    _ => {
+                        return Err(OpError::attr(
+                            name,
+                            format!(
+                            "`{op}`: `{name}` must be an int, `(h, w)` or `(1, h, w, 1)`, got {}",
+                            fmt_ints(&v)
+                        ),
+                        ))
+                    }
+                };
+                check_min(op, name, &v, &t, 1)?;
+                Ok([1, t[0] as usize, t[1] as usize])
+            };
+            let (k, s) = (hw("kernel_size")?, hw("strides")?);
+            let same = attrs.str("pad_mode").eq_ignore_ascii_case("same");
+            let mut wins: [Vec<Win>; 3] = Default::default();
+            for j in 0..3 {
+                wins[j] = if same {
+                    // MindSpore's CPU kernel pads `(k - s) / 2` cells before
+                    // (whatever the size), the rest after.
+                    let out = sp[j].div_ceil(s[j]);
+                    let before = k[j].saturating_sub(s[j]) / 2;
+                    let total = ((out.max(1) - 1) * s[j] + k[j]).saturating_sub(sp[j]);
+                    strided(
+                        out,
+                        k[j],
+                        s[j],
+                        1,
+                        before,
+                        total.saturating_sub(before),
+                        sp[j],
+                    )
+                } else {
+                    let out =
+                        strided_out(sp[j], k[j], s[j], 1, 0, 0, false).ok_or_else(too_small)?;
+                    strided(out, k[j], s[j], 1, 0, 0, sp[j])
+                };
+            }
+            wins
+        }
         Kind::AdaptiveAvgPool2D | Kind::AdaptiveMaxPool2D => {
             let size = adaptive_size(op, attrs, [sp[1], sp[2]])?;
             [
@@ -523,6 +571,7 @@ pub(super) enum Kind {
     AvgPool3D,
     MaxPool3D,
     MaxPool3DWithArgmax,
+    MaxPoolWithArgmax,
     MaxPoolWithArgmaxV2,
     AdaptiveAvgPool2D,
     AdaptiveMaxPool2D,
@@ -534,6 +583,7 @@ impl Kind {
             Kind::AvgPool3D => "AvgPool3D",
             Kind::MaxPool3D => "MaxPool3D",
             Kind::MaxPool3DWithArgmax => "MaxPool3DWithArgmax",
+            Kind::MaxPoolWithArgmax => "MaxPoolWithArgmax",
             Kind::MaxPoolWithArgmaxV2 => "MaxPoolWithArgmaxV2",
             Kind::AdaptiveAvgPool2D => "AdaptiveAvgPool2D",
             Kind::AdaptiveMaxPool2D => "AdaptiveMaxPool2D",
@@ -555,11 +605,17 @@ impl Kind {
     pub(super) fn with_argmax(self) -> bool {
         matches!(
             self,
-            Kind::MaxPool3DWithArgmax | Kind::MaxPoolWithArgmaxV2 | Kind::AdaptiveMaxPool2D
+            Kind::MaxPool3DWithArgmax
+                | Kind::MaxPoolWithArgmax
+                | Kind::MaxPoolWithArgmaxV2
+                | Kind::AdaptiveMaxPool2D
         )
     }
 
     pub(super) fn argmax_dtype(self, attrs: &Attrs) -> DType {
+        if self == Kind::MaxPoolWithArgmax {
+            return DType::I32;
+        }
         match attrs.get("argmax_type") {
             Some(AttrValue::DType(d)) => *d,
             _ => DType::I64,
