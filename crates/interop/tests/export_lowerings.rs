@@ -241,13 +241,7 @@ fn run_lowered(name: &str, call: &HelperCall) -> Result<Value, String> {
 /// Helpers some of whose calls export cannot write yet, and why (issue 27).
 /// Each must still fail somewhere: one that passes everywhere is to leave
 /// the list.
-const NOT_LOWERED_YET: &[(&str, &str)] = &[
-    (
-        "_Pad",
-        "a mirrored _PadGrad's own gradient (no forward rule emits a mirrored _PadGrad now)",
-    ),
-    ("_PadGrad", "mirrored: a _Pad's own gradient, as above"),
-];
+const NOT_LOWERED_YET: &[(&str, &str)] = &[];
 
 #[test]
 fn every_helper_call_is_lowered_to_what_its_kernel_computes() {

@@ -1,6 +1,8 @@
 //! The constant paddings' gradients: `_PadGrad`, the unpadded box of the
 //! sensitivity, and its own gradient `_Pad`, a zero padding. (The mirrored
-//! and edge paddings' gradients are MindSpore's backward primitives.)
+//! and edge paddings' gradients are MindSpore's backward primitives; the
+//! helpers in those modes, which only each other's gradients make, are
+//! written as them: `MirrorPad(Grad)` and `PadV3(Grad)`.)
 
 use ir::{AttrValue, NodeId, PrimRef};
 
@@ -9,8 +11,10 @@ use super::{ints, Call, Emit};
 pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
     match c.name() {
         "_PadGrad" => pad_grad(e, c.args[0], c.shape(1)?.len(), c.p)
-            .or_else(|| crop_grad(e, c.args[0], c.dtype(0)?, c.p)),
-        "_Pad" => zero_pad(e, c.args[0], c.shape(0)?.len(), c.p),
+            .or_else(|| crop_grad(e, c.args[0], c.dtype(0)?, c.p))
+            .or_else(|| mirrored(e, c, c.shape(1)?.len(), true)),
+        "_Pad" => zero_pad(e, c.args[0], c.shape(0)?.len(), c.p)
+            .or_else(|| mirrored(e, c, c.shape(0)?.len(), false)),
         _ => None,
     }
 }
@@ -107,4 +111,45 @@ fn crop_grad(e: &mut Emit, grad: NodeId, dtype: ir::DType, p: &PrimRef) -> Optio
         ],
         &[grad, zero],
     ))
+}
+
+/// `_Pad` (`grad` false) or `_PadGrad` (`grad` true) in a mode other than
+/// the constant: reflect and symmetric are `MirrorPad` and `MirrorPadGrad`
+/// (one `(before, after)` pair per dimension, from the first), edge and
+/// circular `PadV3` and `PadV3Grad` (MindSpore's flat order, the last
+/// dimension first, as the helpers').
+fn mirrored(e: &mut Emit, c: &Call, rank: usize, grad: bool) -> Option<NodeId> {
+    let x = c.args[0];
+    let mode = c.attr("mode")?.as_str()?;
+    let pads = c.attr("paddings")?.as_ints()?;
+    if pads.len() % 2 != 0 || pads.len() / 2 > rank || pads.iter().any(|&v| v < 0) {
+        return None;
+    }
+    match mode {
+        "reflect" | "symmetric" => {
+            let mut pairs = vec![ints(&[0, 0]); rank];
+            for (i, pair) in pads.chunks(2).enumerate() {
+                pairs[rank - 1 - i] = ints(pair);
+            }
+            let attrs = vec![
+                ("paddings", AttrValue::Tuple(pairs)),
+                ("mode", AttrValue::Str(mode.to_uppercase())),
+            ];
+            let name = if grad { "MirrorPadGrad" } else { "MirrorPad" };
+            Some(e.prim(name, attrs, &[x]))
+        }
+        "edge" | "circular" => {
+            let attrs = vec![
+                ("paddings", ints(&pads)),
+                ("mode", AttrValue::Str(mode.into())),
+            ];
+            if grad {
+                Some(e.prim("PadV3Grad", attrs, &[x]))
+            } else {
+                let zero = e.number(c.dtype(0)?, 0.0);
+                Some(e.prim("PadV3", attrs, &[x, zero]))
+            }
+        }
+        _ => None,
+    }
 }
