@@ -126,9 +126,6 @@ pub const ALIASES: &[Alias] = &[
     same("scalar_ge", "ScalarGe"),
     same("scalar_eq", "ScalarEq"),
     same("Relu", "ReLU"),
-    // GatherD's backward primitive (x, dim, index, dout), which MindSpore's
-    // dumps of a training step hold: the registry's gradient helper.
-    same("GatherDGradV2", "_GatherDGrad"),
     // A copy into memory of its own (MindSpore's backend inserts it before
     // an in-place update): a value, as `Identity`'s.
     same("TensorMove", "Identity"),

@@ -10,7 +10,7 @@ use super::{ints, Call, Emit};
 pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
     let args = c.args;
     match c.name() {
-        "_GatherGrad" | "_GatherDGrad" | "_GatherNdGrad" => {
+        "_GatherGrad" | "_GatherNdGrad" => {
             let dtype = c.dtype(2).filter(|&d| Some(d) != c.dtype(0));
             gather_grad(e, args, c.p, dtype)
         }
@@ -26,11 +26,11 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
     }
 }
 
-/// `_GatherGrad(x, indices, grad, axis, batch_dims)` and
-/// `_GatherDGrad(x, index, grad, dim)`: `grad` added into zeros shaped like
-/// `x` at the gathered positions. MindSpore's bprops scatter with
-/// UnsortedSegmentSum (after moving `axis` to the front) and GatherDGradV2,
-/// which the registry does not have; here `x`'s flat positions (an exclusive
+/// `_GatherGrad(x, indices, grad, axis, batch_dims)`, `_GatherNdGrad` and
+/// `_IndexScatterAdd` (along an axis, as GatherD's): `grad` added into zeros
+/// shaped like `x` at the gathered positions. MindSpore's Gather bprop
+/// scatters with UnsortedSegmentSum after moving `axis` to the front; here
+/// `x`'s flat positions (an exclusive
 /// cumulative sum of ones) are gathered as `x` was, which gives every element
 /// of `grad` its flat position in `x`, whatever the axis, `batch_dims` or
 /// rank, and one TensorScatterAdd into the flattened zeros adds them up
@@ -52,16 +52,14 @@ fn gather_grad(
         _ => return None,
     };
     let attr = |k: &str| p.attr(k).cloned();
-    let (dim, axis) = (attr("dim"), attr("axis"));
+    let axis = attr("axis");
     let batch = attr("batch_dims").unwrap_or(AttrValue::Int(0));
     let like = match dtype {
         Some(d) => e.prim("Cast", vec![("dtype", AttrValue::DType(d))], &[x]),
         None => x,
     };
     scatter_at_positions(e, like, grad, |e, positions| {
-        Some(if p.name == "_GatherDGrad" {
-            e.prim("GatherD", vec![("dim", dim?)], &[positions, indices])
-        } else if p.name == "_IndexScatterAdd" {
+        Some(if p.name == "_IndexScatterAdd" {
             e.prim("GatherD", vec![("dim", axis?)], &[positions, indices])
         } else if p.name == "_GatherNdGrad" {
             e.prim("GatherNd", Vec::new(), &[positions, indices])

@@ -2,7 +2,8 @@
 //! positions the forward took (`_StridedSliceGrad`,
 //! `_TileGrad`, `_GatherNdGrad`, `_IndexScatterAdd`, `_EmbeddingGrad`), a box
 //! of the sensitivity (`_ConcatGrad`, `_PadGrad` of a constant padding, whose
-//! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`); `Slice`'s is MindSpore's `SliceGrad`.
+//! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`); `Slice`'s and `GatherD`'s are
+//! MindSpore's `SliceGrad` and `GatherDGradV2`.
 
 use super::{export_and_run_the_same, export_once_runs_the_same_for_every_size, Case};
 use crate::floats;
@@ -15,6 +16,7 @@ fn gradients_of_slicing_and_picking_export_and_run_the_same() {
         "Tile(x, (2, 1))",
         "Concat((Exp(x), x * 2.0, x), axis=0)",
         "GatherNd(x, [[1], [0], [1]])",
+        "GatherD(x, 1, [[0, 2, 2], [1, 0, 0]])",
         "Sort(x)[0]",
         "TopK(x, 2)[0]",
         "ArgMaxWithValue(x, axis=1)[1]",

@@ -9,7 +9,7 @@
 //! additive scatters; `TensorScatterUpdate` applies them in order.
 //!
 //! Gradients are MindSpore's bprops: a gather's sensitivity is scattered back
-//! (`_GatherNdGrad`, `_GatherDGrad`, `_TakeGrad`, `_GatherGrad`), a scatter's
+//! (`_GatherNdGrad`, MindSpore's `GatherDGradV2`, `_TakeGrad`, `_GatherGrad`), a scatter's
 //! is gathered (`GatherNd`), `UnsortedSegmentSum`'s is gathered by segment
 //! (`_SegmentGather`, zero for dropped ids), and the max/min primitives share
 //! the sensitivity among the elements that attained the extreme.
@@ -738,7 +738,7 @@ pub const OPS: &[OpDef] = &[
                 return vec![None, None];
             }
             let dim = ("dim", AttrValue::Int(c.attrs.int("dim")));
-            vec![Some(b.prim("_GatherDGrad", &[c.inputs[0], c.inputs[1], c.dout], vec![dim])), None]
+            vec![Some(b.prim("GatherDGradV2", &[c.inputs[0], c.inputs[1], c.dout], vec![dim])), None]
         }),
         kernel_gather_d,
     ),
@@ -810,15 +810,18 @@ pub const OPS: &[OpDef] = &[
         },
     ),
     op(
-        "_GatherDGrad",
-        Category::Internal,
-        "The gradient of GatherD: `grad` added into zeros shaped like `x` at the gathered positions.",
-        Schema::own(&[
-            ParamDef::input("x", "GatherD's `x`, for its shape."),
-            ParamDef::input("index", "GatherD's `index`."),
-            ParamDef::input("grad", "The gradient of the GatherD result."),
-            ParamDef::attr("dim", AttrType::Int, None, "GatherD's dim."),
-        ]),
+        "GatherDGradV2",
+        Category::Backward,
+        "The gradient of GatherD (MindSpore's own, which its bprop emits): `dout` added into zeros shaped like `x` at the gathered positions.",
+        Schema::ms(
+            &[Override::attr("dim", AttrType::Int, None, why::TO_ATTR)],
+            &[
+                ("x", "GatherD's `x`, for its shape."),
+                ("dim", "GatherD's dim."),
+                ("index", "GatherD's `index`."),
+                ("dout", "The gradient of the GatherD result."),
+            ],
+        ),
         like_2_0,
         Some(|b, c| {
             let dim = ("dim", AttrValue::Int(c.attrs.int("dim")));
@@ -829,7 +832,7 @@ pub const OPS: &[OpDef] = &[
             let dim = crate::defs::shape::op_axis("GatherD", c.attrs.int("dim"), x.rank(), "dim")?;
             let offsets = gather_d_offsets(x.shape(), dim, index)?;
             if g.numel() != offsets.len() {
-                return Err(OpError::input(2, "`_GatherDGrad`: the gradient does not match `index`"));
+                return Err(OpError::input(2, "`GatherDGradV2`: the gradient does not match `index`"));
             }
             out(scatter_add(g, x.shape().to_vec(), &offsets))
         },
@@ -978,7 +981,7 @@ pub(crate) fn samples() -> Vec<crate::eager::Sample> {
             ],
         ),
         Sample::new(
-            "_GatherDGrad",
+            "GatherDGradV2",
             vec![
                 r(&[3, 2], 426, -1.0, 1.0),
                 ints(DType::I64, &[2, 2], &[0, 2, 2, 2]),
