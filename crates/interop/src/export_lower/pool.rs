@@ -3,9 +3,10 @@
 //! window's maximum), `_PoolArgmaxGrad(x_like, argmax, dout)` (its adjoint:
 //! `dout` added at those cells) and `_MaxPool3DArgmax(x)` (where MaxPool3D's
 //! maxima are). MindSpore's bprops of its backward primitives
-//! (`MaxPool3DGradGrad`...) have no CPU kernels for most; these are written
-//! with `GatherD` along the flattened planes, one `TensorScatterAdd`, and
-//! `MaxPool3DWithArgmax`.
+//! (`MaxPool3DGradGrad`...) do not run on its CPU for most; these are
+//! written with `GatherD` along the flattened planes, one
+//! `TensorScatterAdd`, and `MaxPool3DWithArgmax` (of the input padded with
+//! the lowest float where MaxPool3D's padding is uneven).
 
 use ir::{AttrValue, Dim, NodeId};
 
@@ -68,8 +69,11 @@ fn scatter(e: &mut Emit, c: &Call) -> Option<NodeId> {
 }
 
 /// `_MaxPool3DArgmax(x)` with MaxPool3D's attributes: the argmax of
-/// `MaxPool3DWithArgmax`, whose padding is the same on both sides of each
-/// dimension (none, or `pad_list` `(d, d, h, h, w, w)`; not "same").
+/// `MaxPool3DWithArgmax`. Its padding is the same on both sides of each
+/// dimension; other padding ("same" with an odd total, an uneven
+/// `pad_list`) is written into the input first (`PadV3` with the lowest
+/// float, never the maximum), and the argmax, flat in the padded volume, is moved back to
+/// the input's (which needs the input's spatial sizes known).
 fn argmax3d(e: &mut Emit, c: &Call) -> Option<NodeId> {
     let [x] = *c.args else {
         return None;
@@ -85,34 +89,102 @@ fn argmax3d(e: &mut Emit, c: &Call) -> Option<NodeId> {
     };
     let kernel = three(c.attr("kernel_size")?)?;
     let strides = three(c.attr("strides")?)?;
+    let ceil = matches!(c.attr("ceil_mode"), Some(AttrValue::Bool(true)));
     let mode = c
         .attr("pad_mode")
         .and_then(AttrValue::as_str)
-        .unwrap_or("VALID");
-    let pads = match mode.to_ascii_uppercase().as_str() {
-        "VALID" => vec![0; 3],
+        .unwrap_or("VALID")
+        .to_ascii_uppercase();
+    let spatial: Option<Vec<i64>> = c
+        .shape(0)
+        .filter(|d| d.len() == 5)
+        .and_then(|d| d[2..].iter().map(Dim::known).collect());
+    // (before, after) per dimension.
+    let pads: Vec<(i64, i64)> = match mode.as_str() {
+        "VALID" => vec![(0, 0); 3],
         "PAD" | "CALCULATED" => {
             let p = c.attr("pad_list")?.as_ints()?;
             match p.as_slice() {
-                [a] => vec![*a; 3],
-                [a, b, d] => vec![*a, *b, *d],
-                [a, a2, b, b2, d, d2] if a == a2 && b == b2 && d == d2 => vec![*a, *b, *d],
+                [a] => vec![(*a, *a); 3],
+                [a, b, d] => vec![(*a, *a), (*b, *b), (*d, *d)],
+                [a, a2, b, b2, d, d2] => vec![(*a, *a2), (*b, *b2), (*d, *d2)],
                 _ => return None,
             }
         }
+        "SAME" => {
+            let n = spatial.as_ref()?;
+            (0..3)
+                .map(|j| {
+                    let out = (n[j] + strides[j] - 1) / strides[j];
+                    let total = ((out.max(1) - 1) * strides[j] + kernel[j] - n[j]).max(0);
+                    (total / 2, total - total / 2)
+                })
+                .collect()
+        }
         _ => return None,
     };
-    let ceil = matches!(c.attr("ceil_mode"), Some(AttrValue::Bool(true)));
+    let even = pads.iter().all(|(b, a)| b == a);
+    let index = e.body.add_const(ir::Value::int(1), None);
+    if even {
+        let pooled = e.prim(
+            "MaxPool3DWithArgmax",
+            vec![
+                ("ksize", ints(&kernel)),
+                ("strides", ints(&strides)),
+                ("pads", ints(&pads.iter().map(|p| p.0).collect::<Vec<_>>())),
+                ("ceil_mode", AttrValue::Bool(ceil)),
+            ],
+            &[x],
+        );
+        return Some(e.prim("TupleGetItem", Vec::new(), &[pooled, index]));
+    }
+    // Uneven: pad explicitly (ceil mode's last-window rule would read the
+    // padding as input).
+    let n = spatial.filter(|_| !ceil)?;
+    let dtype = c.dtype(0)?;
+    let flat: Vec<i64> = pads.iter().rev().flat_map(|&(b, a)| [b, a]).collect();
+    // The lowest finite value (-inf would not import back as a literal).
+    let lowest = match dtype {
+        ir::DType::F16 => -65504.0,
+        ir::DType::F64 => f64::MIN,
+        _ => f32::MIN as f64,
+    };
+    let lowest = e.number(dtype, lowest);
+    let padded = e.prim(
+        "PadV3",
+        vec![
+            ("paddings", ints(&flat)),
+            ("mode", AttrValue::Str("constant".into())),
+        ],
+        &[x, lowest],
+    );
     let pooled = e.prim(
         "MaxPool3DWithArgmax",
         vec![
             ("ksize", ints(&kernel)),
             ("strides", ints(&strides)),
-            ("pads", ints(&pads)),
-            ("ceil_mode", AttrValue::Bool(ceil)),
+            ("pads", ints(&[0, 0, 0])),
         ],
-        &[x],
+        &[padded],
     );
-    let index = e.body.add_const(ir::Value::int(1), None);
-    Some(e.prim("TupleGetItem", Vec::new(), &[pooled, index]))
+    let at = e.prim("TupleGetItem", Vec::new(), &[pooled, index]);
+    // (d, h, w) in the padded volume, moved back by the padding before.
+    let sizes: Vec<i64> = (0..3).map(|j| n[j] + pads[j].0 + pads[j].1).collect();
+    let int = |e: &mut Emit, v: i64| e.number(ir::DType::I64, v as f64);
+    let plane = int(e, sizes[1] * sizes[2]);
+    let row = int(e, sizes[2]);
+    let d = e.prim("FloorDiv", Vec::new(), &[at, plane]);
+    let rest = e.prim("FloorMod", Vec::new(), &[at, plane]);
+    let h = e.prim("FloorDiv", Vec::new(), &[rest, row]);
+    let w = e.prim("FloorMod", Vec::new(), &[rest, row]);
+    let mut coords = Vec::new();
+    for (j, v) in [d, h, w].into_iter().enumerate() {
+        let before = int(e, pads[j].0);
+        coords.push(e.prim("Sub", Vec::new(), &[v, before]));
+    }
+    let (height, width) = (int(e, n[1]), int(e, n[2]));
+    let dh = e.prim("Mul", Vec::new(), &[coords[0], height]);
+    let dh = e.prim("Add", Vec::new(), &[dh, coords[1]]);
+    let dhw = e.prim("Mul", Vec::new(), &[dh, width]);
+    Some(e.prim("Add", Vec::new(), &[dhw, coords[2]]))
 }

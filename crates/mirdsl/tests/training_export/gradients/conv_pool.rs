@@ -105,6 +105,19 @@ fn gradients_of_3d_convolutions_and_pools_export_and_run_the_same() {
              d, kernel_size=2, strides=2, pad_mode=\"PAD\", pad_list=1)",
             vec![floats("d", &[1, 2, 3, 3, 3], 69), x5()],
         ),
+        // MaxPool3D's maxima with uneven padding: found in the input padded
+        // with the lowest float.
+        Case::new(
+            "MaxPool3DGrad(x, MaxPool3D(x, kernel_size=(2, 3, 2), strides=2, pad_mode=\"SAME\"), \
+             d, kernel_size=(2, 3, 2), strides=2, pad_mode=\"SAME\")",
+            vec![floats("d", &[1, 2, 3, 3, 2], 76), floats("x", &[1, 2, 5, 5, 4], 77)],
+        ),
+        Case::new(
+            "MaxPool3DGrad(x, MaxPool3D(x, kernel_size=2, strides=2, pad_mode=\"PAD\", \
+             pad_list=(1, 0, 0, 1, 1, 1)), d, kernel_size=2, strides=2, pad_mode=\"PAD\", \
+             pad_list=(1, 0, 0, 1, 1, 1))",
+            vec![floats("d", &[1, 2, 3, 3, 3], 78), x5()],
+        ),
         Case::new(
             "MaxPoolGradWithArgmax(x, d, MaxPoolWithArgmax(x, kernel_size=2, strides=2)[1], \
              kernel_size=2, strides=2)",
