@@ -1,14 +1,18 @@
 //! More pooling: `AvgPool3D`, `MaxPool3D`, `MaxPool3DWithArgmax` (what
-//! `nn.MaxPool2d`/`nn.MaxPool1d` with pad_mode="pad" export), `MaxPoolWithArgmaxV2`,
-//! `AdaptiveAvgPool2D` and `AdaptiveMaxPool2D`.
+//! `nn.MaxPool2d`/`nn.MaxPool1d` with pad_mode="pad" export),
+//! `MaxPoolWithArgmax`, `MaxPoolWithArgmaxV2`, `AdaptiveAvgPool2D` and
+//! `AdaptiveMaxPool2D`; their gradients are MindSpore's backward primitives
+//! (`pool::grads`), whose own gradients use the helpers `_MaxPool3DArgmax`,
+//! `_PoolArgmaxGather` and `_PoolArgmaxGrad` here.
 //!
 //! One engine serves them all (`pool::window`): each spatial dimension (three;
 //! 2-D inputs use a depth of 1) gets a list of windows `(start, length,
 //! dilation)` in input coordinates, possibly reaching into the padding; a
 //! window's cells outside the input are skipped (max) or not counted (average,
 //! unless `count_include_pad`). Max pools also give the flat index of each maximum
-//! within its `D·H·W` plane (the first one on ties), which the gradient uses:
-//! MindSpore's MaxPool*Grad sends each output's gradient to that cell.
+//! within its `D·H·W` plane (the first one on ties; `MaxPoolWithArgmax`'s
+//! within `C·H·W`), which the gradient uses: MindSpore's MaxPool*Grad sends
+//! each output's gradient to that cell.
 
 pub(crate) mod grads;
 pub(crate) mod window;
