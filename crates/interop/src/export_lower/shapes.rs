@@ -122,7 +122,11 @@ fn reshape_like(e: &mut Emit, x: NodeId, from: &[Dim], like: &[Dim]) -> Option<N
     }
     for (a, d) in like.iter().enumerate() {
         if *d == Dim::Known(1) {
-            out = e.prim("ExpandDims", vec![("axis", AttrValue::Int(a as i64))], &[out]);
+            out = e.prim(
+                "ExpandDims",
+                vec![("axis", AttrValue::Int(a as i64))],
+                &[out],
+            );
         }
     }
     Some(out)
