@@ -616,11 +616,32 @@ impl<'a> Exporter<'a> {
     /// [`Exporter::write_cnode`], an error placed at the node's source.
     fn cnode(&mut self, g: &mut GraphBuilder, n: NodeId) -> Result<(), ExportError> {
         self.write_cnode(g, n).map_err(|e| match e {
-            ExportError::Unsupported(m) => match self.body(g.key.item).node(n).span {
+            ExportError::Unsupported(m) => match self.span_of(g.key.item, n) {
                 Some(span) => ExportError::UnsupportedAt(m, span),
                 None => ExportError::Unsupported(m),
             },
             other => other,
+        })
+    }
+
+    /// Where node `n` of `item` is in the source: its span, or for a copy a
+    /// transformation made without one (a gradient's forward pass), that of
+    /// the program's call of the same primitive with the same attributes.
+    fn span_of(&self, item: usize, n: NodeId) -> Option<ir::TextRange> {
+        let body = self.body(item);
+        if let Some(span) = body.node(n).span {
+            return Some(span);
+        }
+        let p = body.called_prim(n)?;
+        self.analysis.source.graphs.values().find_map(|g| {
+            let b = &g.body;
+            b.graph_ids().find_map(|h| {
+                b.graph(h).nodes.iter().find_map(|&m| {
+                    b.node(m)
+                        .span
+                        .filter(|_| b.called_prim(m).is_some_and(|q| q == p))
+                })
+            })
         })
     }
 

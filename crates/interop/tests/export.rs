@@ -121,6 +121,27 @@ fn unsupported_programs_are_refused_clearly() {
     assert!(matches!(missing, ExportError::NoEntry(_)), "{missing}");
 }
 
+/// An operation export cannot write is placed at its source, also where a
+/// gradient's forward pass holds it.
+#[test]
+fn an_operation_export_cannot_write_is_placed_at_its_source() {
+    let forward = "graph f(x: f32[1, 1, D, 4, 4]) -> f32[] {\n  \
+                   return ReduceSum(AvgPool3D(x, kernel_size=2, strides=2, pad_mode=\"same\"))\n}\n";
+    let pool = forward.find("AvgPool3D").unwrap();
+    for main in [
+        "graph main(x: f32[1, 1, D, 4, 4]) { return f(x) }\n",
+        "graph main(x: f32[1, 1, D, 4, 4]) { return value_and_grad(f)(x) }\n",
+    ] {
+        match export_error(&format!("{forward}{main}")) {
+            ExportError::UnsupportedAt(m, span) => {
+                assert!(m.contains("AvgPool3D"), "{m}");
+                assert_eq!(usize::from(span.start()), pool, "{main}");
+            }
+            other => panic!("{main}: {other:?}"),
+        }
+    }
+}
+
 /// `grad` is written as the gradient graph it denotes, with MindSpore's
 /// primitives only (the registry's gradient helpers are lowered).
 #[test]
