@@ -4,130 +4,9 @@
 //! registry's gradient rules make of it on their samples (`ops::defs::samples`,
 //! so the statistics a normalisation's rule passes are the forward pass's).
 
-use std::collections::BTreeMap;
-
 use exec::{ExecOptions, Executor, Value};
-use ops::eager::{self, EagerGrad};
-use ops::{AttrValue, GNode, GradBuilder, KValue, ParamKind};
-use tensor::DType;
-
-/// One call of a helper: its attributes, inputs and the kernel's result.
-struct HelperCall {
-    from: &'static str,
-    attrs: Vec<(String, AttrValue)>,
-    inputs: Vec<KValue>,
-    out: KValue,
-}
-
-/// Records the calls of helpers that have an expansion.
-struct Recorder {
-    inner: EagerGrad,
-    from: &'static str,
-    calls: BTreeMap<String, Vec<HelperCall>>,
-}
-
-impl GradBuilder for Recorder {
-    fn prim(
-        &mut self,
-        name: &str,
-        inputs: &[GNode],
-        attrs: Vec<(&'static str, AttrValue)>,
-    ) -> GNode {
-        let values: Vec<KValue> = inputs.iter().map(|&i| self.inner.get(i).clone()).collect();
-        let n = self.inner.prim(name, inputs, attrs.clone());
-        if ops::composite::expansion(name).is_some() {
-            self.calls
-                .entry(name.to_string())
-                .or_default()
-                .push(HelperCall {
-                    from: self.from,
-                    attrs: attrs
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.clone()))
-                        .collect(),
-                    inputs: values,
-                    out: self.inner.get(n).clone(),
-                });
-        }
-        n
-    }
-    fn scalar(&mut self, value: f64) -> GNode {
-        self.inner.scalar(value)
-    }
-    fn int(&mut self, value: i64) -> GNode {
-        self.inner.int(value)
-    }
-    fn tuple_get(&mut self, tuple: GNode, index: usize) -> GNode {
-        self.inner.tuple_get(tuple, index)
-    }
-    fn make_tuple(&mut self, items: &[GNode]) -> GNode {
-        self.inner.make_tuple(items)
-    }
-}
-
-/// A sensitivity shaped like `out`: deterministic values in [-1, 1).
-fn sensitivity(out: &KValue, seed: u64) -> KValue {
-    match out {
-        KValue::Tensor(t) if t.dtype().is_float() => {
-            let KValue::Tensor(r) = eager::random_f64(t.shape(), seed, -1.0, 1.0) else {
-                unreachable!()
-            };
-            KValue::Tensor(r.cast(t.dtype()))
-        }
-        KValue::Tensor(t) => KValue::Tensor(tensor::Tensor::zeros(t.dtype(), t.shape().to_vec())),
-        KValue::Tuple(items) => KValue::Tuple(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| sensitivity(v, seed + i as u64 + 1))
-                .collect(),
-        ),
-    }
-}
-
-/// Every helper call the gradient rules make on the samples, by helper.
-fn helper_calls() -> BTreeMap<String, Vec<HelperCall>> {
-    let mut r = Recorder {
-        inner: EagerGrad::new(DType::F64),
-        from: "",
-        calls: BTreeMap::new(),
-    };
-    for sample in ops::defs::samples() {
-        let op = ops::lookup(sample.op).unwrap();
-        let Some(rule) = op.grad else { continue };
-        let Ok(out) = eager::call(sample.op, &sample.inputs, sample.attrs.clone()) else {
-            continue;
-        };
-        let given: Vec<(String, AttrValue)> = sample
-            .attrs
-            .iter()
-            .map(|(k, v)| (k.to_string(), ops::check_attr(op, k, v).unwrap()))
-            .collect();
-        let attrs = ops::resolve_attrs(op, &given);
-        r.inner = EagerGrad::new(DType::F64);
-        r.from = sample.op;
-        let ins: Vec<GNode> = sample
-            .inputs
-            .iter()
-            .map(|v| r.inner.push(v.clone()))
-            .collect();
-        let dout = sensitivity(&out, 11);
-        let o = r.inner.push(out);
-        let d = r.inner.push(dout);
-        let values: Vec<ops::AbsVal> = sample.inputs.iter().map(eager::abstract_of).collect();
-        rule(
-            &mut r,
-            &ops::GradCall {
-                inputs: &ins,
-                out: o,
-                dout: d,
-                attrs: &attrs,
-                input_values: &values,
-            },
-        );
-    }
-    r.calls
-}
+use ops::{KValue, ParamKind};
+use test_support::rule_calls::{rule_calls, RuleCall};
 
 /// A kernel value as the executor's (an empty tuple, an absent operand, as
 /// `none`).
@@ -173,7 +52,7 @@ fn compare(got: &Value, want: &KValue, path: &str) -> Result<(), String> {
 
 /// The expansion of `name` specialised on `call`'s attributes, run on its
 /// inputs.
-fn run_expansion(name: &str, call: &HelperCall) -> Result<Value, String> {
+fn run_expansion(name: &str, call: &RuleCall) -> Result<Value, String> {
     let mut prim = ir::PrimRef::new(name);
     prim.attrs = call.attrs.clone();
     let lowered = analysis::composite::instance(&prim).ok_or("no instance")?;
@@ -192,7 +71,7 @@ fn run_expansion(name: &str, call: &HelperCall) -> Result<Value, String> {
 
 #[test]
 fn expansions_compute_what_the_kernels_compute() {
-    let calls = helper_calls();
+    let calls = rule_calls(&|name| ops::composite::expansion(name).is_some());
     let mut failures = Vec::new();
     for name in ops::composite::expansions().keys() {
         let Some(calls) = calls.get(*name) else {

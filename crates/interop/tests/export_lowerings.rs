@@ -5,135 +5,13 @@
 //! program computes what the helper's kernel computes. So a helper no
 //! lowering writes, or one written wrong, fails here, before any export.
 
-use std::collections::BTreeMap;
-
 use exec::{ExecOptions, Executor, Value};
-use ops::eager::{self, EagerGrad};
-use ops::{AttrValue, GNode, GradBuilder, KValue};
-use tensor::DType;
-
-/// One call of a helper: its attributes, inputs and the kernel's result.
-struct HelperCall {
-    from: &'static str,
-    attrs: Vec<(String, AttrValue)>,
-    inputs: Vec<KValue>,
-    out: KValue,
-}
+use ops::KValue;
+use test_support::rule_calls::{rule_calls, RuleCall};
 
 /// Whether export must write a call of `name` with other primitives.
 fn needs_lowering(name: &str) -> bool {
     ops::mindspore::export_mapping(name).is_none() && ops::composite::expansion(name).is_none()
-}
-
-/// Records the calls of the helpers that need a lowering.
-struct Recorder {
-    inner: EagerGrad,
-    from: &'static str,
-    calls: BTreeMap<String, Vec<HelperCall>>,
-}
-
-impl GradBuilder for Recorder {
-    fn prim(
-        &mut self,
-        name: &str,
-        inputs: &[GNode],
-        attrs: Vec<(&'static str, AttrValue)>,
-    ) -> GNode {
-        let values: Vec<KValue> = inputs.iter().map(|&i| self.inner.get(i).clone()).collect();
-        let n = self.inner.prim(name, inputs, attrs.clone());
-        if needs_lowering(name) {
-            self.calls
-                .entry(name.to_string())
-                .or_default()
-                .push(HelperCall {
-                    from: self.from,
-                    attrs: attrs
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), v.clone()))
-                        .collect(),
-                    inputs: values,
-                    out: self.inner.get(n).clone(),
-                });
-        }
-        n
-    }
-    fn scalar(&mut self, value: f64) -> GNode {
-        self.inner.scalar(value)
-    }
-    fn int(&mut self, value: i64) -> GNode {
-        self.inner.int(value)
-    }
-    fn tuple_get(&mut self, tuple: GNode, index: usize) -> GNode {
-        self.inner.tuple_get(tuple, index)
-    }
-    fn make_tuple(&mut self, items: &[GNode]) -> GNode {
-        self.inner.make_tuple(items)
-    }
-}
-
-/// A sensitivity shaped like `out`: deterministic values in [-1, 1).
-fn sensitivity(out: &KValue, seed: u64) -> KValue {
-    match out {
-        KValue::Tensor(t) if t.dtype().is_float() => {
-            let KValue::Tensor(r) = eager::random_f64(t.shape(), seed, -1.0, 1.0) else {
-                unreachable!()
-            };
-            KValue::Tensor(r.cast(t.dtype()))
-        }
-        KValue::Tensor(t) => KValue::Tensor(tensor::Tensor::zeros(t.dtype(), t.shape().to_vec())),
-        KValue::Tuple(items) => KValue::Tuple(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| sensitivity(v, seed + i as u64 + 1))
-                .collect(),
-        ),
-    }
-}
-
-/// Every call the gradient rules make on the samples of a helper that needs
-/// a lowering, by helper.
-fn helper_calls() -> BTreeMap<String, Vec<HelperCall>> {
-    let mut r = Recorder {
-        inner: EagerGrad::new(DType::F64),
-        from: "",
-        calls: BTreeMap::new(),
-    };
-    for sample in ops::defs::samples() {
-        let op = ops::lookup(sample.op).unwrap();
-        let Some(rule) = op.grad else { continue };
-        let Ok(out) = eager::call(sample.op, &sample.inputs, sample.attrs.clone()) else {
-            continue;
-        };
-        let given: Vec<(String, AttrValue)> = sample
-            .attrs
-            .iter()
-            .map(|(k, v)| (k.to_string(), ops::check_attr(op, k, v).unwrap()))
-            .collect();
-        let attrs = ops::resolve_attrs(op, &given);
-        r.inner = EagerGrad::new(DType::F64);
-        r.from = sample.op;
-        let ins: Vec<GNode> = sample
-            .inputs
-            .iter()
-            .map(|v| r.inner.push(v.clone()))
-            .collect();
-        let dout = sensitivity(&out, 11);
-        let o = r.inner.push(out);
-        let d = r.inner.push(dout);
-        let values: Vec<ops::AbsVal> = sample.inputs.iter().map(eager::abstract_of).collect();
-        rule(
-            &mut r,
-            &ops::GradCall {
-                inputs: &ins,
-                out: o,
-                dout: d,
-                attrs: &attrs,
-                input_values: &values,
-            },
-        );
-    }
-    r.calls
 }
 
 /// The DSL type of a tensor: `f64[2, 3]`.
@@ -145,7 +23,7 @@ fn type_of(t: &tensor::Tensor) -> String {
 /// `graph h(...) { return helper(...) }` for `call`: a parameter per tensor
 /// (a tuple operand written as a tuple of parameters), and the arguments
 /// the executor takes for them, in order.
-fn program(name: &str, call: &HelperCall) -> Option<(String, Vec<Value>)> {
+fn program(name: &str, call: &RuleCall) -> Option<(String, Vec<Value>)> {
     let (mut params, mut operands, mut args) = (Vec::new(), Vec::new(), Vec::new());
     let mut param = |t: &tensor::Tensor| {
         let p = format!("a{}", params.len());
@@ -214,7 +92,7 @@ fn compare(got: &Value, want: &KValue, path: &str) -> Result<(), String> {
 
 /// `call` written by export's lowerings, checked to hold only primitives
 /// export writes, and run.
-fn run_lowered(name: &str, call: &HelperCall) -> Result<Value, String> {
+fn run_lowered(name: &str, call: &RuleCall) -> Result<Value, String> {
     let (text, args) = program(name, call).ok_or("a nested tuple operand")?;
     let analysis = analysis::analyze(&text);
     if let Some(d) = analysis.diagnostics.first() {
@@ -245,7 +123,7 @@ const NOT_LOWERED_YET: &[(&str, &str)] = &[];
 
 #[test]
 fn every_helper_call_is_lowered_to_what_its_kernel_computes() {
-    let calls = helper_calls();
+    let calls = rule_calls(&needs_lowering);
     assert!(calls.len() > 10, "{:?}", calls.keys());
     let mut failures = Vec::new();
     let mut failing = std::collections::BTreeSet::new();

@@ -5,31 +5,12 @@
 use ops::eager::{self, Sample};
 use ops::KValue;
 use tensor::{DType, Tensor};
+use test_support::rule_calls::sensitivity;
 
 fn flatten(v: &KValue, out: &mut Vec<Tensor>) {
     match v {
         KValue::Tensor(t) => out.push(t.clone()),
         KValue::Tuple(items) => items.iter().for_each(|i| flatten(i, out)),
-    }
-}
-
-/// A sensitivity with the structure of `out`: deterministic values in [-1, 1).
-fn sensitivity(out: &KValue, seed: u64) -> KValue {
-    match out {
-        KValue::Tensor(t) if t.dtype().is_float() => {
-            let KValue::Tensor(r) = eager::random_f64(t.shape(), seed, -1.0, 1.0) else {
-                unreachable!()
-            };
-            KValue::Tensor(r.cast(t.dtype()))
-        }
-        KValue::Tensor(t) => KValue::Tensor(Tensor::zeros(t.dtype(), t.shape().to_vec())),
-        KValue::Tuple(items) => KValue::Tuple(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| sensitivity(v, seed + i as u64 + 1))
-                .collect(),
-        ),
     }
 }
 

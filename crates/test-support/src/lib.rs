@@ -30,6 +30,8 @@ pub mod fuzz;
 pub mod lsp;
 #[cfg(feature = "ops")]
 pub mod ops;
+#[cfg(feature = "ops")]
+pub mod rule_calls;
 
 /// The environment variable that turns skips into failures.
 pub const REQUIRE_VAR: &str = "MIRDSL_REQUIRE_TOOLS";
