@@ -19,22 +19,27 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
     }
 }
 
-/// `_PadGrad(grad, like, paddings, mode)` of a constant padding: the
-/// unpadded box of `grad`, a `StridedSlice` (ends counted from the end, so
-/// sizes may be symbolic). Other modes (mirrored positions summed) are left.
-fn pad_grad(e: &mut Emit, grad: NodeId, rank: usize, p: &PrimRef) -> Option<NodeId> {
-    let mode = p
+/// The paddings of a `_Pad`/`_PadGrad` in `mode` (constant when it says
+/// none) on a rank-`rank` tensor: `(before, after)` pairs, the last dimension
+/// first, none negative (no crop).
+fn growing_pads(p: &PrimRef, mode: &str, rank: usize) -> Option<Vec<i64>> {
+    let own = p
         .attr("mode")
         .and_then(AttrValue::as_str)
         .unwrap_or("constant");
     let pads = p.attr("paddings")?.as_ints()?;
-    if mode != "constant"
-        || pads.len() % 2 != 0
-        || pads.len() / 2 > rank
-        || pads.iter().any(|&v| v < 0)
-    {
-        return None;
-    }
+    let fits = own == mode
+        && pads.len() % 2 == 0
+        && pads.len() / 2 <= rank
+        && pads.iter().all(|&v| v >= 0);
+    fits.then(|| pads.to_vec())
+}
+
+/// `_PadGrad(grad, like, paddings, mode)` of a constant padding: the
+/// unpadded box of `grad`, a `StridedSlice` (ends counted from the end, so
+/// sizes may be symbolic). Other modes (mirrored positions summed) are left.
+fn pad_grad(e: &mut Emit, grad: NodeId, rank: usize, p: &PrimRef) -> Option<NodeId> {
+    let pads = growing_pads(p, "constant", rank)?;
     let rank = rank as i64;
     let (mut begin, mut end) = (vec![0; rank as usize], vec![0; rank as usize]);
     let (mut begin_mask, mut end_mask) = ((1i64 << rank) - 1, (1i64 << rank) - 1);
@@ -69,18 +74,7 @@ fn pad_grad(e: &mut Emit, grad: NodeId, rank: usize, p: &PrimRef) -> Option<Node
 /// pairs listed from the first dimension. Negative paddings (crops) and
 /// other modes are left.
 fn zero_pad(e: &mut Emit, x: NodeId, rank: usize, p: &PrimRef) -> Option<NodeId> {
-    let mode = p
-        .attr("mode")
-        .and_then(AttrValue::as_str)
-        .unwrap_or("constant");
-    let pads = p.attr("paddings")?.as_ints()?;
-    if mode != "constant"
-        || pads.len() % 2 != 0
-        || pads.len() / 2 > rank
-        || pads.iter().any(|&v| v < 0)
-    {
-        return None;
-    }
+    let pads = growing_pads(p, "constant", rank)?;
     let mut pairs = vec![AttrValue::Tuple(vec![AttrValue::Int(0), AttrValue::Int(0)]); rank];
     for (i, pair) in pads.chunks(2).enumerate() {
         pairs[rank - 1 - i] = ints(pair);
@@ -121,10 +115,7 @@ fn crop_grad(e: &mut Emit, grad: NodeId, dtype: ir::DType, p: &PrimRef) -> Optio
 fn mirrored(e: &mut Emit, c: &Call, rank: usize, grad: bool) -> Option<NodeId> {
     let x = c.args[0];
     let mode = c.attr("mode")?.as_str()?;
-    let pads = c.attr("paddings")?.as_ints()?;
-    if pads.len() % 2 != 0 || pads.len() / 2 > rank || pads.iter().any(|&v| v < 0) {
-        return None;
-    }
+    let pads = growing_pads(c.p, mode, rank)?;
     match mode {
         "reflect" | "symmetric" => {
             let mut pairs = vec![ints(&[0, 0]); rank];
