@@ -237,7 +237,6 @@ fn build(
     let notes = leave_out_graphs_being_built(&entry, &mut header_params, &mut graphs)?;
     let mut notes = notes;
     unprinted_constants_as_weights(&mut header_params, &mut graphs, &mut notes);
-    strided_slice_grads_from_shapes(&mut graphs);
     let mut types = NodeTypes::new();
     for (gi, g) in graphs.iter().enumerate() {
         for (ni, n) in g.nodes.iter().enumerate() {
@@ -560,74 +559,6 @@ fn unprinted_constants_as_weights(
                 fresh -= 1;
             }
         }
-    }
-}
-
-/// MindSpore's `StridedSliceGrad(dy, shapex, begin, end, strides)` (masks
-/// as attributes) takes the sliced input's shape; the registry's
-/// `_StridedSliceGrad(grad, like)` a tensor of that shape, with the slice as
-/// attributes. Each becomes a `Zeros(shapex)` node and `_StridedSliceGrad`
-/// on it, when the shape and the slice are constants (as a kernel graph
-/// prints them); otherwise it stays an opaque node.
-fn strided_slice_grads_from_shapes(graphs: &mut [PGraph]) {
-    let mut fresh = usize::MAX / 2;
-    for g in graphs.iter_mut() {
-        let mut nodes = Vec::with_capacity(g.nodes.len());
-        for mut n in std::mem::take(&mut g.nodes) {
-            let is_grad = matches!(&n.callee, PCallee::Prim(p, _)
-                if p.strip_prefix("PrimFunc_").unwrap_or(p) == "StridedSliceGrad");
-            // A tuple, or (in a kernel graph) a 1-D integer tensor.
-            let consts = |k: usize| match n.args.get(k) {
-                Some(PRef::Const(c @ Const::Tuple(_))) => Some(c.clone()),
-                Some(PRef::Const(Const::Tensor(t)))
-                    if t.shape().len() == 1 && !t.dtype().is_float() =>
-                {
-                    Some(Const::Tuple(
-                        t.to_f64_vec()
-                            .into_iter()
-                            .map(|v| Const::Int(v as i64, DType::I64))
-                            .collect(),
-                    ))
-                }
-                _ => None,
-            };
-            if let (true, 5, Some(shape), Some(begin), Some(end), Some(strides)) = (
-                is_grad,
-                n.args.len(),
-                consts(1),
-                consts(2),
-                consts(3),
-                consts(4),
-            ) {
-                let PCallee::Prim(_, attrs) = &n.callee else {
-                    unreachable!()
-                };
-                let mut attrs: Vec<(String, Const)> = attrs
-                    .iter()
-                    .filter(|(k, _)| k.ends_with("_mask"))
-                    .cloned()
-                    .collect();
-                attrs.extend([
-                    ("begin".to_string(), begin),
-                    ("end".to_string(), end),
-                    ("strides".to_string(), strides),
-                ]);
-                nodes.push(PNode {
-                    index: fresh,
-                    label: format!("{}_shape", n.label),
-                    callee: PCallee::Prim("Zeros".into(), Vec::new()),
-                    args: vec![PRef::Const(shape)],
-                    ty: n.ty.clone(),
-                    scope: n.scope.clone(),
-                    line: n.line,
-                });
-                n.callee = PCallee::Prim("_StridedSliceGrad".into(), attrs);
-                n.args = vec![n.args[0].clone(), PRef::Node(fresh)];
-                fresh -= 1;
-            }
-            nodes.push(n);
-        }
-        g.nodes = nodes;
     }
 }
 

@@ -76,6 +76,7 @@ pub fn all() -> impl Iterator<Item = &'static OpDef> {
         backward::conv::OPS,
         backward::resize::OPS,
         backward::pad::OPS,
+        backward::slices::OPS,
         comm::OPS,
         opaque::OPS,
         internal::OPS,
@@ -134,6 +135,7 @@ pub fn samples() -> Vec<crate::eager::Sample> {
     all.extend(backward::conv::samples());
     all.extend(backward::resize::samples());
     all.extend(backward::pad::samples());
+    all.extend(backward::slices::samples());
     all.extend(comm::samples());
     all.extend(internal_nn::samples());
     all

@@ -1,9 +1,8 @@
 //! The gradients whose registry helpers export as a scatter-add into the
-//! positions the forward took (`_StridedSliceGrad`,
-//! `_TileGrad`, `_GatherNdGrad`, `_IndexScatterAdd`, `_EmbeddingGrad`), a box
+//! positions the forward took (`_StridedSliceGrad`, `_TileGrad`, `_GatherNdGrad`, `_IndexScatterAdd`, `_EmbeddingGrad`), a box
 //! of the sensitivity (`_ConcatGrad`, `_PadGrad` of a constant padding, whose
-//! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`); `Slice`'s and `GatherD`'s are
-//! MindSpore's `SliceGrad` and `GatherDGradV2`.
+//! forward `Pad` writes its tuple of tuples) or `Eye · dout` (`_TraceGrad`); `Slice`'s and `GatherD`'s
+//! are MindSpore's `SliceGrad` and `GatherDGradV2`.
 
 use super::{export_and_run_the_same, export_once_runs_the_same_for_every_size, Case};
 use crate::floats;
@@ -41,5 +40,19 @@ fn reshapes_back_under_symbolic_sizes_export_once_for_every_size() {
         "f32[B, 2, H, W]",
         "  y = ExpandDims(x, 1)\n  return ReduceSum(Sin(y) * Cos(Squeeze(ExpandDims(x, 4), 4)))",
         &[&[1, 2, 3, 4], &[3, 2, 4, 1]],
+    );
+}
+
+/// StridedSlice's gradient (`_StridedSliceGrad`, a scatter-add: MindSpore
+/// 2.10's CPU StridedSliceGrad fails on a strided middle axis) under a
+/// symbolic batch: one export serves every size.
+#[test]
+fn strided_slice_gradients_under_a_symbolic_batch_export_once_for_every_size() {
+    export_once_runs_the_same_for_every_size(
+        "strided-b",
+        "f32[B, 4, 3]",
+        "  y = StridedSlice(x, (0, 1), (0, 4), (1, 2), begin_mask=1, end_mask=1)\n  \
+         return ReduceSum(Sin(y)) + ReduceSum(Cos(StridedSlice(x, (0, 0, 2), (1, 4, 3), (1, 1, 1), shrink_axis_mask=1)))",
+        &[&[1, 4, 3], &[3, 4, 3]],
     );
 }

@@ -11,6 +11,7 @@ pub mod pad;
 pub mod pool;
 pub mod resize;
 pub mod sizes;
+pub mod slices;
 
 use crate::schema::{why, Override, Schema};
 use crate::Family;

@@ -796,22 +796,27 @@ pub(super) fn infer_strided_slice(call: &InferCall) -> Result<AbsVal, OpError> {
     let Some(dims) = dims else {
         return Ok(unranked(dtype));
     };
-    let (dense, layout) = slice_plan(call.attrs, dims.len())?;
+    Ok(tensor_abs(dtype, strided_slice_dims(call.attrs, &dims)?))
+}
+
+/// The result dimensions of a StridedSlice of `dims` (a symbolic size taken
+/// whole stays that symbol).
+pub(crate) fn strided_slice_dims(attrs: &crate::Attrs, dims: &[Dim]) -> Result<Vec<Dim>, OpError> {
+    let (dense, layout) = slice_plan(attrs, dims.len())?;
     let mut sizes = Vec::with_capacity(dense.len());
-    for (axis, (s, d)) in dense.iter().zip(&dims).enumerate() {
+    for (axis, (s, d)) in dense.iter().zip(dims).enumerate() {
         sizes.push(match d {
             Dim::Known(n) => Some(Dim::Known(s.indices(*n, axis)?.len() as i64)),
             other => s.abstract_size(other),
         });
     }
-    let out = layout
+    Ok(layout
         .iter()
         .map(|a| match a {
             SliceAxis::NewAxis => Dim::Known(1),
             SliceAxis::Dense(j) => sizes[*j].clone().unwrap_or(Dim::Unknown),
         })
-        .collect();
-    Ok(tensor_abs(dtype, out))
+        .collect())
 }
 
 /// The result shape of a StridedSlice of `shape` and the source offset of
