@@ -121,7 +121,7 @@ fn coverage() {
         on_gpu.len(),
         on_cpu.len()
     );
-    expect_test::expect!["457 primitives with kernels: 155 with GPU kernels, 302 on the CPU only"]
+    expect_test::expect!["458 primitives with kernels: 155 with GPU kernels, 303 on the CPU only"]
         .assert_eq(&summary);
     for must in [
         "MatMul",
