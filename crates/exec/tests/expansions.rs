@@ -6,7 +6,7 @@
 
 use exec::{ExecOptions, Executor, Value};
 use ops::{KValue, ParamKind};
-use test_support::rule_calls::{rule_calls, RuleCall};
+use test_support::rule_calls::{compare, rule_calls, RuleCall};
 
 /// A kernel value as the executor's (an empty tuple, an absent operand, as
 /// `none`).
@@ -15,38 +15,6 @@ fn value(v: &KValue) -> Value {
         KValue::Tensor(t) => Value::tensor(t.clone()),
         KValue::Tuple(items) if items.is_empty() => Value::None,
         KValue::Tuple(items) => Value::Tuple(items.iter().map(value).collect()),
-    }
-}
-
-/// Compares the expansion's result with the kernel's.
-fn compare(got: &Value, want: &KValue, path: &str) -> Result<(), String> {
-    match (got, want) {
-        (Value::Tuple(gs), KValue::Tuple(ws)) if gs.len() == ws.len() => {
-            for (i, (g, w)) in gs.iter().zip(ws).enumerate() {
-                compare(g, w, &format!("{path}.{i}"))?;
-            }
-            Ok(())
-        }
-        (Value::Tensor(g), KValue::Tensor(w)) => {
-            let g = g.tensor();
-            if g.shape() != w.shape() {
-                return Err(format!(
-                    "{path}: shape {:?}, the kernel's {:?}",
-                    g.shape(),
-                    w.shape()
-                ));
-            }
-            for (k, (a, b)) in g.to_f64_vec().iter().zip(w.to_f64_vec()).enumerate() {
-                if (a - b).abs() > 1e-9 + 1e-9 * b.abs() {
-                    return Err(format!("{path}[{k}]: {a}, the kernel's {b}"));
-                }
-            }
-            Ok(())
-        }
-        (g, w) => Err(format!(
-            "{path}: {} where the kernel gives {w:?}",
-            exec::output::to_json(g)
-        )),
     }
 }
 
@@ -79,7 +47,12 @@ fn expansions_compute_what_the_kernels_compute() {
             continue;
         };
         for call in calls {
-            let r = run_expansion(name, call).and_then(|v| compare(&v, &call.out, "out"));
+            let r = run_expansion(name, call).and_then(|v| {
+                let got = v
+                    .to_kvalue()
+                    .ok_or_else(|| exec::output::to_json(&v).to_string())?;
+                compare(&got, &call.out, "out")
+            });
             if let Err(e) = r {
                 failures.push(format!("{name} (from {} {:?}): {e}", call.from, call.attrs));
             }

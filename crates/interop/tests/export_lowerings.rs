@@ -7,7 +7,7 @@
 
 use exec::{ExecOptions, Executor, Value};
 use ops::KValue;
-use test_support::rule_calls::{rule_calls, RuleCall};
+use test_support::rule_calls::{compare, rule_calls, RuleCall};
 
 /// Whether export must write a call of `name` with other primitives.
 fn needs_lowering(name: &str) -> bool {
@@ -58,38 +58,6 @@ fn program(name: &str, call: &RuleCall) -> Option<(String, Vec<Value>)> {
     Some((text, args))
 }
 
-/// Compares the lowered program's result with the kernel's.
-fn compare(got: &Value, want: &KValue, path: &str) -> Result<(), String> {
-    match (got, want) {
-        (Value::Tuple(gs), KValue::Tuple(ws)) if gs.len() == ws.len() => {
-            for (i, (g, w)) in gs.iter().zip(ws).enumerate() {
-                compare(g, w, &format!("{path}.{i}"))?;
-            }
-            Ok(())
-        }
-        (Value::Tensor(g), KValue::Tensor(w)) => {
-            let g = g.tensor();
-            if g.shape() != w.shape() {
-                return Err(format!(
-                    "{path}: shape {:?}, the kernel's {:?}",
-                    g.shape(),
-                    w.shape()
-                ));
-            }
-            for (k, (a, b)) in g.to_f64_vec().iter().zip(w.to_f64_vec()).enumerate() {
-                if (a - b).abs() > 1e-9 + 1e-9 * b.abs() {
-                    return Err(format!("{path}[{k}]: {a}, the kernel's {b}"));
-                }
-            }
-            Ok(())
-        }
-        (g, w) => Err(format!(
-            "{path}: {} where the kernel gives {w:?}",
-            exec::output::to_json(g)
-        )),
-    }
-}
-
 /// `call` written by export's lowerings, checked to hold only primitives
 /// export writes, and run.
 fn run_lowered(name: &str, call: &RuleCall) -> Result<Value, String> {
@@ -130,7 +98,12 @@ fn every_helper_call_is_lowered_to_what_its_kernel_computes() {
     let mut checked = 0;
     for (name, calls) in &calls {
         for call in calls {
-            match run_lowered(name, call).and_then(|v| compare(&v, &call.out, "out")) {
+            match run_lowered(name, call).and_then(|v| {
+                let got = v
+                    .to_kvalue()
+                    .ok_or_else(|| exec::output::to_json(&v).to_string())?;
+                compare(&got, &call.out, "out")
+            }) {
                 Ok(()) => checked += 1,
                 Err(e) => {
                     failing.insert(name.as_str());

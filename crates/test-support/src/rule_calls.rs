@@ -137,3 +137,32 @@ pub fn rule_calls(wanted: &dyn Fn(&str) -> bool) -> BTreeMap<String, Vec<RuleCal
     }
     r.calls
 }
+
+/// Compares what a program computed for a call with the kernel's result, to
+/// 1e-9: the first difference, by its path (`out.1[3]`).
+pub fn compare(got: &KValue, want: &KValue, path: &str) -> Result<(), String> {
+    match (got, want) {
+        (KValue::Tuple(gs), KValue::Tuple(ws)) if gs.len() == ws.len() => {
+            for (i, (g, w)) in gs.iter().zip(ws).enumerate() {
+                compare(g, w, &format!("{path}.{i}"))?;
+            }
+            Ok(())
+        }
+        (KValue::Tensor(g), KValue::Tensor(w)) => {
+            if g.shape() != w.shape() {
+                return Err(format!(
+                    "{path}: shape {:?}, the kernel's {:?}",
+                    g.shape(),
+                    w.shape()
+                ));
+            }
+            for (k, (a, b)) in g.to_f64_vec().iter().zip(w.to_f64_vec()).enumerate() {
+                if (a - b).abs() > 1e-9 + 1e-9 * b.abs() {
+                    return Err(format!("{path}[{k}]: {a}, the kernel's {b}"));
+                }
+            }
+            Ok(())
+        }
+        (g, w) => Err(format!("{path}: {g:?} where the kernel gives {w:?}")),
+    }
+}
