@@ -97,5 +97,9 @@ pub fn fix_dims(
             diagnostics: Vec::new(),
         });
     }
-    crate::export_lower::infer_source(analysis, source, "fixing the sizes given by --dim")
+    crate::export_lower::infer_source(
+        analysis,
+        source,
+        "fixing the sizes given by --dim broke the program",
+    )
 }

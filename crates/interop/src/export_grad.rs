@@ -163,26 +163,11 @@ pub fn expand(analysis: &FileAnalysis, entry: &str) -> Result<FileAnalysis, Expo
         source.order.push(name.clone());
         source.graphs.insert(name.clone(), Arc::new(lowered));
     }
-    let order = analysis::infer::callees_first(&source, &source.order);
-    let entries = analysis::infer::infer_all(&source, &order);
-    let errors: Vec<analysis::Diagnostic> = entries
-        .values()
-        .flat_map(|e| e.diagnostics.iter())
-        .filter(|d| d.severity == analysis::Severity::Error)
-        .cloned()
-        .collect();
-    if let Some(d) = errors.first() {
-        return Err(ExportError::Unsupported(format!(
-            "the differentiated program does not check: {}",
-            d.message
-        )));
-    }
-    Ok(FileAnalysis {
-        parse: analysis.parse.clone(),
+    crate::export_lower::infer_source(
+        analysis,
         source,
-        entries,
-        diagnostics: Vec::new(),
-    })
+        "the differentiated program does not check",
+    )
 }
 
 /// What inference knows of the arguments the derivative is called with: an

@@ -361,15 +361,15 @@ fn reinfer(
             }),
         );
     }
-    infer_source(analysis, source, what)
+    infer_source(analysis, source, &format!("{what} broke the program"))
 }
 
 /// `analysis` with `source` in place of its own, inferred; an error then is
-/// one that `what` made.
+/// `failed: the first error`.
 pub(crate) fn infer_source(
     analysis: &FileAnalysis,
     source: analysis::FileSource,
-    what: &str,
+    failed: &str,
 ) -> Result<FileAnalysis, ExportError> {
     let order = analysis::infer::callees_first(&source, &source.order);
     let entries = analysis::infer::infer_all(&source, &order);
@@ -378,10 +378,7 @@ pub(crate) fn infer_source(
         .flat_map(|e| e.diagnostics.iter())
         .find(|d| d.severity == analysis::Severity::Error)
     {
-        return Err(ExportError::Unsupported(format!(
-            "{what} broke the program: {}",
-            d.message
-        )));
+        return Err(ExportError::Unsupported(format!("{failed}: {}", d.message)));
     }
     Ok(FileAnalysis {
         parse: analysis.parse.clone(),
