@@ -16,6 +16,10 @@ environment's python:
   # model.mindir, in0.npy, in1.npy, ... and expected.json.
   python mindspore_roundtrip.py case DIR
 
+  # Many prepared cases in one process (each a subfolder of ROOT, as DIR
+  # above): one line per case, `NAME ok` or `NAME FAIL: why`.
+  python mindspore_roundtrip.py cases ROOT
+
 Prints one line per file and exits 0 only when everything matches.
 """
 import glob
@@ -220,13 +224,36 @@ def case_mode(case):
     return True
 
 
+def cases_mode(root):
+    """Every case folder of `root` in this process; a failure goes on."""
+    ok = True
+    for case in sorted(glob.glob(os.path.join(root, "*", ""))):
+        name = os.path.basename(os.path.dirname(case))
+        try:
+            arrays = [np.load(p) for p in sorted(glob.glob(os.path.join(case, "in*.npy")),
+                                                 key=lambda p: int(os.path.basename(p)[2:-4]))]
+            with open(os.path.join(case, "expected.json")) as f:
+                want = json.load(f)
+            ms = mindspore()
+            net = ms.nn.GraphCell(ms.load(os.path.join(case, "model.mindir")))
+            e = compare(to_py(net(*[ms.Tensor(a) for a in arrays])), want)
+        except Exception as ex:  # noqa: BLE001 - report and go on
+            lines = [l for l in str(ex).splitlines() if l.strip()]
+            e = (lines[0] if lines else type(ex).__name__)[:300]
+        print(f"{name} ok" if e is None else f"{name} FAIL: {e}", flush=True)
+        ok = ok and e is None
+    return ok
+
+
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("export", "import", "case"):
+    if len(argv) < 2 or argv[1] not in ("export", "import", "case", "cases"):
         print(__doc__)
         return 2
     mode = argv[1]
     if mode == "case":
         return 0 if case_mode(argv[2]) else 1
+    if mode == "cases":
+        return 0 if cases_mode(argv[2]) else 1
     args = argv[2:]
     mirdsl = "mirdsl"
     if args[:1] == ["--mirdsl"]:
