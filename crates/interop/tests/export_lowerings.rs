@@ -140,16 +140,7 @@ fn json_of(v: &KValue) -> serde_json::Value {
 
 /// Helpers whose lowering MindSpore 2.10's CPU cannot run, and why. Each must
 /// still fail there: one that runs is to leave the list.
-const NOT_ON_MINDSPORE_CPU: &[(&str, &str)] = &[
-    (
-        "_NarrowGrad",
-        "written with Narrow, which MindSpore's CPU has no kernel for (nor for the forward)",
-    ),
-    (
-        "_SliceExtGrad",
-        "written with SliceExt, which MindSpore's CPU has no kernel for (nor for the forward)",
-    ),
-];
+const NOT_ON_MINDSPORE_CPU: &[(&str, &str)] = &[];
 
 /// Optional (`MIRDSL_MINDSPORE_PYTHON`): every lowered helper call, in f32,
 /// exported on its own and run by MindSpore 2.10, gives what the helper's

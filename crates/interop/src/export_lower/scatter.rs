@@ -19,7 +19,7 @@ pub(super) fn lower(e: &mut Emit, c: &Call) -> Option<NodeId> {
             gather_grad(e, args, c.p, dtype)
         }
         "_StridedSliceGrad" | "_TileGrad" | "_NarrowGrad" | "_SliceExtGrad" => {
-            scatter_by_forward(e, args, c.p)
+            scatter_by_forward(e, c)
         }
         "_EmbeddingGrad" => embedding_grad(e, c),
         _ => None,
@@ -110,30 +110,79 @@ pub(super) fn scatter_at_positions(
 
 /// The gradients of the slicing and tiling primitives,
 /// `_StridedSliceGrad`, `_NarrowGrad`, `_SliceExtGrad` and `_TileGrad`
-/// (`grad`, `like` and the forward's attributes): `grad` added into zeros shaped like `like` where the forward
-/// took each element from, found as `gather_grad` finds them: the forward
-/// (`Slice`, `StridedSlice`, `Tile`) applied to `like`'s flat positions gives
-/// every element of `grad` its position, and one TensorScatterAdd adds them
-/// up (a tile's copies of one element accumulate).
-fn scatter_by_forward(e: &mut Emit, args: &[NodeId], p: &PrimRef) -> Option<NodeId> {
-    let [grad, like] = *args else {
+/// (`grad`, `like` and the forward's attributes): `grad` added into zeros
+/// shaped like `like` where the forward took each element from, found as
+/// `gather_grad` finds them: the forward applied to `like`'s flat positions
+/// gives every element of `grad` its position, and one TensorScatterAdd adds
+/// them up (a tile's copies of one element accumulate). Narrow and SliceExt
+/// are applied as the `StridedSlice` they are where the size along their
+/// axis is known (MindSpore's CPU has no kernel for either).
+fn scatter_by_forward(e: &mut Emit, c: &Call) -> Option<NodeId> {
+    let [grad, like] = *c.args else {
         return None;
     };
-    let forward = match p.name.as_str() {
+    let p = c.p;
+    let mut attrs: Vec<(&str, AttrValue)> = p
+        .attrs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    let mut forward = match p.name.as_str() {
         "_StridedSliceGrad" => "StridedSlice",
         "_TileGrad" => "Tile",
         "_NarrowGrad" => "Narrow",
         "_SliceExtGrad" => "SliceExt",
         _ => return None,
     };
-    let attrs: Vec<(&str, AttrValue)> = p
-        .attrs
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.clone()))
-        .collect();
+    if let Some(strided) = c.shape(1).and_then(|dims| as_strided_slice(p, &dims)) {
+        forward = "StridedSlice";
+        attrs = strided;
+    }
     scatter_at_positions(e, like, grad, |e, positions| {
         Some(e.prim(forward, attrs, &[positions]))
     })
+}
+
+/// `Narrow(dim, start, length)` or `SliceExt(dim, start, end, step)` of a
+/// tensor of `dims` as the `StridedSlice` it is (every other axis whole, by
+/// the masks); `None` where the size along `dim` is not known.
+fn as_strided_slice(p: &PrimRef, dims: &[ir::Dim]) -> Option<Vec<(&'static str, AttrValue)>> {
+    let int = |k: &str| p.attr(k).and_then(AttrValue::as_int);
+    let rank = dims.len() as i64;
+    let dim = int("dim")?;
+    let dim = if dim < 0 { dim + rank } else { dim };
+    let n = dims.get(usize::try_from(dim).ok()?)?.known()?;
+    let (begin, end, step) = match p.name.as_str() {
+        "_NarrowGrad" => {
+            let start = int("start")?;
+            let start = if start < 0 { start + n } else { start };
+            (start, start + int("length")?, 1)
+        }
+        "_SliceExtGrad" => {
+            let at = |v: i64| (if v < 0 { v + n } else { v }).clamp(0, n);
+            (at(int("start")?), at(int("end")?), int("step").unwrap_or(1))
+        }
+        _ => return None,
+    };
+    if !(0..=n).contains(&begin) || end < begin || step < 1 {
+        return None;
+    }
+    let at_dim = |v: i64| -> Vec<i64> { (0..rank).map(|i| if i == dim { v } else { 0 }).collect() };
+    let whole = ((1i64 << rank) - 1) & !(1i64 << dim);
+    Some(vec![
+        ("begin", ints(&at_dim(begin))),
+        ("end", ints(&at_dim(end))),
+        (
+            "strides",
+            ints(
+                &(0..rank)
+                    .map(|i| if i == dim { step } else { 1 })
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+        ("begin_mask", AttrValue::Int(whole)),
+        ("end_mask", AttrValue::Int(whole)),
+    ])
 }
 
 /// `_EmbeddingGrad(dout, indices, like)`: the table's gradient. Plain, it is
