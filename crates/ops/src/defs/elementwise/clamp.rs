@@ -27,8 +27,8 @@ use tensor::Tensor;
 use crate::defs::elementwise::binary::ew;
 use crate::defs::elementwise::binary::DIV;
 use crate::defs::elementwise::common::{
-    as_weak, binary_kernel, dtype_error, infer_binary, infer_unary, input_grad, masked, opt_number,
-    p, ternary_float, unary_grad, unary_kernel, Accept, Grads,
+    as_weak, binary, binary_kernel, dtype_error, infer_binary, infer_unary, input_grad, masked,
+    opt_number, p, ternary_float, unary_grad, unary_kernel, Accept, Grads,
 };
 use crate::defs::elementwise::{float_of, MUL};
 use crate::infer::{broadcast_shapes, promote, result, InferCall};
@@ -327,21 +327,6 @@ fn grad_add_sub_scalar(b: &mut dyn GradBuilder, c: &GradCall, sign: f64) -> Grad
 
 // ---------------------------------------------------------------------------
 // Kernels.
-
-fn binary(
-    c: &KernelCall,
-    dtype: DType,
-    ff: impl Fn(f64, f64) -> f64,
-    fi: impl Fn(i64, i64) -> i64,
-) -> Result<KValue, OpError> {
-    Ok(KValue::Tensor(binary_kernel(
-        c.tensor(0)?,
-        c.tensor(1)?,
-        dtype,
-        ff,
-        fi,
-    )?))
-}
 
 fn k_lerp(c: &KernelCall) -> Result<KValue, OpError> {
     let dtype = crate::infer::promote(&c.abs(0), &c.abs(1)).unwrap_or(DType::F32);

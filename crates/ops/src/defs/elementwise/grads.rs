@@ -2,6 +2,7 @@
 //! `elementwise.rs`).
 
 use super::*;
+use crate::defs::elementwise::common::input_grad;
 
 // ---------------------------------------------------------------------------
 // Gradient rules.
@@ -20,21 +21,6 @@ pub(super) fn prim(b: &mut dyn GradBuilder, name: &str, inputs: &[GNode]) -> GNo
     b.prim(name, inputs, vec![])
 }
 
-/// The gradient of input `i` of a broadcasting primitive: `f` builds it in the
-/// result's shape, and it is summed back to the input's.
-pub(super) fn binary_grad(
-    b: &mut dyn GradBuilder,
-    c: &GradCall,
-    i: usize,
-    f: impl FnOnce(&mut dyn GradBuilder) -> GNode,
-) -> Option<GNode> {
-    if !is_float_input(c, i) {
-        return None;
-    }
-    let g = f(&mut *b);
-    Some(prim(b, "_SumToShapeOf", &[g, c.inputs[i]]))
-}
-
 pub(super) fn unary_grad(
     b: &mut dyn GradBuilder,
     c: &GradCall,
@@ -45,22 +31,22 @@ pub(super) fn unary_grad(
 
 pub(super) fn grad_add(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     vec![
-        binary_grad(b, c, 0, |_| c.dout),
-        binary_grad(b, c, 1, |_| c.dout),
+        input_grad(b, c, 0, |_| c.dout),
+        input_grad(b, c, 1, |_| c.dout),
     ]
 }
 
 pub(super) fn grad_sub(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     vec![
-        binary_grad(b, c, 0, |_| c.dout),
-        binary_grad(b, c, 1, |b| prim(b, "Neg", &[c.dout])),
+        input_grad(b, c, 0, |_| c.dout),
+        input_grad(b, c, 1, |b| prim(b, "Neg", &[c.dout])),
     ]
 }
 
 pub(super) fn grad_mul(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     vec![
-        binary_grad(b, c, 0, |b| prim(b, "Mul", &[c.dout, c.inputs[1]])),
-        binary_grad(b, c, 1, |b| prim(b, "Mul", &[c.dout, c.inputs[0]])),
+        input_grad(b, c, 0, |b| prim(b, "Mul", &[c.dout, c.inputs[1]])),
+        input_grad(b, c, 1, |b| prim(b, "Mul", &[c.dout, c.inputs[0]])),
     ]
 }
 
@@ -71,8 +57,8 @@ pub(super) fn grad_real_div(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     }
     let bc_x = prim(b, "RealDiv", &[c.dout, c.inputs[1]]);
     vec![
-        binary_grad(b, c, 0, |_| bc_x),
-        binary_grad(b, c, 1, |b| {
+        input_grad(b, c, 0, |_| bc_x),
+        input_grad(b, c, 1, |b| {
             let t = prim(b, "Mul", &[bc_x, c.out]);
             prim(b, "Neg", &[t])
         }),
@@ -84,14 +70,14 @@ pub(super) fn grad_pow(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     // dpower = out · log(x < 0 ? 1 : x) · dout.
     let (x, p) = (c.inputs[0], c.inputs[1]);
     vec![
-        binary_grad(b, c, 0, |b| {
+        input_grad(b, c, 0, |b| {
             let one = b.scalar(1.0);
             let pm1 = prim(b, "Sub", &[p, one]);
             let xp = prim(b, "Pow", &[x, pm1]);
             let t = prim(b, "Mul", &[p, xp]);
             prim(b, "Mul", &[t, c.dout])
         }),
-        binary_grad(b, c, 1, |b| {
+        input_grad(b, c, 1, |b| {
             let zero = b.scalar(0.0);
             let negative = prim(b, "Less", &[x, zero]);
             let ones = prim(b, "OnesLike", &[x]);
@@ -121,11 +107,11 @@ pub(super) fn min_max_grad(b: &mut dyn GradBuilder, c: &GradCall, is_max: bool) 
         ("Greater", "Less")
     };
     vec![
-        binary_grad(b, c, 0, |b| {
+        input_grad(b, c, 0, |b| {
             let m = prim(b, x_loses, &[x, y]);
             prim(b, "Select", &[m, zeros, dout_sel])
         }),
-        binary_grad(b, c, 1, |b| {
+        input_grad(b, c, 1, |b| {
             let m = prim(b, y_loses, &[x, y]);
             prim(b, "Select", &[m, zeros, dout_sel])
         }),
@@ -254,8 +240,8 @@ pub(super) fn grad_select(b: &mut dyn GradBuilder, c: &GradCall) -> Grads {
     let zeros = prim(b, "ZerosLike", &[c.dout]);
     vec![
         None,
-        binary_grad(b, c, 1, |b| prim(b, "Select", &[cond, c.dout, zeros])),
-        binary_grad(b, c, 2, |b| prim(b, "Select", &[cond, zeros, c.dout])),
+        input_grad(b, c, 1, |b| prim(b, "Select", &[cond, c.dout, zeros])),
+        input_grad(b, c, 2, |b| prim(b, "Select", &[cond, zeros, c.dout])),
     ]
 }
 
