@@ -283,3 +283,18 @@ pub fn assert_allclose(
         assert!(ok, "{what}: element {i}: got {a}, want {b}");
     }
 }
+
+/// Every multi-index of `shape`, row-major.
+pub fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|mut i| {
+            let mut idx = vec![0; shape.len()];
+            for d in (0..shape.len()).rev() {
+                idx[d] = i % shape[d];
+                i /= shape[d];
+            }
+            idx
+        })
+        .collect()
+}

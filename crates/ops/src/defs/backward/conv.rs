@@ -97,12 +97,7 @@ pub(crate) fn conv2d_out_dims(
             Dim::Known(a.kernel.0 as i64),
             Dim::Known(a.kernel.1 as i64),
         ];
-        let fits = w.len() == 4
-            && w.iter().zip(&want).all(|(p, q)| match (p, q) {
-                (Dim::Known(p), Dim::Known(q)) => p == q,
-                _ => true,
-            });
-        if !fits {
+        if !dims_fit(w, &want) {
             return Err(at(
                 w_input,
                 "filter_sizes",
@@ -157,6 +152,16 @@ pub(crate) fn conv2d_out_dims(
     Ok(out)
 }
 
+/// Whether `dims` may be `want`: the same rank, and equal where both sizes
+/// are known.
+pub(crate) fn dims_fit(dims: &[Dim], want: &[Dim]) -> bool {
+    dims.len() == want.len()
+        && dims.iter().zip(want).all(|(p, q)| match (p, q) {
+            (Dim::Known(p), Dim::Known(q)) => p == q,
+            _ => true,
+        })
+}
+
 /// Checks that `dims` (input `i`) fits the expected convolution output.
 pub(crate) fn check_conv_out(
     call: &InferCall,
@@ -164,12 +169,7 @@ pub(crate) fn check_conv_out(
     dims: &[Dim],
     want: &[Dim],
 ) -> Result<(), OpError> {
-    let fits = dims.len() == want.len()
-        && dims.iter().zip(want).all(|(p, q)| match (p, q) {
-            (Dim::Known(p), Dim::Known(q)) => p == q,
-            _ => true,
-        });
-    if !fits {
+    if !dims_fit(dims, want) {
         return Err(OpError::input(
             i,
             format!(

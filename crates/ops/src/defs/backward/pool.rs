@@ -35,12 +35,7 @@ fn check_dims(
     want: &[Dim],
     what: &str,
 ) -> Result<(), OpError> {
-    let fits = got.len() == want.len()
-        && got.iter().zip(want).all(|(p, q)| match (p, q) {
-            (Dim::Known(p), Dim::Known(q)) => p == q,
-            _ => true,
-        });
-    if fits {
+    if super::conv::dims_fit(got, want) {
         return Ok(());
     }
     Err(OpError::input(

@@ -13,6 +13,7 @@ use crate::Traits;
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
+use crate::defs::backward::conv::{check_conv_out, dims_fit};
 use crate::defs::backward::sizes::{sizes_abs, sizes_arg, sizes_dims};
 use crate::defs::conv::conv3d_geometry::Geom3;
 use crate::defs::conv::gemm::{
@@ -223,14 +224,6 @@ fn geom3(op: &str, x: &[usize], w: &[usize], attrs: &Attrs) -> Result<Geom3, OpE
 // ---------------------------------------------------------------------------
 // Conv3D / Conv3DTranspose shape rules and kernels.
 
-fn dims_fit(dims: &[Dim], want: &[Dim]) -> bool {
-    dims.len() == want.len()
-        && dims.iter().zip(want).all(|(p, q)| match (p, q) {
-            (Dim::Known(p), Dim::Known(q)) => p == q,
-            _ => true,
-        })
-}
-
 /// The output of a Conv3D of input dims `x` by weight dims `w`.
 fn conv3_out_dims(
     call: &InferCall,
@@ -395,24 +388,6 @@ fn five_sizes(call: &InferCall, i: usize, fallback: [Option<Dim>; 5]) -> Result<
     sizes_dims(call, i, &sizes, &fallback)
 }
 
-/// Checks that `dims` (input `i`, the output gradient) fits the convolution's
-/// output `want`.
-fn check_grad_dims(call: &InferCall, i: usize, dims: &[Dim], want: &[Dim]) -> Result<(), OpError> {
-    if !dims_fit(dims, want) {
-        return Err(OpError::input(
-            i,
-            format!(
-                "`{}`: `{}` is {}, but the convolution it is the gradient of gives {}",
-                call.op.name,
-                call.input_name(i),
-                fmt_dims(dims),
-                fmt_dims(want)
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// `Conv3DBackpropInput(filter, out_backprop, input_size)`: the shape
 /// `input_size` gives (the batch, where it does not know it, `out_backprop`'s).
 fn infer_conv3d_backprop_input(call: &InferCall) -> Result<AbsVal, OpError> {
@@ -435,7 +410,7 @@ fn infer_conv3d_backprop_input(call: &InferCall) -> Result<AbsVal, OpError> {
     let xd = five_sizes(call, 2, [batch, None, None, None, None])?;
     let want = conv3_out_dims(call, &a, &xd, wd.as_deref(), 0)?;
     if let Some(dd) = dd {
-        check_grad_dims(call, 1, &dd, &want)?;
+        check_conv_out(call, 1, &dd, &want)?;
     }
     Ok(tensor_abs(dtype, xd))
 }
@@ -481,7 +456,7 @@ fn infer_conv3d_backprop_filter(call: &InferCall) -> Result<AbsVal, OpError> {
         }
         let want = conv3_out_dims(call, &a, &xd, Some(&wd), 2)?;
         if let Some(dd) = dd {
-            check_grad_dims(call, 1, &dd, &want)?;
+            check_conv_out(call, 1, &dd, &want)?;
         }
     }
     Ok(tensor_abs(dtype, wd))

@@ -8,7 +8,7 @@ use ops::eager;
 use ops::{AbsVal, AttrValue, DType, ErrorTarget, KArg, KValue, KernelCall};
 use tensor::Tensor;
 use test_support::ops::{
-    assert_allclose as assert_close, bools, infer, infer_err, rand, run, t, ten,
+    assert_allclose as assert_close, bools, indices, infer, infer_err, rand, run, t, ten,
 };
 
 // ---------------------------------------------------------------------------
@@ -59,21 +59,6 @@ fn broadcast(a: &[usize], b: &[usize]) -> Vec<usize> {
             } else {
                 da
             }
-        })
-        .collect()
-}
-
-/// Every multi-index of `shape`, row-major.
-fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
-    let n: usize = shape.iter().product();
-    (0..n)
-        .map(|mut i| {
-            let mut idx = vec![0; shape.len()];
-            for d in (0..shape.len()).rev() {
-                idx[d] = i % shape[d];
-                i /= shape[d];
-            }
-            idx
         })
         .collect()
 }

@@ -8,27 +8,12 @@ use ops::eager;
 use ops::{AbsVal, AttrValue, DType, ErrorTarget, KValue, OpError};
 use tensor::Tensor;
 use test_support::ops::{
-    assert_shaped_close as assert_close, ints as axis, rand, t, try_run as run,
+    assert_shaped_close as assert_close, indices, ints as axis, rand, t, try_run as run,
 };
 
 fn infer(op: &str, x: &AbsVal, attrs: Vec<(&'static str, AttrValue)>) -> Result<AbsVal, OpError> {
     test_support::ops::infer(op, std::slice::from_ref(x), attrs)
 }
-
-fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
-    let n: usize = shape.iter().product();
-    (0..n)
-        .map(|mut i| {
-            let mut idx = vec![0; shape.len()];
-            for d in (0..shape.len()).rev() {
-                idx[d] = i % shape[d];
-                i /= shape[d];
-            }
-            idx
-        })
-        .collect()
-}
-
 /// Reference reduction: groups the elements by their kept coordinates.
 fn ref_reduce(
     x: &Tensor,

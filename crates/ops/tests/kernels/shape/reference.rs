@@ -4,7 +4,9 @@
 use ops::eager;
 use ops::{AbsVal, AttrValue, ErrorTarget, KValue};
 use tensor::{DType, Tensor};
-use test_support::ops::{abs, arange, assert_err, infer, int, ints, kv, rnd, run, run_err};
+use test_support::ops::{
+    abs, arange, assert_err, indices, infer, int, ints, kv, rnd, run, run_err,
+};
 
 /// Element `index` (row-major multi-index) of a tensor.
 fn at(t: &Tensor, index: &[usize]) -> f64 {
@@ -13,24 +15,6 @@ fn at(t: &Tensor, index: &[usize]) -> f64 {
         off = off * t.shape()[d] + i;
     }
     t.to_f64_vec()[off]
-}
-
-/// Every multi-index of `shape`, row-major.
-fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
-    let mut out = vec![vec![]];
-    for &n in shape {
-        out = out
-            .into_iter()
-            .flat_map(|p| {
-                (0..n).map(move |i| {
-                    let mut q = p.clone();
-                    q.push(i);
-                    q
-                })
-            })
-            .collect();
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------
