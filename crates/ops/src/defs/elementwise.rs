@@ -50,6 +50,7 @@ use tensor::{Buffer, Tensor};
 use crate::infer::{broadcast_shapes, infer_broadcast_binary, promote, result, InferCall, InferFn};
 use crate::kernel::{broadcast_shape, broadcast_strides, KValue, KernelCall, KernelFn};
 use crate::{Category, GNode, GradBuilder, GradCall, GradFn, OpDef, OpError, OutputDef};
+use common::with_dtype;
 
 #[macro_use]
 mod core_fns;
@@ -97,21 +98,6 @@ const CAST_PARAMS: Schema = Schema::ms(
 
 fn infer_arith(call: &InferCall) -> Result<AbsVal, OpError> {
     infer_broadcast_binary(call, None)
-}
-
-fn with_dtype(v: AbsVal, f: impl Fn(DType) -> DType) -> AbsVal {
-    match v {
-        AbsVal::Tensor { dtype, shape } => AbsVal::Tensor {
-            dtype: f(dtype),
-            shape,
-        },
-        AbsVal::Scalar { dtype, value, weak } => AbsVal::Scalar {
-            dtype: f(dtype),
-            value,
-            weak,
-        },
-        other => other,
-    }
 }
 
 fn infer_real_div(call: &InferCall) -> Result<AbsVal, OpError> {

@@ -18,7 +18,7 @@ use crate::{ConvRole, Family};
 use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
-use super::sizes::{sizes_abs, sizes_arg, sizes_dims};
+use super::sizes::{layout_sizes, sizes_arg};
 use crate::defs::conv::{
     conv_attrs, conv_backprop_filter, conv_backprop_input, conv_geom, divides, out_size,
     ColumnGeom, PadMode,
@@ -211,24 +211,10 @@ pub(crate) fn infer_input_grad(
     Ok(tensor_abs(dtype, xd))
 }
 
-/// Sizes input `i`, of 4 sizes `(N, C, H, W)`, as dimensions; a size unknown
-/// before run time is `fallback`'s.
+/// Sizes input `i`, `(N, C, H, W)`, as dimensions; a size unknown before run
+/// time is `fallback`'s.
 fn four_sizes(call: &InferCall, i: usize, fallback: [Option<Dim>; 4]) -> Result<Vec<Dim>, OpError> {
-    let Some(sizes) = sizes_abs(call, i)? else {
-        return Ok(fallback.map(|d| d.unwrap_or(Dim::Unknown)).to_vec());
-    };
-    if sizes.len() != 4 {
-        return Err(OpError::input(
-            i,
-            format!(
-                "`{}`: `{}` must be 4 sizes (N, C, H, W), got {}",
-                call.op.name,
-                call.input_name(i),
-                sizes.len()
-            ),
-        ));
-    }
-    sizes_dims(call, i, &sizes, &fallback)
+    layout_sizes(call, i, "N, C, H, W", &fallback)
 }
 
 fn infer_conv2d_backprop_input(call: &InferCall) -> Result<AbsVal, OpError> {

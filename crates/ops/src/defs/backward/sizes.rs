@@ -84,6 +84,35 @@ pub(crate) fn sizes_dims(
         .collect()
 }
 
+/// Sizes input `i`, of one size per name of `layout` (`"N, C, H, W"`), as
+/// dimensions; a size unknown before run time is `fallback`'s.
+pub(crate) fn layout_sizes(
+    call: &InferCall,
+    i: usize,
+    layout: &str,
+    fallback: &[Option<Dim>],
+) -> Result<Vec<Dim>, OpError> {
+    let Some(sizes) = sizes_abs(call, i)? else {
+        return Ok(fallback
+            .iter()
+            .map(|d| d.clone().unwrap_or(Dim::Unknown))
+            .collect());
+    };
+    if sizes.len() != fallback.len() {
+        return Err(OpError::input(
+            i,
+            format!(
+                "`{}`: `{}` must be {} sizes ({layout}), got {}",
+                call.op.name,
+                call.input_name(i),
+                fallback.len(),
+                sizes.len()
+            ),
+        ));
+    }
+    sizes_dims(call, i, &sizes, fallback)
+}
+
 /// Input `i` of a kernel as sizes (a tuple of integer scalars, or a 1-D
 /// integer tensor), each non-negative.
 pub fn sizes_arg(c: &KernelCall, i: usize, op: &str) -> Result<Vec<usize>, OpError> {

@@ -14,7 +14,7 @@ use ir::{AbsVal, AttrValue, Dim};
 use tensor::Tensor;
 
 use crate::defs::backward::conv::{check_conv_out, dims_fit};
-use crate::defs::backward::sizes::{sizes_abs, sizes_arg, sizes_dims};
+use crate::defs::backward::sizes::{layout_sizes, sizes_arg};
 use crate::defs::conv::conv3d_geometry::Geom3;
 use crate::defs::conv::gemm::{
     conv_backprop_filter, conv_backprop_input, conv_forward, ColumnGeom,
@@ -368,24 +368,10 @@ fn kernel_conv3d_backprop_filter(c: &KernelCall) -> Result<KValue, OpError> {
     tensor_out(dout.dtype(), sizes, buffer)
 }
 
-/// Sizes input `i`, of 5 sizes, as dimensions; a size unknown before run
+/// Sizes input `i`, `(N, C, D, H, W)`, as dimensions; a size unknown before run
 /// time is `fallback`'s.
 fn five_sizes(call: &InferCall, i: usize, fallback: [Option<Dim>; 5]) -> Result<Vec<Dim>, OpError> {
-    let Some(sizes) = sizes_abs(call, i)? else {
-        return Ok(fallback.map(|d| d.unwrap_or(Dim::Unknown)).to_vec());
-    };
-    if sizes.len() != 5 {
-        return Err(OpError::input(
-            i,
-            format!(
-                "`{}`: `{}` must be 5 sizes (N, C, D, H, W), got {}",
-                call.op.name,
-                call.input_name(i),
-                sizes.len()
-            ),
-        ));
-    }
-    sizes_dims(call, i, &sizes, &fallback)
+    layout_sizes(call, i, "N, C, D, H, W", &fallback)
 }
 
 /// `Conv3DBackpropInput(filter, out_backprop, input_size)`: the shape
